@@ -1,0 +1,5336 @@
+/* vtrain.h - v0.1.0 - MIT or public domain (see end of file) - bit-exact, verifiable neural-network training in one C header
+
+   Training that replays bit for bit on any hardware. Every op computes in
+   binary64, rounds its output to binary32 at a "rounding point", and logs the
+   rare rounding decisions that another machine could take differently. An
+   auditor on other hardware (another CPU, thread count, BLAS order, a GPU)
+   replays with the log and gets identical binary32 weights at every step.
+
+   DO THIS in exactly one C or C++ file:
+
+       #define VTRAIN_IMPLEMENTATION
+       #include "vtrain.h"
+
+   and include "vtrain.h" without the define everywhere else.
+
+   OPTIONS (define before the #include that carries VTRAIN_IMPLEMENTATION;
+   config macros only act in that translation unit):
+
+       VTRAIN_STATIC        every function static (private copy per TU)
+       VT_ASSERT(x)         your assert (default: <assert.h>)
+       VT_MALLOC(sz,u)      allocator, all three or none; u is the
+       VT_REALLOC(p,sz,u)   context's user pointer (vt_desc.alloc_user)
+       VT_FREE(p,u)
+       VTRAIN_NO_THREADS    no pthreads: everything on the calling thread
+
+   BUILD: link with -lm -lpthread. Compile with -ffp-contract=off (no implicit
+   fused multiply-add) and never with -ffast-math: the numeric contract needs
+   IEEE-754 behaviour. vtrain asks for fma() explicitly where it wants one;
+   with -mfma (or -march=native on a CPU that has it) those are instructions.
+
+   TUTORIAL: fit y = 3x - 1 with a one-neuron linear model, then audit it.
+
+       #define VTRAIN_IMPLEMENTATION
+       #include "vtrain.h"
+       #include <stdio.h>
+
+       static vt_tensor *W, *b;
+       static vt_optim *opt;
+
+       static vt_status setup(vt_ctx *c, void *user) {
+           (void)user;
+           int64_t wshape[2] = {1, 1};
+           W = vt_param(c, "W", 2, wshape);      // (OUT, IN) like PyTorch
+           b = vt_param(c, "b", 1, wshape);
+           vt_init_normal(c, W, 42, 1, 0.5);     // (seed, stream, std)
+           vt_init_const(c, b, 0.0);
+           vt_adamw_desc ad = vt_adamw_default(); ad.lr = 0.05;
+           opt = vt_adamw_create(c, &ad);
+           return vt_status_of(c);
+       }
+
+       static vt_status step(vt_ctx *c, int64_t s, void *user) {
+           (void)user;
+           float xs[8], ys[8];
+           for (int i = 0; i < 8; i++) {          // batch from (seed, stream, index)
+               xs[i] = (float)(vt_rng_uniform(7, 2, (uint64_t)(s * 8 + i)) * 2 - 1);
+               ys[i] = 3 * xs[i] - 1;
+           }
+           int64_t shape[2] = {8, 1};
+           vt_tensor *x = vt_from_f32(c, 2, shape, xs);
+           vt_tensor *y = vt_from_f32(c, 2, shape, ys);
+           vt_tensor *loss = vt_mse(c, vt_linear(c, x, W, b), y);
+           vt_backward(c, loss);
+           vt_optim_step(c, opt, 0.05);
+           return vt_status_of(c);
+       }
+
+       int main(void) {
+           vt_program prog = {setup, step, NULL, NULL};
+           vt_desc d = vt_desc_default();
+           d.log_path = "fit.vtlog";              // trainer writes log + commitments
+           vt_report r;
+           vt_run(&d, &prog, 200, &r);
+           printf("trained: %lld steps, loss %g\n", (long long)r.steps, r.last_loss);
+           d.role = VT_ROLE_AUDIT;                 // replay in another order
+           vt_order_parse(&d.order, "threads:1,chaos:5");
+           vt_run(&d, &prog, 200, &r);
+           printf("audit: %s\n", r.status == VT_OK ? "every step identical" : r.message);
+           return 0;
+       }
+
+   STEP BY STEP
+
+   --- create a context: vt_desc d = vt_desc_default(); set fields; zero
+       means default everywhere. vt_ctx *c = vt_create(&d);
+   --- parameters live across steps: vt_param(c, name, ndim, shape); give them
+       values with vt_init_normal / vt_init_uniform / vt_init_const /
+       vt_write_f32. Their creation order is the canonical order in which
+       weights are hashed.
+   --- a training step: vt_step_begin(c); build the forward pass out of ops
+       (each returns a new tensor and records itself on the tape);
+       vt_backward(c, loss); vt_clip_grad_norm(...); vt_optim_step(...);
+       vt_step_end(c). Everything made between begin and end lives in the
+       step arena, which step_begin rewinds: long runs neither leak nor
+       fragment. vt_run() drives these calls for you from a vt_program.
+   --- evaluation: vt_set_grad(c, 0) stops recording the tape (no-grad scope).
+   --- errors are sticky: the first failure is kept in the context, later ops
+       return NULL and do nothing; check vt_status_of(c) / vt_error_message(c)
+       at the end of a step. Nothing aborts on bad input.
+
+   ON THE NUMERIC CONTRACT (see the ">>rounding" section for the essay)
+
+   target format T = binary32, compute format C = binary64. Every value that
+   outlives an op - activations, gradients, weights, optimizer moments, the
+   learning rate, the loss - is a T value. An op reads T values, computes in
+   C, and ends in a rounding point with its computed value x and a bound e on
+   |x - exact| valid for any IEEE-754 binary64 machine in any summation order,
+   with or without fma. The trainer logs (index, value) when
+   RNE(x - 2e) != RNE(x + 2e); the auditor copies logged values and rounds
+   the rest itself. Modes: VT_MODE_VERIFIED (that), VT_MODE_ROUND_ONLY (bound
+   0, no log: mostly replicates, sometimes not), VT_MODE_NATIVE (binary32
+   accumulation, no rounding points: diverges), VT_MODE_FP64 (binary64
+   throughout, no rounding points: the "cast at the end" alternative).
+
+   ON STORAGE: tensors of dtype VT_F32 and VT_F64 both store doubles; a VT_F32
+   tensor holds binary32 values in them (DESIGN allows T values in C-typed
+   buffers; it saves conversions before every binary64 product and matches
+   cuBLAS's DGEMM). VT_I32 tensors store int32_t. Shapes are row-major, like
+   PyTorch: ne[0] is the outermost dimension, ne[ndim-1] the innermost.
+
+   THREAD SAFETY: a vt_ctx is used by one thread at a time (it runs its own
+   worker threads inside). Separate contexts are independent. The free
+   functions (rng, sha256, loaders) are thread-safe.
+
+   Dimension letters used in shape comments: B batch, T time (sequence), C
+   channels (width), V vocabulary, NH heads, hs head size (C/NH), R rows
+   (all leading dims flattened), K reduction length, OC output channels.
+*/
+
+/* the implementation wants POSIX (threads, clock_gettime) also under -std=c99 */
+#if defined(VTRAIN_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_WIN32)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#ifndef VTRAIN_H
+#define VTRAIN_H
+
+#define VTRAIN_VERSION_MAJOR 0
+#define VTRAIN_VERSION_MINOR 1
+#define VTRAIN_VERSION_PATCH 0
+#define VTRAIN_VERSION_STRING "0.1.0"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef VTDEF
+#ifdef VTRAIN_STATIC
+#define VTDEF static
+#else
+#define VTDEF extern
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==========================================================================
+   >>public types
+   ========================================================================== */
+
+#define VT_MAX_DIMS 4
+#define VT_MAX_SRC 4
+
+/* Status codes and their messages come from one list. */
+#define VT__STATUS_LIST(X)                                                     \
+    X(VT_OK, "ok")                                                             \
+    X(VT_ERR_ARG, "invalid argument")                                          \
+    X(VT_ERR_SHAPE, "shape mismatch")                                          \
+    X(VT_ERR_NOMEM, "out of memory")                                           \
+    X(VT_ERR_IO, "i/o error")                                                  \
+    X(VT_ERR_FORMAT, "malformed file")                                         \
+    X(VT_ERR_TRUNCATED, "truncated file")                                      \
+    X(VT_ERR_CHECKSUM, "checksum mismatch")                                    \
+    X(VT_ERR_DESYNC, "log does not match the replay")                          \
+    X(VT_ERR_IMPLAUSIBLE, "implausible log entry")                             \
+    X(VT_ERR_MISMATCH, "replay differs from the trainer's commitment")         \
+    X(VT_ERR_NONFINITE, "non-finite value")                                    \
+    X(VT_ERR_BACKEND, "backend unavailable or failed")                         \
+    X(VT_ERR_STATE, "call out of order")
+
+typedef enum vt_status {
+#define VT__X(name, msg) name,
+    VT__STATUS_LIST(VT__X)
+#undef VT__X
+    VT_STATUS_COUNT
+} vt_status;
+
+typedef enum vt_dtype { VT_F32, VT_F64, VT_I32, VT_DTYPE_COUNT } vt_dtype;
+
+typedef enum vt_mode {
+    VT_MODE_VERIFIED,   /* binary64 compute, rounding points with bounds, log */
+    VT_MODE_ROUND_ONLY, /* binary64 compute, rounding points, bound 0, no log */
+    VT_MODE_NATIVE,     /* binary32 accumulation, plain casts, no log */
+    VT_MODE_FP64,       /* binary64 everywhere, no rounding points at all */
+    VT_MODE_COUNT
+} vt_mode;
+
+typedef enum vt_bound_mode {
+    VT_BOUND_SOUND,         /* worst case, any IEEE binary64 machine, any order */
+    VT_BOUND_PROBABILISTIC, /* Higham-Mary: lambda*sqrt(K)*u instead of K*u */
+    VT_BOUND_CALIBRATED,    /* sound bound scaled per (point, shape) from a measured table */
+    VT_BOUND_COUNT
+} vt_bound_mode;
+
+typedef enum vt_role { VT_ROLE_TRAIN, VT_ROLE_AUDIT } vt_role;
+
+typedef enum vt_backend_kind { VT_BACKEND_CPU, VT_BACKEND_CUDA } vt_backend_kind;
+
+/* Ops. One list gives the enum and the name table. */
+#define VT__OP_LIST(X)                                                         \
+    X(NONE, "leaf")                                                            \
+    X(VIEW, "view")                                                            \
+    X(COPY, "copy")                                                            \
+    X(ADD, "add")                                                              \
+    X(SUB, "sub")                                                              \
+    X(MUL, "mul")                                                              \
+    X(SCALE, "scale")                                                          \
+    X(MATMUL, "matmul")                                                        \
+    X(LINEAR, "linear")                                                        \
+    X(RELU, "relu")                                                            \
+    X(GELU, "gelu")                                                            \
+    X(TANH, "tanh")                                                            \
+    X(SOFTMAX, "softmax")                                                      \
+    X(LOG_SOFTMAX, "log_softmax")                                              \
+    X(CROSS_ENTROPY, "cross_entropy")                                          \
+    X(MSE, "mse")                                                              \
+    X(LAYERNORM, "layernorm")                                                  \
+    X(EMBEDDING, "embedding")                                                  \
+    X(ATT_SCORES, "att_scores")                                                \
+    X(ATT_SOFTMAX, "att_softmax")                                              \
+    X(ATT_MIX, "att_mix")                                                      \
+    X(DROPOUT, "dropout")                                                      \
+    X(SUM, "sum")                                                              \
+    X(MEAN, "mean")                                                            \
+    X(CONCAT, "concat")                                                        \
+    X(SPLIT, "split")                                                          \
+    X(OPTIM, "optim")                                                          \
+    X(CLIP, "clip")                                                            \
+    X(SCALAR, "scalar")
+
+typedef enum vt_op {
+#define VT__X(name, str) VT_OP_##name,
+    VT__OP_LIST(VT__X)
+#undef VT__X
+    VT_OP_COUNT
+} vt_op;
+
+/* Tensor flags */
+#define VT_FLAG_PARAM 1u      /* a trainable parameter (persistent, hashed) */
+#define VT_FLAG_PERSIST 2u    /* lives across steps */
+#define VT_FLAG_GRAD 4u       /* gradient flows to it */
+
+typedef struct vt_tensor {
+    vt_dtype dtype;
+    int ndim;
+    int64_t ne[VT_MAX_DIMS]; /* elements per dim, row-major: ne[0] outermost */
+    int64_t nb[VT_MAX_DIMS]; /* strides in elements */
+    void *data;              /* backend memory: double* (F32, F64) or int32_t* */
+    vt_op op;                /* op that produced it; VT_OP_NONE for leaves */
+    struct vt_tensor *src[VT_MAX_SRC];
+    struct vt_tensor *grad;  /* same shape as the tensor, contiguous */
+    struct vt_tensor *view_src; /* for views: the tensor whose memory we share */
+    int64_t view_offs;          /* element offset into view_src */
+    unsigned flags;
+    int grad_fresh;          /* 1: grad holds nothing yet this step (logically 0) */
+    double fparam[4];        /* op parameters */
+    int64_t iparam[4];
+    int64_t id;              /* creation index (tape position) */
+    char name[48];
+    void *extra;             /* backend-private */
+} vt_tensor;
+
+/* The reduction-order knob: how the CPU backend orders its sums. All of
+   these agree bit for bit in VT_MODE_VERIFIED and must not in
+   VT_MODE_NATIVE. A string form is parsed by vt_order_parse:
+   "threads:2,block:64,chaos:7,nofma". */
+typedef struct vt_order {
+    int threads;         /* worker threads (0: all cores) */
+    int block;           /* reduction block size (GEMM kc; 0: 256) */
+    int chaos;           /* 1: permute/re-block every reduction from chaos_seed,
+                            switch fma on/off, perturb libm results by a few ulps */
+    uint64_t chaos_seed;
+    int nofma;           /* 1: never use fma in the default order */
+} vt_order;
+
+typedef struct vt_calib_entry {
+    int kind;            /* rounding-point kind: op * 8 + slot */
+    int64_t n;           /* element count of the point */
+    double factor;       /* bound = factor * sound bound */
+    double max_ratio;    /* largest |x_a - x_b| / (2 e_sound) seen (not stored in logs) */
+    int64_t samples;     /* elements compared */
+    int64_t violations;  /* elements where |x_a - x_b| > e_a + e_b: a wrong sound bound */
+} vt_calib_entry;
+
+typedef struct vt_calib {
+    int count, cap;
+    vt_calib_entry *e;
+    double margin;       /* what the factors were multiplied by (recorded) */
+} vt_calib;
+
+typedef struct vt_ctx vt_ctx;
+typedef struct vt_optim vt_optim;
+
+typedef struct vt_desc {
+    vt_mode mode;             /* default VT_MODE_VERIFIED */
+    vt_bound_mode bound;      /* default VT_BOUND_SOUND */
+    double lambda;            /* probabilistic bound: 0 means 12 */
+    const vt_calib *calib;    /* calibrated bound: the table (trainer) */
+    vt_role role;             /* VT_ROLE_TRAIN or VT_ROLE_AUDIT */
+    const char *log_path;     /* trainer writes it, auditor reads it; NULL: no log */
+    const char *commit_path;  /* NULL: log_path + ".commits" */
+    vt_backend_kind backend;  /* VT_BACKEND_CPU */
+    int device;               /* CUDA device ordinal */
+    vt_order order;
+    int compact_log;          /* 0 default: compact entries (low 8 bits); -1: full 32 bits */
+    void *alloc_user;         /* passed to VT_MALLOC & co */
+} vt_desc;
+
+/* A training program, for vt_run: setup creates parameters and optimizer,
+   step does one training step (vt_run calls vt_step_begin/end around it),
+   on_step (optional) reports progress after each step. */
+typedef struct vt_program {
+    vt_status (*setup)(vt_ctx *c, void *user);
+    vt_status (*step)(vt_ctx *c, int64_t step, void *user);
+    void (*on_step)(vt_ctx *c, int64_t step, void *user);
+    void *user;
+} vt_program;
+
+typedef struct vt_log_stats {
+    int64_t steps;
+    int64_t points;          /* rounding points passed */
+    int64_t values;          /* values rounded at rounding points */
+    int64_t entries;         /* log entries written / applied */
+    int64_t bytes;           /* log bytes (chunks, headers included) */
+    int64_t entries_full;    /* entries stored with all 32 bits */
+} vt_log_stats;
+
+typedef struct vt_report {
+    vt_status status;
+    int64_t steps;           /* steps completed */
+    int64_t first_bad_step;  /* -1 if none */
+    double last_loss;
+    unsigned char digest[32];/* weights digest after the last step */
+    vt_log_stats log;
+    double seconds;
+    char message[768];
+} vt_report;
+
+/* ==========================================================================
+   >>public functions
+   ========================================================================== */
+
+/* --- library ------------------------------------------------------------ */
+VTDEF const char *vt_version(void);
+VTDEF const char *vt_status_name(vt_status s);
+VTDEF const char *vt_status_message(vt_status s);
+VTDEF const char *vt_op_name(vt_op op);
+VTDEF const char *vt_mode_name(vt_mode m);
+VTDEF const char *vt_bound_name(vt_bound_mode b);
+VTDEF const char *vt_last_error(void); /* thread-local: last error of a ctx-less call */
+
+/* --- context -------------------------------------------------------------- */
+VTDEF vt_desc vt_desc_default(void);
+VTDEF vt_status vt_order_parse(vt_order *o, const char *s); /* "threads:2,block:64,chaos:7,nofma" */
+VTDEF void vt_order_string(const vt_order *o, char *buf, size_t n);
+VTDEF vt_ctx *vt_create(const vt_desc *d); /* NULL on failure: see vt_last_error() */
+VTDEF void vt_destroy(vt_ctx *c);
+VTDEF vt_status vt_status_of(const vt_ctx *c);
+VTDEF const char *vt_error_message(const vt_ctx *c);
+VTDEF void vt_clear_error(vt_ctx *c);
+VTDEF const vt_desc *vt_ctx_desc(const vt_ctx *c);
+VTDEF int64_t vt_step_index(const vt_ctx *c);
+VTDEF void vt_log_stats_get(const vt_ctx *c, vt_log_stats *s);
+/* per rounding-point kind (0 .. VT_POINT_KINDS-1): 1 if the kind occurred;
+   fills points, values and entries, and its name ("linear.d1") */
+#define VT_POINT_KINDS (VT_OP_COUNT * 8)
+VTDEF int vt_log_kind_stats(const vt_ctx *c, int kind, vt_log_stats *s, char *name, size_t n);
+
+/* --- tensors ------------------------------------------------------------ */
+VTDEF vt_tensor *vt_new(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne); /* step arena, zeroed */
+VTDEF vt_tensor *vt_new_persistent(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne);
+VTDEF vt_tensor *vt_param(vt_ctx *c, const char *name, int ndim, const int64_t *ne);
+VTDEF vt_tensor *vt_from_f32(vt_ctx *c, int ndim, const int64_t *ne, const float *v); /* step arena */
+VTDEF vt_tensor *vt_from_i32(vt_ctx *c, int ndim, const int64_t *ne, const int32_t *v);
+VTDEF vt_tensor *vt_from_f64(vt_ctx *c, int ndim, const int64_t *ne, const double *v); /* VT_F64 values */
+VTDEF vt_status vt_write_f32(vt_ctx *c, vt_tensor *t, const float *v);
+VTDEF vt_status vt_write_f64(vt_ctx *c, vt_tensor *t, const double *v);
+VTDEF vt_status vt_write_i32(vt_ctx *c, vt_tensor *t, const int32_t *v);
+VTDEF vt_status vt_read_f32(vt_ctx *c, const vt_tensor *t, float *v);  /* contiguous copy out */
+VTDEF vt_status vt_read_f64(vt_ctx *c, const vt_tensor *t, double *v);
+VTDEF double vt_item(vt_ctx *c, const vt_tensor *t); /* first element (e.g. a loss) */
+VTDEF int64_t vt_numel(const vt_tensor *t);
+VTDEF int vt_is_contiguous(const vt_tensor *t);
+VTDEF void vt_set_name(vt_tensor *t, const char *name);
+VTDEF int vt_param_count(const vt_ctx *c);
+VTDEF vt_tensor *vt_param_at(const vt_ctx *c, int i);
+VTDEF int64_t vt_param_numel(const vt_ctx *c);
+
+/* views share memory; their gradients flow back to the viewed tensor */
+VTDEF vt_tensor *vt_reshape(vt_ctx *c, vt_tensor *t, int ndim, const int64_t *ne);
+VTDEF vt_tensor *vt_permute(vt_ctx *c, vt_tensor *t, const int *perm); /* out dim i = in dim perm[i] */
+VTDEF vt_tensor *vt_transpose(vt_ctx *c, vt_tensor *t, int d0, int d1);
+VTDEF vt_tensor *vt_slice(vt_ctx *c, vt_tensor *t, int dim, int64_t start, int64_t len);
+VTDEF vt_tensor *vt_contiguous(vt_ctx *c, vt_tensor *t);
+
+/* --- initialisation (counter-based: the same values on any machine) ------- */
+VTDEF void vt_init_normal(vt_ctx *c, vt_tensor *t, uint64_t seed, uint64_t stream, double std);
+VTDEF void vt_init_uniform(vt_ctx *c, vt_tensor *t, uint64_t seed, uint64_t stream, double lo, double hi);
+VTDEF void vt_init_const(vt_ctx *c, vt_tensor *t, double v);
+
+/* --- steps and autograd ---------------------------------------------------- */
+VTDEF vt_status vt_step_begin(vt_ctx *c);
+VTDEF vt_status vt_step_end(vt_ctx *c);
+VTDEF int vt_set_grad(vt_ctx *c, int enabled); /* returns the previous setting */
+/* evaluation between steps: rewinds the step arena, no tape, nothing logged */
+VTDEF void vt_eval_begin(vt_ctx *c);
+VTDEF void vt_eval_end(vt_ctx *c);
+VTDEF vt_status vt_backward(vt_ctx *c, vt_tensor *loss);
+VTDEF void vt_zero_grad(vt_ctx *c);
+VTDEF void vt_commit_batch(vt_ctx *c, const int64_t *idx, int64_t n); /* data order into the commitment */
+
+/* --- ops (forward and backward; all end in rounding points) --------------- */
+VTDEF vt_tensor *vt_add(vt_ctx *c, vt_tensor *a, vt_tensor *b);   /* broadcasting */
+VTDEF vt_tensor *vt_sub(vt_ctx *c, vt_tensor *a, vt_tensor *b);
+VTDEF vt_tensor *vt_mul(vt_ctx *c, vt_tensor *a, vt_tensor *b);
+VTDEF vt_tensor *vt_scale(vt_ctx *c, vt_tensor *a, double s);
+VTDEF vt_tensor *vt_matmul(vt_ctx *c, vt_tensor *a, vt_tensor *b, int ta, int tb); /* batched over leading dims */
+VTDEF vt_tensor *vt_linear(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *bias); /* x (..,IN) w (OC,IN) bias (OC) or NULL */
+VTDEF vt_tensor *vt_relu(vt_ctx *c, vt_tensor *x);
+VTDEF vt_tensor *vt_gelu(vt_ctx *c, vt_tensor *x);  /* tanh form, as GPT-2 */
+VTDEF vt_tensor *vt_tanh(vt_ctx *c, vt_tensor *x);
+VTDEF vt_tensor *vt_softmax(vt_ctx *c, vt_tensor *x);      /* over the last dim */
+VTDEF vt_tensor *vt_log_softmax(vt_ctx *c, vt_tensor *x);
+VTDEF vt_tensor *vt_cross_entropy(vt_ctx *c, vt_tensor *logits, vt_tensor *targets); /* mean over rows; targets I32 */
+VTDEF vt_tensor *vt_mse(vt_ctx *c, vt_tensor *pred, vt_tensor *target); /* mean of squares */
+VTDEF vt_tensor *vt_layernorm(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *b, double eps);
+VTDEF vt_tensor *vt_embedding(vt_ctx *c, vt_tensor *table, vt_tensor *idx); /* table (V,C), idx I32 (...) */
+VTDEF vt_tensor *vt_attention(vt_ctx *c, vt_tensor *qkv, int nh); /* causal MHA: qkv (B,T,3C) -> (B,T,C) */
+VTDEF vt_tensor *vt_dropout(vt_ctx *c, vt_tensor *x, double p, uint64_t seed);
+VTDEF vt_tensor *vt_sum(vt_ctx *c, vt_tensor *x);
+VTDEF vt_tensor *vt_mean(vt_ctx *c, vt_tensor *x);
+VTDEF vt_tensor *vt_concat(vt_ctx *c, vt_tensor *a, vt_tensor *b, int dim);
+VTDEF vt_tensor *vt_split(vt_ctx *c, vt_tensor *x, int dim, int64_t start, int64_t len); /* a copy of a slice */
+
+/* --- optimizers ---------------------------------------------------------- */
+typedef struct vt_adamw_desc { double lr, beta1, beta2, eps, weight_decay; } vt_adamw_desc;
+typedef struct vt_sgd_desc { double lr, momentum, weight_decay; int nesterov; } vt_sgd_desc;
+VTDEF vt_adamw_desc vt_adamw_default(void); /* 1e-3, 0.9, 0.999, 1e-8, 0.01 */
+VTDEF vt_sgd_desc vt_sgd_default(void);     /* 1e-2, 0, 0, 0 */
+VTDEF vt_optim *vt_adamw_create(vt_ctx *c, const vt_adamw_desc *d); /* over all params so far */
+VTDEF vt_optim *vt_sgd_create(vt_ctx *c, const vt_sgd_desc *d);
+VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr); /* lr passes a rounding point */
+VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm); /* returns the (T-valued) norm */
+VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr);
+
+/* --- randomness: counter-based, keyed by (seed, stream, index) ------------ */
+VTDEF uint64_t vt_rng_u64(uint64_t seed, uint64_t stream, uint64_t index);
+VTDEF double vt_rng_uniform(uint64_t seed, uint64_t stream, uint64_t index); /* [0,1) */
+VTDEF double vt_rng_normal(uint64_t seed, uint64_t stream, uint64_t index);  /* N(0,1), bit-identical everywhere */
+VTDEF uint64_t vt_shuffle(uint64_t seed, uint64_t stream, uint64_t i, uint64_t n); /* a permutation of [0,n) */
+
+/* --- hashing ---------------------------------------------------------------- */
+typedef struct vt_sha256_ctx { uint32_t h[8]; uint64_t len; unsigned char buf[64]; size_t nbuf; } vt_sha256_ctx;
+VTDEF void vt_sha256_init(vt_sha256_ctx *s);
+VTDEF void vt_sha256_update(vt_sha256_ctx *s, const void *data, size_t n);
+VTDEF void vt_sha256_final(vt_sha256_ctx *s, unsigned char out[32]);
+VTDEF void vt_sha256(const void *data, size_t n, unsigned char out[32]);
+VTDEF void vt_hex(const unsigned char *b, int n, char *out); /* 2n+1 chars */
+/* weights digest: SHA-256 over (name, shape, SHA-256 of binary32 LE bytes) per
+   parameter, in creation order. */
+VTDEF vt_status vt_weights_digest(vt_ctx *c, unsigned char out[32]);
+VTDEF vt_status vt_tensor_digest(vt_ctx *c, const vt_tensor *t, unsigned char out[32]);
+
+/* --- running and auditing ------------------------------------------------- */
+VTDEF vt_status vt_run(const vt_desc *d, const vt_program *p, int64_t nsteps, vt_report *r);
+VTDEF vt_status vt_run_ctx(vt_ctx *c, const vt_program *p, int64_t nsteps, vt_report *r);
+/* compare two contexts' weights: number of differing elements, max |dw|, first tensor that differs */
+VTDEF int64_t vt_weights_compare(vt_ctx *a, vt_ctx *b, double *max_abs, int *first_param);
+
+/* --- calibration (VT_BOUND_CALIBRATED) ------------------------------------ */
+/* Runs the program for nsteps in sound mode with order d->order, and at every
+   rounding point recomputes the op with each of the n extra orders; records
+   per (point, size) the largest |x_a - x_b| / (2 e_sound), times margin. */
+VTDEF vt_status vt_calibrate(const vt_desc *d, const vt_program *p, int64_t nsteps,
+                             const vt_order *orders, int n, double margin, vt_calib *out);
+VTDEF void vt_calib_free(vt_calib *t);
+
+/* --- models -------------------------------------------------------------- */
+typedef struct vt_mlp {
+    int nlayers;
+    int sizes[9];          /* sizes[0] inputs ... sizes[nlayers] outputs */
+    vt_tensor *w[8], *b[8];
+    int act;               /* 0 relu, 1 tanh, 2 gelu */
+} vt_mlp;
+VTDEF vt_status vt_mlp_init(vt_ctx *c, vt_mlp *m, int nlayers, const int *sizes, int act, uint64_t seed);
+VTDEF vt_tensor *vt_mlp_forward(vt_ctx *c, const vt_mlp *m, vt_tensor *x); /* x (B,IN) -> logits (B,OUT) */
+
+typedef struct vt_gpt_config {
+    int vocab;      /* V, e.g. 50257 */
+    int context;    /* maximum T, e.g. 1024 */
+    int layers;     /* L, e.g. 12 */
+    int heads;      /* NH, e.g. 12 */
+    int width;      /* C, e.g. 768 */
+    double dropout; /* 0 for none */
+} vt_gpt_config;
+
+typedef struct vt_gpt_block {
+    vt_tensor *ln1w, *ln1b;       /* (C) */
+    vt_tensor *qkvw, *qkvb;       /* (3C, C), (3C) */
+    vt_tensor *projw, *projb;     /* (C, C), (C) */
+    vt_tensor *ln2w, *ln2b;       /* (C) */
+    vt_tensor *fcw, *fcb;         /* (4C, C), (4C) */
+    vt_tensor *fcprojw, *fcprojb; /* (C, 4C), (C) */
+} vt_gpt_block;
+
+typedef struct vt_gpt {
+    vt_gpt_config cfg;
+    vt_tensor *wte;  /* (V, C), tied with the output head */
+    vt_tensor *wpe;  /* (context, C) */
+    vt_gpt_block *h; /* layers */
+    vt_tensor *lnfw, *lnfb;
+    uint64_t seed;
+} vt_gpt;
+VTDEF vt_status vt_gpt_init(vt_ctx *c, vt_gpt *g, const vt_gpt_config *cfg, uint64_t seed);
+VTDEF void vt_gpt_free(vt_gpt *g);
+/* tokens (B,T) I32 -> logits (B,T,V); with targets (B,T) returns the mean cross-entropy loss */
+VTDEF vt_tensor *vt_gpt_forward(vt_ctx *c, const vt_gpt *g, vt_tensor *tokens, vt_tensor *targets, int64_t step);
+/* sample n tokens after a prompt (greedy when temperature <= 0), deterministic in (seed) */
+VTDEF vt_status vt_gpt_generate(vt_ctx *c, const vt_gpt *g, int32_t *toks, int nprompt, int n,
+                                double temperature, uint64_t seed);
+
+/* --- data -------------------------------------------------------------- */
+typedef struct vt_digits { int n; float *x; int32_t *y; } vt_digits; /* x (n,64) in [0,1], y 0..9 */
+VTDEF vt_status vt_digits_load(const char *path, vt_digits *d);
+VTDEF void vt_digits_free(vt_digits *d);
+typedef struct vt_text {
+    int64_t n;          /* tokens */
+    int32_t *tok;       /* token ids 0..vocab-1 */
+    int vocab;
+    unsigned char itos[256];
+    int stoi[256];      /* -1 for bytes not in the text */
+} vt_text;
+VTDEF vt_status vt_text_load(const char *path, vt_text *t);
+VTDEF void vt_text_free(vt_text *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VTRAIN_H */
+
+/* ==========================================================================
+   ==========================================================================
+   IMPLEMENTATION
+   ==========================================================================
+   ========================================================================== */
+#ifdef VTRAIN_IMPLEMENTATION
+#ifndef VTRAIN_IMPLEMENTATION_INCLUDED
+#define VTRAIN_IMPLEMENTATION_INCLUDED
+
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifndef VTRAIN_NO_THREADS
+#include <pthread.h>
+#include <unistd.h>
+#endif
+
+/* Arithmetic written in a kernel must run exactly as written: a compiler
+   that fuses a*b+c into one fma ("contraction") changes results. GCC does it
+   by default in GNU modes and clang in all modes when the CPU has fma. These
+   pragmas switch it off for the implementation (and, for GCC, for the rest
+   of this translation unit); vt_create also checks it at run time. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#ifndef VT_ASSERT
+#include <assert.h>
+#define VT_ASSERT(x) assert(x)
+#endif
+
+#if defined(VT_MALLOC) && defined(VT_FREE) && defined(VT_REALLOC)
+/* user allocator */
+#elif !defined(VT_MALLOC) && !defined(VT_FREE) && !defined(VT_REALLOC)
+#define VT_MALLOC(sz, u) ((void)(u), malloc(sz))
+#define VT_REALLOC(p, sz, u) ((void)(u), realloc((p), (sz)))
+#define VT_FREE(p, u) ((void)(u), free(p))
+#else
+#error "vtrain: define all of VT_MALLOC, VT_REALLOC and VT_FREE, or none of them"
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define VT__THREAD_LOCAL __thread
+#define VT__UNUSED __attribute__((unused))
+#define VT__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#elif defined(_MSC_VER)
+#define VT__THREAD_LOCAL __declspec(thread)
+#define VT__UNUSED
+#define VT__PRINTF(a, b)
+#else
+#define VT__THREAD_LOCAL
+#define VT__UNUSED
+#define VT__PRINTF(a, b)
+#endif
+
+#if defined(__FMA__) || defined(FP_FAST_FMA)
+#define VT__HAVE_FAST_FMA 1
+#else
+#define VT__HAVE_FAST_FMA 0
+#endif
+
+#define VT__MIN(a, b) ((a) < (b) ? (a) : (b))
+#define VT__MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Compile-time checks that the name tables match their enums. */
+typedef char vt__assert_status_count[(VT_STATUS_COUNT == 14) ? 1 : -1];
+typedef char vt__assert_op_count[(VT_OP_COUNT == 29) ? 1 : -1];
+
+/* ==========================================================================
+   >>errors
+   ========================================================================== */
+
+static const char *vt__status_names[] = {
+#define VT__X(name, msg) #name,
+    VT__STATUS_LIST(VT__X)
+#undef VT__X
+};
+static const char *vt__status_msgs[] = {
+#define VT__X(name, msg) msg,
+    VT__STATUS_LIST(VT__X)
+#undef VT__X
+};
+static const char *vt__op_names[] = {
+#define VT__X(name, str) str,
+    VT__OP_LIST(VT__X)
+#undef VT__X
+};
+
+static VT__THREAD_LOCAL char vt__tls_err[768];
+
+VTDEF const char *vt_version(void) { return VTRAIN_VERSION_STRING; }
+VTDEF const char *vt_status_name(vt_status s) {
+    return (unsigned)s < VT_STATUS_COUNT ? vt__status_names[s] : "VT_?";
+}
+VTDEF const char *vt_status_message(vt_status s) {
+    return (unsigned)s < VT_STATUS_COUNT ? vt__status_msgs[s] : "unknown status";
+}
+VTDEF const char *vt_op_name(vt_op op) {
+    return (unsigned)op < VT_OP_COUNT ? vt__op_names[op] : "?";
+}
+VTDEF const char *vt_mode_name(vt_mode m) {
+    static const char *n[] = {"verified", "round-only", "native", "fp64"};
+    return (unsigned)m < VT_MODE_COUNT ? n[m] : "?";
+}
+VTDEF const char *vt_bound_name(vt_bound_mode b) {
+    static const char *n[] = {"sound", "probabilistic", "calibrated"};
+    return (unsigned)b < VT_BOUND_COUNT ? n[b] : "?";
+}
+VTDEF const char *vt_last_error(void) { return vt__tls_err; }
+
+static vt_status vt__tls_fail(vt_status s, const char *fmt, ...) VT__PRINTF(2, 3);
+static vt_status vt__tls_fail(vt_status s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(vt__tls_err, sizeof vt__tls_err, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* ==========================================================================
+   >>hash  SHA-256 (FIPS 180-4), written from the specification
+   ========================================================================== */
+
+static const uint32_t vt__sha_k[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+#define VT__ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void vt__sha_block(uint32_t h[8], const unsigned char *p) {
+    uint32_t w[64], a, b, c, d, e, f, g, hh;
+    int i;
+    for (i = 0; i < 16; i++)
+        w[i] = ((uint32_t)p[4 * i] << 24) | ((uint32_t)p[4 * i + 1] << 16) |
+               ((uint32_t)p[4 * i + 2] << 8) | (uint32_t)p[4 * i + 3];
+    for (i = 16; i < 64; i++) {
+        uint32_t s0 = VT__ROTR(w[i - 15], 7) ^ VT__ROTR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = VT__ROTR(w[i - 2], 17) ^ VT__ROTR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    a = h[0]; b = h[1]; c = h[2]; d = h[3]; e = h[4]; f = h[5]; g = h[6]; hh = h[7];
+    for (i = 0; i < 64; i++) {
+        uint32_t S1 = VT__ROTR(e, 6) ^ VT__ROTR(e, 11) ^ VT__ROTR(e, 25);
+        uint32_t ch = (e & f) ^ (~e & g);
+        uint32_t t1 = hh + S1 + ch + vt__sha_k[i] + w[i];
+        uint32_t S0 = VT__ROTR(a, 2) ^ VT__ROTR(a, 13) ^ VT__ROTR(a, 22);
+        uint32_t mj = (a & b) ^ (a & c) ^ (b & c);
+        uint32_t t2 = S0 + mj;
+        hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+}
+
+VTDEF void vt_sha256_init(vt_sha256_ctx *s) {
+    static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    memcpy(s->h, iv, sizeof iv);
+    s->len = 0;
+    s->nbuf = 0;
+}
+
+VTDEF void vt_sha256_update(vt_sha256_ctx *s, const void *data, size_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    s->len += n;
+    if (s->nbuf) {
+        size_t k = VT__MIN(n, 64 - s->nbuf);
+        memcpy(s->buf + s->nbuf, p, k);
+        s->nbuf += k; p += k; n -= k;
+        if (s->nbuf == 64) { vt__sha_block(s->h, s->buf); s->nbuf = 0; }
+    }
+    while (n >= 64) { vt__sha_block(s->h, p); p += 64; n -= 64; }
+    if (n) { memcpy(s->buf, p, n); s->nbuf = n; }
+}
+
+VTDEF void vt_sha256_final(vt_sha256_ctx *s, unsigned char out[32]) {
+    uint64_t bits = s->len * 8;
+    unsigned char pad[72];
+    size_t npad = (s->nbuf < 56) ? 56 - s->nbuf : 120 - s->nbuf;
+    int i;
+    memset(pad, 0, sizeof pad);
+    pad[0] = 0x80;
+    for (i = 0; i < 8; i++) pad[npad + i] = (unsigned char)(bits >> (56 - 8 * i));
+    {   /* feed padding without counting it in len */
+        uint64_t len = s->len;
+        vt_sha256_update(s, pad, npad + 8);
+        s->len = len;
+    }
+    for (i = 0; i < 8; i++) {
+        out[4 * i] = (unsigned char)(s->h[i] >> 24);
+        out[4 * i + 1] = (unsigned char)(s->h[i] >> 16);
+        out[4 * i + 2] = (unsigned char)(s->h[i] >> 8);
+        out[4 * i + 3] = (unsigned char)s->h[i];
+    }
+}
+
+VTDEF void vt_sha256(const void *data, size_t n, unsigned char out[32]) {
+    vt_sha256_ctx s;
+    vt_sha256_init(&s);
+    vt_sha256_update(&s, data, n);
+    vt_sha256_final(&s, out);
+}
+
+VTDEF void vt_hex(const unsigned char *b, int n, char *out) {
+    static const char *d = "0123456789abcdef";
+    int i;
+    for (i = 0; i < n; i++) { out[2 * i] = d[b[i] >> 4]; out[2 * i + 1] = d[b[i] & 15]; }
+    out[2 * n] = 0;
+}
+
+/* ==========================================================================
+   >>rng  counter-based randomness: Philox4x32-10 (Salmon et al., SC'11)
+
+   A value is a pure function of (seed, stream, index): the same on any
+   thread count, machine or backend. Normal samples use the polar method
+   with our own logarithm built from IEEE + - * / only, so they are
+   bit-identical everywhere (libm's log may differ by an ulp between
+   platforms, which would change a binary32 weight now and then).
+   ========================================================================== */
+
+static void vt__philox(uint32_t ctr[4], uint32_t key[2]) {
+    int r;
+    for (r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * ctr[0];
+        uint64_t p1 = (uint64_t)0xCD9E8D57u * ctr[2];
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ ctr[1] ^ key[0];
+        uint32_t n2 = (uint32_t)(p0 >> 32) ^ ctr[3] ^ key[1];
+        ctr[0] = n0; ctr[1] = (uint32_t)p1; ctr[2] = n2; ctr[3] = (uint32_t)p0;
+        key[0] += 0x9E3779B9u; key[1] += 0xBB67AE85u;
+    }
+}
+
+VTDEF uint64_t vt_rng_u64(uint64_t seed, uint64_t stream, uint64_t index) {
+    uint32_t ctr[4], key[2];
+    ctr[0] = (uint32_t)index; ctr[1] = (uint32_t)(index >> 32);
+    ctr[2] = (uint32_t)stream; ctr[3] = (uint32_t)(stream >> 32);
+    key[0] = (uint32_t)seed; key[1] = (uint32_t)(seed >> 32);
+    vt__philox(ctr, key);
+    return ((uint64_t)ctr[1] << 32) | ctr[0];
+}
+
+VTDEF double vt_rng_uniform(uint64_t seed, uint64_t stream, uint64_t index) {
+    return (double)(vt_rng_u64(seed, stream, index) >> 11) * 0x1p-53;
+}
+
+/* ln(x) for x > 0 from + - * / only: x = m 2^k with m in [sqrt(.5), sqrt(2)),
+   ln m = 2 atanh(s), s = (m-1)/(m+1), |s| < 0.172; the series to s^41 is
+   accurate to a few ulps, and every operation is exactly specified by IEEE,
+   so the result is identical on every conforming machine. */
+static double vt__det_log(double x) {
+    int k;
+    double m = frexp(x, &k), s, s2, t, sum;
+    int i;
+    if (m < 0.70710678118654752440) { m *= 2; k--; }
+    s = (m - 1) / (m + 1);
+    s2 = s * s;
+    t = s;
+    sum = 0;
+    for (i = 1; i <= 41; i += 2) { sum += t / i; t *= s2; }
+    return 2 * sum + k * 0.69314718055994530942;
+}
+
+VTDEF double vt_rng_normal(uint64_t seed, uint64_t stream, uint64_t index) {
+    /* Marsaglia's polar method; attempt j uses sub-indices (4*index + j) of a
+       derived stream; the chance of more than 64 rejections is 0.215^64. */
+    uint64_t j;
+    for (j = 0; j < 64; j++) {
+        uint64_t r = vt_rng_u64(seed, stream ^ 0x6e6f726d616c0000ull, index * 64 + j);
+        double u = ((double)(r >> 40) + 0.5) * 0x1p-23 - 1; /* (-1,1), 24 bits each */
+        double v = ((double)((r >> 16) & 0xFFFFFF) + 0.5) * 0x1p-23 - 1;
+        double s = u * u + v * v;
+        if (s < 1 && s > 0) return u * sqrt(-2 * vt__det_log(s) / s);
+    }
+    return 0;
+}
+
+/* A bijection of [0,n) keyed by (seed, stream): a 4-round Feistel network on
+   the smallest power-of-4 domain >= n, with cycle walking. */
+VTDEF uint64_t vt_shuffle(uint64_t seed, uint64_t stream, uint64_t i, uint64_t n) {
+    int half = 1, r;
+    uint64_t mask, x = i;
+    if (n <= 1) return 0;
+    while (((uint64_t)1 << (2 * half)) < n) half++;
+    mask = ((uint64_t)1 << half) - 1;
+    do {
+        uint64_t L = x >> half, R = x & mask;
+        for (r = 0; r < 4; r++) {
+            uint64_t F = vt_rng_u64(seed, stream, ((uint64_t)r << 58) ^ R) & mask;
+            uint64_t t = R;
+            R = L ^ F;
+            L = t;
+        }
+        x = (L << half) | R;
+    } while (x >= n);
+    return x;
+}
+
+/* ==========================================================================
+   >>threads  a fixed pool; work is split by static contiguous ranges
+
+   Results never depend on which thread ran what: a range is a pure function
+   of (task count, thread count), and every reduction either stays inside one
+   task or combines per-task partials in task order.
+   ========================================================================== */
+
+typedef void (*vt__task_fn)(void *arg, int64_t lo, int64_t hi, int tid);
+
+typedef struct vt__pool {
+    int n; /* threads including the caller */
+#ifndef VTRAIN_NO_THREADS
+    pthread_t *th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_go, cv_done;
+    int64_t gen;
+    int pending;
+    int quit;
+    vt__task_fn fn;
+    void *arg;
+    int64_t ntask;
+#endif
+} vt__pool;
+
+static void vt__range(int64_t n, int parts, int i, int64_t *lo, int64_t *hi) {
+    *lo = n * i / parts;
+    *hi = n * (i + 1) / parts;
+}
+
+#ifndef VTRAIN_NO_THREADS
+typedef struct { vt__pool *p; int tid; } vt__worker_arg;
+
+static void *vt__worker(void *a) {
+    vt__worker_arg *wa = (vt__worker_arg *)a;
+    vt__pool *p = wa->p;
+    int tid = wa->tid;
+    int64_t seen = 0;
+    for (;;) {
+        int64_t lo, hi;
+        pthread_mutex_lock(&p->mu);
+        while (p->gen == seen && !p->quit) pthread_cond_wait(&p->cv_go, &p->mu);
+        if (p->quit) { pthread_mutex_unlock(&p->mu); break; }
+        seen = p->gen;
+        pthread_mutex_unlock(&p->mu);
+        vt__range(p->ntask, p->n, tid, &lo, &hi);
+        if (hi > lo) p->fn(p->arg, lo, hi, tid);
+        pthread_mutex_lock(&p->mu);
+        if (--p->pending == 0) pthread_cond_signal(&p->cv_done);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return NULL;
+}
+#endif
+
+static int vt__ncpu(void) {
+#ifndef VTRAIN_NO_THREADS
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)VT__MIN(n, 64) : 1;
+#else
+    return 1;
+#endif
+}
+
+static vt__worker_arg *vt__pool_start(vt__pool *p, int n, void *u) {
+    vt__worker_arg *wa = NULL;
+    (void)u;
+    p->n = n < 1 ? 1 : n;
+#ifndef VTRAIN_NO_THREADS
+    {
+        int i;
+        p->gen = 0; p->pending = 0; p->quit = 0;
+        pthread_mutex_init(&p->mu, NULL);
+        pthread_cond_init(&p->cv_go, NULL);
+        pthread_cond_init(&p->cv_done, NULL);
+        p->th = (pthread_t *)VT_MALLOC(sizeof(pthread_t) * p->n, u);
+        wa = (vt__worker_arg *)VT_MALLOC(sizeof(vt__worker_arg) * p->n, u);
+        for (i = 1; i < p->n; i++) {
+            wa[i].p = p; wa[i].tid = i;
+            pthread_create(&p->th[i], NULL, vt__worker, &wa[i]);
+        }
+    }
+#else
+    p->n = 1;
+#endif
+    return wa;
+}
+
+static void vt__pool_stop(vt__pool *p, vt__worker_arg *wa, void *u) {
+    (void)wa; (void)u;
+#ifndef VTRAIN_NO_THREADS
+    {
+        int i;
+        pthread_mutex_lock(&p->mu);
+        p->quit = 1;
+        pthread_cond_broadcast(&p->cv_go);
+        pthread_mutex_unlock(&p->mu);
+        for (i = 1; i < p->n; i++) pthread_join(p->th[i], NULL);
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->cv_go);
+        pthread_cond_destroy(&p->cv_done);
+        VT_FREE(p->th, u);
+        VT_FREE(wa, u);
+    }
+#endif
+}
+
+/* Run fn over [0, ntask) split into p->n contiguous ranges; small jobs
+   (work below ~32k element-operations) run on the caller alone. */
+static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn fn, void *arg) {
+    if (ntask <= 0) return;
+#ifndef VTRAIN_NO_THREADS
+    if (p->n > 1 && ntask > 1 && work >= 32768) {
+        int64_t lo, hi;
+        pthread_mutex_lock(&p->mu);
+        p->fn = fn; p->arg = arg; p->ntask = ntask;
+        p->pending = p->n - 1;
+        p->gen++;
+        pthread_cond_broadcast(&p->cv_go);
+        pthread_mutex_unlock(&p->mu);
+        vt__range(ntask, p->n, 0, &lo, &hi);
+        if (hi > lo) fn(arg, lo, hi, 0);
+        pthread_mutex_lock(&p->mu);
+        while (p->pending > 0) pthread_cond_wait(&p->cv_done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+        return;
+    }
+#endif
+    (void)work;
+    fn(arg, 0, ntask, 0);
+}
+
+static double vt__now(void) {
+#if defined(CLOCK_MONOTONIC)
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+#else
+    return (double)clock() / CLOCKS_PER_SEC;
+#endif
+}
+
+/* ==========================================================================
+   >>memory  arenas
+
+   Per-step memory (activations, their gradients, tensor headers, bound
+   scratch) comes from an arena that vt_step_begin rewinds: a long run reuses
+   the same blocks and neither leaks nor fragments. Blocks are kept between
+   steps; a step that needs more adds a block once.
+   ========================================================================== */
+
+typedef struct vt__block { struct vt__block *next; size_t size, used; } vt__block;
+typedef struct vt__arena { vt__block *head, *cur; void *user; size_t peak, total; } vt__arena;
+
+static void *vt__arena_alloc(vt__arena *a, size_t n) {
+    vt__block *b = a->cur;
+    n = (n + 63) & ~(size_t)63;
+    while (b && b->used + n > b->size) b = b->next;
+    if (!b) {
+        size_t sz = VT__MAX(n, (size_t)16 << 20);
+        b = (vt__block *)VT_MALLOC(sizeof(vt__block) + 64 + sz, a->user);
+        if (!b) return NULL;
+        b->size = sz; b->used = 0; b->next = NULL;
+        if (!a->head) a->head = b;
+        else { vt__block *t = a->head; while (t->next) t = t->next; t->next = b; }
+        a->total += sz;
+    }
+    a->cur = b;
+    {
+        uintptr_t base = ((uintptr_t)(b + 1) + 63) & ~(uintptr_t)63;
+        void *p = (void *)(base + b->used);
+        b->used += n;
+        return p;
+    }
+}
+
+static void vt__arena_reset(vt__arena *a) {
+    vt__block *b;
+    size_t used = 0;
+    for (b = a->head; b; b = b->next) { used += b->used; b->used = 0; }
+    if (used > a->peak) a->peak = used;
+    a->cur = a->head;
+}
+
+static void vt__arena_free(vt__arena *a) {
+    vt__block *b = a->head;
+    while (b) { vt__block *n = b->next; VT_FREE(b, a->user); b = n; }
+    a->head = a->cur = NULL;
+}
+
+/* ==========================================================================
+   >>order  the reduction-order knob and the reduction primitives
+
+   Every order-sensitive sum in the CPU backend goes through vt__rsum /
+   vt__rdot / vt__gemm, which read the order from a vt__ord:
+
+     default   blocks of `block` terms (256), four interleaved lanes inside a
+               block, lanes combined pairwise, blocks summed left to right;
+               fma where the hardware has it.
+     block:N   the same with blocks of N terms (and GEMM k-blocks of N).
+     threads:N long reductions that the backend splits across threads (split-K
+               weight gradients in native mode, the gradient norm) are split
+               into N parts, so N changes the order as it would on a GPU.
+     chaos:S   per call and row, from (S, call, row): a random lane count,
+               block size, starting rotation and direction, fma on or off;
+               GEMM k-blocks re-sized and permuted; transcendental results
+               perturbed by up to 3 binary64 ulps (another libm). This is how
+               the suite emulates other hardware on one CPU.
+
+   In VT_MODE_NATIVE every accumulation is rounded to binary32 after each
+   addition, as a plain binary32 library would do.
+   ========================================================================== */
+
+typedef struct vt__ord {
+    int threads;
+    int block;
+    int chaos;
+    uint64_t seed;
+    uint64_t call;   /* distinct per kernel invocation (chaos key) */
+    int fma;         /* default order uses fma */
+    int f32;         /* native: accumulate in binary32 */
+    int bounds;      /* compute error bounds */
+    vt_bound_mode bmode;
+    double lambda;
+} vt__ord;
+
+#define VT__U 0x1p-53            /* unit roundoff of binary64 */
+#define VT__ELIB (8 * VT__U)     /* assumed libm error: 4 ulps = at most 8u relative */
+
+static double vt__f32r(double v) { return (double)(float)v; }
+#define VT__ACC(o, v) ((o)->f32 ? vt__f32r(v) : (v))
+
+static uint64_t vt__mix(uint64_t x) {
+    x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27; x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+static uint64_t vt__ckey(const vt__ord *o, uint64_t row) {
+    return vt__mix(o->seed ^ vt__mix(o->call * 0x9E3779B97F4A7C15ull + row));
+}
+
+/* gamma(n) = n u / (1 - n u): the worst-case relative error factor of any
+   summation of n terms (Higham, Accuracy and Stability, Lemma 3.1). The
+   probabilistic mode uses Higham & Mary (2019): lambda sqrt(n) u, valid with
+   probability at least 1 - 2n exp(-lambda^2/2) per sum. */
+static double vt__gam(int64_t n) {
+    double t = (double)n * VT__U;
+    return t / (1 - t);
+}
+static double vt__g(const vt__ord *o, int64_t n) {
+    double s = vt__gam(n);
+    if (o->bmode == VT_BOUND_PROBABILISTIC) {
+        double p = o->lambda * sqrt((double)n) * VT__U;
+        p = p * (1 + p) + 2 * (double)n * VT__U * VT__U;
+        if (p < s) return p;
+    }
+    return s;
+}
+
+/* EXACTNESS. A product of two binary32 values is exact in binary64 (48
+   bits), and a sum of terms that are all multiples of 2^L is exact in ANY
+   order, with or without fma, as long as the sum of their magnitudes stays
+   below 2^(L+53): every partial sum is then a representable multiple of 2^L.
+   Inputs with few significant bits (pixel values k/16, one-hot rows, exact
+   zeros, values that differ by one binade) make such sums common, and their
+   results often sit exactly on a binary32 midpoint: a bound of gamma(n) S
+   would log every one of them. vt__sum_bound returns 0 for them instead. */
+#define VT__LSB_NONE 100000
+static int vt__lsb(double x) {
+    uint64_t b, m;
+    int ex, z = 0;
+    if (x == 0 || !isfinite(x)) return VT__LSB_NONE;
+    memcpy(&b, &x, 8);
+    ex = (int)((b >> 52) & 0x7ff);
+    m = b & (((uint64_t)1 << 52) - 1);
+    if (ex) m |= (uint64_t)1 << 52;
+    else ex = 1;
+#if defined(__GNUC__) || defined(__clang__)
+    z = __builtin_ctzll(m);
+#else
+    while (!(m & 1)) { m >>= 1; z++; }
+#endif
+    return ex - 1075 + z;
+}
+static double vt__sum_bound(const vt__ord *o, int64_t n, double mag, int L) {
+    if (L >= VT__LSB_NONE / 2 || mag * (1 + 0x1p-40) < ldexp(1.0, VT__MIN(L + 53, 1100))) return 0;
+    return vt__g(o, n) * mag;
+}
+
+/* libm wrappers: under chaos, move the result by k ulps, |k| <= 3, keyed by
+   the argument, as another conforming libm might. */
+static double vt__perturb(const vt__ord *o, double x, double v) {
+    uint64_t b, h;
+    int k;
+    if (!o->chaos || v == 0 || !isfinite(v)) return v;
+    memcpy(&b, &x, 8);
+    h = vt__mix(b ^ o->seed);
+    k = (int)(h % 7) - 3;
+    while (k > 0) { v = nextafter(v, INFINITY); k--; }
+    while (k < 0) { v = nextafter(v, -INFINITY); k++; }
+    return v;
+}
+static double vt__exp(const vt__ord *o, double x) { return vt__perturb(o, x, exp(x)); }
+static double vt__log(const vt__ord *o, double x) { return vt__perturb(o, x, log(x)); }
+static double vt__tanh(const vt__ord *o, double x) { return vt__perturb(o, x, tanh(x)); }
+
+/* Sum of n terms x[i*s]. */
+static double vt__rsum(const vt__ord *o, uint64_t row, const double *x, int64_t s, int64_t n) {
+    if (n <= 0) return 0;
+    if (o->chaos) {
+        uint64_t h = vt__ckey(o, row);
+        int lanes = 1 + (int)(h % 6);
+        int64_t rot = (int64_t)((h >> 8) % (uint64_t)n);
+        int rev = (int)((h >> 40) & 1);
+        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, t;
+        int64_t i;
+        int l;
+        for (i = 0; i < n; i++) {
+            int64_t j = (i + rot) % n;
+            if (rev) j = n - 1 - j;
+            acc[i % lanes] = VT__ACC(o, acc[i % lanes] + x[j * s]);
+        }
+        t = acc[lanes - 1];
+        for (l = lanes - 2; l >= 0; l--) t = VT__ACC(o, acc[l] + t);
+        return t;
+    } else {
+        int64_t blk = o->block, b0, i;
+        double tot = 0;
+        for (b0 = 0; b0 < n; b0 += blk) {
+            int64_t b1 = VT__MIN(n, b0 + blk);
+            double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+            for (i = b0; i + 4 <= b1; i += 4) {
+                a0 = VT__ACC(o, a0 + x[i * s]);
+                a1 = VT__ACC(o, a1 + x[(i + 1) * s]);
+                a2 = VT__ACC(o, a2 + x[(i + 2) * s]);
+                a3 = VT__ACC(o, a3 + x[(i + 3) * s]);
+            }
+            for (; i < b1; i++) a0 = VT__ACC(o, a0 + x[i * s]);
+            tot = VT__ACC(o, tot + VT__ACC(o, VT__ACC(o, a0 + a1) + VT__ACC(o, a2 + a3)));
+        }
+        return tot;
+    }
+}
+
+/* Dot product of a[i*sa] and b[i*sb]; also returns sum |a_i b_i| in *abs
+   (for the bound) when abs is not NULL. */
+static double vt__rdot(const vt__ord *o, uint64_t row, const double *a, int64_t sa, const double *b,
+                       int64_t sb, int64_t n, double *abs) {
+    int64_t i;
+    if (abs) {
+        double t = 0;
+        for (i = 0; i < n; i++) t += fabs(a[i * sa] * b[i * sb]);
+        *abs = t;
+    }
+    if (n <= 0) return 0;
+    if (o->chaos || o->f32) {
+        uint64_t h = o->chaos ? vt__ckey(o, row) : 0;
+        int lanes = o->chaos ? 1 + (int)(h % 6) : 4;
+        int64_t rot = o->chaos ? (int64_t)((h >> 8) % (uint64_t)n) : 0;
+        int rev = (int)((h >> 40) & 1), usefma = o->chaos ? (int)((h >> 41) & 1) : o->fma;
+        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, t;
+        int l;
+        for (i = 0; i < n; i++) {
+            int64_t j = (i + rot) % n;
+            double p;
+            if (rev) j = n - 1 - j;
+            if (usefma) acc[i % lanes] = VT__ACC(o, fma(a[j * sa], b[j * sb], acc[i % lanes]));
+            else {
+                p = VT__ACC(o, a[j * sa] * b[j * sb]);
+                acc[i % lanes] = VT__ACC(o, acc[i % lanes] + p);
+            }
+        }
+        t = acc[lanes - 1];
+        for (l = lanes - 2; l >= 0; l--) t = VT__ACC(o, acc[l] + t);
+        return t;
+    } else {
+        double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        for (i = 0; i + 4 <= n; i += 4) {
+            if (o->fma) {
+                a0 = fma(a[i * sa], b[i * sb], a0);
+                a1 = fma(a[(i + 1) * sa], b[(i + 1) * sb], a1);
+                a2 = fma(a[(i + 2) * sa], b[(i + 2) * sb], a2);
+                a3 = fma(a[(i + 3) * sa], b[(i + 3) * sb], a3);
+            } else {
+                a0 += a[i * sa] * b[i * sb];
+                a1 += a[(i + 1) * sa] * b[(i + 1) * sb];
+                a2 += a[(i + 2) * sa] * b[(i + 2) * sb];
+                a3 += a[(i + 3) * sa] * b[(i + 3) * sb];
+            }
+        }
+        for (; i < n; i++) a0 = o->fma ? fma(a[i * sa], b[i * sb], a0) : a0 + a[i * sa] * b[i * sb];
+        return (a0 + a1) + (a2 + a3);
+    }
+}
+
+/* ==========================================================================
+   >>context
+   ========================================================================== */
+
+typedef struct vt__buf { unsigned char *p; size_t n, cap; } vt__buf;
+
+typedef struct vt__entry { int64_t i; float r; int full; } vt__entry;
+typedef struct vt__ents { vt__entry *e; int64_t n, cap; int64_t bad; } vt__ents;
+
+typedef struct vt__logrd {
+    FILE *f;
+    int64_t fsize;
+    vt__buf chunk;      /* current step's body */
+    size_t pos;         /* read position in chunk body */
+    int64_t step;       /* step of the loaded chunk */
+    unsigned char sha[32];
+} vt__logrd;
+
+struct vt__backend;
+
+struct vt_ctx {
+    vt_desc d;
+    vt_status status;
+    char msg[768];
+    void *u;
+    vt__pool pool;
+    vt__worker_arg *wa;
+    vt__arena step, scratch;
+    vt__ord ord;            /* the order for this context */
+    /* tensors */
+    vt_tensor **params; int nparams, cparams;
+    void **pers; int npers, cpers;         /* persistent allocations */
+    vt_tensor **tape; int64_t ntape, ctape;
+    int64_t next_id;
+    int grad_enabled;
+    int in_step;
+    int64_t step_no;
+    /* rounding */
+    int64_t point;          /* rounding point index within the step */
+    uint64_t calls;         /* kernel invocation counter (chaos key) */
+    vt__ents *tents;        /* per-thread entry buffers */
+    vt__ents ents;          /* entries of the current point, in index order */
+    struct vt__rent *rents; int64_t crents; /* auditor: entries read from the log */
+    FILE *logf;             /* trainer: log being written */
+    vt__buf chunk;          /* trainer: current chunk body */
+    vt__logrd rd;           /* auditor: log being read */
+    vt_calib calib;         /* the table in force (copied) */
+    vt_log_stats stats;
+    vt_log_stats kstats[VT_OP_COUNT * 8]; /* per point kind: points, values, entries */
+    int64_t chunk_points, chunk_entries;
+    unsigned char last_chunk_sha[32];
+    /* calibration */
+    int ncal;
+    vt__ord *cal_ord;
+    vt_calib *cal_out;
+    /* commitments */
+    FILE *commitf;
+    vt_sha256_ctx batch;
+    int batch_used;
+    double last_loss;
+    /* optimizers to free */
+    vt_optim **optims; int noptims;
+    const struct vt__backend *be;
+    void *bes;
+};
+
+static vt_status vt__fail(vt_ctx *c, vt_status s, const char *fmt, ...) VT__PRINTF(3, 4);
+static vt_status vt__fail(vt_ctx *c, vt_status s, const char *fmt, ...) {
+    va_list ap;
+    if (!c) return s;
+    if (c->status != VT_OK) return c->status; /* keep the first error */
+    c->status = s;
+    va_start(ap, fmt);
+    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+VTDEF vt_status vt_status_of(const vt_ctx *c) { return c ? c->status : VT_ERR_ARG; }
+VTDEF const char *vt_error_message(const vt_ctx *c) {
+    if (!c) return "no context";
+    return c->status == VT_OK ? "ok" : c->msg;
+}
+VTDEF void vt_clear_error(vt_ctx *c) { if (c) { c->status = VT_OK; c->msg[0] = 0; } }
+VTDEF const vt_desc *vt_ctx_desc(const vt_ctx *c) { return &c->d; }
+VTDEF int64_t vt_step_index(const vt_ctx *c) { return c->step_no; }
+VTDEF void vt_log_stats_get(const vt_ctx *c, vt_log_stats *s) { *s = c->stats; }
+
+static void *vt__xmalloc(vt_ctx *c, size_t n) {
+    void *p = VT_MALLOC(n ? n : 1, c->u);
+    if (!p) vt__fail(c, VT_ERR_NOMEM, "out of memory allocating %zu bytes", n);
+    return p;
+}
+
+static int vt__grow(vt_ctx *c, void **p, int64_t *cap, int64_t need, size_t elt) {
+    if (need <= *cap) return 1;
+    {
+        int64_t nc = VT__MAX(need, *cap * 2 + 16);
+        void *q = VT_REALLOC(*p, (size_t)nc * elt, c->u);
+        if (!q) { vt__fail(c, VT_ERR_NOMEM, "out of memory growing a buffer to %lld items", (long long)nc); return 0; }
+        *p = q; *cap = nc;
+    }
+    return 1;
+}
+
+static int vt__buf_put(vt_ctx *c, vt__buf *b, const void *d, size_t n) {
+    if (b->n + n > b->cap) {
+        size_t nc = VT__MAX(b->n + n, b->cap * 2 + 256);
+        unsigned char *q = (unsigned char *)VT_REALLOC(b->p, nc, c->u);
+        if (!q) { vt__fail(c, VT_ERR_NOMEM, "out of memory growing the log buffer"); return 0; }
+        b->p = q; b->cap = nc;
+    }
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+    return 1;
+}
+
+static void vt__buf_varint(vt_ctx *c, vt__buf *b, uint64_t v) {
+    unsigned char t[10];
+    int n = 0;
+    do { unsigned char x = (unsigned char)(v & 127); v >>= 7; if (v) x |= 128; t[n++] = x; } while (v);
+    vt__buf_put(c, b, t, (size_t)n);
+}
+
+/* reads a varint at *pos from p[0..n); 0 on truncation or overlong */
+static int vt__get_varint(const unsigned char *p, size_t n, size_t *pos, uint64_t *v) {
+    uint64_t r = 0;
+    int sh = 0;
+    while (*pos < n && sh < 64) {
+        unsigned char x = p[(*pos)++];
+        r |= (uint64_t)(x & 127) << sh;
+        if (!(x & 128)) { *v = r; return 1; }
+        sh += 7;
+    }
+    return 0;
+}
+
+static void vt__put_u32(unsigned char *p, uint32_t v) { int i; for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
+static void vt__put_u64(unsigned char *p, uint64_t v) { int i; for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i)); }
+static uint32_t vt__get_u32(const unsigned char *p) { uint32_t v = 0; int i; for (i = 3; i >= 0; i--) v = (v << 8) | p[i]; return v; }
+static uint64_t vt__get_u64(const unsigned char *p) { uint64_t v = 0; int i; for (i = 7; i >= 0; i--) v = (v << 8) | p[i]; return v; }
+
+/* ==========================================================================
+   >>rounding  the numeric contract
+
+   WHERE ROUNDING POINTS ARE. Every op ends in one rounding point per output
+   (a backward op has one per input gradient). The optimizer update has three
+   (the moments and the weights, each over all parameters at once), gradient
+   clipping two (the norm, the scaled gradients), and the learning rate and
+   the loss one each. Ops whose outputs are exact copies of T values (relu,
+   embedding lookup, views, concat, split) have none: nothing there depends
+   on the machine.
+
+   WHAT AN OP HANDS THE ROUNDING POINT. Its binary64 values x[i] and bounds
+   e[i] >= |x[i] - exact[i]|, where exact is the real-number result of the
+   op's definition applied to its (identical, binary32) inputs, valid for any
+   IEEE binary64 implementation, in any summation order, with or without fma.
+   What may differ between two conforming machines is (1) the order, blocking
+   and fusing (fma) of every reduction, and (2) libm results. Arithmetic
+   written out in a kernel runs exactly as written on every backend (no
+   contraction: see the pragmas above, -ffp-contract=off, nvcc -fmad=false),
+   so on identical binary32 inputs it yields identical binary64 results and
+   needs no bound: e = 0 for such values (the optimizer update, scaling,
+   products and sums of two operands). Each kernel derives its bound in a
+   comment beside it. Ingredients:
+     * a sum of n terms in any order: |err| <= gamma(n) sum |terms|,
+       gamma(n) = n u / (1 - n u), u = 2^-53;
+     * a correctly rounded + - * / sqrt on inputs that may differ between
+       machines (because they come from a reduction or libm): u |result|;
+     * a libm function: at most 4 ulps (8u relative) unless documented better,
+       propagated through the formula by its condition number;
+     * a fixed-order outer reduction (a weight gradient summed per sequence,
+       then over sequences left to right): gamma(chunk) + gamma(chunks + 1)
+       instead of gamma(all rows) - the order of the outer sum is part of the
+       op's definition, so every backend must keep it.
+
+   WHAT THE TRAINER DOES. r = RNE32(x). With w = 2e(1 + 2^-20) + 2^-50 |x|
+   (the extra terms cover the rounding of the bound itself and of x +- w), it
+   appends (i, r) to the log iff RNE32(x - w) != RNE32(x + w), comparing bit
+   patterns in an order where -0 < +0 (the sign of zero is part of the hash).
+   Overflow, ties, subnormals and exponent changes need no special case.
+
+   WHAT THE AUDITOR DOES. For a logged index it checks the entry is plausible,
+   RNE32(x' - w') <= r <= RNE32(x' + w'), and takes r; otherwise it rounds
+   its own x'. If the trainer logged nothing, RNE32 is constant on
+   [x - 2e, x + 2e], which contains x' (both are within e of exact): the
+   auditor's rounding equals the trainer's. By induction over points and
+   steps, both hold identical binary32 state.
+
+   COMPACT ENTRIES. The auditor's plausible interval lies inside
+   [x - 5e, x + 5e]; when that spans fewer than 256 binary32 values, an entry
+   stores only the low 8 bits of r's ordered key, which picks r uniquely in
+   the auditor's interval. Otherwise it stores all 32 bits (a flag bit in the
+   index says which).
+
+   BOUND MODES. sound: the bounds above. probabilistic: vt__g uses
+   lambda sqrt(n) u for the sums. calibrated: e is multiplied by a factor
+   per (point kind, size) measured by vt_calibrate and recorded in the log.
+   ========================================================================== */
+
+/* ordered key: consecutive integers over binary32 values, -0 just below +0 */
+static int32_t vt__key(float f) {
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return (b & 0x80000000u) ? -1 - (int32_t)(b & 0x7fffffffu) : (int32_t)b;
+}
+static float vt__unkey(int32_t k) {
+    uint32_t b = k >= 0 ? (uint32_t)k : (0x80000000u | (uint32_t)(-1 - k));
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+static uint32_t vt__fbits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
+static float vt__bitsf(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+
+#define VT__SAFE (1 + 0x1p-20)
+/* e = 0 certifies that every machine computes exactly x: nothing to widen */
+static double vt__widen(double x, double e) { return e > 0 ? 2 * e * VT__SAFE + fabs(x) * 0x1p-50 : 0; }
+
+/* point kinds: op * 8 + slot; slot 0 is the forward output, slot 1+i the
+   gradient of src[i]; the optimizer's slots: 0 m, 1 v, 2 w, 3 lr. */
+static int vt__kind(vt_op op, int slot) { return (int)op * 8 + slot; }
+static void vt__kind_name(int kind, char *buf, size_t n) {
+    static const char *opt[] = {"m", "v", "w", "lr", "momentum", "w", "?", "?"};
+    int op = kind / 8, slot = kind % 8;
+    if (op == VT_OP_OPTIM) snprintf(buf, n, "optim.%s", opt[slot]);
+    else if (op == VT_OP_CLIP) snprintf(buf, n, "clip.%s", slot == 0 ? "norm" : "grad");
+    else if (slot == 0) snprintf(buf, n, "%s", vt_op_name((vt_op)op));
+    else snprintf(buf, n, "%s.d%d", vt_op_name((vt_op)op), slot - 1);
+}
+static void vt__pt_name(int kind, int ndim, const int64_t *dims, char *buf, size_t n) {
+    int i;
+    size_t l;
+    vt__kind_name(kind, buf, n);
+    l = strlen(buf);
+    snprintf(buf + l, n - l, "[");
+    for (i = 0; i < ndim; i++) {
+        l = strlen(buf);
+        snprintf(buf + l, n - l, i ? "x%lld" : "%lld", (long long)dims[i]);
+    }
+    l = strlen(buf);
+    snprintf(buf + l, n - l, "]");
+}
+
+VTDEF int vt_log_kind_stats(const vt_ctx *c, int kind, vt_log_stats *s, char *name, size_t n) {
+    if (kind < 0 || kind >= VT_OP_COUNT * 8) return 0;
+    *s = c->kstats[kind];
+    if (name) vt__kind_name(kind, name, n);
+    return s->points > 0;
+}
+
+static double vt__calib_factor(const vt_calib *t, int kind, int64_t n) {
+    int i;
+    for (i = 0; i < t->count; i++)
+        if (t->e[i].kind == kind && t->e[i].n == n) return t->e[i].factor;
+    return 1.0; /* not calibrated: the sound bound */
+}
+
+typedef struct {
+    vt_ctx *c;
+    double *x;
+    const double *e;
+    double ef;          /* bound factor (calibrated) */
+    int compact;
+} vt__rjob;
+
+static int vt__ents_push(vt_ctx *c, vt__ents *t, int64_t i, float r, int full) {
+    if (!vt__grow(c, (void **)&t->e, &t->cap, t->n + 1, sizeof(vt__entry))) return 0;
+    t->e[t->n].i = i; t->e[t->n].r = r; t->e[t->n].full = full;
+    t->n++;
+    return 1;
+}
+
+/* trainer: round x[lo,hi) in place, collect entries in thread tid's buffer */
+static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__rjob *j = (vt__rjob *)arg;
+    vt__ents *t = &j->c->tents[tid];
+    int64_t i;
+    for (i = lo; i < hi; i++) {
+        double x = j->x[i];
+        float r = (float)x;
+        if (x != x) { if (t->bad < 0) t->bad = i; continue; }
+        if (j->e) {
+            double w = vt__widen(x, j->e[i] * j->ef);
+            int32_t kl = vt__key((float)(x - w)), kh = vt__key((float)(x + w));
+            if (kl != kh && w > 0) {
+                int full = 1;
+                if (j->compact) {
+                    double w5 = 2.5 * w;
+                    int64_t span = (int64_t)vt__key((float)(x + w5)) - (int64_t)vt__key((float)(x - w5));
+                    full = span >= 255;
+                }
+                vt__ents_push(j->c, t, i, r, full);
+            }
+        }
+        j->x[i] = (double)r;
+    }
+}
+
+static void vt__cast_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__rjob *j = (vt__rjob *)arg;
+    vt__ents *t = &j->c->tents[tid];
+    int64_t i;
+    for (i = lo; i < hi; i++) {
+        double x = j->x[i];
+        if (x != x && t->bad < 0) t->bad = i;
+        j->x[i] = (double)(float)x;
+    }
+}
+
+static void vt__nan_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__rjob *j = (vt__rjob *)arg;
+    vt__ents *t = &j->c->tents[tid];
+    int64_t i;
+    for (i = lo; i < hi; i++)
+        if (j->x[i] != j->x[i] && t->bad < 0) t->bad = i;
+}
+
+/* --- log record encoding --------------------------------------------------- */
+
+static void vt__log_put_record(vt_ctx *c, int kind, int ndim, const int64_t *dims, const vt__ents *en) {
+    int64_t prev = -1, k;
+    int i;
+    vt__buf *b = &c->chunk;
+    vt__buf_varint(c, b, (uint64_t)kind);
+    vt__buf_varint(c, b, (uint64_t)ndim);
+    for (i = 0; i < ndim; i++) vt__buf_varint(c, b, (uint64_t)dims[i]);
+    vt__buf_varint(c, b, (uint64_t)en->n);
+    for (k = 0; k < en->n; k++) {
+        const vt__entry *e = &en->e[k];
+        vt__buf_varint(c, b, ((uint64_t)(e->i - prev - 1) << 1) | (uint64_t)(e->full != 0));
+        if (e->full) {
+            unsigned char t[4];
+            vt__put_u32(t, vt__fbits(e->r));
+            vt__buf_put(c, b, t, 4);
+            c->stats.entries_full++;
+        } else {
+            unsigned char t = (unsigned char)((uint32_t)vt__key(e->r) & 0xFF);
+            vt__buf_put(c, b, &t, 1);
+        }
+        prev = e->i;
+    }
+    c->chunk_points++;
+    c->chunk_entries += en->n;
+}
+
+/* auditor: parse the next record; entries get r = NaN and full=0 with the
+   low byte in i's high bits when compact (resolved against x' later). */
+typedef struct vt__rent { int64_t i; uint32_t v; int full; } vt__rent;
+
+static vt_status vt__log_get_record(vt_ctx *c, int kind, int ndim, const int64_t *dims, int64_t n,
+                                    vt__rent **out, int64_t *nout, int64_t *cap) {
+    vt__logrd *r = &c->rd;
+    const unsigned char *p = r->chunk.p;
+    size_t len = r->chunk.n;
+    uint64_t lk, lnd, ld[VT_MAX_DIMS], ne, v;
+    int i, same;
+    int64_t k, prev = -1;
+    char want[128], have[128];
+    vt__pt_name(kind, ndim, dims, want, sizeof want);
+    if (r->pos >= len)
+        return vt__fail(c, VT_ERR_DESYNC, "log desync at step %lld, point %lld: the log's step chunk has no more records, replay is %s",
+                        (long long)c->step_no, (long long)c->point, want);
+    if (!vt__get_varint(p, len, &r->pos, &lk) || !vt__get_varint(p, len, &r->pos, &lnd) || lnd > VT_MAX_DIMS)
+        return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld: bad record header", (long long)c->step_no, (long long)c->point);
+    for (i = 0; i < (int)lnd; i++)
+        if (!vt__get_varint(p, len, &r->pos, &ld[i]))
+            return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld: bad record shape", (long long)c->step_no, (long long)c->point);
+    {
+        int64_t d64[VT_MAX_DIMS];
+        for (i = 0; i < (int)lnd; i++) d64[i] = (int64_t)ld[i];
+        vt__pt_name((int)lk, (int)lnd, d64, have, sizeof have);
+    }
+    same = (int)lk == kind && (int)lnd == ndim;
+    for (i = 0; same && i < ndim; i++) same = (int64_t)ld[i] == dims[i];
+    if (!same)
+        return vt__fail(c, VT_ERR_DESYNC, "log desync at step %lld, point %lld: log has %s, replay is %s",
+                        (long long)c->step_no, (long long)c->point, have, want);
+    if (!vt__get_varint(p, len, &r->pos, &ne) || ne > (uint64_t)n)
+        return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld (%s): bad entry count",
+                        (long long)c->step_no, (long long)c->point, have);
+    if (!vt__grow(c, (void **)out, cap, (int64_t)ne, sizeof(vt__rent))) return c->status;
+    for (k = 0; k < (int64_t)ne; k++) {
+        vt__rent *e = &(*out)[k];
+        if (!vt__get_varint(p, len, &r->pos, &v))
+            return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld (%s): truncated entry %lld",
+                            (long long)c->step_no, (long long)c->point, have, (long long)k);
+        e->i = prev + 1 + (int64_t)(v >> 1);
+        e->full = (int)(v & 1);
+        if (e->i >= n || e->i < 0)
+            return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld (%s): entry index %lld out of range %lld",
+                            (long long)c->step_no, (long long)c->point, have, (long long)e->i, (long long)n);
+        if (r->pos + (e->full ? 4 : 1) > len)
+            return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld (%s): truncated entry %lld",
+                            (long long)c->step_no, (long long)c->point, have, (long long)k);
+        if (e->full) { e->v = vt__get_u32(p + r->pos); r->pos += 4; }
+        else { e->v = p[r->pos]; r->pos += 1; }
+        prev = e->i;
+    }
+    *nout = (int64_t)ne;
+    return VT_OK;
+}
+
+/* --- the rounding point -------------------------------------------------- */
+
+/* Round x[0,n) in place to binary32 values (kept as doubles). kind and dims
+   name the point in the log and in errors. e may be NULL (exact op). */
+static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double *x, double *e, int64_t n) {
+    vt__rjob job;
+    int t, nt = c->pool.n;
+    int64_t bad = -1;
+    char nm[128];
+    if (c->status != VT_OK) return;
+    if (c->d.mode == VT_MODE_FP64) {
+        for (t = 0; t < nt; t++) c->tents[t].bad = -1;
+        job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0;
+        vt__parallel(&c->pool, n, n, vt__nan_task, &job);
+        for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
+        if (bad >= 0) goto nonfinite;
+        c->point++;
+        return;
+    }
+    if (!c->in_step) { /* evaluation between steps: a plain cast, nothing logged */
+        for (t = 0; t < nt; t++) c->tents[t].bad = -1;
+        job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0;
+        vt__parallel(&c->pool, n, n, vt__cast_task, &job);
+        for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
+        if (bad >= 0) goto nonfinite;
+        return;
+    }
+    c->stats.points++;
+    c->stats.values += n;
+    if (kind >= 0 && kind < VT_OP_COUNT * 8) { c->kstats[kind].points++; c->kstats[kind].values += n; }
+    job.c = c; job.x = x; job.ef = 1;
+    job.compact = c->d.compact_log >= 0;
+    job.e = (c->d.mode == VT_MODE_VERIFIED) ? e : NULL;
+    if (job.e && c->d.bound == VT_BOUND_CALIBRATED) job.ef = vt__calib_factor(&c->calib, kind, n);
+    for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
+
+    if (c->d.mode != VT_MODE_VERIFIED || (c->d.role == VT_ROLE_TRAIN && !c->logf)) {
+        /* no log: a plain cast (round-only, native, or training without a log) */
+        vt__parallel(&c->pool, n, n, job.e ? vt__round_task : vt__cast_task, &job);
+        for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
+        if (bad >= 0) goto nonfinite;
+        for (t = 0; t < nt; t++) {
+            c->stats.entries += c->tents[t].n;
+            if (kind >= 0 && kind < VT_OP_COUNT * 8) c->kstats[kind].entries += c->tents[t].n;
+        }
+        c->point++;
+        return;
+    }
+
+    if (c->d.role == VT_ROLE_TRAIN) {
+        vt__parallel(&c->pool, n, 8 * n, vt__round_task, &job);
+        for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
+        if (bad >= 0) goto nonfinite;
+        c->ents.n = 0;
+        for (t = 0; t < nt; t++) {
+            int64_t k;
+            vt__ents *te = &c->tents[t];
+            for (k = 0; k < te->n; k++) vt__ents_push(c, &c->ents, te->e[k].i, te->e[k].r, te->e[k].full);
+        }
+        c->stats.entries += c->ents.n;
+        vt__log_put_record(c, kind, ndim, dims, &c->ents);
+    } else {
+        /* auditor: read this point's record, resolve entries against our own
+           x' and e' before rounding, round everything, then apply entries */
+        int64_t ne = 0, k;
+        if (vt__log_get_record(c, kind, ndim, dims, n, &c->rents, &ne, &c->crents) != VT_OK) return;
+        c->ents.n = 0;
+        for (k = 0; k < ne; k++) {
+            vt__rent *en = &c->rents[k];
+            double xv = x[en->i], w = job.e ? vt__widen(xv, job.e[en->i] * job.ef) : 0;
+            int32_t kl = vt__key((float)(xv - w)), kh = vt__key((float)(xv + w)), kr;
+            float r;
+            if (en->full) { r = vt__bitsf(en->v); kr = vt__key(r); }
+            else { kr = kl + (int32_t)((en->v - (uint32_t)kl) & 0xFFu); r = vt__unkey(kr); }
+            if (r != r || kr < kl || kr > kh) {
+                vt__pt_name(kind, ndim, dims, nm, sizeof nm);
+                vt__fail(c, VT_ERR_IMPLAUSIBLE,
+                         "implausible log entry at step %lld, point %lld (%s), index %lld: log value %.9g (bits %08x%s) "
+                         "is outside the auditor's interval [%.9g, %.9g] around its own value %.17g",
+                         (long long)c->step_no, (long long)c->point, nm, (long long)en->i, (double)r,
+                         (unsigned)(en->full ? en->v : en->v), en->full ? "" : ", low 8 bits of key",
+                         (double)vt__unkey(kl), (double)vt__unkey(kh), xv);
+                return;
+            }
+            vt__ents_push(c, &c->ents, en->i, r, en->full);
+        }
+        job.e = NULL; /* plain rounding for the rest */
+        vt__parallel(&c->pool, n, n, vt__cast_task, &job);
+        for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
+        if (bad >= 0) goto nonfinite;
+        for (k = 0; k < c->ents.n; k++) x[c->ents.e[k].i] = (double)c->ents.e[k].r;
+        c->stats.entries += ne;
+        c->chunk_points++;
+        c->chunk_entries += ne;
+    }
+    if (kind >= 0 && kind < VT_OP_COUNT * 8) c->kstats[kind].entries += c->ents.n;
+    c->point++;
+    return;
+nonfinite:
+    vt__pt_name(kind, ndim, dims, nm, sizeof nm);
+    vt__fail(c, VT_ERR_NONFINITE, "non-finite value (NaN) at step %lld, point %lld (%s), element %lld: check the inputs of this step",
+             (long long)c->step_no, (long long)c->point, nm, (long long)bad);
+}
+
+/* ==========================================================================
+   >>gemm  blocked binary64 matrix product with its error bound
+
+   C[M,N] = C0 + bias[N] + sum_k A[m,k] B[k,n], where C0 is C's old value when
+   accumulating and 0 otherwise. A and B are read through strides, so any
+   transpose is free. K is split into chunks of `kchunk` terms: each chunk's
+   partial product P_b is an order-free sum (k-blocks, micro-kernel order,
+   fma: anything); the partials are then added to C in chunk order,
+   C = ((C0 + P_1) + P_2) + ... . With one chunk the whole thing is one
+   order-free sum of K + 2 terms.
+
+   Bound (per element). S = sum_k |a_mk b_kn| <= min(|a_m|_2 |b_n|_2,
+   max|a_m| sum|b_n|, sum|a_m| max|b_n|), computed from per-row and
+   per-column statistics in O((M+N)K). One chunk: e = gamma(K+2)(S + |C0| +
+   |bias|). Chunks of length kc, nch of them: each partial is within
+   gamma(kc) S_b of exact, and the nch + 1 ordered additions add at most
+   gamma(nch+1) (|C0| + sum |P_b|), so e = (gamma(kc) + gamma(nch+1)(1 +
+   gamma(kc))) (S + |C0|). A weight gradient over B sequences of T rows costs
+   (T + B) u S instead of B T u S: the "fixed-order outer reduction" lever.
+   Products of binary32 values are exact, so when S + |C0| + |bias| is below
+   2^(L+53), L the lowest set bit any term can have (from per-row and
+   per-column minima), every order computes the exact result and e = 0.
+
+   Micro-kernel: MR x NR = 6 x 8 doubles held in registers (12 AVX2
+   accumulators), k-blocks of `block` (256), packing into panels that are
+   contiguous in k. Plain C that gcc and clang vectorise; fma() where the
+   hardware has it (an explicit request, so -ffp-contract=off is kept).
+   vt__gemm_naive below is the reference it is tested against.
+   ========================================================================== */
+
+#define VT__MR 6
+#define VT__NR 8
+#define VT__NRF 16
+#define VT__MC 96
+#define VT__NC 256
+
+static void vt__ukr64(int64_t kc, const double *a, const double *b, double *t, int64_t ldt, int mr, int nr,
+                      int first, int usefma) {
+    double acc[VT__MR][VT__NR];
+    int i, j;
+    int64_t k;
+    for (i = 0; i < VT__MR; i++)
+        for (j = 0; j < VT__NR; j++) acc[i][j] = 0;
+    if (usefma) {
+        for (k = 0; k < kc; k++) {
+            const double *ak = a + k * VT__MR, *bk = b + k * VT__NR;
+            for (i = 0; i < VT__MR; i++)
+                for (j = 0; j < VT__NR; j++) acc[i][j] = fma(ak[i], bk[j], acc[i][j]);
+        }
+    } else {
+        for (k = 0; k < kc; k++) {
+            const double *ak = a + k * VT__MR, *bk = b + k * VT__NR;
+            for (i = 0; i < VT__MR; i++)
+                for (j = 0; j < VT__NR; j++) acc[i][j] = acc[i][j] + ak[i] * bk[j];
+        }
+    }
+    if (first) {
+        for (i = 0; i < mr; i++)
+            for (j = 0; j < nr; j++) t[i * ldt + j] = acc[i][j];
+    } else if (mr == VT__MR && nr == VT__NR) {
+        for (i = 0; i < VT__MR; i++)
+            for (j = 0; j < VT__NR; j++) t[i * ldt + j] += acc[i][j];
+    } else {
+        for (i = 0; i < mr; i++)
+            for (j = 0; j < nr; j++) t[i * ldt + j] += acc[i][j];
+    }
+}
+
+/* binary32 micro-kernel for VT_MODE_NATIVE: products and sums in float */
+static void vt__ukr32(int64_t kc, const float *a, const float *b, double *t, int64_t ldt, int mr, int nr,
+                      int first, int usefma) {
+    float acc[VT__MR][VT__NRF];
+    int i, j;
+    int64_t k;
+    for (i = 0; i < VT__MR; i++)
+        for (j = 0; j < VT__NRF; j++) acc[i][j] = 0;
+    for (k = 0; k < kc; k++) {
+        const float *ak = a + k * VT__MR, *bk = b + k * VT__NRF;
+        for (i = 0; i < VT__MR; i++)
+            for (j = 0; j < VT__NRF; j++)
+                acc[i][j] = usefma ? fmaf(ak[i], bk[j], acc[i][j]) : acc[i][j] + ak[i] * bk[j];
+    }
+    for (i = 0; i < mr; i++)
+        for (j = 0; j < nr; j++) t[i * ldt + j] = first ? (double)acc[i][j] : vt__f32r(t[i * ldt + j] + (double)acc[i][j]);
+}
+
+typedef struct vt__gemm {
+    vt_ctx *c;
+    const vt__ord *o;
+    int64_t M, N, K;
+    const double *A; int64_t sam, sak;
+    const double *B; int64_t sbk, sbn;
+    double *C; int64_t ldc;
+    int64_t kchunk, nch;
+    int64_t mc, nc, tm, tn;
+    double *part;          /* chunk-parallel partials (nch * M * N) */
+    void **tbuf;           /* per-thread packing buffers */
+    size_t tbytes;
+} vt__gemm;
+
+/* the k-blocks of chunk ch: their size and visiting order, fma per block */
+static void vt__gemm_blocks(const vt__gemm *g, int64_t ch, int64_t *kc, int64_t *nblk, int64_t *rot, int *rev,
+                            uint64_t *fmamask) {
+    int64_t len = VT__MIN(g->K, (ch + 1) * g->kchunk) - ch * g->kchunk;
+    *kc = g->o->block;
+    *rot = 0; *rev = 0;
+    *fmamask = g->o->fma ? ~(uint64_t)0 : 0;
+    if (g->o->chaos) {
+        static const int64_t sizes[6] = {7, 24, 64, 100, 256, 512};
+        uint64_t h = vt__ckey(g->o, (uint64_t)ch);
+        *kc = sizes[h % 6];
+        *fmamask = vt__mix(h);
+        *rev = (int)((h >> 50) & 1);
+    }
+    *nblk = (len + *kc - 1) / *kc;
+    if (g->o->chaos && *nblk > 0) *rot = (int64_t)((vt__mix(*fmamask) >> 3) % (uint64_t)*nblk);
+}
+
+static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
+    int64_t ir, k;
+    int i;
+    for (ir = 0; ir < mb; ir += VT__MR) {
+        double *p = ap + ir * kb;
+        for (k = 0; k < kb; k++)
+            for (i = 0; i < VT__MR; i++)
+                p[k * VT__MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
+    }
+}
+static void vt__pack_b64(const vt__gemm *g, double *bp, int64_t n0, int64_t nb, int64_t k0, int64_t kb) {
+    int64_t jr, k;
+    int j;
+    for (jr = 0; jr < nb; jr += VT__NR) {
+        double *p = bp + jr * kb;
+        for (k = 0; k < kb; k++) {
+            const double *brow = g->B + (k0 + k) * g->sbk;
+            if (jr + VT__NR <= nb && g->sbn == 1)
+                for (j = 0; j < VT__NR; j++) p[k * VT__NR + j] = brow[n0 + jr + j];
+            else
+                for (j = 0; j < VT__NR; j++) p[k * VT__NR + j] = (jr + j < nb) ? brow[(n0 + jr + j) * g->sbn] : 0.0;
+        }
+    }
+}
+static void vt__pack_a32(const vt__gemm *g, float *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
+    int64_t ir, k;
+    int i;
+    for (ir = 0; ir < mb; ir += VT__MR)
+        for (k = 0; k < kb; k++)
+            for (i = 0; i < VT__MR; i++)
+                ap[ir * kb + k * VT__MR + i] = (ir + i < mb) ? (float)g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0f;
+}
+static void vt__pack_b32(const vt__gemm *g, float *bp, int64_t n0, int64_t nb, int64_t k0, int64_t kb) {
+    int64_t jr, k;
+    int j;
+    for (jr = 0; jr < nb; jr += VT__NRF)
+        for (k = 0; k < kb; k++)
+            for (j = 0; j < VT__NRF; j++)
+                bp[jr * kb + k * VT__NRF + j] = (jr + j < nb) ? (float)g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0f;
+}
+
+/* one output tile [m0,m0+mb) x [n0,n0+nb), chunk ch, into t (ld ldt);
+   first: t is overwritten by the chunk's partial, else accumulated into */
+static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb, int64_t ch,
+                          double *t, int64_t ldt, int first) {
+    int64_t kc, nblk, rot, bi, ir, jr;
+    int rev;
+    uint64_t fm;
+    int64_t cbase = ch * g->kchunk, cend = VT__MIN(g->K, cbase + g->kchunk);
+    unsigned char *buf = (unsigned char *)g->tbuf[tid];
+    int f32 = g->o->f32;
+    vt__gemm_blocks(g, ch, &kc, &nblk, &rot, &rev, &fm);
+    for (bi = 0; bi < nblk; bi++) {
+        int64_t b = (bi + rot) % nblk, k0, kb;
+        int usefma;
+        if (rev) b = nblk - 1 - b;
+        k0 = cbase + b * kc;
+        kb = VT__MIN(cend, k0 + kc) - k0;
+        usefma = (int)((fm >> (b & 63)) & 1);
+        if (!f32) {
+            double *ap = (double *)buf, *bp = ap + VT__MC * kc;
+            vt__pack_a64(g, ap, m0, mb, k0, kb);
+            vt__pack_b64(g, bp, n0, nb, k0, kb);
+            for (jr = 0; jr < nb; jr += VT__NR)
+                for (ir = 0; ir < mb; ir += VT__MR)
+                    vt__ukr64(kb, ap + ir * kb, bp + jr * kb, t + ir * ldt + jr, ldt, (int)VT__MIN(VT__MR, mb - ir),
+                              (int)VT__MIN(VT__NR, nb - jr), first && bi == 0, usefma);
+        } else {
+            float *ap = (float *)buf, *bp = ap + VT__MC * kc;
+            vt__pack_a32(g, ap, m0, mb, k0, kb);
+            vt__pack_b32(g, bp, n0, nb, k0, kb);
+            for (jr = 0; jr < nb; jr += VT__NRF)
+                for (ir = 0; ir < mb; ir += VT__MR)
+                    vt__ukr32(kb, ap + ir * kb, bp + jr * kb, t + ir * ldt + jr, ldt, (int)VT__MIN(VT__MR, mb - ir),
+                              (int)VT__MIN(VT__NRF, nb - jr), first && bi == 0, usefma);
+        }
+    }
+}
+
+static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__gemm *g = (vt__gemm *)arg;
+    int64_t task;
+    for (task = lo; task < hi; task++) {
+        int64_t ti = task / g->tn, tj = task % g->tn;
+        int64_t m0 = ti * g->mc, n0 = tj * g->nc;
+        int64_t mb = VT__MIN(g->mc, g->M - m0), nb = VT__MIN(g->nc, g->N - n0), ch, i, j;
+        double *C = g->C + m0 * g->ldc + n0;
+        if (g->nch == 1) {
+            vt__gemm_tile(g, tid, m0, mb, n0, nb, 0, C, g->ldc, 0);
+            continue;
+        }
+        {
+            double *T = (double *)((unsigned char *)g->tbuf[tid] + g->tbytes - sizeof(double) * VT__MC * VT__NC);
+            for (ch = 0; ch < g->nch; ch++) {
+                vt__gemm_tile(g, tid, m0, mb, n0, nb, ch, T, VT__NC, 1);
+                for (i = 0; i < mb; i++)
+                    for (j = 0; j < nb; j++) C[i * g->ldc + j] = VT__ACC(g->o, C[i * g->ldc + j] + T[i * VT__NC + j]);
+            }
+        }
+    }
+}
+
+/* chunk-parallel: chunk ch's partial for the whole output into part[ch] */
+static void vt__gemm_chunk_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__gemm *g = (vt__gemm *)arg;
+    int64_t ch, m0, n0;
+    for (ch = lo; ch < hi; ch++) {
+        double *P = g->part + ch * g->M * g->N;
+        for (m0 = 0; m0 < g->M; m0 += VT__MC)
+            for (n0 = 0; n0 < g->N; n0 += VT__NC)
+                vt__gemm_tile(g, tid, m0, VT__MIN(VT__MC, g->M - m0), n0, VT__MIN(VT__NC, g->N - n0), ch,
+                              P + m0 * g->N + n0, g->N, 1);
+    }
+}
+
+static void vt__gemm_sum_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__gemm *g = (vt__gemm *)arg;
+    int64_t m, n, ch;
+    (void)tid;
+    for (m = lo; m < hi; m++)
+        for (ch = 0; ch < g->nch; ch++) {
+            const double *P = g->part + ch * g->M * g->N + m * g->N;
+            double *C = g->C + m * g->ldc;
+            for (n = 0; n < g->N; n++) C[n] = VT__ACC(g->o, C[n] + P[n]);
+        }
+}
+
+static void *vt__scratch(vt_ctx *c, size_t n);
+
+/* per-thread packing buffers, grown on demand, kept in the context */
+static void **vt__tbufs(vt_ctx *c, size_t bytes);
+
+/* C (+)= A B as described above. C must already hold C0 + bias (the op
+   layer initialises it). */
+static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                         int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk) {
+    vt__gemm g;
+    int nt = c->pool.n;
+    if (M <= 0 || N <= 0 || K <= 0) return;
+    memset(&g, 0, sizeof g);
+    g.c = c; g.o = o; g.M = M; g.N = N; g.K = K;
+    g.A = A; g.sam = sam; g.sak = sak; g.B = B; g.sbk = sbk; g.sbn = sbn; g.C = C; g.ldc = ldc;
+    g.kchunk = (kchunk <= 0 || kchunk > K) ? K : kchunk;
+    g.nch = (K + g.kchunk - 1) / g.kchunk;
+    {
+        int64_t kcmax = o->chaos ? 512 : o->block;
+        g.tbytes = sizeof(double) * (size_t)(VT__MC * kcmax + kcmax * (VT__NC + VT__NRF)) + sizeof(double) * VT__MC * VT__NC;
+        g.tbuf = vt__tbufs(c, g.tbytes);
+        if (!g.tbuf) return;
+    }
+    g.mc = VT__MC; g.nc = VT__NC;
+    g.tm = (M + g.mc - 1) / g.mc; g.tn = (N + g.nc - 1) / g.nc;
+    if (g.nch > 1 && g.tm * g.tn < nt && nt > 1) {
+        /* few output tiles, a long chunked reduction: chunks in parallel, then
+           an ordered sum; per-element results are the same as the tiled path */
+        g.part = (double *)vt__scratch(c, sizeof(double) * (size_t)(g.nch * M * N));
+        if (!g.part) return;
+        vt__parallel(&c->pool, g.nch, 2 * M * N * K, vt__gemm_chunk_task, &g);
+        vt__parallel(&c->pool, M, M * N * g.nch, vt__gemm_sum_task, &g);
+        return;
+    }
+    /* shrink tiles so that every thread has work (results do not depend on tiling) */
+    while (g.tm * g.tn < 2 * nt && g.mc > VT__MR * 2) {
+        g.mc = ((g.mc / 2 + VT__MR - 1) / VT__MR) * VT__MR;
+        g.tm = (M + g.mc - 1) / g.mc;
+    }
+    vt__parallel(&c->pool, g.tm * g.tn, 2 * M * N * K, vt__gemm_task, &g);
+}
+
+/* reference: the textbook triple loop in binary64 (for tests) */
+static VT__UNUSED void vt__gemm_naive(int64_t M, int64_t N, int64_t K, const double *A, int64_t sam, int64_t sak,
+                                      const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc) {
+    int64_t m, n, k;
+    for (m = 0; m < M; m++)
+        for (n = 0; n < N; n++) {
+            double s = C[m * ldc + n];
+            for (k = 0; k < K; k++) s += A[m * sam + k * sak] * B[k * sbk + n * sbn];
+            C[m * ldc + n] = s;
+        }
+}
+
+typedef struct {
+    const double *X; int64_t s_outer, s_k; int64_t K;
+    double *n1, *n2, *mx;
+    int *lsb;
+} vt__stat_job;
+
+static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__stat_job *j = (vt__stat_job *)arg;
+    int64_t r, k;
+    (void)tid;
+    for (r = lo; r < hi; r++) {
+        const double *x = j->X + r * j->s_outer;
+        double s1 = 0, s2 = 0, m = 0;
+        int L = VT__LSB_NONE;
+        for (k = 0; k < j->K; k++) {
+            double a = fabs(x[k * j->s_k]);
+            s1 += a; s2 += a * a;
+            if (a > m) m = a;
+            if (a != 0) { int l = vt__lsb(a); if (l < L) L = l; }
+        }
+        j->n1[r] = s1; j->n2[r] = sqrt(s2); j->mx[r] = m; j->lsb[r] = L;
+    }
+}
+
+typedef struct {
+    const vt__stat_job *a, *b;
+    const vt__ord *o;
+    int64_t nterms;
+    double G;
+    const double *C0; int64_t ldc; const double *bias;
+    double *E; int64_t N;
+} vt__gbound_job;
+
+static void vt__gbound_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__gbound_job *j = (vt__gbound_job *)arg;
+    int64_t m, n;
+    (void)tid;
+    for (m = lo; m < hi; m++) {
+        double a1 = j->a->n1[m], a2 = j->a->n2[m], am = j->a->mx[m];
+        int la = j->a->lsb[m];
+        for (n = 0; n < j->N; n++) {
+            double s = a2 * j->b->n2[n], t = am * j->b->n1[n], u = a1 * j->b->mx[n];
+            int L = (la >= VT__LSB_NONE || j->b->lsb[n] >= VT__LSB_NONE) ? VT__LSB_NONE : la + j->b->lsb[n];
+            if (t < s) s = t;
+            if (u < s) s = u;
+            if (j->C0) { s += fabs(j->C0[m * j->ldc + n]); L = VT__MIN(L, vt__lsb(j->C0[m * j->ldc + n])); }
+            if (j->bias) { s += fabs(j->bias[n]); L = VT__MIN(L, vt__lsb(j->bias[n])); }
+            /* exact in any order (see vt__sum_bound) or the bound of the section */
+            j->E[m * j->N + n] = vt__sum_bound(j->o, 2, s, L) == 0 ? 0 : j->G * s;
+        }
+    }
+}
+
+/* E[M,N] (contiguous) = the bound above; call before vt__gemm_run while C
+   still holds C0 (pass C0 = NULL when not accumulating). */
+static void vt__gemm_bound(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                           int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0, int64_t ldc,
+                           const double *bias, int64_t kchunk, double *E) {
+    vt__stat_job sa, sb;
+    vt__gbound_job gb;
+    double *st = (double *)vt__scratch(c, sizeof(double) * 3 * (size_t)(M + N));
+    int *ls = (int *)vt__scratch(c, sizeof(int) * (size_t)(M + N));
+    int64_t kc = (kchunk <= 0 || kchunk > K) ? K : kchunk, nch = K > 0 ? (K + kc - 1) / kc : 1;
+    if (!st || !ls) return;
+    sa.X = A; sa.s_outer = sam; sa.s_k = sak; sa.K = K; sa.n1 = st; sa.n2 = st + M; sa.mx = st + 2 * M; sa.lsb = ls;
+    sb.X = B; sb.s_outer = sbn; sb.s_k = sbk; sb.K = K; sb.n1 = st + 3 * M; sb.n2 = sb.n1 + N; sb.mx = sb.n2 + N; sb.lsb = ls + M;
+    vt__parallel(&c->pool, M, M * K, vt__stat_task, &sa);
+    vt__parallel(&c->pool, N, N * K, vt__stat_task, &sb);
+    gb.a = &sa; gb.b = &sb; gb.o = o; gb.C0 = C0; gb.ldc = ldc; gb.bias = bias; gb.E = E; gb.N = N;
+    gb.G = nch > 1 ? vt__g(o, kc) + vt__g(o, nch + 1) * (1 + vt__g(o, kc)) : vt__g(o, K + 2);
+    vt__parallel(&c->pool, M, M * N, vt__gbound_task, &gb);
+}
+
+/* ==========================================================================
+   >>tensors
+   ========================================================================== */
+
+VTDEF int64_t vt_numel(const vt_tensor *t) {
+    int64_t n = 1;
+    int i;
+    if (!t) return 0;
+    for (i = 0; i < t->ndim; i++) n *= t->ne[i];
+    return n;
+}
+
+VTDEF int vt_is_contiguous(const vt_tensor *t) {
+    int64_t s = 1;
+    int i;
+    for (i = t->ndim - 1; i >= 0; i--) {
+        if (t->ne[i] != 1 && t->nb[i] != s) return 0;
+        s *= t->ne[i];
+    }
+    return 1;
+}
+
+VTDEF void vt_set_name(vt_tensor *t, const char *name) {
+    if (!t) return;
+    snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+}
+
+static double *vt__d(const vt_tensor *t) { return (double *)t->data; }
+static int32_t *vt__i(const vt_tensor *t) { return (int32_t *)t->data; }
+
+static void vt__shape_str(const vt_tensor *t, char *buf, size_t n) {
+    int i;
+    size_t l;
+    snprintf(buf, n, "(");
+    for (i = 0; t && i < t->ndim; i++) {
+        l = strlen(buf);
+        snprintf(buf + l, n - l, i ? ",%lld" : "%lld", (long long)t->ne[i]);
+    }
+    l = strlen(buf);
+    snprintf(buf + l, n - l, ")");
+}
+
+static void *vt__scratch(vt_ctx *c, size_t n) {
+    void *p = vt__arena_alloc(&c->scratch, n);
+    if (!p) vt__fail(c, VT_ERR_NOMEM, "out of memory: %zu bytes of op scratch", n);
+    return p;
+}
+
+static void **vt__tbufs(vt_ctx *c, size_t bytes) {
+    /* one buffer per thread, from the scratch arena */
+    void **b = (void **)vt__scratch(c, sizeof(void *) * (size_t)c->pool.n);
+    int i;
+    if (!b) return NULL;
+    for (i = 0; i < c->pool.n; i++) {
+        b[i] = vt__scratch(c, bytes);
+        if (!b[i]) return NULL;
+    }
+    return b;
+}
+
+static void *vt__persist_alloc(vt_ctx *c, size_t n) {
+    void *p;
+    int64_t cap = c->cpers;
+    if (!vt__grow(c, (void **)&c->pers, &cap, c->npers + 1, sizeof(void *))) return NULL;
+    c->cpers = (int)cap;
+    p = vt__xmalloc(c, n);
+    if (!p) return NULL;
+    memset(p, 0, n);
+    c->pers[c->npers++] = p;
+    return p;
+}
+
+static int vt__check_shape(vt_ctx *c, int ndim, const int64_t *ne, const char *what) {
+    int i;
+    if (ndim < 0 || ndim > VT_MAX_DIMS || (ndim > 0 && !ne)) {
+        vt__fail(c, VT_ERR_SHAPE, "%s: %d dimensions (1..%d allowed)", what, ndim, VT_MAX_DIMS);
+        return 0;
+    }
+    for (i = 0; i < ndim; i++)
+        if (ne[i] < 0) { vt__fail(c, VT_ERR_SHAPE, "%s: dimension %d is %lld", what, i, (long long)ne[i]); return 0; }
+    return 1;
+}
+
+static vt_tensor *vt__mk(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne, int persist, int alloc_data) {
+    vt_tensor *t;
+    int64_t n = 1, s = 1;
+    int i;
+    if (c->status != VT_OK) return NULL;
+    if (!vt__check_shape(c, ndim, ne, "new tensor")) return NULL;
+    t = (vt_tensor *)(persist ? vt__persist_alloc(c, sizeof(vt_tensor)) : vt__arena_alloc(&c->step, sizeof(vt_tensor)));
+    if (!t) { vt__fail(c, VT_ERR_NOMEM, "out of memory for a tensor header"); return NULL; }
+    memset(t, 0, sizeof *t);
+    t->dtype = dt;
+    t->ndim = ndim;
+    for (i = ndim - 1; i >= 0; i--) { t->ne[i] = ne[i]; t->nb[i] = s; s *= ne[i]; }
+    for (i = 0; i < ndim; i++) n *= ne[i];
+    t->id = c->next_id++;
+    t->grad_fresh = 1;
+    if (persist) t->flags |= VT_FLAG_PERSIST;
+    if (alloc_data) {
+        size_t bytes = (size_t)(n ? n : 1) * (dt == VT_I32 ? sizeof(int32_t) : sizeof(double));
+        t->data = persist ? vt__persist_alloc(c, bytes) : vt__arena_alloc(&c->step, bytes);
+        if (!t->data) { vt__fail(c, VT_ERR_NOMEM, "out of memory for tensor data (%zu bytes)", bytes); return NULL; }
+        if (!persist) memset(t->data, 0, bytes);
+    }
+    return t;
+}
+
+VTDEF vt_tensor *vt_new(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne) { return vt__mk(c, dt, ndim, ne, 0, 1); }
+VTDEF vt_tensor *vt_new_persistent(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne) { return vt__mk(c, dt, ndim, ne, 1, 1); }
+
+VTDEF vt_tensor *vt_param(vt_ctx *c, const char *name, int ndim, const int64_t *ne) {
+    vt_tensor *t, *g;
+    int64_t cap;
+    int i;
+    if (c->in_step) { vt__fail(c, VT_ERR_STATE, "vt_param(%s): parameters are created outside a step", name ? name : ""); return NULL; }
+    for (i = 0; i < c->nparams && name; i++)
+        if (!strcmp(c->params[i]->name, name)) { vt__fail(c, VT_ERR_ARG, "vt_param: a parameter named '%s' exists already", name); return NULL; }
+    t = vt__mk(c, c->d.mode == VT_MODE_FP64 ? VT_F64 : VT_F32, ndim, ne, 1, 1);
+    g = vt__mk(c, t ? t->dtype : VT_F32, ndim, ne, 1, 1);
+    if (!t || !g) return NULL;
+    t->flags |= VT_FLAG_PARAM | VT_FLAG_GRAD;
+    t->grad = g;
+    vt_set_name(t, name);
+    cap = c->cparams;
+    if (!vt__grow(c, (void **)&c->params, &cap, c->nparams + 1, sizeof(vt_tensor *))) return NULL;
+    c->cparams = (int)cap;
+    c->params[c->nparams++] = t;
+    return t;
+}
+
+VTDEF int vt_param_count(const vt_ctx *c) { return c->nparams; }
+VTDEF vt_tensor *vt_param_at(const vt_ctx *c, int i) { return (i >= 0 && i < c->nparams) ? c->params[i] : NULL; }
+VTDEF int64_t vt_param_numel(const vt_ctx *c) {
+    int64_t n = 0;
+    int i;
+    for (i = 0; i < c->nparams; i++) n += vt_numel(c->params[i]);
+    return n;
+}
+
+/* element offsets of a (possibly strided) tensor, in logical row-major order */
+static int64_t vt__off(const vt_tensor *t, int64_t li) {
+    int64_t off = 0;
+    int d;
+    for (d = t->ndim - 1; d >= 0; d--) {
+        int64_t i = li % t->ne[d];
+        li /= t->ne[d];
+        off += i * t->nb[d];
+    }
+    return off;
+}
+
+VTDEF vt_status vt_write_f64(vt_ctx *c, vt_tensor *t, const double *v) {
+    int64_t i, n = vt_numel(t);
+    if (!t || !v) return vt__fail(c, VT_ERR_ARG, "vt_write_f64: NULL tensor or data");
+    if (t->dtype == VT_I32) return vt__fail(c, VT_ERR_ARG, "vt_write_f64: tensor '%s' holds int32", t->name);
+    for (i = 0; i < n; i++) {
+        double x = v[i];
+        if (t->dtype == VT_F32 && c->d.mode != VT_MODE_FP64) x = (double)(float)x;
+        vt__d(t)[vt__off(t, i)] = x;
+    }
+    return c->status;
+}
+
+VTDEF vt_status vt_write_f32(vt_ctx *c, vt_tensor *t, const float *v) {
+    int64_t i, n = vt_numel(t);
+    if (!t || !v) return vt__fail(c, VT_ERR_ARG, "vt_write_f32: NULL tensor or data");
+    if (t->dtype == VT_I32) return vt__fail(c, VT_ERR_ARG, "vt_write_f32: tensor '%s' holds int32", t->name);
+    for (i = 0; i < n; i++) vt__d(t)[vt__off(t, i)] = (double)v[i];
+    return c->status;
+}
+
+VTDEF vt_status vt_write_i32(vt_ctx *c, vt_tensor *t, const int32_t *v) {
+    int64_t i, n = vt_numel(t);
+    if (!t || !v) return vt__fail(c, VT_ERR_ARG, "vt_write_i32: NULL tensor or data");
+    if (t->dtype != VT_I32) return vt__fail(c, VT_ERR_ARG, "vt_write_i32: tensor '%s' is not int32", t->name);
+    for (i = 0; i < n; i++) vt__i(t)[vt__off(t, i)] = v[i];
+    return c->status;
+}
+
+VTDEF vt_status vt_read_f64(vt_ctx *c, const vt_tensor *t, double *v) {
+    int64_t i, n = vt_numel(t);
+    if (!t || !v) return vt__fail(c, VT_ERR_ARG, "vt_read_f64: NULL tensor or buffer");
+    for (i = 0; i < n; i++)
+        v[i] = t->dtype == VT_I32 ? (double)vt__i(t)[vt__off(t, i)] : vt__d(t)[vt__off(t, i)];
+    return c->status;
+}
+
+VTDEF vt_status vt_read_f32(vt_ctx *c, const vt_tensor *t, float *v) {
+    int64_t i, n = vt_numel(t);
+    if (!t || !v) return vt__fail(c, VT_ERR_ARG, "vt_read_f32: NULL tensor or buffer");
+    for (i = 0; i < n; i++)
+        v[i] = t->dtype == VT_I32 ? (float)vt__i(t)[vt__off(t, i)] : (float)vt__d(t)[vt__off(t, i)];
+    return c->status;
+}
+
+VTDEF double vt_item(vt_ctx *c, const vt_tensor *t) {
+    (void)c;
+    if (!t || !t->data || vt_numel(t) < 1) return NAN;
+    return t->dtype == VT_I32 ? (double)vt__i(t)[0] : vt__d(t)[0];
+}
+
+VTDEF vt_tensor *vt_from_f32(vt_ctx *c, int ndim, const int64_t *ne, const float *v) {
+    vt_tensor *t = vt_new(c, VT_F32, ndim, ne);
+    if (t && v) vt_write_f32(c, t, v);
+    return t;
+}
+VTDEF vt_tensor *vt_from_f64(vt_ctx *c, int ndim, const int64_t *ne, const double *v) {
+    vt_tensor *t = vt_new(c, VT_F64, ndim, ne);
+    if (t && v) vt_write_f64(c, t, v);
+    return t;
+}
+VTDEF vt_tensor *vt_from_i32(vt_ctx *c, int ndim, const int64_t *ne, const int32_t *v) {
+    vt_tensor *t = vt_new(c, VT_I32, ndim, ne);
+    if (t && v) vt_write_i32(c, t, v);
+    return t;
+}
+
+/* --- initialisation ------------------------------------------------------ */
+
+VTDEF void vt_init_normal(vt_ctx *c, vt_tensor *t, uint64_t seed, uint64_t stream, double std) {
+    int64_t i, n = vt_numel(t);
+    if (!t || c->status != VT_OK) return;
+    for (i = 0; i < n; i++) {
+        double x = std * vt_rng_normal(seed, stream, (uint64_t)i);
+        vt__d(t)[vt__off(t, i)] = c->d.mode == VT_MODE_FP64 ? x : (double)(float)x;
+    }
+}
+
+VTDEF void vt_init_uniform(vt_ctx *c, vt_tensor *t, uint64_t seed, uint64_t stream, double lo, double hi) {
+    int64_t i, n = vt_numel(t);
+    if (!t || c->status != VT_OK) return;
+    for (i = 0; i < n; i++) {
+        double x = lo + (hi - lo) * vt_rng_uniform(seed, stream, (uint64_t)i);
+        vt__d(t)[vt__off(t, i)] = c->d.mode == VT_MODE_FP64 ? x : (double)(float)x;
+    }
+}
+
+VTDEF void vt_init_const(vt_ctx *c, vt_tensor *t, double v) {
+    int64_t i, n = vt_numel(t);
+    if (!t || c->status != VT_OK) return;
+    if (c->d.mode != VT_MODE_FP64) v = (double)(float)v;
+    for (i = 0; i < n; i++) vt__d(t)[vt__off(t, i)] = v;
+}
+
+/* ==========================================================================
+   >>exec  how an op runs
+
+   An op constructor (vt_gelu, ...) checks shapes, makes the result tensor,
+   records it on the tape and calls vt__exec. vt__exec describes each output
+   as a vt__kout (values x, bound e, accumulate flag), asks the backend to run
+   the kernel, and passes every output through vt__round. The backward pass
+   calls vt__exec with bwd = 1: one output per input that needs a gradient.
+
+   GRADIENTS. A parameter's gradient accumulates across backward calls until
+   the next step (or vt_zero_grad); an activation's gradient is written by
+   its first contribution and accumulated by later ones (a tensor used twice,
+   such as the residual stream). "Accumulated" means x = old + new, with the
+   add inside the op's rounding point; "written" means no old value at all.
+   ========================================================================== */
+
+typedef struct vt__kout {
+    double *x;     /* values: the output's storage */
+    double *e;     /* bounds, or NULL when bounds are off */
+    int64_t n;
+    int acc;       /* x holds an old value that the kernel adds to */
+    int exact;     /* kernel says: the values are exact T values, no rounding point */
+    int kind;
+    int ndim;
+    int64_t dims[VT_MAX_DIMS];
+} vt__kout;
+
+typedef struct vt__kern {
+    vt_ctx *c;
+    vt_tensor *t;      /* the node */
+    const vt__ord *o;
+    int bwd;
+    vt__kout out[VT_MAX_SRC];
+} vt__kern;
+
+typedef struct vt__backend {
+    const char *name;
+    void (*kernel)(vt__kern *k); /* run node k->t forward (k->bwd 0) or backward */
+} vt__backend;
+
+static void vt__cpu_kernel(vt__kern *k);
+static const vt__backend vt__cpu_backend = {"cpu", vt__cpu_kernel};
+
+static void vt__record(vt_ctx *c, vt_tensor *t) {
+    int i;
+    for (i = 0; i < VT_MAX_SRC; i++)
+        if (t->src[i] && (t->src[i]->flags & VT_FLAG_GRAD) && c->grad_enabled) t->flags |= VT_FLAG_GRAD;
+    if (t->flags & VT_FLAG_GRAD) {
+        if (!vt__grow(c, (void **)&c->tape, &c->ctape, c->ntape + 1, sizeof(vt_tensor *))) return;
+        c->tape[c->ntape++] = t;
+    }
+}
+
+static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_tensor *shape, double *x, int acc) {
+    int i;
+    o->x = x;
+    o->n = vt_numel(shape);
+    o->acc = acc;
+    o->exact = 0;
+    o->kind = vt__kind(op, slot);
+    o->ndim = shape->ndim;
+    for (i = 0; i < shape->ndim; i++) o->dims[i] = shape->ne[i];
+    o->e = NULL;
+    if (c->d.mode == VT_MODE_VERIFIED || c->ncal) {
+        o->e = (double *)vt__scratch(c, sizeof(double) * (size_t)(o->n ? o->n : 1));
+        if (o->e) memset(o->e, 0, sizeof(double) * (size_t)o->n);
+    }
+}
+
+static void vt__calibrate_node(vt_ctx *c, vt__kern *k);
+
+static void vt__run_kernel(vt_ctx *c, vt__kern *k) {
+    int i;
+    c->ord.call = ++c->calls;
+    k->c = c;
+    k->o = &c->ord;
+    if (c->ncal) vt__calibrate_node(c, k);
+    else c->be->kernel(k);
+    if (c->status != VT_OK) return;
+    for (i = 0; i < VT_MAX_SRC; i++) {
+        vt__kout *o = &k->out[i];
+        if (!o->x || o->exact) continue;
+        vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->n);
+        if (c->status != VT_OK) return;
+    }
+}
+
+/* forward: the node's data is the single output */
+static void vt__exec(vt_ctx *c, vt_tensor *t) {
+    vt__kern k;
+    if (c->status != VT_OK) return;
+    memset(&k, 0, sizeof k);
+    k.t = t;
+    vt__out_init(c, &k.out[0], t->op, 0, t, vt__d(t), 0);
+    vt__run_kernel(c, &k);
+    vt__arena_reset(&c->scratch);
+}
+
+/* the gradient buffer of s, allocated on first use; *acc says whether the
+   kernel must add to what is there */
+static double *vt__grad_for(vt_ctx *c, vt_tensor *s, int *acc) {
+    if (!s->grad) {
+        s->grad = vt__mk(c, s->dtype, s->ndim, s->ne, 0, 1);
+        if (!s->grad) return NULL;
+        s->grad_fresh = 1;
+    }
+    *acc = !s->grad_fresh;
+    return vt__d(s->grad);
+}
+
+static void vt__exec_bwd(vt_ctx *c, vt_tensor *t) {
+    vt__kern k;
+    int i, any = 0;
+    if (c->status != VT_OK) return;
+    memset(&k, 0, sizeof k);
+    k.t = t;
+    k.bwd = 1;
+    for (i = 0; i < VT_MAX_SRC; i++) {
+        vt_tensor *s = t->src[i];
+        int acc = 0;
+        double *g;
+        if (!s || !(s->flags & VT_FLAG_GRAD) || s->dtype == VT_I32) continue;
+        g = vt__grad_for(c, s, &acc);
+        if (!g) return;
+        vt__out_init(c, &k.out[i], t->op, i + 1, s, g, acc);
+        any = 1;
+    }
+    if (!any) return;
+    vt__run_kernel(c, &k);
+    for (i = 0; i < VT_MAX_SRC; i++)
+        if (k.out[i].x) t->src[i]->grad_fresh = 0;
+    vt__arena_reset(&c->scratch);
+}
+
+VTDEF int vt_set_grad(vt_ctx *c, int enabled) {
+    int prev = c->grad_enabled;
+    c->grad_enabled = enabled != 0;
+    return prev;
+}
+
+VTDEF void vt_zero_grad(vt_ctx *c) {
+    int i;
+    for (i = 0; i < c->nparams; i++) c->params[i]->grad_fresh = 1;
+}
+
+VTDEF vt_status vt_backward(vt_ctx *c, vt_tensor *loss) {
+    int64_t i;
+    if (c->status != VT_OK) return c->status;
+    if (!loss) return vt__fail(c, VT_ERR_ARG, "vt_backward: loss is NULL");
+    if (vt_numel(loss) != 1) {
+        char s[64];
+        vt__shape_str(loss, s, sizeof s);
+        return vt__fail(c, VT_ERR_SHAPE, "vt_backward: loss must have one element, it has shape %s", s);
+    }
+    if (!(loss->flags & VT_FLAG_GRAD)) return vt__fail(c, VT_ERR_STATE, "vt_backward: the loss does not depend on any parameter (or grad was disabled)");
+    {
+        int acc;
+        double *g = vt__grad_for(c, loss, &acc);
+        if (!g) return c->status;
+        g[0] = acc ? g[0] + 1.0 : 1.0;
+        loss->grad_fresh = 0;
+    }
+    for (i = c->ntape - 1; i >= 0 && c->status == VT_OK; i--) {
+        vt_tensor *t = c->tape[i];
+        if (t->id > loss->id || !t->grad || t->grad_fresh) continue;
+        vt__exec_bwd(c, t);
+    }
+    return c->status;
+}
+
+/* ==========================================================================
+   >>cpu  kernels of the CPU backend, forward and backward, with bounds
+
+   Each kernel reads binary32 values (held in doubles), computes in binary64
+   and writes values x and bounds e for its rounding point(s). Inputs are
+   contiguous (the op layer inserts a copy for views). Shape legend at the
+   top of the file. Bounds are derived in the comment above each kernel; the
+   factor 1.01 that several carry covers second-order terms.
+   ========================================================================== */
+
+/* store x = (acc ? old : 0) + v where |v - exact| <= ev; the add costs u|x|,
+   or nothing when v is the same on every machine (ev = 0) */
+static void vt__put(const vt__kout *o, int64_t i, double v, double ev) {
+    if (o->acc) {
+        double old = o->x[i], s = old + v;
+        /* with v the same on every machine (ev = 0) the add is too */
+        if (ev > 0) ev += VT__U * fabs(s);
+        v = s;
+    }
+    o->x[i] = v;
+    if (o->e) o->e[i] = ev;
+}
+
+typedef struct { vt__kern *k; int64_t R, C; const void *p; } vt__job;
+
+/* --- copy / view ----------------------------------------------------------- */
+
+/* COPY: out = src gathered into row-major order. Exact. Backward: the grad
+   of src (contiguous, src's logical shape) receives dy: exact when written,
+   u|x| when accumulated. */
+static void vt__k_copy(vt__kern *k) {
+    vt_tensor *t = k->t, *s = t->src[0];
+    int64_t i, n = vt_numel(t);
+    if (!k->bwd) {
+        for (i = 0; i < n; i++) k->out[0].x[i] = vt__d(s)[vt__off(s, i)];
+        k->out[0].exact = 1;
+    } else {
+        const double *dy = vt__d(t->grad);
+        for (i = 0; i < n; i++) vt__put(&k->out[0], i, dy[i], 0);
+        k->out[0].exact = !k->out[0].acc;
+    }
+}
+
+/* VIEW backward: the base's gradient (contiguous, base shape) receives dy at
+   the view's positions; untouched positions keep 0 (written) or their value
+   (accumulated). Exact unless accumulating (u|x|). */
+static void vt__k_view_bwd(vt__kern *k) {
+    vt_tensor *t = k->t;
+    const vt__kout *o = &k->out[0];
+    const double *dy = vt__d(t->grad);
+    int64_t i, n = vt_numel(t);
+    if (!o->acc) memset(o->x, 0, sizeof(double) * (size_t)o->n);
+    for (i = 0; i < n; i++) {
+        int64_t p = t->view_offs + vt__off(t, i);
+        if (o->acc) {
+            double v = o->x[p] + dy[i];
+            o->x[p] = v;
+            if (o->e) o->e[p] = VT__U * fabs(v);
+        } else o->x[p] = dy[i];
+    }
+    k->out[0].exact = !o->acc;
+}
+
+/* --- broadcasting add / sub / mul ------------------------------------------- */
+
+/* offset of out's logical index li in a broadcast operand a */
+static int64_t vt__boff(const vt_tensor *out, const vt_tensor *a, int64_t li) {
+    int64_t off = 0;
+    int d, da;
+    for (d = out->ndim - 1, da = a->ndim - 1; d >= 0; d--, da--) {
+        int64_t i = li % out->ne[d];
+        li /= out->ne[d];
+        if (da >= 0 && a->ne[da] != 1) off += i * a->nb[da];
+    }
+    return off;
+}
+
+/* Forward: x = a op b, one IEEE operation on binary32 inputs: every machine
+   gets the same x, e = 0. */
+static void vt__k_binary_fwd(vt__kern *k) {
+    vt_tensor *t = k->t, *a = t->src[0], *b = t->src[1];
+    const double *A = vt__d(a), *B = vt__d(b);
+    int64_t i, n = vt_numel(t);
+    int same = vt_numel(a) == n && vt_numel(b) == n;
+    double *x = k->out[0].x, *e = k->out[0].e;
+    for (i = 0; i < n; i++) {
+        double av = same ? A[i] : A[vt__boff(t, a, i)], bv = same ? B[i] : B[vt__boff(t, b, i)], v;
+        v = t->op == VT_OP_ADD ? av + bv : t->op == VT_OP_SUB ? av - bv : av * bv;
+        x[i] = v;
+        if (e) e[i] = 0;
+    }
+}
+
+/* Backward of a broadcast operand s (slot si): ds[j] = sum over the r output
+   positions p that read s[j] of term(p), term = dy (add), +-dy (sub), dy*other
+   (mul: exact for binary32 operands). Sum of r terms plus the old value in
+   any order: e = gamma(r + 2) (|old| + sum |term|), or 0 when the sum is
+   exact (vt__sum_bound). */
+static void vt__k_binary_bwd(vt__kern *k) {
+    vt_tensor *t = k->t;
+    const double *dy = vt__d(t->grad);
+    int64_t n = vt_numel(t), i;
+    int si;
+    for (si = 0; si < 2; si++) {
+        const vt__kout *o = &k->out[si];
+        vt_tensor *s = t->src[si], *other = t->src[1 - si];
+        int64_t ns = vt_numel(s), r = ns ? n / ns : 0;
+        double sign = (t->op == VT_OP_SUB && si == 1) ? -1.0 : 1.0;
+        double *acc, *mag;
+        int64_t *cnt;
+        int *lsb;
+        if (!o->x) continue;
+        if (r == 1 && t->op != VT_OP_MUL) { /* same shape: a copy (or negation) of dy */
+            for (i = 0; i < n; i++) vt__put(o, i, sign * dy[i], 0);
+            k->out[si].exact = !o->acc;
+            continue;
+        }
+        /* gather every term per target element, in output order, then sum each
+           target's terms with the ordered reduction */
+        acc = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(n + ns));
+        cnt = (int64_t *)vt__scratch(k->c, sizeof(int64_t) * (size_t)(ns + 1));
+        mag = (double *)vt__scratch(k->c, sizeof(double) * (size_t)ns);
+        lsb = (int *)vt__scratch(k->c, sizeof(int) * (size_t)ns);
+        if (!acc || !cnt || !mag || !lsb) return;
+        memset(cnt, 0, sizeof(int64_t) * (size_t)(ns + 1));
+        memset(mag, 0, sizeof(double) * (size_t)ns);
+        for (i = 0; i < ns; i++) lsb[i] = o->acc ? vt__lsb(o->x[i]) : VT__LSB_NONE;
+        for (i = 0; i < n; i++) cnt[vt__boff(t, s, i) + 1]++;
+        for (i = 0; i < ns; i++) cnt[i + 1] += cnt[i];
+        {
+            int64_t *pos = (int64_t *)vt__scratch(k->c, sizeof(int64_t) * (size_t)ns);
+            if (!pos) return;
+            memcpy(pos, cnt, sizeof(int64_t) * (size_t)ns);
+            for (i = 0; i < n; i++) {
+                int64_t j = vt__boff(t, s, i);
+                double term = t->op == VT_OP_MUL ? dy[i] * vt__d(other)[vt__boff(t, other, i)] : sign * dy[i];
+                acc[pos[j]++] = term;
+                mag[j] += fabs(term);
+                lsb[j] = VT__MIN(lsb[j], vt__lsb(term));
+            }
+        }
+        for (i = 0; i < ns; i++) {
+            int64_t m = cnt[i + 1] - cnt[i];
+            double v = vt__rsum(k->o, (uint64_t)i, acc + cnt[i], 1, m);
+            double old = o->acc ? fabs(o->x[i]) : 0;
+            o->x[i] = o->acc ? o->x[i] + v : v;
+            if (o->e) o->e[i] = vt__sum_bound(k->o, m + 2, old + mag[i], lsb[i]);
+        }
+    }
+}
+
+/* --- scale ------------------------------------------------------------------ */
+
+/* x = a s with s a binary64 constant of the program: one IEEE product on
+   binary32 inputs, e = 0. Backward: dy s, the same. */
+static void vt__k_scale(vt__kern *k) {
+    vt_tensor *t = k->t;
+    double s = t->fparam[0];
+    const double *in = k->bwd ? vt__d(t->grad) : vt__d(t->src[0]);
+    int64_t i, n = vt_numel(t);
+    for (i = 0; i < n; i++) {
+        double v = in[i] * s;
+        vt__put(&k->out[0], i, v, 0);
+    }
+}
+
+/* --- matmul and linear ------------------------------------------------------- */
+
+/* the chunk length of a reduction over the rows of x (all leading dims): per
+   sequence (the T dimension) for 3-D and 4-D inputs, one chunk otherwise. In
+   native mode the rows are split into `threads` parts instead, as a split-K
+   GEMM would. Part of each op's definition: every backend uses this. */
+static int64_t vt__row_chunk(const vt__kern *k, const vt_tensor *x, int64_t rows) {
+    if (k->o->f32) return (rows + k->o->threads - 1) / k->o->threads;
+    if (x->ndim >= 3) return x->ne[x->ndim - 2];
+    return rows;
+}
+
+/* out = C0 + bias + A B through vt__gemm with the bound of its section */
+static void vt__mm(vt__kern *k, const vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                   int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, double *E, const double *bias,
+                   int64_t kchunk) {
+    int64_t i, j;
+    if (E) vt__gemm_bound(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, N, bias, kchunk, E);
+    if (!o->acc) {
+        for (i = 0; i < M; i++)
+            for (j = 0; j < N; j++) C[i * N + j] = bias ? bias[j] : 0.0;
+    } else if (bias) {
+        for (i = 0; i < M; i++)
+            for (j = 0; j < N; j++) C[i * N + j] = VT__ACC(k->o, C[i * N + j] + bias[j]);
+    }
+    vt__gemm_run(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
+}
+
+/* MATMUL: a (...,M,K) (or (...,K,M) with ta), b (...,K,N) (or (...,N,K) with
+   tb) or 2-D b shared by every batch -> (...,M,N). Forward: one GEMM per
+   batch, K terms. Backward: da = dy b^T (N terms); db = a^T dy per batch, or
+   for a shared 2-D b summed over batches in fixed batch order (chunks of M
+   rows: the outer-reduction lever). */
+static void vt__k_matmul(vt__kern *k) {
+    vt_tensor *t = k->t, *a = t->src[0], *b = t->src[1];
+    int ta = (int)t->iparam[0], tb = (int)t->iparam[1];
+    int64_t M = t->ne[t->ndim - 2], N = t->ne[t->ndim - 1];
+    int64_t K = ta ? a->ne[a->ndim - 2] : a->ne[a->ndim - 1];
+    int64_t nbat = vt_numel(t) / (M * N), bi;
+    int shared = b->ndim == 2 && t->ndim > 2;
+    const double *A = vt__d(a), *B = vt__d(b);
+    /* element strides of a as (M,K) and b as (K,N) */
+    int64_t sam = ta ? 1 : K, sak = ta ? M : 1, sbk = tb ? 1 : N, sbn = tb ? K : 1;
+    int64_t sa = M * K, sb = shared ? 0 : K * N;
+    if (!k->bwd) {
+        for (bi = 0; bi < nbat; bi++) {
+            const vt__kout *o = &k->out[0];
+            vt__mm(k, o, M, N, K, A + bi * sa, sam, sak, B + bi * sb, sbk, sbn, o->x + bi * M * N,
+                   o->e ? o->e + bi * M * N : NULL, NULL, 0);
+        }
+        return;
+    }
+    {
+        const double *dy = vt__d(t->grad);
+        const vt__kout *oa = &k->out[0], *ob = &k->out[1];
+        if (oa->x) {
+            /* da (M,K) = dy (M,N) b^T; stored as a's layout: with ta, da is (K,M) = b dy^T */
+            for (bi = 0; bi < nbat; bi++) {
+                double *X = oa->x + bi * sa, *E = oa->e ? oa->e + bi * sa : NULL;
+                if (!ta) vt__mm(k, oa, M, K, N, dy + bi * M * N, N, 1, B + bi * sb, sbn, sbk, X, E, NULL, 0);
+                else vt__mm(k, oa, K, M, N, B + bi * sb, sbk, sbn, dy + bi * M * N, 1, N, X, E, NULL, 0);
+            }
+        }
+        if (ob->x) {
+            if (shared) {
+                /* db (K,N) = sum over batches of a_b^T dy_b: rows = nbat*M, chunks of M */
+                int64_t rows = nbat * M, ch = k->o->f32 ? vt__row_chunk(k, a, rows) : M;
+                if (!tb) vt__mm(k, ob, K, N, rows, A, sak, sam, dy, N, 1, ob->x, ob->e, NULL, ch);
+                else vt__mm(k, ob, N, K, rows, dy, 1, N, A, sam, sak, ob->x, ob->e, NULL, ch);
+                /* note: for ta the rows of a are its columns; sam/sak already encode that */
+            } else {
+                for (bi = 0; bi < nbat; bi++) {
+                    double *X = ob->x + bi * K * N, *E = ob->e ? ob->e + bi * K * N : NULL;
+                    if (!tb) vt__mm(k, ob, K, N, M, A + bi * sa, sak, sam, dy + bi * M * N, N, 1, X, E, NULL, 0);
+                    else vt__mm(k, ob, N, K, M, dy + bi * M * N, 1, N, A + bi * sa, sam, sak, X, E, NULL, 0);
+                }
+            }
+        }
+    }
+}
+
+/* LINEAR: x (R,IN) [leading dims flattened], w (OC,IN), bias (OC) -> (R,OC).
+   Forward: y = x w^T + bias, IN + 2 terms. Backward: dx = dy w (OC terms);
+   dw = dy^T x and dbias = column sums of dy over the R rows, in chunks of T
+   rows summed in order (vt__row_chunk). */
+static void vt__colsum(vt__kern *k, const vt__kout *o, const double *X, int64_t R, int64_t C, int64_t chunk);
+
+static void vt__k_linear(vt__kern *k) {
+    vt_tensor *t = k->t, *x = t->src[0], *w = t->src[1], *bias = t->src[2];
+    int64_t IN = w->ne[1], OC = w->ne[0], R = vt_numel(x) / IN;
+    const double *X = vt__d(x), *W = vt__d(w);
+    if (!k->bwd) {
+        vt__mm(k, &k->out[0], R, OC, IN, X, IN, 1, W, 1, IN, k->out[0].x, k->out[0].e, bias ? vt__d(bias) : NULL, 0);
+        return;
+    }
+    {
+        const double *dy = vt__d(t->grad);
+        int64_t ch = vt__row_chunk(k, x, R);
+        if (k->out[0].x) vt__mm(k, &k->out[0], R, IN, OC, dy, OC, 1, W, IN, 1, k->out[0].x, k->out[0].e, NULL, 0);
+        if (k->out[1].x) vt__mm(k, &k->out[1], OC, IN, R, dy, 1, OC, X, IN, 1, k->out[1].x, k->out[1].e, NULL, ch);
+        if (bias && k->out[2].x) vt__colsum(k, &k->out[2], dy, R, OC, ch);
+    }
+}
+
+/* column sums of X (R,C) over rows, rows in chunks summed in fixed order:
+   e = (gamma(chunk) + gamma(nch+1)(1 + gamma(chunk))) (sum|X| + |old|), or 0
+   when the whole sum is exact (vt__sum_bound). */
+typedef struct { vt__kern *k; const double *X; int64_t R, C, chunk, nch; double *part, *mag; int *lsb; } vt__colsum_job;
+
+static void vt__colsum_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__colsum_job *j = (vt__colsum_job *)arg;
+    int64_t ch, c, r;
+    (void)tid;
+    for (ch = lo; ch < hi; ch++) {
+        int64_t r0 = ch * j->chunk, r1 = VT__MIN(j->R, r0 + j->chunk);
+        double *P = j->part + ch * j->C, *Mg = j->mag + ch * j->C;
+        int *Ls = j->lsb + ch * j->C;
+        if (j->k->o->chaos || j->k->o->f32) {
+            for (c = 0; c < j->C; c++) P[c] = vt__rsum(j->k->o, (uint64_t)(ch * j->C + c), j->X + r0 * j->C + c, j->C, r1 - r0);
+        } else {
+            for (c = 0; c < j->C; c++) P[c] = 0;
+            for (r = r0; r < r1; r++)
+                for (c = 0; c < j->C; c++) P[c] += j->X[r * j->C + c];
+        }
+        for (c = 0; c < j->C; c++) { Mg[c] = 0; Ls[c] = VT__LSB_NONE; }
+        for (r = r0; r < r1; r++)
+            for (c = 0; c < j->C; c++) {
+                double x = j->X[r * j->C + c];
+                if (x != 0) { int l = vt__lsb(x); Mg[c] += fabs(x); if (l < Ls[c]) Ls[c] = l; }
+            }
+    }
+}
+
+static void vt__colsum(vt__kern *k, const vt__kout *o, const double *X, int64_t R, int64_t C, int64_t chunk) {
+    vt__colsum_job j;
+    int64_t ch, c;
+    double G;
+    j.k = k; j.X = X; j.R = R; j.C = C;
+    j.chunk = chunk > 0 ? VT__MIN(chunk, R) : R;
+    if (j.chunk < 1) j.chunk = 1;
+    j.nch = (R + j.chunk - 1) / j.chunk;
+    j.part = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(2 * j.nch * C));
+    j.lsb = (int *)vt__scratch(k->c, sizeof(int) * (size_t)(j.nch * C));
+    if (!j.part || !j.lsb) return;
+    j.mag = j.part + j.nch * C;
+    vt__parallel(&k->c->pool, j.nch, R * C, vt__colsum_task, &j);
+    G = vt__g(k->o, j.chunk) + vt__g(k->o, j.nch + 1) * (1 + vt__g(k->o, j.chunk));
+    for (c = 0; c < C; c++) {
+        double v = o->acc ? o->x[c] : 0, m = o->acc ? fabs(o->x[c]) : 0;
+        int L = o->acc ? vt__lsb(o->x[c]) : VT__LSB_NONE;
+        for (ch = 0; ch < j.nch; ch++) {
+            v = VT__ACC(k->o, v + j.part[ch * C + c]);
+            m += j.mag[ch * C + c];
+            L = VT__MIN(L, j.lsb[ch * C + c]);
+        }
+        o->x[c] = v;
+        if (o->e) o->e[c] = vt__sum_bound(k->o, 2, m, L) == 0 ? 0 : G * m;
+    }
+}
+
+/* --- relu, gelu, tanh -------------------------------------------------------- */
+
+/* RELU: max(x, 0) is exact. Backward: dy [x > 0], exact unless accumulating. */
+static void vt__k_relu(vt__kern *k) {
+    vt_tensor *t = k->t;
+    const double *X = vt__d(t->src[0]);
+    int64_t i, n = vt_numel(t);
+    if (!k->bwd) {
+        for (i = 0; i < n; i++) k->out[0].x[i] = X[i] > 0 ? X[i] : 0.0;
+    } else {
+        const double *dy = vt__d(t->grad);
+        for (i = 0; i < n; i++) vt__put(&k->out[0], i, X[i] > 0 ? dy[i] : 0.0, 0);
+    }
+    k->out[0].exact = !k->out[0].acc;
+}
+
+#define VT__GELU_S 0.79788456080286535588 /* sqrt(2/pi), a binary64 constant of the op */
+#define VT__GELU_A 0.044715
+
+/* GELU (tanh form): y = 0.5 x (1 + tanh(z)), z = s (x + a x^3).
+   z: x^2 is exact (binary32 squared), x^3, a x^3, the sum (same signs: no
+   cancellation) and the product by s round once each: |dz| <= 5u|z|.
+   t = tanh(z): |dt| <= (1 - t^2 + 2dz) dz + 8u|t| (slope of tanh, libm 4 ulps).
+   y = (0.5x)(1 + t): 0.5x exact, 1 + t rounds (u|1+t|), the product rounds
+   (u|y|): e = 1.01 (0.5|x| (dt + u|1+t|) + u|y|). The absolute form keeps the
+   bound right where 1 + t cancels (x very negative).
+   Backward: d = T1 + T2, T1 = 0.5(1+t), T2 = 0.5 x (1-t^2) s (1 + 3a x^2);
+   dT1 = 0.5 dt + u|T1|; T2's slope in t is |x t s (1+3ax^2)| and it has 8
+   roundings: dT2 = |x t s (1+3ax^2)| dt + 8u|T2|; dd = dT1 + dT2 + u|d|;
+   v = dy d: e = 1.01 (|dy| dd + u|v|). */
+static void vt__gelu_core(const vt__ord *o, double x, double *t, double *dt) {
+    double x3 = x * x * x, z = VT__GELU_S * (x + VT__GELU_A * x3), dz = 5 * VT__U * fabs(z);
+    double tv = vt__tanh(o, z), slope = 1 - tv * tv + 2 * dz;
+    *t = tv;
+    *dt = (slope < 1 ? slope : 1) * dz + VT__ELIB * fabs(tv);
+}
+
+static void vt__gelu_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__job *j = (vt__job *)arg;
+    vt__kern *k = j->k;
+    const double *X = vt__d(k->t->src[0]);
+    const double *dy = k->bwd ? vt__d(k->t->grad) : NULL;
+    int64_t i;
+    (void)tid;
+    for (i = lo; i < hi; i++) {
+        double x = X[i], t, dt;
+        vt__gelu_core(k->o, x, &t, &dt);
+        if (!k->bwd) {
+            double y = 0.5 * x * (1 + t);
+            k->out[0].x[i] = y;
+            if (k->out[0].e) k->out[0].e[i] = 1.01 * (0.5 * fabs(x) * (dt + VT__U * fabs(1 + t)) + VT__U * fabs(y));
+        } else {
+            double inner = 1 + 3 * VT__GELU_A * x * x;
+            double T1 = 0.5 * (1 + t), T2 = 0.5 * x * (1 - t * t) * VT__GELU_S * inner, d = T1 + T2, v = dy[i] * d;
+            double dd = 0.5 * dt + VT__U * fabs(T1) + fabs(x * t * VT__GELU_S * inner) * dt + 8 * VT__U * fabs(T2) +
+                        VT__U * fabs(d);
+            vt__put(&k->out[0], i, v, 1.01 * (fabs(dy[i]) * dd + VT__U * fabs(v)));
+        }
+    }
+}
+
+/* TANH: y = tanh(x): e = 8u|y| (libm). Backward: dy (1 - y^2) with y the
+   binary32 output: plain arithmetic on binary32 inputs, e = 0. */
+static void vt__tanh_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__job *j = (vt__job *)arg;
+    vt__kern *k = j->k;
+    int64_t i;
+    (void)tid;
+    if (!k->bwd) {
+        const double *X = vt__d(k->t->src[0]);
+        for (i = lo; i < hi; i++) {
+            double y = vt__tanh(k->o, X[i]);
+            k->out[0].x[i] = y;
+            if (k->out[0].e) k->out[0].e[i] = VT__ELIB * fabs(y);
+        }
+    } else {
+        const double *Y = vt__d(k->t), *dy = vt__d(k->t->grad);
+        for (i = lo; i < hi; i++) {
+            double v = dy[i] * (1 - Y[i] * Y[i]);
+            vt__put(&k->out[0], i, v, 0);
+        }
+    }
+}
+
+static void vt__k_elementwise(vt__kern *k, vt__task_fn fn, int64_t cost) {
+    vt__job j;
+    int64_t n = vt_numel(k->t);
+    j.k = k; j.R = n; j.C = 1; j.p = NULL;
+    vt__parallel(&k->c->pool, n, n * cost, fn, &j);
+}
+
+/* --- softmax family -------------------------------------------------------- */
+
+/* Shared by softmax, log-softmax and cross-entropy, for one row x[0,n):
+   m = max x (exact); t_j = x_j - m rounds (u|t_j|), so exp(t_j) carries a
+   relative error eps_j = 1.01 (|t_j| u + 8u) (argument error times the slope,
+   plus libm); s = sum exp(t_j) in any order: relative error
+   eps_s = max eps_j + gamma(n)(1 + max eps_j). Writes exp(t_j) to ex. */
+static double vt__softmax_row(const vt__ord *o, uint64_t key, const double *x, int64_t n, double *ex, double *eps_s,
+                              double *tmax) {
+    int64_t j;
+    double m = -INFINITY, s, emax = 0, tm = 0;
+    for (j = 0; j < n; j++) if (x[j] > m) m = x[j];
+    for (j = 0; j < n; j++) {
+        double t = x[j] - m, ej = VT__ACC(o, vt__exp(o, t));
+        ex[j] = ej;
+        if (ej > 0 && fabs(t) > tm) tm = fabs(t);
+    }
+    s = vt__rsum(o, key, ex, 1, n);
+    emax = 1.01 * (tm * VT__U + VT__ELIB);
+    *eps_s = emax + vt__g(o, n) * (1 + emax);
+    if (tmax) *tmax = tm;
+    return s;
+}
+
+/* SOFTMAX over the last dim: y_j = ex_j / s: relative error eps_j + eps_s + u,
+   e_j = 1.01 y_j (eps_j + eps_s + u).
+   Backward: dx_j = y_j (dy_j - D), D = sum dy_k y_k (any order, n terms:
+   |dD| <= gamma(n) sum|dy y|); the subtraction and product round:
+   e_j = 1.01 (|y_j| (dD + u|dy_j - D|) + u|dx_j|). */
+typedef struct { vt__kern *k; int64_t R, n; double *ex; } vt__sm_job;
+
+static void vt__softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__sm_job *j = (vt__sm_job *)arg;
+    vt__kern *k = j->k;
+    int64_t r, i, n = j->n;
+    double *ex = j->ex + (int64_t)tid * n;
+    int logsm = k->t->op == VT_OP_LOG_SOFTMAX;
+    for (r = lo; r < hi; r++) {
+        if (!k->bwd) {
+            const double *x = vt__d(k->t->src[0]) + r * n;
+            double *y = k->out[0].x + r * n, *e = k->out[0].e ? k->out[0].e + r * n : NULL, eps_s, m = -INFINITY;
+            double s = vt__softmax_row(k->o, (uint64_t)r, x, n, ex, &eps_s, NULL);
+            if (logsm) {
+                /* y_j = t_j - L, L = log s: dL = 1.01 eps_s + 8u|L|; e = 1.01 (u|t_j| + dL + u|y_j|) */
+                double L = VT__ACC(k->o, vt__log(k->o, s)), dL = 1.01 * eps_s + VT__ELIB * fabs(L);
+                for (i = 0; i < n; i++) if (x[i] > m) m = x[i];
+                for (i = 0; i < n; i++) {
+                    double t = x[i] - m, v = t - L;
+                    y[i] = v;
+                    if (e) e[i] = 1.01 * (VT__U * fabs(t) + dL + VT__U * fabs(v));
+                }
+            } else {
+                for (i = 0; i < n; i++) if (x[i] > m) m = x[i];
+                for (i = 0; i < n; i++) {
+                    double v = ex[i] / s, epsj = 1.01 * (fabs(x[i] - m) * VT__U + VT__ELIB);
+                    y[i] = v;
+                    if (e) e[i] = 1.01 * v * (epsj + eps_s + VT__U);
+                }
+            }
+        } else {
+            const double *y = vt__d(k->t) + r * n, *dy = vt__d(k->t->grad) + r * n;
+            const vt__kout *o = &k->out[0];
+            if (logsm) {
+                /* dx_j = dy_j - exp(y_j) S, S = sum dy (gamma(n) sum|dy|); p = exp(y_j)
+                   (8u), q = p S (u), dx = dy - q (u):
+                   e = 1.01 (p dS + |q| (8u + u) + u|dx|) */
+                double S = vt__rsum(k->o, (uint64_t)r, dy, 1, n), mag = 0, dS;
+                for (i = 0; i < n; i++) mag += fabs(dy[i]);
+                dS = vt__g(k->o, n) * mag;
+                for (i = 0; i < n; i++) {
+                    double p = vt__exp(k->o, y[i]), q = p * S, v = dy[i] - q;
+                    vt__put(o, r * n + i, v, 1.01 * (p * dS + fabs(q) * (VT__ELIB + VT__U) + VT__U * fabs(v)));
+                }
+            } else {
+                double mag, D = vt__rdot(k->o, (uint64_t)r, dy, 1, y, 1, n, &mag), dD = vt__g(k->o, n) * mag;
+                for (i = 0; i < n; i++) {
+                    double dd = dy[i] - D, v = y[i] * dd;
+                    vt__put(o, r * n + i, v, 1.01 * (fabs(y[i]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)));
+                }
+            }
+        }
+    }
+}
+
+static void vt__k_softmax(vt__kern *k) {
+    vt__sm_job j;
+    vt_tensor *x = k->t->src[0];
+    j.k = k;
+    j.n = x->ne[x->ndim - 1];
+    j.R = vt_numel(x) / (j.n ? j.n : 1);
+    j.ex = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(j.n * k->c->pool.n + 1));
+    if (!j.ex) return;
+    vt__parallel(&k->c->pool, j.R, j.R * j.n * 8, vt__softmax_task, &j);
+}
+
+/* CROSS_ENTROPY: logits (R,V), targets (R) -> mean over rows of
+   l_r = log s_r - (x_{r,t} - m_r).
+   Per row: d(log s) = 1.01 eps_s + 8u|log s|, the subtraction x_t - m and the
+   final one round: dl_r = d(log s) + u|x_t - m| + u|l_r|. The mean: l_r are
+   summed in any order (gamma(R) sum l_r, all l_r >= 0) and divided by R (u):
+   e = 1.01 ((sum dl_r + gamma(R) sum l_r) / R + u|loss|).
+   Backward: dx_rj = (p_rj - [j = t_r]) g / R with g the loss gradient.
+   p = ex/s has relative error eps_j + eps_s + u; the difference, g / R and
+   the product round: e = 1.01 (|g/R| (dp + u|p - oh|) + 2u|v|). */
+typedef struct { vt__kern *k; int64_t R, V; double *ex, *l, *dl; int32_t bad; int64_t badrow; } vt__ce_job;
+
+static void vt__ce_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__ce_job *j = (vt__ce_job *)arg;
+    vt__kern *k = j->k;
+    int64_t r, i, V = j->V;
+    double *ex = j->ex + (int64_t)tid * V;
+    const double *X = vt__d(k->t->src[0]);
+    const int32_t *tg = vt__i(k->t->src[1]);
+    for (r = lo; r < hi; r++) {
+        const double *x = X + r * V;
+        int32_t t = tg[r];
+        double eps_s, s, m = -INFINITY, L;
+        if (t < 0 || t >= V) { j->bad = t; j->badrow = r; continue; }
+        s = vt__softmax_row(k->o, (uint64_t)r, x, V, ex, &eps_s, NULL);
+        for (i = 0; i < V; i++) if (x[i] > m) m = x[i];
+        L = VT__ACC(k->o, vt__log(k->o, s));
+        if (!k->bwd) {
+            double l = L - (x[t] - m);
+            j->l[r] = VT__ACC(k->o, l);
+            j->dl[r] = 1.01 * eps_s + VT__ELIB * fabs(L) + VT__U * fabs(x[t] - m) + VT__U * fabs(l);
+        } else {
+            double g = vt__d(k->t->grad)[0], coef = g / (double)j->R;
+            const vt__kout *o = &k->out[0];
+            for (i = 0; i < V; i++) {
+                double p = ex[i] / s, oh = (i == t) ? 1.0 : 0.0, diff = p - oh, v = diff * coef;
+                double dp = p * (1.01 * (fabs(x[i] - m) * VT__U + VT__ELIB) + eps_s + VT__U) * 1.01;
+                vt__put(o, r * V + i, v, 1.01 * (fabs(coef) * (dp + VT__U * fabs(diff)) + 2 * VT__U * fabs(v)));
+            }
+        }
+    }
+}
+
+static void vt__k_cross_entropy(vt__kern *k) {
+    vt__ce_job j;
+    vt_tensor *x = k->t->src[0];
+    j.k = k;
+    j.V = x->ne[x->ndim - 1];
+    j.R = vt_numel(x) / j.V;
+    j.bad = 0; j.badrow = -1;
+    j.ex = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(j.V * k->c->pool.n + 3 * j.R + 1));
+    if (!j.ex) return;
+    j.l = j.ex + j.V * k->c->pool.n;
+    j.dl = j.l + j.R;
+    vt__parallel(&k->c->pool, j.R, j.R * j.V * 8, vt__ce_task, &j);
+    if (j.badrow >= 0) {
+        vt__fail(k->c, VT_ERR_ARG, "cross_entropy: target %d at row %lld is outside [0, %lld)", (int)j.bad,
+                 (long long)j.badrow, (long long)j.V);
+        return;
+    }
+    if (!k->bwd) {
+        double s = vt__rsum(k->o, 0, j.l, 1, j.R), sl = 0, sdl = 0, loss;
+        int64_t r;
+        for (r = 0; r < j.R; r++) { sl += j.l[r]; sdl += j.dl[r]; }
+        loss = s / (double)j.R;
+        k->out[0].x[0] = loss;
+        if (k->out[0].e) k->out[0].e[0] = 1.01 * ((sdl + vt__g(k->o, j.R) * sl) / (double)j.R + VT__U * fabs(loss));
+    }
+}
+
+/* MSE: mean of (a - b)^2 over n elements. a - b rounds (u), its square
+   triples that (3u), the sum adds gamma(n), the division u:
+   e = 1.01 ((gamma(n) + 3u) sum d^2 / n + u|loss|).
+   Backward: da = (2g/n)(a - b), db = -da: plain arithmetic on binary32
+   inputs, e = 0. */
+static void vt__k_mse(vt__kern *k) {
+    vt_tensor *t = k->t, *a = t->src[0], *b = t->src[1];
+    const double *A = vt__d(a), *B = vt__d(b);
+    int64_t i, n = vt_numel(a);
+    if (!k->bwd) {
+        double *d = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(n + 1)), s, mag = 0, loss;
+        if (!d) return;
+        for (i = 0; i < n; i++) { double di = A[i] - B[i]; d[i] = VT__ACC(k->o, di * di); mag += d[i]; }
+        s = vt__rsum(k->o, 0, d, 1, n);
+        loss = s / (double)n;
+        k->out[0].x[0] = loss;
+        if (k->out[0].e) k->out[0].e[0] = 1.01 * ((vt__g(k->o, n) + 3 * VT__U) * mag / (double)n + VT__U * fabs(loss));
+    } else {
+        double g = vt__d(t->grad)[0], coef = 2 * g / (double)n;
+        for (i = 0; i < n; i++) {
+            double v = coef * (A[i] - B[i]), ev = 0;
+            if (k->out[0].x) vt__put(&k->out[0], i, v, ev);
+            if (k->out[1].x) vt__put(&k->out[1], i, -v, ev);
+        }
+    }
+}
+
+/* --- layernorm ---------------------------------------------------------------- */
+
+/* LAYERNORM over rows of C: y = (x - mu) rstd w + b.
+   mu = sum x / C: dmu = gamma(C+1) sum|x| / C.
+   d_i = x_i - mu_c rounds: |d_i - (x_i - mu)| <= dmu + u|d_i|.
+   var = sum d_i^2 / C: the exact-mean identity sum (x - mu_c)^2 =
+   sum (x - mu)^2 + C (mu - mu_c)^2 leaves dmu^2; rounding of d_i, the squares,
+   the sum and the division give gamma(C+4) var: dvar = gamma(C+4) var + dmu^2.
+   rstd = 1/sqrt(var + eps): v = var + eps rounds (u v), sqrt and the
+   division round (2u): relative error rho = 1.01 ((dvar + u v) / (2v) + 2u).
+   xhat_i = d_i rstd: dxhat_i = (dmu + u|d_i|) rstd + |d_i| rstd rho + u|xhat_i|.
+   y_i = xhat_i w_i + b_i (two roundings):
+   e_i = 1.01 (|w_i| dxhat_i + u|xhat_i w_i| + u|y_i|). */
+typedef struct { double mu, dmu, rstd, rho; } vt__ln_stats;
+
+static vt__ln_stats vt__ln_row(const vt__ord *o, uint64_t key, const double *x, int64_t C, double eps, double *d) {
+    vt__ln_stats s;
+    int64_t i;
+    double mag = 0, var, dvar, v;
+    for (i = 0; i < C; i++) mag += fabs(x[i]);
+    s.mu = VT__ACC(o, vt__rsum(o, key, x, 1, C) / (double)C);
+    s.dmu = vt__g(o, C + 1) * mag / (double)C;
+    for (i = 0; i < C; i++) d[i] = VT__ACC(o, x[i] - s.mu);
+    var = VT__ACC(o, vt__rdot(o, key ^ 0x5555, d, 1, d, 1, C, NULL) / (double)C);
+    dvar = vt__g(o, C + 4) * var + s.dmu * s.dmu;
+    v = var + eps;
+    s.rstd = VT__ACC(o, 1.0 / sqrt(v));
+    s.rho = 1.01 * ((dvar + VT__U * v) / (2 * v) + 2 * VT__U);
+    return s;
+}
+
+static double vt__ln_dxhat(const vt__ln_stats *s, double d, double xhat) {
+    return (s->dmu + VT__U * fabs(d)) * s->rstd + fabs(d) * s->rstd * s->rho + VT__U * fabs(xhat);
+}
+
+/* Backward (x, w, dy are T values; mu, d, rstd, xhat are recomputed with the
+   bounds above):
+   dn_i = dy_i w_i (u); mean1 = sum dn / C: dm1 = gamma(C+2) sum|dn| / C;
+   mean2 = sum dn_i xhat_i / C: dm2 = (sum |dn_i| dxhat_i + gamma(C+2)
+   sum|dn_i xhat_i|) / C + u|mean2|;
+   inner_i = dn_i - mean1 - xhat_i mean2: di = u|dn_i| + dm1 + |xhat_i| dm2 +
+   |mean2| dxhat_i + 3u (|dn_i| + |mean1| + |xhat_i mean2|);
+   dx_i = rstd inner_i: e = 1.01 (rstd di + |inner_i| rstd rho + u|dx_i|).
+   dw_j = sum_rows dy xhat, db_j = sum_rows dy, rows in chunks summed in order:
+   G = gamma(chunk) + gamma(nch+1)(1 + gamma(chunk));
+   e(dw_j) = 1.01 (sum |dy| dxhat + (G + u)(sum|dy xhat| + |old|)),
+   e(db_j) = G (sum|dy| + |old|). */
+typedef struct { vt__kern *k; int64_t R, C, chunk, nch; double eps; double *scr, *pw, *pb, *mw, *mb; } vt__ln_job;
+
+static void vt__ln_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__ln_job *j = (vt__ln_job *)arg;
+    vt__kern *k = j->k;
+    int64_t C = j->C, r, i;
+    double *d = j->scr + (int64_t)tid * 3 * C, *xh = d + C, *dn = xh + C;
+    const double *X = vt__d(k->t->src[0]), *W = vt__d(k->t->src[1]), *Bb = vt__d(k->t->src[2]);
+    for (r = lo; r < hi; r++) {
+        const double *x = X + r * C;
+        vt__ln_stats s = vt__ln_row(k->o, (uint64_t)r, x, C, j->eps, d);
+        if (!k->bwd) {
+            double *y = k->out[0].x + r * C, *e = k->out[0].e ? k->out[0].e + r * C : NULL;
+            for (i = 0; i < C; i++) {
+                double xhat = VT__ACC(k->o, d[i] * s.rstd), yw = xhat * W[i], v = yw + Bb[i];
+                y[i] = v;
+                if (e) e[i] = 1.01 * (fabs(W[i]) * vt__ln_dxhat(&s, d[i], xhat) + VT__U * fabs(yw) + VT__U * fabs(v));
+            }
+        } else {
+            const double *dy = vt__d(k->t->grad) + r * C;
+            double m1, m2, mag1 = 0, mag2 = 0, magx = 0, dm1, dm2;
+            for (i = 0; i < C; i++) {
+                xh[i] = VT__ACC(k->o, d[i] * s.rstd);
+                dn[i] = VT__ACC(k->o, dy[i] * W[i]);
+                mag1 += fabs(dn[i]);
+                mag2 += fabs(dn[i] * xh[i]);
+                magx += fabs(dn[i]) * vt__ln_dxhat(&s, d[i], xh[i]);
+            }
+            m1 = VT__ACC(k->o, vt__rsum(k->o, (uint64_t)r, dn, 1, C) / (double)C);
+            m2 = VT__ACC(k->o, vt__rdot(k->o, (uint64_t)r ^ 0xAAAA, dn, 1, xh, 1, C, NULL) / (double)C);
+            dm1 = vt__g(k->o, C + 2) * mag1 / (double)C;
+            dm2 = (magx + vt__g(k->o, C + 2) * mag2) / (double)C + VT__U * fabs(m2);
+            if (k->out[0].x) {
+                for (i = 0; i < C; i++) {
+                    double inner = dn[i] - m1 - xh[i] * m2, v = s.rstd * inner;
+                    double di = VT__U * fabs(dn[i]) + dm1 + fabs(xh[i]) * dm2 + fabs(m2) * vt__ln_dxhat(&s, d[i], xh[i]) +
+                                3 * VT__U * (fabs(dn[i]) + fabs(m1) + fabs(xh[i] * m2));
+                    vt__put(&k->out[0], r * C + i, v, 1.01 * (s.rstd * di + fabs(inner) * s.rstd * s.rho + VT__U * fabs(v)));
+                }
+            }
+            /* store per-row xhat (and its bound) for the column sums */
+            if (k->out[1].x || k->out[2].x) {
+                double *XH = j->pw + r * C, *DX = j->mw + r * C;
+                for (i = 0; i < C; i++) {
+                    XH[i] = VT__ACC(k->o, dy[i] * xh[i]);
+                    DX[i] = fabs(dy[i]) * vt__ln_dxhat(&s, d[i], xh[i]);
+                }
+            }
+        }
+    }
+}
+
+static void vt__k_layernorm(vt__kern *k) {
+    vt__ln_job j;
+    vt_tensor *x = k->t->src[0];
+    j.k = k;
+    j.C = x->ne[x->ndim - 1];
+    j.R = vt_numel(x) / j.C;
+    j.eps = k->t->fparam[0];
+    j.scr = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(3 * j.C * k->c->pool.n));
+    if (!j.scr) return;
+    j.pw = j.mw = NULL;
+    if (k->bwd && (k->out[1].x || k->out[2].x)) {
+        j.pw = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(2 * j.R * j.C));
+        if (!j.pw) return;
+        j.mw = j.pw + j.R * j.C;
+    }
+    vt__parallel(&k->c->pool, j.R, j.R * j.C * 12, vt__ln_task, &j);
+    if (k->bwd && (k->out[1].x || k->out[2].x)) {
+        int64_t ch = vt__row_chunk(k, x, j.R), c, r;
+        const double *dy = vt__d(k->t->grad);
+        if (k->out[1].x) {
+            /* dw: column sums of dy*xhat; then add the propagated xhat error */
+            double *extra = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(2 * j.C)), *magp;
+            if (!extra) return;
+            magp = extra + j.C;
+            for (c = 0; c < j.C; c++) extra[c] = magp[c] = 0;
+            for (r = 0; r < j.R; r++)
+                for (c = 0; c < j.C; c++) { extra[c] += j.mw[r * j.C + c]; magp[c] += fabs(j.pw[r * j.C + c]); }
+            vt__colsum(k, &k->out[1], j.pw, j.R, j.C, ch);
+            if (k->out[1].e)
+                for (c = 0; c < j.C; c++) k->out[1].e[c] = 1.01 * (extra[c] + k->out[1].e[c] + VT__U * magp[c]);
+        }
+        if (k->out[2].x) vt__colsum(k, &k->out[2], dy, j.R, j.C, ch);
+    }
+}
+
+/* --- embedding ---------------------------------------------------------------- */
+
+/* EMBEDDING: table (V,C), idx (...) -> (..., C): a copy, exact.
+   Backward: dtable[v] = (old) + sum over positions p with idx[p] = v of
+   dout[p], positions in index order (rotated under chaos):
+   e = gamma(count_v + 1) (sum|dout| + |old|) (0 when exact, vt__sum_bound);
+   rows never indexed keep their value (0 when written). */
+static void vt__k_embedding(vt__kern *k) {
+    vt_tensor *t = k->t, *tab = t->src[0], *idx = t->src[1];
+    int64_t V = tab->ne[0], C = tab->ne[1], P = vt_numel(idx), p, c, v;
+    const int32_t *I = vt__i(idx);
+    for (p = 0; p < P; p++)
+        if (I[p] < 0 || I[p] >= V) {
+            vt__fail(k->c, VT_ERR_ARG, "embedding: index %d at position %lld is outside [0, %lld)", (int)I[p], (long long)p, (long long)V);
+            return;
+        }
+    if (!k->bwd) {
+        for (p = 0; p < P; p++) memcpy(k->out[0].x + p * C, vt__d(tab) + (int64_t)I[p] * C, sizeof(double) * (size_t)C);
+        k->out[0].exact = 1;
+        return;
+    }
+    {
+        const vt__kout *o = &k->out[0];
+        const double *dy = vt__d(t->grad);
+        int64_t *cnt = (int64_t *)vt__scratch(k->c, sizeof(int64_t) * (size_t)(2 * V + 1 + P));
+        int64_t *pos, *list;
+        double *acc, *mag;
+        int *ls;
+        if (!cnt) return;
+        memset(cnt, 0, sizeof(int64_t) * (size_t)(V + 1));
+        for (p = 0; p < P; p++) cnt[I[p] + 1]++;
+        for (v = 0; v < V; v++) cnt[v + 1] += cnt[v];
+        pos = cnt + V + 1;
+        list = pos + V;
+        memcpy(pos, cnt, sizeof(int64_t) * (size_t)V);
+        for (p = 0; p < P; p++) list[pos[I[p]]++] = p;
+        acc = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(2 * C));
+        ls = (int *)vt__scratch(k->c, sizeof(int) * (size_t)C);
+        if (!acc || !ls) return;
+        mag = acc + C;
+        if (!o->acc) memset(o->x, 0, sizeof(double) * (size_t)(V * C));
+        for (v = 0; v < V; v++) {
+            int64_t n = cnt[v + 1] - cnt[v], q, rot = 0;
+            if (!n) continue;
+            if (k->o->chaos) rot = (int64_t)(vt__ckey(k->o, (uint64_t)v) % (uint64_t)n);
+            for (c = 0; c < C; c++) { acc[c] = o->acc ? o->x[v * C + c] : 0; mag[c] = fabs(acc[c]); ls[c] = vt__lsb(acc[c]); }
+            for (q = 0; q < n; q++) {
+                const double *row = dy + list[cnt[v] + (q + rot) % n] * C;
+                for (c = 0; c < C; c++) {
+                    acc[c] = VT__ACC(k->o, acc[c] + row[c]);
+                    mag[c] += fabs(row[c]);
+                    ls[c] = VT__MIN(ls[c], vt__lsb(row[c]));
+                }
+            }
+            for (c = 0; c < C; c++) {
+                o->x[v * C + c] = acc[c];
+                if (o->e) o->e[v * C + c] = vt__sum_bound(k->o, n + 1, mag[c], ls[c]);
+            }
+        }
+    }
+}
+
+/* --- causal self-attention, composed of three ops --------------------------------
+
+   qkv (B,T,3C): per token q, k, v of C each; head h uses channels
+   [h hs, (h+1) hs). scale = 1/sqrt(hs) is a binary64 constant of the op.
+
+   ATT_SCORES: pre (B,NH,T,T), pre[t,t2] = scale q_t . k_t2 for t2 <= t, 0
+   above the diagonal. hs products summed in any order, then the product by
+   scale: e = 1.01 gamma(hs+1) scale sum|q k|.
+   Backward: dq_t = scale sum_{t2<=t} dpre[t,t2] k_t2 (t+1 terms), dk_t2 =
+   scale sum_{t>=t2} dpre[t,t2] q_t (T-t2 terms): e = 1.01 gamma(n+1) scale
+   sum|terms|; the v part of dqkv is 0 (written) or unchanged (accumulated).
+
+   ATT_SOFTMAX: att[t, 0..t] = softmax(pre[t, 0..t]) with the softmax bound
+   for n = t + 1; 0 above the diagonal (exact). Backward: the softmax
+   backward over the same n.
+
+   ATT_MIX: out[t, h hs + i] = sum_{t2<=t} att[t,t2] v_t2[i]: t+1 terms,
+   e = gamma(t+1) sum|att v|. Backward: datt[t,t2] = dout_t . v_t2 (hs terms,
+   gamma(hs)); dv_t2[i] = sum_{t>=t2} att[t,t2] dout_t[i] (T-t2 terms). */
+typedef struct { vt__kern *k; int64_t B, T, C, NH, hs; double scale; } vt__att_job;
+
+#define VT__ATT_SETUP(j, tq)                                                                     \
+    int64_t T = (j)->T, C = (j)->C, NH = (j)->NH, hs = (j)->hs, C3 = 3 * (j)->C;                \
+    int64_t b = (tq) / NH, h = (tq) % NH;                                                        \
+    (void)T; (void)C; (void)hs; (void)C3
+
+static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__att_job *j = (vt__att_job *)arg;
+    vt__kern *k = j->k;
+    const double *qkv = vt__d(k->t->src[0]);
+    int64_t bh, t, t2, i;
+    (void)tid;
+    for (bh = lo; bh < hi; bh++) {
+        VT__ATT_SETUP(j, bh);
+        const double *base = qkv + b * T * C3 + h * hs;
+        if (!k->bwd) {
+            double *pre = k->out[0].x + bh * T * T, *e = k->out[0].e ? k->out[0].e + bh * T * T : NULL;
+            for (t = 0; t < T; t++)
+                for (t2 = 0; t2 < T; t2++) {
+                    double mag = 0, v = 0;
+                    if (t2 <= t) v = j->scale * vt__rdot(k->o, (uint64_t)((bh * T + t) * T + t2), base + t * C3, 1,
+                                                         base + t2 * C3 + C, 1, hs, &mag);
+                    pre[t * T + t2] = v;
+                    if (e) e[t * T + t2] = t2 <= t ? 1.01 * vt__g(k->o, hs + 1) * j->scale * mag : 0;
+                }
+        } else {
+            const double *dpre = vt__d(k->t->grad) + bh * T * T;
+            const vt__kout *o = &k->out[0];
+            for (t = 0; t < T; t++)
+                for (i = 0; i < hs; i++) {
+                    double mq, mk;
+                    int64_t pq = (b * T + t) * C3 + h * hs + i, pk = pq + C, pv = pq + 2 * C;
+                    /* dq_t[i]: over t2 <= t; dk_t[i]: over t' >= t */
+                    double dq = j->scale * vt__rdot(k->o, (uint64_t)pq, dpre + t * T, 1, base + C + i, C3, t + 1, &mq);
+                    double dk = j->scale * vt__rdot(k->o, (uint64_t)pk, dpre + t * T + t, T, base + t * C3 + i, C3, T - t, &mk);
+                    vt__put(o, pq, dq, 1.01 * vt__g(k->o, t + 2) * j->scale * mq);
+                    vt__put(o, pk, dk, 1.01 * vt__g(k->o, T - t + 1) * j->scale * mk);
+                    if (!o->acc) o->x[pv] = 0; /* v part: 0 or unchanged, e = 0 */
+                }
+        }
+    }
+}
+
+static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__att_job *j = (vt__att_job *)arg;
+    vt__kern *k = j->k;
+    int64_t bh, t, t2, T = j->T;
+    double *ex = (double *)k->t->extra + (int64_t)tid * T;
+    for (bh = lo; bh < hi; bh++)
+        for (t = 0; t < T; t++) {
+            int64_t row = bh * T + t, n = t + 1;
+            if (!k->bwd) {
+                const double *x = vt__d(k->t->src[0]) + row * T;
+                double *y = k->out[0].x + row * T, *e = k->out[0].e ? k->out[0].e + row * T : NULL, eps_s, m = -INFINITY;
+                double s = vt__softmax_row(k->o, (uint64_t)row, x, n, ex, &eps_s, NULL);
+                for (t2 = 0; t2 < n; t2++) if (x[t2] > m) m = x[t2];
+                for (t2 = 0; t2 < T; t2++) {
+                    double v = t2 < n ? ex[t2] / s : 0, epsj = t2 < n ? 1.01 * (fabs(x[t2] - m) * VT__U + VT__ELIB) : 0;
+                    y[t2] = v;
+                    if (e) e[t2] = 1.01 * v * (epsj + eps_s + VT__U);
+                }
+            } else {
+                const double *y = vt__d(k->t) + row * T, *dy = vt__d(k->t->grad) + row * T;
+                double mag, D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, &mag), dD = vt__g(k->o, n) * mag;
+                for (t2 = 0; t2 < T; t2++) {
+                    double dd = t2 < n ? dy[t2] - D : 0, v = t2 < n ? y[t2] * dd : 0;
+                    vt__put(&k->out[0], row * T + t2, v, 1.01 * (fabs(y[t2]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)));
+                }
+            }
+        }
+}
+
+static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__att_job *j = (vt__att_job *)arg;
+    vt__kern *k = j->k;
+    const double *att = vt__d(k->t->src[0]), *qkv = vt__d(k->t->src[1]);
+    int64_t bh, t, t2, i;
+    (void)tid;
+    for (bh = lo; bh < hi; bh++) {
+        VT__ATT_SETUP(j, bh);
+        const double *A = att + bh * T * T, *vbase = qkv + b * T * C3 + 2 * C + h * hs;
+        if (!k->bwd) {
+            for (t = 0; t < T; t++)
+                for (i = 0; i < hs; i++) {
+                    int64_t p = (b * T + t) * C + h * hs + i;
+                    double mag, v = vt__rdot(k->o, (uint64_t)p, A + t * T, 1, vbase + i, C3, t + 1, &mag);
+                    k->out[0].x[p] = v;
+                    if (k->out[0].e) k->out[0].e[p] = vt__g(k->o, t + 1) * mag;
+                }
+        } else {
+            const double *dout = vt__d(k->t->grad) + b * T * C + h * hs;
+            if (k->out[0].x) /* datt */
+                for (t = 0; t < T; t++)
+                    for (t2 = 0; t2 < T; t2++) {
+                        int64_t p = (bh * T + t) * T + t2;
+                        double mag = 0, v = 0;
+                        if (t2 <= t) v = vt__rdot(k->o, (uint64_t)p, dout + t * C, 1, vbase + t2 * C3, 1, hs, &mag);
+                        vt__put(&k->out[0], p, v, vt__g(k->o, hs + 1) * mag);
+                    }
+            if (k->out[1].x) { /* dv into dqkv's v part */
+                const vt__kout *o = &k->out[1];
+                for (t2 = 0; t2 < T; t2++)
+                    for (i = 0; i < hs; i++) {
+                        int64_t pv = (b * T + t2) * C3 + 2 * C + h * hs + i, pq = pv - 2 * C, pk = pv - C;
+                        double mag, v = vt__rdot(k->o, (uint64_t)pv, A + t2 * T + t2, T, dout + t2 * C + i, C, T - t2, &mag);
+                        vt__put(o, pv, v, vt__g(k->o, T - t2 + 1) * mag);
+                        if (!o->acc) { o->x[pq] = 0; o->x[pk] = 0; } /* q, k parts: 0 or unchanged, e = 0 */
+                    }
+            }
+        }
+    }
+}
+
+static void vt__k_attention(vt__kern *k, vt__task_fn fn) {
+    vt__att_job j;
+    vt_tensor *t = k->t, *qkv = t->op == VT_OP_ATT_MIX ? t->src[1] : t->op == VT_OP_ATT_SCORES ? t->src[0] : NULL;
+    j.k = k;
+    j.NH = t->iparam[0];
+    if (qkv) { j.B = qkv->ne[0]; j.T = qkv->ne[1]; j.C = qkv->ne[2] / 3; }
+    else { j.B = t->ne[0]; j.T = t->ne[2]; j.C = 0; }
+    j.hs = j.C / j.NH;
+    j.scale = 1.0 / sqrt((double)t->iparam[1]);
+    if (t->op == VT_OP_ATT_SOFTMAX) {
+        t->extra = vt__scratch(k->c, sizeof(double) * (size_t)(j.T * k->c->pool.n));
+        if (!t->extra) return;
+    }
+    vt__parallel(&k->c->pool, j.B * j.NH, j.B * j.NH * j.T * j.T * VT__MAX(j.hs, 8), fn, &j);
+}
+
+/* --- dropout ---------------------------------------------------------------- */
+
+/* DROPOUT: keep element i when uniform(seed, stream, i) >= p, where the
+   stream is the step number: y = x s with s = 1/(1-p) a binary64 constant:
+   one IEEE product, e = 0. Backward: the same mask, e = 0. */
+static void vt__k_dropout(vt__kern *k) {
+    vt_tensor *t = k->t;
+    double p = t->fparam[0], s = 1.0 / (1.0 - p);
+    uint64_t seed = (uint64_t)t->iparam[0], stream = (uint64_t)t->iparam[1];
+    const double *in = k->bwd ? vt__d(t->grad) : vt__d(t->src[0]);
+    int64_t i, n = vt_numel(t);
+    for (i = 0; i < n; i++) {
+        double v = vt_rng_uniform(seed, stream, (uint64_t)i) >= p ? in[i] * s : 0.0;
+        vt__put(&k->out[0], i, v, 0);
+    }
+}
+
+/* --- sum, mean, concat, split -------------------------------------------------- */
+
+/* SUM: n terms in any order: e = gamma(n) sum|x| (0 when exact). MEAN: then
+   / n: e = 1.01 (e_sum / n + u|mean|), or the division's exact error when the
+   sum is exact. Backward: g or g / n (one IEEE division: e = 0), broadcast. */
+static void vt__k_reduce(vt__kern *k) {
+    vt_tensor *t = k->t, *x = t->src[0];
+    int64_t i, n = vt_numel(x);
+    int mean = t->op == VT_OP_MEAN;
+    if (!k->bwd) {
+        const double *X = vt__d(x);
+        double s = vt__rsum(k->o, 0, X, 1, n), mag = 0, es, m;
+        int L = VT__LSB_NONE;
+        for (i = 0; i < n; i++) { mag += fabs(X[i]); L = VT__MIN(L, vt__lsb(X[i])); }
+        es = vt__sum_bound(k->o, n, mag, L);
+        if (!mean) {
+            k->out[0].x[0] = s;
+            if (k->out[0].e) k->out[0].e[0] = es;
+            return;
+        }
+        /* an exact sum makes the mean one division: its exact error is the
+           remainder fma(-m, n, s) / n */
+        m = s / (double)n;
+        k->out[0].x[0] = m;
+        if (k->out[0].e)
+            k->out[0].e[0] = es == 0 ? 1.01 * fabs(fma(-m, (double)n, s)) / (double)n
+                                     : 1.01 * (es / (double)n + VT__U * fabs(m));
+    } else {
+        double g = vt__d(t->grad)[0], v = mean ? g / (double)n : g;
+        for (i = 0; i < n; i++) vt__put(&k->out[0], i, v, 0);
+        k->out[0].exact = !mean && !k->out[0].acc;
+    }
+}
+
+/* CONCAT along dim: a copy, exact. Backward: slices of dy, exact unless
+   accumulating. SPLIT (a copy of a slice): exact; backward writes dy into the
+   slice (zeros elsewhere when written). */
+static void vt__k_concat(vt__kern *k) {
+    vt_tensor *t = k->t, *a = t->src[0], *b = t->src[1];
+    int dim = (int)t->iparam[0], d;
+    int64_t outer = 1, inner = 1, na, nb, o;
+    for (d = 0; d < dim; d++) outer *= t->ne[d];
+    for (d = dim + 1; d < t->ndim; d++) inner *= t->ne[d];
+    na = a->ne[dim] * inner;
+    nb = b->ne[dim] * inner;
+    if (!k->bwd) {
+        for (o = 0; o < outer; o++) {
+            memcpy(k->out[0].x + o * (na + nb), vt__d(a) + o * na, sizeof(double) * (size_t)na);
+            memcpy(k->out[0].x + o * (na + nb) + na, vt__d(b) + o * nb, sizeof(double) * (size_t)nb);
+        }
+        k->out[0].exact = 1;
+    } else {
+        const double *dy = vt__d(t->grad);
+        int64_t i;
+        for (o = 0; o < outer; o++) {
+            if (k->out[0].x) for (i = 0; i < na; i++) vt__put(&k->out[0], o * na + i, dy[o * (na + nb) + i], 0);
+            if (k->out[1].x) for (i = 0; i < nb; i++) vt__put(&k->out[1], o * nb + i, dy[o * (na + nb) + na + i], 0);
+        }
+        k->out[0].exact = !k->out[0].acc;
+        k->out[1].exact = !k->out[1].acc;
+    }
+}
+
+static void vt__k_split(vt__kern *k) {
+    vt_tensor *t = k->t, *x = t->src[0];
+    int dim = (int)t->iparam[0], d;
+    int64_t start = t->iparam[1], len = t->ne[dim], outer = 1, inner = 1, o, i, nx;
+    for (d = 0; d < dim; d++) outer *= x->ne[d];
+    for (d = dim + 1; d < x->ndim; d++) inner *= x->ne[d];
+    nx = x->ne[dim] * inner;
+    if (!k->bwd) {
+        for (o = 0; o < outer; o++)
+            memcpy(k->out[0].x + o * len * inner, vt__d(x) + o * nx + start * inner, sizeof(double) * (size_t)(len * inner));
+        k->out[0].exact = 1;
+    } else {
+        const vt__kout *ox = &k->out[0];
+        const double *dy = vt__d(t->grad);
+        if (!ox->acc) memset(ox->x, 0, sizeof(double) * (size_t)ox->n);
+        for (o = 0; o < outer; o++)
+            for (i = 0; i < len * inner; i++) vt__put(ox, o * nx + start * inner + i, dy[o * len * inner + i], 0);
+        k->out[0].exact = !ox->acc;
+    }
+}
+
+/* the CPU backend's dispatch: one switch over ops for forward and backward */
+static void vt__cpu_kernel(vt__kern *k) {
+    switch (k->t->op) {
+    case VT_OP_COPY: vt__k_copy(k); break;
+    case VT_OP_VIEW: if (k->bwd) vt__k_view_bwd(k); break;
+    case VT_OP_ADD: case VT_OP_SUB: case VT_OP_MUL:
+        if (k->bwd) vt__k_binary_bwd(k); else vt__k_binary_fwd(k);
+        break;
+    case VT_OP_SCALE: vt__k_scale(k); break;
+    case VT_OP_MATMUL: vt__k_matmul(k); break;
+    case VT_OP_LINEAR: vt__k_linear(k); break;
+    case VT_OP_RELU: vt__k_relu(k); break;
+    case VT_OP_GELU: vt__k_elementwise(k, vt__gelu_task, 40); break;
+    case VT_OP_TANH: vt__k_elementwise(k, vt__tanh_task, 20); break;
+    case VT_OP_SOFTMAX: case VT_OP_LOG_SOFTMAX: vt__k_softmax(k); break;
+    case VT_OP_CROSS_ENTROPY: vt__k_cross_entropy(k); break;
+    case VT_OP_MSE: vt__k_mse(k); break;
+    case VT_OP_LAYERNORM: vt__k_layernorm(k); break;
+    case VT_OP_EMBEDDING: vt__k_embedding(k); break;
+    case VT_OP_ATT_SCORES: vt__k_attention(k, vt__att_scores_task); break;
+    case VT_OP_ATT_SOFTMAX: vt__k_attention(k, vt__att_softmax_task); break;
+    case VT_OP_ATT_MIX: vt__k_attention(k, vt__att_mix_task); break;
+    case VT_OP_DROPOUT: vt__k_dropout(k); break;
+    case VT_OP_SUM: case VT_OP_MEAN: vt__k_reduce(k); break;
+    case VT_OP_CONCAT: vt__k_concat(k); break;
+    case VT_OP_SPLIT: vt__k_split(k); break;
+    default: vt__fail(k->c, VT_ERR_STATE, "cpu backend: no kernel for op %s", vt_op_name(k->t->op));
+    }
+}
+
+/* ==========================================================================
+   >>ops  constructors: check shapes, make the node, record it, run it
+   ========================================================================== */
+
+static vt_dtype vt__vdt(const vt_ctx *c) { return c->d.mode == VT_MODE_FP64 ? VT_F64 : VT_F32; }
+
+static int vt__need(vt_ctx *c, const vt_tensor *t, const char *op, const char *arg) {
+    if (c->status != VT_OK) return 0;
+    if (!t) { vt__fail(c, VT_ERR_ARG, "%s: %s is NULL", op, arg); return 0; }
+    if (t->dtype == VT_I32) { vt__fail(c, VT_ERR_ARG, "%s: %s must be a real tensor, it holds int32", op, arg); return 0; }
+    return 1;
+}
+
+static vt_tensor *vt__node(vt_ctx *c, vt_op op, int ndim, const int64_t *ne, vt_tensor *s0, vt_tensor *s1, vt_tensor *s2) {
+    vt_tensor *t = vt__mk(c, vt__vdt(c), ndim, ne, 0, 1);
+    if (!t) return NULL;
+    t->op = op;
+    t->src[0] = s0; t->src[1] = s1; t->src[2] = s2;
+    return t;
+}
+
+static vt_tensor *vt__run(vt_ctx *c, vt_tensor *t) {
+    if (!t) return NULL;
+    vt__record(c, t);
+    vt__exec(c, t);
+    return c->status == VT_OK ? t : NULL;
+}
+
+VTDEF vt_tensor *vt_contiguous(vt_ctx *c, vt_tensor *t) {
+    vt_tensor *r;
+    if (c->status != VT_OK || !t) return NULL;
+    if (vt_is_contiguous(t)) return t;
+    r = vt__mk(c, t->dtype, t->ndim, t->ne, 0, 1);
+    if (!r) return NULL;
+    if (t->dtype == VT_I32) {
+        int64_t i, n = vt_numel(t);
+        for (i = 0; i < n; i++) vt__i(r)[i] = vt__i(t)[vt__off(t, i)];
+        return r;
+    }
+    r->op = VT_OP_COPY;
+    r->src[0] = t;
+    return vt__run(c, r);
+}
+
+static vt_tensor *vt__contig(vt_ctx *c, vt_tensor *t) { return t ? vt_contiguous(c, t) : NULL; }
+
+/* --- views -------------------------------------------------------------------- */
+
+static vt_tensor *vt__view(vt_ctx *c, vt_tensor *base, int ndim, const int64_t *ne, const int64_t *nb, int64_t offs) {
+    vt_tensor *t;
+    int i;
+    if (!base) return NULL;
+    t = vt__mk(c, base->dtype, ndim, ne, 0, 0);
+    if (!t) return NULL;
+    for (i = 0; i < ndim; i++) t->nb[i] = nb[i];
+    t->op = VT_OP_VIEW;
+    t->src[0] = base;
+    t->view_src = base;
+    t->view_offs = offs;
+    t->data = base->dtype == VT_I32 ? (void *)(vt__i(base) + offs) : (void *)(vt__d(base) + offs);
+    vt__record(c, t);
+    return t;
+}
+
+VTDEF vt_tensor *vt_reshape(vt_ctx *c, vt_tensor *t, int ndim, const int64_t *ne) {
+    int64_t nb[VT_MAX_DIMS], n = 1, s = 1;
+    int i;
+    if (c->status != VT_OK || !t) return NULL;
+    if (!vt__check_shape(c, ndim, ne, "reshape")) return NULL;
+    for (i = 0; i < ndim; i++) n *= ne[i];
+    if (n != vt_numel(t)) {
+        char a[64];
+        vt__shape_str(t, a, sizeof a);
+        vt__fail(c, VT_ERR_SHAPE, "reshape: %s has %lld elements, the new shape %lld", a, (long long)vt_numel(t), (long long)n);
+        return NULL;
+    }
+    t = vt__contig(c, t);
+    for (i = ndim - 1; i >= 0; i--) { nb[i] = s; s *= ne[i]; }
+    return vt__view(c, t, ndim, ne, nb, 0);
+}
+
+VTDEF vt_tensor *vt_permute(vt_ctx *c, vt_tensor *t, const int *perm) {
+    int64_t ne[VT_MAX_DIMS], nb[VT_MAX_DIMS];
+    int i, seen = 0;
+    if (c->status != VT_OK || !t) return NULL;
+    for (i = 0; i < t->ndim; i++) {
+        if (perm[i] < 0 || perm[i] >= t->ndim || (seen & (1 << perm[i]))) {
+            vt__fail(c, VT_ERR_ARG, "permute: not a permutation of %d dimensions", t->ndim);
+            return NULL;
+        }
+        seen |= 1 << perm[i];
+    }
+    t = vt__contig(c, t);
+    if (!t) return NULL;
+    for (i = 0; i < t->ndim; i++) { ne[i] = t->ne[perm[i]]; nb[i] = t->nb[perm[i]]; }
+    return vt__view(c, t, t->ndim, ne, nb, 0);
+}
+
+VTDEF vt_tensor *vt_transpose(vt_ctx *c, vt_tensor *t, int d0, int d1) {
+    int perm[VT_MAX_DIMS], i;
+    if (c->status != VT_OK || !t) return NULL;
+    if (d0 < 0 || d1 < 0 || d0 >= t->ndim || d1 >= t->ndim) {
+        vt__fail(c, VT_ERR_ARG, "transpose: dims %d, %d out of range for %d dimensions", d0, d1, t->ndim);
+        return NULL;
+    }
+    for (i = 0; i < t->ndim; i++) perm[i] = i;
+    perm[d0] = d1; perm[d1] = d0;
+    return vt_permute(c, t, perm);
+}
+
+VTDEF vt_tensor *vt_slice(vt_ctx *c, vt_tensor *t, int dim, int64_t start, int64_t len) {
+    int64_t ne[VT_MAX_DIMS];
+    int i;
+    if (c->status != VT_OK || !t) return NULL;
+    if (dim < 0 || dim >= t->ndim || start < 0 || len < 0 || start + len > t->ne[dim]) {
+        vt__fail(c, VT_ERR_ARG, "slice: [%lld, %lld) of dim %d is outside its size", (long long)start, (long long)(start + len), dim);
+        return NULL;
+    }
+    t = vt__contig(c, t);
+    if (!t) return NULL;
+    for (i = 0; i < t->ndim; i++) ne[i] = t->ne[i];
+    ne[dim] = len;
+    return vt__view(c, t, t->ndim, ne, t->nb, start * t->nb[dim]);
+}
+
+/* --- elementwise -------------------------------------------------------------- */
+
+static vt_tensor *vt__binary(vt_ctx *c, vt_op op, vt_tensor *a, vt_tensor *b) {
+    int64_t ne[VT_MAX_DIMS];
+    int nd, i;
+    const char *nm = vt_op_name(op);
+    if (!vt__need(c, a, nm, "a") || !vt__need(c, b, nm, "b")) return NULL;
+    a = vt__contig(c, a);
+    b = vt__contig(c, b);
+    if (!a || !b) return NULL;
+    nd = VT__MAX(a->ndim, b->ndim);
+    for (i = 0; i < nd; i++) {
+        int ia = a->ndim - nd + i, ib = b->ndim - nd + i;
+        int64_t x = ia >= 0 ? a->ne[ia] : 1, y = ib >= 0 ? b->ne[ib] : 1;
+        if (x != y && x != 1 && y != 1) {
+            char sa[64], sb[64];
+            vt__shape_str(a, sa, sizeof sa);
+            vt__shape_str(b, sb, sizeof sb);
+            vt__fail(c, VT_ERR_SHAPE, "%s: shapes %s and %s do not broadcast (dim %d: %lld vs %lld)", nm, sa, sb, i,
+                     (long long)x, (long long)y);
+            return NULL;
+        }
+        ne[i] = x == 1 ? y : x;
+    }
+    return vt__run(c, vt__node(c, op, nd, ne, a, b, NULL));
+}
+
+VTDEF vt_tensor *vt_add(vt_ctx *c, vt_tensor *a, vt_tensor *b) { return vt__binary(c, VT_OP_ADD, a, b); }
+VTDEF vt_tensor *vt_sub(vt_ctx *c, vt_tensor *a, vt_tensor *b) { return vt__binary(c, VT_OP_SUB, a, b); }
+VTDEF vt_tensor *vt_mul(vt_ctx *c, vt_tensor *a, vt_tensor *b) { return vt__binary(c, VT_OP_MUL, a, b); }
+
+static vt_tensor *vt__unary(vt_ctx *c, vt_op op, vt_tensor *x) {
+    vt_tensor *t;
+    if (!vt__need(c, x, vt_op_name(op), "x")) return NULL;
+    x = vt__contig(c, x);
+    t = vt__node(c, op, x ? x->ndim : 0, x ? x->ne : NULL, x, NULL, NULL);
+    return t;
+}
+
+VTDEF vt_tensor *vt_scale(vt_ctx *c, vt_tensor *a, double s) {
+    vt_tensor *t = vt__unary(c, VT_OP_SCALE, a);
+    if (t) t->fparam[0] = s;
+    return vt__run(c, t);
+}
+VTDEF vt_tensor *vt_relu(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_RELU, x)); }
+VTDEF vt_tensor *vt_gelu(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_GELU, x)); }
+VTDEF vt_tensor *vt_tanh(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_TANH, x)); }
+VTDEF vt_tensor *vt_softmax(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_SOFTMAX, x)); }
+VTDEF vt_tensor *vt_log_softmax(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_LOG_SOFTMAX, x)); }
+
+VTDEF vt_tensor *vt_dropout(vt_ctx *c, vt_tensor *x, double p, uint64_t seed) {
+    vt_tensor *t;
+    if (!vt__need(c, x, "dropout", "x")) return NULL;
+    if (!(p >= 0 && p < 1)) { vt__fail(c, VT_ERR_ARG, "dropout: p = %g is outside [0, 1)", p); return NULL; }
+    if (p == 0 || !c->grad_enabled) return x; /* evaluation: identity */
+    t = vt__unary(c, VT_OP_DROPOUT, x);
+    if (t) { t->fparam[0] = p; t->iparam[0] = (int64_t)seed; t->iparam[1] = c->step_no; }
+    return vt__run(c, t);
+}
+
+/* --- matmul, linear --------------------------------------------------------- */
+
+VTDEF vt_tensor *vt_matmul(vt_ctx *c, vt_tensor *a, vt_tensor *b, int ta, int tb) {
+    int64_t ne[VT_MAX_DIMS], M, K, Kb, N;
+    int i;
+    vt_tensor *t;
+    if (!vt__need(c, a, "matmul", "a") || !vt__need(c, b, "matmul", "b")) return NULL;
+    a = vt__contig(c, a);
+    b = vt__contig(c, b);
+    if (!a || !b) return NULL;
+    if (a->ndim < 2 || b->ndim < 2) {
+        vt__fail(c, VT_ERR_SHAPE, "matmul: operands need at least 2 dimensions (got %d and %d)", a->ndim, b->ndim);
+        return NULL;
+    }
+    M = ta ? a->ne[a->ndim - 1] : a->ne[a->ndim - 2];
+    K = ta ? a->ne[a->ndim - 2] : a->ne[a->ndim - 1];
+    Kb = tb ? b->ne[b->ndim - 1] : b->ne[b->ndim - 2];
+    N = tb ? b->ne[b->ndim - 2] : b->ne[b->ndim - 1];
+    if (K != Kb) {
+        char sa[64], sb[64];
+        vt__shape_str(a, sa, sizeof sa);
+        vt__shape_str(b, sb, sizeof sb);
+        vt__fail(c, VT_ERR_SHAPE, "matmul: inner dimensions differ: a %s%s has K=%lld, b %s%s has K=%lld", sa, ta ? "^T" : "",
+                 (long long)K, sb, tb ? "^T" : "", (long long)Kb);
+        return NULL;
+    }
+    if (b->ndim > 2) {
+        int same = b->ndim == a->ndim;
+        for (i = 0; same && i < a->ndim - 2; i++) same = a->ne[i] == b->ne[i];
+        if (!same) {
+            vt__fail(c, VT_ERR_SHAPE, "matmul: batch dimensions of a and b differ (b may also be 2-D, shared)");
+            return NULL;
+        }
+    }
+    for (i = 0; i < a->ndim - 2; i++) ne[i] = a->ne[i];
+    ne[a->ndim - 2] = M;
+    ne[a->ndim - 1] = N;
+    t = vt__node(c, VT_OP_MATMUL, a->ndim, ne, a, b, NULL);
+    if (t) { t->iparam[0] = ta; t->iparam[1] = tb; }
+    return vt__run(c, t);
+}
+
+VTDEF vt_tensor *vt_linear(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *bias) {
+    int64_t ne[VT_MAX_DIMS];
+    int i;
+    if (!vt__need(c, x, "linear", "x") || !vt__need(c, w, "linear", "w")) return NULL;
+    x = vt__contig(c, x);
+    w = vt__contig(c, w);
+    if (bias) bias = vt__contig(c, bias);
+    if (!x || !w) return NULL;
+    if (w->ndim != 2 || x->ne[x->ndim - 1] != w->ne[1] || (bias && (bias->ndim != 1 || bias->ne[0] != w->ne[0]))) {
+        char sx[64], sw[64], sb[64];
+        vt__shape_str(x, sx, sizeof sx);
+        vt__shape_str(w, sw, sizeof sw);
+        vt__shape_str(bias, sb, sizeof sb);
+        vt__fail(c, VT_ERR_SHAPE, "linear: x %s, w %s, bias %s: need x (...,IN), w (OC,IN), bias (OC)", sx, sw,
+                 bias ? sb : "none");
+        return NULL;
+    }
+    for (i = 0; i < x->ndim; i++) ne[i] = x->ne[i];
+    ne[x->ndim - 1] = w->ne[0];
+    return vt__run(c, vt__node(c, VT_OP_LINEAR, x->ndim, ne, x, w, bias));
+}
+
+/* --- losses and normalisation ---------------------------------------------------- */
+
+VTDEF vt_tensor *vt_cross_entropy(vt_ctx *c, vt_tensor *logits, vt_tensor *targets) {
+    int64_t one = 1;
+    if (!vt__need(c, logits, "cross_entropy", "logits")) return NULL;
+    if (!targets || targets->dtype != VT_I32) {
+        vt__fail(c, VT_ERR_ARG, "cross_entropy: targets must be an int32 tensor");
+        return NULL;
+    }
+    logits = vt__contig(c, logits);
+    targets = vt_contiguous(c, targets);
+    if (!logits || !targets) return NULL;
+    if (vt_numel(targets) * logits->ne[logits->ndim - 1] != vt_numel(logits)) {
+        char sl[64], st[64];
+        vt__shape_str(logits, sl, sizeof sl);
+        vt__shape_str(targets, st, sizeof st);
+        vt__fail(c, VT_ERR_SHAPE, "cross_entropy: logits %s need one target per row, targets are %s", sl, st);
+        return NULL;
+    }
+    return vt__run(c, vt__node(c, VT_OP_CROSS_ENTROPY, 1, &one, logits, targets, NULL));
+}
+
+VTDEF vt_tensor *vt_mse(vt_ctx *c, vt_tensor *pred, vt_tensor *target) {
+    int64_t one = 1;
+    if (!vt__need(c, pred, "mse", "pred") || !vt__need(c, target, "mse", "target")) return NULL;
+    pred = vt__contig(c, pred);
+    target = vt__contig(c, target);
+    if (!pred || !target) return NULL;
+    if (vt_numel(pred) != vt_numel(target)) {
+        vt__fail(c, VT_ERR_SHAPE, "mse: pred has %lld elements, target %lld", (long long)vt_numel(pred), (long long)vt_numel(target));
+        return NULL;
+    }
+    return vt__run(c, vt__node(c, VT_OP_MSE, 1, &one, pred, target, NULL));
+}
+
+VTDEF vt_tensor *vt_layernorm(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *b, double eps) {
+    vt_tensor *t;
+    if (!vt__need(c, x, "layernorm", "x") || !vt__need(c, w, "layernorm", "w") || !vt__need(c, b, "layernorm", "b")) return NULL;
+    x = vt__contig(c, x);
+    w = vt__contig(c, w);
+    b = vt__contig(c, b);
+    if (!x || !w || !b) return NULL;
+    if (w->ndim != 1 || b->ndim != 1 || w->ne[0] != x->ne[x->ndim - 1] || b->ne[0] != w->ne[0]) {
+        vt__fail(c, VT_ERR_SHAPE, "layernorm: w and b must be (C) with C = %lld, the last dim of x", (long long)x->ne[x->ndim - 1]);
+        return NULL;
+    }
+    if (!(eps > 0)) { vt__fail(c, VT_ERR_ARG, "layernorm: eps must be positive"); return NULL; }
+    t = vt__node(c, VT_OP_LAYERNORM, x->ndim, x->ne, x, w, b);
+    if (t) t->fparam[0] = eps;
+    return vt__run(c, t);
+}
+
+VTDEF vt_tensor *vt_embedding(vt_ctx *c, vt_tensor *table, vt_tensor *idx) {
+    int64_t ne[VT_MAX_DIMS];
+    int i;
+    if (!vt__need(c, table, "embedding", "table")) return NULL;
+    if (!idx || idx->dtype != VT_I32) { vt__fail(c, VT_ERR_ARG, "embedding: idx must be an int32 tensor"); return NULL; }
+    table = vt__contig(c, table);
+    idx = vt_contiguous(c, idx);
+    if (!table || !idx) return NULL;
+    if (table->ndim != 2 || idx->ndim >= VT_MAX_DIMS) {
+        vt__fail(c, VT_ERR_SHAPE, "embedding: table must be (V,C) and idx have at most %d dims", VT_MAX_DIMS - 1);
+        return NULL;
+    }
+    for (i = 0; i < idx->ndim; i++) ne[i] = idx->ne[i];
+    ne[idx->ndim] = table->ne[1];
+    return vt__run(c, vt__node(c, VT_OP_EMBEDDING, idx->ndim + 1, ne, table, idx, NULL));
+}
+
+VTDEF vt_tensor *vt_attention(vt_ctx *c, vt_tensor *qkv, int nh) {
+    int64_t B, T, C, ne[4];
+    vt_tensor *pre, *att, *out;
+    if (!vt__need(c, qkv, "attention", "qkv")) return NULL;
+    qkv = vt__contig(c, qkv);
+    if (!qkv) return NULL;
+    if (qkv->ndim != 3 || qkv->ne[2] % 3 != 0 || nh <= 0 || (qkv->ne[2] / 3) % nh != 0) {
+        char s[64];
+        vt__shape_str(qkv, s, sizeof s);
+        vt__fail(c, VT_ERR_SHAPE, "attention: qkv %s must be (B,T,3C) with C divisible by %d heads", s, nh);
+        return NULL;
+    }
+    B = qkv->ne[0]; T = qkv->ne[1]; C = qkv->ne[2] / 3;
+    ne[0] = B; ne[1] = nh; ne[2] = T; ne[3] = T;
+    pre = vt__node(c, VT_OP_ATT_SCORES, 4, ne, qkv, NULL, NULL);
+    if (pre) { pre->iparam[0] = nh; pre->iparam[1] = C / nh; }
+    pre = vt__run(c, pre);
+    att = vt__node(c, VT_OP_ATT_SOFTMAX, 4, ne, pre, NULL, NULL);
+    if (att) { att->iparam[0] = nh; att->iparam[1] = C / nh; }
+    att = vt__run(c, att);
+    ne[0] = B; ne[1] = T; ne[2] = C;
+    out = vt__node(c, VT_OP_ATT_MIX, 3, ne, att, qkv, NULL);
+    if (out) { out->iparam[0] = nh; out->iparam[1] = C / nh; }
+    return vt__run(c, out);
+}
+
+/* --- reductions, concat, split ------------------------------------------------- */
+
+VTDEF vt_tensor *vt_sum(vt_ctx *c, vt_tensor *x) {
+    int64_t one = 1;
+    if (!vt__need(c, x, "sum", "x")) return NULL;
+    x = vt__contig(c, x);
+    return vt__run(c, vt__node(c, VT_OP_SUM, 1, &one, x, NULL, NULL));
+}
+
+VTDEF vt_tensor *vt_mean(vt_ctx *c, vt_tensor *x) {
+    int64_t one = 1;
+    if (!vt__need(c, x, "mean", "x")) return NULL;
+    x = vt__contig(c, x);
+    return vt__run(c, vt__node(c, VT_OP_MEAN, 1, &one, x, NULL, NULL));
+}
+
+VTDEF vt_tensor *vt_concat(vt_ctx *c, vt_tensor *a, vt_tensor *b, int dim) {
+    int64_t ne[VT_MAX_DIMS];
+    int i;
+    vt_tensor *t;
+    if (!vt__need(c, a, "concat", "a") || !vt__need(c, b, "concat", "b")) return NULL;
+    a = vt__contig(c, a);
+    b = vt__contig(c, b);
+    if (!a || !b) return NULL;
+    if (a->ndim != b->ndim || dim < 0 || dim >= a->ndim) {
+        vt__fail(c, VT_ERR_SHAPE, "concat: operands need the same number of dims and 0 <= dim < %d", a->ndim);
+        return NULL;
+    }
+    for (i = 0; i < a->ndim; i++) {
+        if (i != dim && a->ne[i] != b->ne[i]) {
+            vt__fail(c, VT_ERR_SHAPE, "concat: dim %d differs (%lld vs %lld)", i, (long long)a->ne[i], (long long)b->ne[i]);
+            return NULL;
+        }
+        ne[i] = i == dim ? a->ne[i] + b->ne[i] : a->ne[i];
+    }
+    t = vt__node(c, VT_OP_CONCAT, a->ndim, ne, a, b, NULL);
+    if (t) t->iparam[0] = dim;
+    return vt__run(c, t);
+}
+
+VTDEF vt_tensor *vt_split(vt_ctx *c, vt_tensor *x, int dim, int64_t start, int64_t len) {
+    int64_t ne[VT_MAX_DIMS];
+    int i;
+    vt_tensor *t;
+    if (!vt__need(c, x, "split", "x")) return NULL;
+    x = vt__contig(c, x);
+    if (!x) return NULL;
+    if (dim < 0 || dim >= x->ndim || start < 0 || len < 0 || start + len > x->ne[dim]) {
+        vt__fail(c, VT_ERR_ARG, "split: [%lld, %lld) of dim %d is outside its size", (long long)start, (long long)(start + len), dim);
+        return NULL;
+    }
+    for (i = 0; i < x->ndim; i++) ne[i] = x->ne[i];
+    ne[dim] = len;
+    t = vt__node(c, VT_OP_SPLIT, x->ndim, ne, x, NULL, NULL);
+    if (t) { t->iparam[0] = dim; t->iparam[1] = start; }
+    return vt__run(c, t);
+}
+
+/* ==========================================================================
+   >>optim  optimizers, clipping, schedule
+
+   The optimizer's state (moments) and the weights are binary32 values, and
+   every update passes rounding points: the learning rate (one value), then
+   the first moment, the second moment and the weights, each over all
+   parameters at once (one log record each). Bias corrections 1 - beta^t are
+   computed by repeated squaring, so they are bit-identical everywhere (pow()
+   would not be).
+   ========================================================================== */
+
+struct vt_optim {
+    int kind; /* 0 AdamW, 1 SGD */
+    vt_adamw_desc a;
+    vt_sgd_desc s;
+    int np;
+    vt_tensor **p;
+    int64_t N, t;
+    double *m, *v;
+};
+
+VTDEF vt_adamw_desc vt_adamw_default(void) {
+    vt_adamw_desc d;
+    d.lr = 1e-3; d.beta1 = 0.9; d.beta2 = 0.999; d.eps = 1e-8; d.weight_decay = 0.01;
+    return d;
+}
+VTDEF vt_sgd_desc vt_sgd_default(void) {
+    vt_sgd_desc d;
+    d.lr = 1e-2; d.momentum = 0; d.weight_decay = 0; d.nesterov = 0;
+    return d;
+}
+
+static vt_optim *vt__optim_new(vt_ctx *c, int kind) {
+    vt_optim *o;
+    int64_t cap = c->noptims;
+    if (c->status != VT_OK) return NULL;
+    if (!c->nparams) { vt__fail(c, VT_ERR_STATE, "optimizer: create parameters first"); return NULL; }
+    o = (vt_optim *)vt__persist_alloc(c, sizeof(vt_optim));
+    if (!o) return NULL;
+    o->kind = kind;
+    o->np = c->nparams;
+    o->p = (vt_tensor **)vt__persist_alloc(c, sizeof(vt_tensor *) * (size_t)o->np);
+    o->N = vt_param_numel(c);
+    o->m = (double *)vt__persist_alloc(c, sizeof(double) * (size_t)(o->N ? o->N : 1));
+    o->v = (double *)vt__persist_alloc(c, sizeof(double) * (size_t)(o->N ? o->N : 1));
+    if (!o->p || !o->m || !o->v) return NULL;
+    memcpy(o->p, c->params, sizeof(vt_tensor *) * (size_t)o->np);
+    if (!vt__grow(c, (void **)&c->optims, &cap, c->noptims + 1, sizeof(vt_optim *))) return NULL;
+    c->optims[c->noptims++] = o;
+    return o;
+}
+
+VTDEF vt_optim *vt_adamw_create(vt_ctx *c, const vt_adamw_desc *d) {
+    vt_optim *o = vt__optim_new(c, 0);
+    if (o) o->a = d ? *d : vt_adamw_default();
+    return o;
+}
+VTDEF vt_optim *vt_sgd_create(vt_ctx *c, const vt_sgd_desc *d) {
+    vt_optim *o = vt__optim_new(c, 1);
+    if (o) o->s = d ? *d : vt_sgd_default();
+    return o;
+}
+
+static double vt__powi(double b, int64_t e) {
+    double r = 1;
+    while (e > 0) { if (e & 1) r *= b; b *= b; e >>= 1; }
+    return r;
+}
+
+/* flat copies of every parameter's values (w) and gradients (g); fresh
+   (untouched) gradients read as 0 */
+static void vt__gather(vt_ctx *c, int np, vt_tensor **p, double *w, double *g) {
+    int i;
+    int64_t off = 0;
+    (void)c;
+    for (i = 0; i < np; i++) {
+        int64_t n = vt_numel(p[i]);
+        if (w) memcpy(w + off, p[i]->data, sizeof(double) * (size_t)n);
+        if (g) {
+            if (p[i]->grad_fresh) memset(g + off, 0, sizeof(double) * (size_t)n);
+            else memcpy(g + off, p[i]->grad->data, sizeof(double) * (size_t)n);
+        }
+        off += n;
+    }
+}
+
+static void vt__scatter(vt_ctx *c, int np, vt_tensor **p, const double *w, int grads) {
+    int i;
+    int64_t off = 0;
+    (void)c;
+    for (i = 0; i < np; i++) {
+        int64_t n = vt_numel(p[i]);
+        if (grads) { memcpy(p[i]->grad->data, w + off, sizeof(double) * (size_t)n); p[i]->grad_fresh = 0; }
+        else memcpy(p[i]->data, w + off, sizeof(double) * (size_t)n);
+        off += n;
+    }
+}
+
+/* a scalar rounding point (the learning rate, the clip norm) */
+static double vt__round_scalar(vt_ctx *c, int kind, double x, double e) {
+    int64_t one = 1;
+    vt__round(c, kind, 1, &one, &x, &e, 1);
+    return x;
+}
+
+typedef struct { vt_ctx *c; vt_optim *o; double *w, *g, *e, *e2; double lr, bc1, bc2; int phase; } vt__opt_job;
+
+/* AdamW, following torch.optim.AdamW:
+     m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
+     w = w (1 - lr wd) - (lr/bc1) (m / (sqrt(v)/sqrt(bc2) + eps)),
+   and SGD (torch.optim.SGD, dampening 0):
+     d = g + wd w;  buf = mu buf + d;  d = nesterov ? d + mu buf : buf;
+     w = w - lr d.
+   Every input (g, m, v, w, the learning rate) is a binary32 value, the same
+   on every machine, and the formulas are IEEE + - * / sqrt executed as
+   written (no contraction), with bias corrections by repeated squaring: the
+   binary64 results are identical everywhere, so e = 0. The rounding points
+   still make m, v and w binary32 values; they log nothing. */
+static void vt__opt_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__opt_job *j = (vt__opt_job *)arg;
+    vt_optim *o = j->o;
+    int64_t i;
+    (void)tid;
+    for (i = lo; i < hi; i++) {
+        double g = j->g[i], w = j->w[i];
+        if (o->kind == 0) {
+            double b1 = o->a.beta1, b2 = o->a.beta2;
+            if (j->phase == 0) {
+                o->m[i] = b1 * o->m[i] + (1 - b1) * g;
+            } else if (j->phase == 1) {
+                o->v[i] = b2 * o->v[i] + (1 - b2) * (g * g);
+            } else {
+                double w1 = w * (1 - j->lr * o->a.weight_decay);
+                double denom = sqrt(o->v[i]) / sqrt(j->bc2) + o->a.eps;
+                j->w[i] = w1 - (j->lr / j->bc1) * (o->m[i] / denom);
+            }
+        } else {
+            double mu = o->s.momentum, wd = o->s.weight_decay;
+            double d = wd != 0 ? g + wd * w : g;
+            if (j->phase == 0) { /* momentum buffer */
+                o->m[i] = mu * o->m[i] + d;
+                continue;
+            }
+            if (mu != 0) d = o->s.nesterov ? d + mu * o->m[i] : o->m[i];
+            j->w[i] = w - j->lr * d;
+        }
+    }
+}
+
+VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
+    vt__opt_job j;
+    int64_t N, dims[1];
+    int verified = c->d.mode == VT_MODE_VERIFIED || c->ncal;
+    if (c->status != VT_OK) return c->status;
+    if (!o) return vt__fail(c, VT_ERR_ARG, "vt_optim_step: optimizer is NULL");
+    if (!(lr >= 0) || !isfinite(lr)) return vt__fail(c, VT_ERR_ARG, "vt_optim_step: learning rate %g is not a finite non-negative number", lr);
+    N = o->N;
+    dims[0] = N;
+    memset(&j, 0, sizeof j);
+    j.c = c; j.o = o;
+    /* the learning rate may carry machine-dependent error from a schedule
+       (cos in a cosine schedule): allow 64 binary64 ulps */
+    j.lr = vt__round_scalar(c, vt__kind(VT_OP_OPTIM, 3), lr, 64 * VT__U * fabs(lr));
+    j.w = (double *)vt__scratch(c, sizeof(double) * (size_t)(2 * N + 1));
+    j.e = verified ? (double *)vt__scratch(c, sizeof(double) * (size_t)(N + 1)) : NULL;
+    if (!j.w || (verified && !j.e)) return c->status;
+    if (j.e) memset(j.e, 0, sizeof(double) * (size_t)N); /* see the comment above vt__opt_task */
+    j.g = j.w + N;
+    vt__gather(c, o->np, o->p, j.w, j.g);
+    o->t++;
+    if (o->kind == 0) {
+        j.bc1 = 1 - vt__powi(o->a.beta1, o->t);
+        j.bc2 = 1 - vt__powi(o->a.beta2, o->t);
+        j.phase = 0;
+        vt__parallel(&c->pool, N, 4 * N, vt__opt_task, &j);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 0), 1, dims, o->m, j.e, N);
+        j.phase = 1;
+        vt__parallel(&c->pool, N, 4 * N, vt__opt_task, &j);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 1), 1, dims, o->v, j.e, N);
+    } else if (o->s.momentum != 0) {
+        j.phase = 0;
+        vt__parallel(&c->pool, N, 4 * N, vt__opt_task, &j);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 4), 1, dims, o->m, j.e, N);
+    }
+    j.phase = 2;
+    vt__parallel(&c->pool, N, 8 * N, vt__opt_task, &j);
+    vt__round(c, vt__kind(VT_OP_OPTIM, 2), 1, dims, j.w, j.e, N);
+    if (c->status == VT_OK) vt__scatter(c, o->np, o->p, j.w, 0);
+    vt__arena_reset(&c->scratch);
+    return c->status;
+}
+
+/* Global-norm clipping. The squared norm is a fixed-order sum over
+   parameters of per-parameter sums, each split into `threads` pieces summed
+   in order (so the thread count changes the order, as a GPU's block count
+   would): e(norm^2) = sum_p gamma(n_p + 1) S_p + gamma(np + 1) S, S = sum g^2;
+   norm = sqrt(norm^2): e = 1.01 (e(norm^2) / (2 norm) + u norm).
+   Then, when norm > max_norm, g' = g c with c = max_norm / (norm + 1e-6)
+   computed from the binary32 norm: plain arithmetic on binary32 inputs,
+   identical everywhere, e = 0. */
+VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
+    int i;
+    int64_t N = vt_param_numel(c), dims[1];
+    double n2 = 0, e2 = 0, S = 0, norm, coef, *g, *e;
+    int pieces = c->ord.threads > 0 ? c->ord.threads : 1;
+    if (c->status != VT_OK) return NAN;
+    g = (double *)vt__scratch(c, sizeof(double) * (size_t)(2 * N + 1));
+    if (!g) return NAN;
+    e = g + N;
+    vt__gather(c, c->nparams, c->params, NULL, g);
+    {
+        int64_t off = 0;
+        for (i = 0; i < c->nparams; i++) {
+            int64_t n = vt_numel(c->params[i]), q, k;
+            double ps = 0, Sp = 0;
+            for (q = 0; q < pieces; q++) {
+                int64_t lo = n * q / pieces, hi = n * (q + 1) / pieces;
+                ps = VT__ACC(&c->ord, ps + vt__rdot(&c->ord, (uint64_t)(i * 64 + q), g + off + lo, 1, g + off + lo, 1, hi - lo, NULL));
+            }
+            for (k = 0; k < n; k++) Sp += g[off + k] * g[off + k];
+            n2 = VT__ACC(&c->ord, n2 + ps);
+            e2 += vt__g(&c->ord, n + 1) * Sp;
+            S += Sp;
+            off += n;
+        }
+    }
+    e2 += vt__g(&c->ord, c->nparams + 1) * S;
+    norm = sqrt(n2);
+    norm = vt__round_scalar(c, vt__kind(VT_OP_CLIP, 0), norm, norm > 0 ? 1.01 * (e2 / (2 * norm) + VT__U * norm) : sqrt(e2));
+    coef = max_norm / (norm + 1e-6);
+    if (coef < 1 && c->status == VT_OK) {
+        int64_t k;
+        for (k = 0; k < N; k++) { g[k] *= coef; e[k] = 0; }
+        dims[0] = N;
+        vt__round(c, vt__kind(VT_OP_CLIP, 1), 1, dims, g, e, N);
+        if (c->status == VT_OK) vt__scatter(c, c->nparams, c->params, g, 1);
+    }
+    vt__arena_reset(&c->scratch);
+    return c->status == VT_OK ? norm : NAN;
+}
+
+VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr) {
+    double p;
+    if (step < warmup) return max_lr * (double)(step + 1) / (double)warmup;
+    if (step >= total) return min_lr;
+    p = (double)(step - warmup) / (double)VT__MAX(1, total - warmup);
+    return min_lr + 0.5 * (max_lr - min_lr) * (1 + cos(3.14159265358979323846 * p));
+}
+
+/* ==========================================================================
+   >>log  the rounding log on disk
+
+   file    = header chunk*
+   header  = "VTRAINLG" u32 version(1) u32 body_len body sha256(magic..body)
+   body    = u8 mode u8 bound u8 compact u8 0  f64 lambda  f64 margin
+             u32 n  n x (u32 kind, u64 n, f64 factor)     (the calibration table)
+   chunk   = "VTCK" u64 step u32 points u32 entries u64 body_len
+             record* sha256(chunk header + body)
+   record  = varint kind, varint ndim, varint dims[ndim], varint count,
+             count x (varint ((index - previous - 1) << 1 | full), 1 or 4 bytes)
+   Integers are little-endian. The chunk's SHA-256 is its checksum and goes
+   into the step's commitment. A reader never trusts a length: every length
+   is checked against the bytes left in the file before it is used.
+   ========================================================================== */
+
+#define VT__LOG_VERSION 1u
+#define VT__CHUNK_HDR 28
+
+static vt_status vt__write_all(vt_ctx *c, FILE *f, const void *p, size_t n, const char *what) {
+    if (fwrite(p, 1, n, f) != n) return vt__fail(c, VT_ERR_IO, "writing %s failed (disk full?)", what);
+    return VT_OK;
+}
+
+static vt_status vt__log_open_write(vt_ctx *c) {
+    vt__buf b;
+    unsigned char t[8], sha[32];
+    int i;
+    memset(&b, 0, sizeof b);
+    c->logf = fopen(c->d.log_path, "wb");
+    if (!c->logf) return vt__fail(c, VT_ERR_IO, "cannot create the log file '%s'", c->d.log_path);
+    vt__buf_put(c, &b, "VTRAINLG", 8);
+    vt__put_u32(t, VT__LOG_VERSION); vt__buf_put(c, &b, t, 4);
+    vt__put_u32(t, 0); vt__buf_put(c, &b, t, 4); /* body length, patched below */
+    t[0] = (unsigned char)c->d.mode; t[1] = (unsigned char)c->d.bound; t[2] = (unsigned char)(c->d.compact_log >= 0); t[3] = 0;
+    vt__buf_put(c, &b, t, 4);
+    { uint64_t u; memcpy(&u, &c->ord.lambda, 8); vt__put_u64(t, u); vt__buf_put(c, &b, t, 8); }
+    { uint64_t u; memcpy(&u, &c->calib.margin, 8); vt__put_u64(t, u); vt__buf_put(c, &b, t, 8); }
+    vt__put_u32(t, (uint32_t)c->calib.count); vt__buf_put(c, &b, t, 4);
+    for (i = 0; i < c->calib.count; i++) {
+        uint64_t u;
+        vt__put_u32(t, (uint32_t)c->calib.e[i].kind); vt__buf_put(c, &b, t, 4);
+        vt__put_u64(t, (uint64_t)c->calib.e[i].n); vt__buf_put(c, &b, t, 8);
+        memcpy(&u, &c->calib.e[i].factor, 8); vt__put_u64(t, u); vt__buf_put(c, &b, t, 8);
+    }
+    if (c->status != VT_OK) { VT_FREE(b.p, c->u); return c->status; }
+    vt__put_u32(b.p + 12, (uint32_t)(b.n - 16));
+    vt_sha256(b.p, b.n, sha);
+    vt__buf_put(c, &b, sha, 32);
+    vt__write_all(c, c->logf, b.p, b.n, "the log header");
+    c->stats.bytes += (int64_t)b.n;
+    VT_FREE(b.p, c->u);
+    return c->status;
+}
+
+static vt_status vt__read_exact(vt_ctx *c, FILE *f, void *p, size_t n, const char *path, const char *what) {
+    size_t got = fread(p, 1, n, f);
+    if (got != n)
+        return vt__fail(c, VT_ERR_TRUNCATED, "'%s' is truncated: %s needs %zu bytes, the file has %zu", path, what, n, got);
+    return VT_OK;
+}
+
+static vt_status vt__log_open_read(vt_ctx *c) {
+    vt__logrd *r = &c->rd;
+    unsigned char h[16], sha[32], want[32], *body = NULL;
+    uint32_t blen, n, i;
+    const char *path = c->d.log_path;
+    r->f = fopen(path, "rb");
+    if (!r->f) return vt__fail(c, VT_ERR_IO, "cannot open the log file '%s'", path);
+    fseek(r->f, 0, SEEK_END);
+    r->fsize = (int64_t)ftell(r->f);
+    fseek(r->f, 0, SEEK_SET);
+    if (vt__read_exact(c, r->f, h, 16, path, "the header") != VT_OK) return c->status;
+    if (memcmp(h, "VTRAINLG", 8)) return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain log (bad magic)", path);
+    if (vt__get_u32(h + 8) != VT__LOG_VERSION)
+        return vt__fail(c, VT_ERR_FORMAT, "'%s' has log format version %u, this vtrain reads %u", path, vt__get_u32(h + 8), VT__LOG_VERSION);
+    blen = vt__get_u32(h + 12);
+    if ((int64_t)blen + 48 > r->fsize || blen < 24)
+        return vt__fail(c, VT_ERR_TRUNCATED, "'%s': header length %u does not fit in the file (%lld bytes)", path, blen, (long long)r->fsize);
+    body = (unsigned char *)vt__xmalloc(c, 16 + blen);
+    if (!body) return c->status;
+    memcpy(body, h, 16);
+    if (vt__read_exact(c, r->f, body + 16, blen, path, "the header") != VT_OK ||
+        vt__read_exact(c, r->f, sha, 32, path, "the header checksum") != VT_OK) { VT_FREE(body, c->u); return c->status; }
+    vt_sha256(body, 16 + blen, want);
+    if (memcmp(sha, want, 32)) { VT_FREE(body, c->u); return vt__fail(c, VT_ERR_CHECKSUM, "'%s': the header checksum does not match (corrupted)", path); }
+    {
+        const unsigned char *p = body + 16;
+        uint64_t u;
+        int mode = p[0], bound = p[1];
+        if (mode != VT_MODE_VERIFIED || bound >= VT_BOUND_COUNT) {
+            VT_FREE(body, c->u);
+            if (mode != VT_MODE_VERIFIED) return vt__fail(c, VT_ERR_FORMAT, "'%s' was written in mode %d; only verified runs have a log to audit", path, mode);
+            return vt__fail(c, VT_ERR_FORMAT, "'%s': unknown bound mode %d", path, bound);
+        }
+        c->d.bound = (vt_bound_mode)p[1];
+        c->ord.bmode = c->d.bound;
+        u = vt__get_u64(p + 4); memcpy(&c->ord.lambda, &u, 8);
+        u = vt__get_u64(p + 12); memcpy(&c->calib.margin, &u, 8);
+        n = vt__get_u32(p + 20);
+        if ((uint64_t)n * 20 + 24 != blen) { VT_FREE(body, c->u); return vt__fail(c, VT_ERR_FORMAT, "'%s': calibration table size does not match the header", path); }
+        c->calib.count = 0;
+        if (n) {
+            c->calib.e = (vt_calib_entry *)vt__xmalloc(c, sizeof(vt_calib_entry) * n);
+            if (!c->calib.e) { VT_FREE(body, c->u); return c->status; }
+            c->calib.cap = (int)n;
+        }
+        for (i = 0; i < n; i++) {
+            const unsigned char *q = p + 24 + 20 * i;
+            vt_calib_entry *e = &c->calib.e[i];
+            memset(e, 0, sizeof *e);
+            e->kind = (int)vt__get_u32(q);
+            e->n = (int64_t)vt__get_u64(q + 4);
+            u = vt__get_u64(q + 12); memcpy(&e->factor, &u, 8);
+        }
+        c->calib.count = (int)n;
+    }
+    VT_FREE(body, c->u);
+    return VT_OK;
+}
+
+static vt_status vt__chunk_write(vt_ctx *c) {
+    unsigned char h[VT__CHUNK_HDR];
+    vt_sha256_ctx s;
+    memcpy(h, "VTCK", 4);
+    vt__put_u64(h + 4, (uint64_t)c->step_no);
+    vt__put_u32(h + 12, (uint32_t)c->chunk_points);
+    vt__put_u32(h + 16, (uint32_t)c->chunk_entries);
+    vt__put_u64(h + 20, (uint64_t)c->chunk.n);
+    vt_sha256_init(&s);
+    vt_sha256_update(&s, h, sizeof h);
+    vt_sha256_update(&s, c->chunk.p, c->chunk.n);
+    vt_sha256_final(&s, c->last_chunk_sha);
+    if (vt__write_all(c, c->logf, h, sizeof h, "a log chunk") != VT_OK ||
+        vt__write_all(c, c->logf, c->chunk.p, c->chunk.n, "a log chunk") != VT_OK ||
+        vt__write_all(c, c->logf, c->last_chunk_sha, 32, "a log chunk") != VT_OK)
+        return c->status;
+    if (fflush(c->logf) != 0) return vt__fail(c, VT_ERR_IO, "flushing the log '%s' failed", c->d.log_path);
+    c->stats.bytes += (int64_t)(sizeof h + c->chunk.n + 32);
+    return VT_OK;
+}
+
+static vt_status vt__chunk_read(vt_ctx *c) {
+    vt__logrd *r = &c->rd;
+    unsigned char h[VT__CHUNK_HDR], sha[32], want[32];
+    uint64_t step, blen;
+    int64_t at = (int64_t)ftell(r->f);
+    const char *path = c->d.log_path;
+    vt_sha256_ctx s;
+    if (at == r->fsize)
+        return vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld (the trainer's log has fewer steps, or was truncated)", path, (long long)c->step_no);
+    if (vt__read_exact(c, r->f, h, sizeof h, path, "a chunk header") != VT_OK) return c->status;
+    if (memcmp(h, "VTCK", 4)) return vt__fail(c, VT_ERR_FORMAT, "'%s': no chunk at byte %lld (corrupted)", path, (long long)at);
+    step = vt__get_u64(h + 4);
+    blen = vt__get_u64(h + 20);
+    if (step != (uint64_t)c->step_no)
+        return vt__fail(c, VT_ERR_DESYNC, "log desync: '%s' has step %llu next, the replay is at step %lld", path, (unsigned long long)step, (long long)c->step_no);
+    if ((int64_t)blen < 0 || at + VT__CHUNK_HDR + (int64_t)blen + 32 > r->fsize)
+        return vt__fail(c, VT_ERR_TRUNCATED, "'%s': chunk of step %lld claims %llu bytes, the file has %lld left (truncated)", path,
+                        (long long)c->step_no, (unsigned long long)blen, (long long)(r->fsize - at - VT__CHUNK_HDR));
+    if (blen > r->chunk.cap) {
+        unsigned char *q = (unsigned char *)VT_REALLOC(r->chunk.p, (size_t)blen, c->u);
+        if (!q) return vt__fail(c, VT_ERR_NOMEM, "out of memory reading a log chunk of %llu bytes", (unsigned long long)blen);
+        r->chunk.p = q;
+        r->chunk.cap = (size_t)blen;
+    }
+    r->chunk.n = (size_t)blen;
+    if (vt__read_exact(c, r->f, r->chunk.p, (size_t)blen, path, "a chunk body") != VT_OK ||
+        vt__read_exact(c, r->f, sha, 32, path, "a chunk checksum") != VT_OK)
+        return c->status;
+    vt_sha256_init(&s);
+    vt_sha256_update(&s, h, sizeof h);
+    vt_sha256_update(&s, r->chunk.p, r->chunk.n);
+    vt_sha256_final(&s, want);
+    if (memcmp(sha, want, 32)) return vt__fail(c, VT_ERR_CHECKSUM, "'%s': the checksum of step %lld's chunk does not match (corrupted)", path, (long long)c->step_no);
+    memcpy(c->last_chunk_sha, sha, 32);
+    r->pos = 0;
+    r->step = (int64_t)step;
+    c->stats.bytes += (int64_t)(sizeof h + blen + 32);
+    return VT_OK;
+}
+
+/* ==========================================================================
+   >>commit  per-step commitments
+
+   commits file = "VTRAINCM" u32 version u32 0, then per step:
+     "VTCM" u64 step, weights digest[32], log chunk sha[32], batch digest[32],
+     u32 n, n x tensor digest[32], sha256(record)[32]
+   The weights digest is SHA-256 over (name length, name, ndim, dims, tensor
+   digest) per parameter in creation order; a tensor digest is SHA-256 of its
+   values as binary32, little-endian, row-major.
+   ========================================================================== */
+
+typedef struct { vt_ctx *c; unsigned char *out; } vt__dig_job;
+
+static void vt__tensor_digest_raw(const vt_tensor *t, unsigned char out[32]) {
+    vt_sha256_ctx s;
+    unsigned char buf[4096];
+    int64_t i, n = vt_numel(t), k = 0;
+    vt_sha256_init(&s);
+    for (i = 0; i < n; i++) {
+        uint32_t b = vt__fbits((float)vt__d(t)[vt__off(t, i)]);
+        buf[k++] = (unsigned char)b; buf[k++] = (unsigned char)(b >> 8);
+        buf[k++] = (unsigned char)(b >> 16); buf[k++] = (unsigned char)(b >> 24);
+        if (k == (int64_t)sizeof buf) { vt_sha256_update(&s, buf, (size_t)k); k = 0; }
+    }
+    vt_sha256_update(&s, buf, (size_t)k);
+    vt_sha256_final(&s, out);
+}
+
+static void vt__dig_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__dig_job *j = (vt__dig_job *)arg;
+    int64_t i;
+    (void)tid;
+    for (i = lo; i < hi; i++) vt__tensor_digest_raw(j->c->params[i], j->out + 32 * i);
+}
+
+VTDEF vt_status vt_tensor_digest(vt_ctx *c, const vt_tensor *t, unsigned char out[32]) {
+    if (!t || t->dtype == VT_I32) return vt__fail(c, VT_ERR_ARG, "vt_tensor_digest: need a real tensor");
+    vt__tensor_digest_raw(t, out);
+    return VT_OK;
+}
+
+/* per-parameter digests into td (32 * nparams), the combined digest into out */
+static vt_status vt__digests(vt_ctx *c, unsigned char *td, unsigned char out[32]) {
+    vt__dig_job j;
+    vt_sha256_ctx s;
+    int i, d;
+    int64_t total = vt_param_numel(c);
+    j.c = c; j.out = td;
+    vt__parallel(&c->pool, c->nparams, total * 8, vt__dig_task, &j);
+    vt_sha256_init(&s);
+    for (i = 0; i < c->nparams; i++) {
+        vt_tensor *t = c->params[i];
+        unsigned char b[8];
+        uint32_t nl = (uint32_t)strlen(t->name);
+        vt__put_u32(b, nl); vt_sha256_update(&s, b, 4);
+        vt_sha256_update(&s, t->name, nl);
+        vt__put_u32(b, (uint32_t)t->ndim); vt_sha256_update(&s, b, 4);
+        for (d = 0; d < t->ndim; d++) { vt__put_u64(b, (uint64_t)t->ne[d]); vt_sha256_update(&s, b, 8); }
+        vt_sha256_update(&s, td + 32 * i, 32);
+    }
+    vt_sha256_final(&s, out);
+    return VT_OK;
+}
+
+VTDEF vt_status vt_weights_digest(vt_ctx *c, unsigned char out[32]) {
+    unsigned char *td = (unsigned char *)vt__xmalloc(c, 32 * (size_t)(c->nparams + 1));
+    if (!td) return c->status;
+    vt__digests(c, td, out);
+    VT_FREE(td, c->u);
+    return VT_OK;
+}
+
+VTDEF void vt_commit_batch(vt_ctx *c, const int64_t *idx, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        unsigned char b[8];
+        vt__put_u64(b, (uint64_t)idx[i]);
+        vt_sha256_update(&c->batch, b, 8);
+    }
+    c->batch_used = 1;
+}
+
+static void vt__commit_path(const vt_ctx *c, char *buf, size_t n) {
+    if (c->d.commit_path) snprintf(buf, n, "%s", c->d.commit_path);
+    else snprintf(buf, n, "%s.commits", c->d.log_path);
+}
+
+static vt_status vt__commit_open(vt_ctx *c) {
+    char path[1024];
+    unsigned char h[16];
+    vt__commit_path(c, path, sizeof path);
+    if (c->d.role == VT_ROLE_TRAIN) {
+        c->commitf = fopen(path, "wb");
+        if (!c->commitf) return vt__fail(c, VT_ERR_IO, "cannot create the commitments file '%s'", path);
+        memcpy(h, "VTRAINCM", 8);
+        vt__put_u32(h + 8, 1); vt__put_u32(h + 12, 0);
+        return vt__write_all(c, c->commitf, h, 16, "the commitments header");
+    }
+    c->commitf = fopen(path, "rb");
+    if (!c->commitf) return vt__fail(c, VT_ERR_IO, "cannot open the trainer's commitments '%s'", path);
+    if (vt__read_exact(c, c->commitf, h, 16, path, "the header") != VT_OK) return c->status;
+    if (memcmp(h, "VTRAINCM", 8) || vt__get_u32(h + 8) != 1) return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain commitments file", path);
+    return VT_OK;
+}
+
+/* the step's commitment: write it (trainer) or compare with it (auditor) */
+static vt_status vt__commit_step(vt_ctx *c) {
+    unsigned char *rec, digest[32], batch[32], path_sha[32];
+    size_t n = (size_t)c->nparams, len = 4 + 8 + 32 * 3 + 4 + 32 * n;
+    char path[1024];
+    vt_sha256_ctx bs = c->batch;
+    vt__commit_path(c, path, sizeof path);
+    rec = (unsigned char *)vt__xmalloc(c, 2 * (len + 32));
+    if (!rec) return c->status;
+    vt_sha256_final(&bs, batch);
+    memcpy(rec, "VTCM", 4);
+    vt__put_u64(rec + 4, (uint64_t)c->step_no);
+    vt__digests(c, rec + 12 + 96 + 4, digest);
+    memcpy(rec + 12, digest, 32);
+    memcpy(rec + 44, c->last_chunk_sha, 32);
+    memcpy(rec + 76, batch, 32);
+    vt__put_u32(rec + 108, (uint32_t)n);
+    vt_sha256(rec, len, rec + len);
+    if (c->d.role == VT_ROLE_TRAIN) {
+        vt__write_all(c, c->commitf, rec, len + 32, "a commitment");
+        if (c->status == VT_OK && fflush(c->commitf) != 0) vt__fail(c, VT_ERR_IO, "flushing '%s' failed", path);
+    } else {
+        unsigned char *tr = rec + len + 32;
+        if (vt__read_exact(c, c->commitf, tr, len + 32, path, "a step commitment") == VT_OK) {
+            vt_sha256(tr, len, path_sha);
+            if (memcmp(tr, "VTCM", 4) || memcmp(path_sha, tr + len, 32))
+                vt__fail(c, VT_ERR_CHECKSUM, "'%s': the commitment record of step %lld is corrupted", path, (long long)c->step_no);
+            else if (vt__get_u64(tr + 4) != (uint64_t)c->step_no || vt__get_u32(tr + 108) != (uint32_t)n)
+                vt__fail(c, VT_ERR_DESYNC, "'%s': commitment for step %llu with %u tensors, the replay is at step %lld with %u",
+                         path, (unsigned long long)vt__get_u64(tr + 4), vt__get_u32(tr + 108), (long long)c->step_no, (unsigned)n);
+            else if (memcmp(tr + 76, batch, 32))
+                vt__fail(c, VT_ERR_MISMATCH, "step %lld: the batch differs from the trainer's (data order or data)", (long long)c->step_no);
+            else if (memcmp(tr + 44, c->last_chunk_sha, 32))
+                vt__fail(c, VT_ERR_MISMATCH, "step %lld: the log chunk's hash differs from the one the trainer committed", (long long)c->step_no);
+            else if (memcmp(tr + 12, digest, 32)) {
+                size_t i, nd = 0, first = 0;
+                for (i = 0; i < n; i++)
+                    if (memcmp(tr + 112 + 32 * i, rec + 112 + 32 * i, 32)) { if (!nd) first = i; nd++; }
+                vt__fail(c, VT_ERR_MISMATCH, "step %lld: weights differ from the trainer's commitment: tensor '%s'%s (%zu of %zu tensors differ)",
+                         (long long)c->step_no, nd ? c->params[first]->name : "?", nd > 1 ? " and others" : "", nd, n);
+            }
+        }
+    }
+    VT_FREE(rec, c->u);
+    return c->status;
+}
+
+/* ==========================================================================
+   >>step
+   ========================================================================== */
+
+VTDEF vt_status vt_step_begin(vt_ctx *c) {
+    if (c->status != VT_OK) return c->status;
+    if (c->in_step) return vt__fail(c, VT_ERR_STATE, "vt_step_begin: step %lld has not ended", (long long)c->step_no);
+    vt__arena_reset(&c->step);
+    vt__arena_reset(&c->scratch);
+    c->ntape = 0;
+    c->grad_enabled = 1;
+    vt_zero_grad(c);
+    c->point = 0;
+    c->chunk.n = 0;
+    c->chunk_points = c->chunk_entries = 0;
+    vt_sha256_init(&c->batch);
+    c->batch_used = 0;
+    c->in_step = 1;
+    if (c->d.mode == VT_MODE_VERIFIED && c->d.role == VT_ROLE_AUDIT) vt__chunk_read(c);
+    return c->status;
+}
+
+VTDEF vt_status vt_step_end(vt_ctx *c) {
+    if (!c->in_step) return vt__fail(c, VT_ERR_STATE, "vt_step_end: no step is open");
+    c->in_step = 0;
+    if (c->status != VT_OK) return c->status;
+    if (c->d.mode == VT_MODE_VERIFIED && c->d.role == VT_ROLE_AUDIT && c->rd.pos != c->rd.chunk.n)
+        return vt__fail(c, VT_ERR_DESYNC, "log desync at step %lld: the replay ended the step after %lld points, the log has more records",
+                        (long long)c->step_no, (long long)c->point);
+    if (c->d.mode == VT_MODE_VERIFIED && c->d.role == VT_ROLE_TRAIN && c->logf) vt__chunk_write(c);
+    if (c->status == VT_OK && c->commitf) vt__commit_step(c);
+    if (c->status != VT_OK) return c->status;
+    c->stats.steps++;
+    c->step_no++;
+    return VT_OK;
+}
+
+/* ==========================================================================
+   >>setup  contexts
+   ========================================================================== */
+
+VTDEF vt_desc vt_desc_default(void) {
+    vt_desc d;
+    memset(&d, 0, sizeof d);
+    return d;
+}
+
+VTDEF vt_status vt_order_parse(vt_order *o, const char *s) {
+    const char *p = s;
+    memset(o, 0, sizeof *o);
+    if (!s) return VT_OK;
+    while (*p) {
+        char key[32];
+        size_t n = 0;
+        unsigned long long v = 0;
+        int hasv = 0;
+        while (*p == ',' || *p == ' ') p++;
+        if (!*p) break;
+        while (*p && *p != ':' && *p != ',' && n < sizeof key - 1) key[n++] = *p++;
+        key[n] = 0;
+        if (*p == ':') {
+            char *end;
+            p++;
+            v = strtoull(p, &end, 10);
+            if (end == p) return vt__tls_fail(VT_ERR_ARG, "order '%s': '%s' needs a number", s, key);
+            p = end;
+            hasv = 1;
+        }
+        if (!strcmp(key, "threads") && hasv) o->threads = (int)v;
+        else if (!strcmp(key, "block") && hasv && v >= 1) o->block = (int)v;
+        else if (!strcmp(key, "chaos") && hasv) { o->chaos = 1; o->chaos_seed = v; }
+        else if (!strcmp(key, "nofma") && !hasv) o->nofma = 1;
+        else if (!strcmp(key, "default") && !hasv) { }
+        else return vt__tls_fail(VT_ERR_ARG, "order '%s': unknown item '%s' (use threads:N, block:N, chaos:SEED, nofma)", s, key);
+        if (*p && *p != ',') return vt__tls_fail(VT_ERR_ARG, "order '%s': expected ',' after '%s'", s, key);
+    }
+    return VT_OK;
+}
+
+VTDEF void vt_order_string(const vt_order *o, char *buf, size_t n) {
+    size_t l;
+    snprintf(buf, n, "threads:%d,block:%d", o->threads, o->block ? o->block : 256);
+    l = strlen(buf);
+    if (o->chaos) snprintf(buf + l, n - l, ",chaos:%llu", (unsigned long long)o->chaos_seed);
+    l = strlen(buf);
+    if (o->nofma) snprintf(buf + l, n - l, ",nofma");
+}
+
+static void vt__ord_from(vt__ord *r, const vt_order *o, const vt_desc *d) {
+    memset(r, 0, sizeof *r);
+    r->threads = o->threads;
+    r->block = o->block > 0 ? o->block : 256;
+    r->chaos = o->chaos;
+    r->seed = vt__mix(o->chaos_seed + 0x636861u);
+    r->fma = VT__HAVE_FAST_FMA && !o->nofma;
+    r->f32 = d->mode == VT_MODE_NATIVE;
+    r->bounds = d->mode == VT_MODE_VERIFIED;
+    r->bmode = d->bound;
+    r->lambda = d->lambda > 0 ? d->lambda : 12.0;
+}
+
+/* 1 if a*b+c is fused into an fma here: with a = 1+2^-30, b = 1-2^-30,
+   c = -1 the product rounds to 1 and the sum is 0, but the fused result is
+   -2^-60 */
+static int vt__contracts(void) {
+    volatile double v[3] = {1 + 0x1p-30, 1 - 0x1p-30, -1};
+    double a = v[0], b = v[1], c = v[2];
+    return a * b + c != 0;
+}
+
+VTDEF vt_ctx *vt_create(const vt_desc *d) {
+    vt_ctx *c;
+    vt_desc dd = d ? *d : vt_desc_default();
+    if (vt__contracts()) {
+        vt__tls_fail(VT_ERR_BACKEND, "vt_create: this build fuses a*b+c into fma (floating-point contraction), which breaks "
+                                     "bit-exact replay: compile the implementation with -ffp-contract=off");
+        return NULL;
+    }
+    if ((unsigned)dd.mode >= VT_MODE_COUNT || (unsigned)dd.bound >= VT_BOUND_COUNT) {
+        vt__tls_fail(VT_ERR_ARG, "vt_create: unknown mode %d or bound mode %d", (int)dd.mode, (int)dd.bound);
+        return NULL;
+    }
+    if (dd.backend != VT_BACKEND_CPU) {
+        vt__tls_fail(VT_ERR_BACKEND, "vt_create: the CUDA backend is not compiled into this program: include vtrain_cuda.cu.h and call vt_cuda_create()");
+        return NULL;
+    }
+    if (dd.role == VT_ROLE_AUDIT && !dd.log_path) {
+        vt__tls_fail(VT_ERR_ARG, "vt_create: an auditor needs the trainer's log (log_path)");
+        return NULL;
+    }
+    if (dd.bound == VT_BOUND_CALIBRATED && dd.role == VT_ROLE_TRAIN && (!dd.calib || !dd.calib->count)) {
+        vt__tls_fail(VT_ERR_ARG, "vt_create: calibrated bounds need a table (run vt_calibrate first)");
+        return NULL;
+    }
+    c = (vt_ctx *)VT_MALLOC(sizeof(vt_ctx), dd.alloc_user);
+    if (!c) { vt__tls_fail(VT_ERR_NOMEM, "vt_create: out of memory"); return NULL; }
+    memset(c, 0, sizeof *c);
+    c->d = dd;
+    c->u = dd.alloc_user;
+    if (c->d.order.threads <= 0) c->d.order.threads = vt__ncpu();
+    if (c->d.order.block <= 0) c->d.order.block = 256;
+    vt__ord_from(&c->ord, &c->d.order, &c->d);
+    c->step.user = c->u;
+    c->scratch.user = c->u;
+    c->wa = vt__pool_start(&c->pool, c->d.order.threads, c->u);
+    c->tents = (vt__ents *)VT_MALLOC(sizeof(vt__ents) * (size_t)c->pool.n, c->u);
+    if (!c->tents) { vt__tls_fail(VT_ERR_NOMEM, "vt_create: out of memory"); vt_destroy(c); return NULL; }
+    memset(c->tents, 0, sizeof(vt__ents) * (size_t)c->pool.n);
+    c->grad_enabled = 1;
+    c->be = &vt__cpu_backend;
+    c->calib.margin = 0;
+    if (dd.bound == VT_BOUND_CALIBRATED && dd.role == VT_ROLE_TRAIN) {
+        c->calib.e = (vt_calib_entry *)VT_MALLOC(sizeof(vt_calib_entry) * (size_t)dd.calib->count, c->u);
+        if (!c->calib.e) { vt__tls_fail(VT_ERR_NOMEM, "vt_create: out of memory"); vt_destroy(c); return NULL; }
+        memcpy(c->calib.e, dd.calib->e, sizeof(vt_calib_entry) * (size_t)dd.calib->count);
+        c->calib.count = c->calib.cap = dd.calib->count;
+        c->calib.margin = dd.calib->margin;
+    }
+    if (dd.log_path) {
+        if (dd.mode == VT_MODE_VERIFIED) {
+            if (dd.role == VT_ROLE_TRAIN) vt__log_open_write(c);
+            else vt__log_open_read(c);
+        }
+        if (c->status == VT_OK) vt__commit_open(c);
+    }
+    if (c->status != VT_OK) {
+        snprintf(vt__tls_err, sizeof vt__tls_err, "%s", c->msg);
+        vt_destroy(c);
+        return NULL;
+    }
+    return c;
+}
+
+VTDEF void vt_destroy(vt_ctx *c) {
+    int i;
+    if (!c) return;
+    vt__pool_stop(&c->pool, c->wa, c->u);
+    if (c->logf) fclose(c->logf);
+    if (c->rd.f) fclose(c->rd.f);
+    if (c->commitf) fclose(c->commitf);
+    VT_FREE(c->rd.chunk.p, c->u);
+    VT_FREE(c->chunk.p, c->u);
+    for (i = 0; c->tents && i < c->pool.n; i++) VT_FREE(c->tents[i].e, c->u);
+    VT_FREE(c->tents, c->u);
+    VT_FREE(c->ents.e, c->u);
+    VT_FREE(c->rents, c->u);
+    VT_FREE(c->calib.e, c->u);
+    for (i = 0; i < c->npers; i++) VT_FREE(c->pers[i], c->u);
+    VT_FREE(c->pers, c->u);
+    VT_FREE(c->params, c->u);
+    VT_FREE(c->tape, c->u);
+    VT_FREE(c->optims, c->u);
+    VT_FREE(c->cal_ord, c->u);
+    vt__arena_free(&c->step);
+    vt__arena_free(&c->scratch);
+    VT_FREE(c, c->u);
+}
+
+VTDEF void vt_eval_begin(vt_ctx *c) {
+    if (c->in_step) { vt__fail(c, VT_ERR_STATE, "vt_eval_begin: inside a training step"); return; }
+    vt__arena_reset(&c->step);
+    c->ntape = 0;
+    c->grad_enabled = 0;
+}
+VTDEF void vt_eval_end(vt_ctx *c) { c->grad_enabled = 1; }
+
+/* ==========================================================================
+   >>run  driving a program as trainer or auditor
+   ========================================================================== */
+
+VTDEF vt_status vt_run_ctx(vt_ctx *c, const vt_program *p, int64_t nsteps, vt_report *r) {
+    int64_t s;
+    double t0 = vt__now();
+    vt_report tmp;
+    if (!r) r = &tmp;
+    memset(r, 0, sizeof *r);
+    r->first_bad_step = -1;
+    for (s = 0; s < nsteps && c->status == VT_OK; s++) {
+        if (vt_step_begin(c) == VT_OK) {
+            vt_status st = p->step(c, c->step_no, p->user);
+            if (st != VT_OK && c->status == VT_OK) vt__fail(c, st, "step %lld: the program's step function failed (%s)", (long long)c->step_no, vt_status_name(st));
+            vt_step_end(c);
+        }
+        if (c->status != VT_OK) { r->first_bad_step = c->step_no; break; }
+        r->steps++;
+        if (p->on_step) p->on_step(c, c->step_no - 1, p->user);
+    }
+    r->status = c->status;
+    r->last_loss = c->last_loss;
+    r->log = c->stats;
+    r->seconds = vt__now() - t0;
+    if (c->status == VT_OK) vt_weights_digest(c, r->digest);
+    snprintf(r->message, sizeof r->message, "%s", vt_error_message(c));
+    return c->status;
+}
+
+VTDEF vt_status vt_run(const vt_desc *d, const vt_program *p, int64_t nsteps, vt_report *r) {
+    vt_ctx *c = vt_create(d);
+    vt_status st;
+    vt_report tmp;
+    if (!r) r = &tmp;
+    if (!c) {
+        memset(r, 0, sizeof *r);
+        r->status = VT_ERR_ARG;
+        r->first_bad_step = -1;
+        snprintf(r->message, sizeof r->message, "%s", vt_last_error());
+        return r->status;
+    }
+    if (p->setup) {
+        st = p->setup(c, p->user);
+        if (st != VT_OK && c->status == VT_OK) vt__fail(c, st, "the program's setup failed (%s)", vt_status_name(st));
+    }
+    if (c->status != VT_OK) {
+        memset(r, 0, sizeof *r);
+        r->status = c->status;
+        r->first_bad_step = -1;
+        snprintf(r->message, sizeof r->message, "%s", c->msg);
+        vt_destroy(c);
+        return r->status;
+    }
+    st = vt_run_ctx(c, p, nsteps, r);
+    vt_destroy(c);
+    return st;
+}
+
+VTDEF int64_t vt_weights_compare(vt_ctx *a, vt_ctx *b, double *max_abs, int *first_param) {
+    int i;
+    int64_t nd = 0, k;
+    double mx = 0;
+    if (first_param) *first_param = -1;
+    for (i = 0; i < a->nparams && i < b->nparams; i++) {
+        vt_tensor *x = a->params[i], *y = b->params[i];
+        int64_t n = vt_numel(x);
+        if (n != vt_numel(y)) { nd += n; continue; }
+        for (k = 0; k < n; k++) {
+            float fx = (float)vt__d(x)[k], fy = (float)vt__d(y)[k];
+            if (vt__fbits(fx) != vt__fbits(fy)) {
+                double d = fabs((double)fx - (double)fy);
+                if (d > mx || d != d) mx = d;
+                if (!nd && first_param) *first_param = i;
+                nd++;
+            }
+        }
+    }
+    if (max_abs) *max_abs = mx;
+    return nd;
+}
+
+/* ==========================================================================
+   >>calibrate  measured bounds (VT_BOUND_CALIBRATED)
+
+   At every rounding point of a sound, verified run the kernel is run again
+   with each extra order on the same (binary32) inputs. For every element
+   with a nonzero bound, ratio = |x_a - x_primary| / (2 e_primary); the table
+   keeps per (point kind, size) the largest ratio, and factor = margin x
+   ratio. A calibrated run then uses factor x (sound bound). The same pass
+   checks the sound bounds themselves: |x_a - x_p| > e_a + e_p would mean a
+   wrong derivation, and is counted as a violation.
+   ========================================================================== */
+
+static vt_calib_entry *vt__calib_slot(vt_ctx *c, vt_calib *t, int kind, int64_t n) {
+    int i;
+    for (i = 0; i < t->count; i++)
+        if (t->e[i].kind == kind && t->e[i].n == n) return &t->e[i];
+    if (t->count == t->cap) {
+        int nc = t->cap * 2 + 16;
+        vt_calib_entry *q = (vt_calib_entry *)VT_REALLOC(t->e, sizeof(vt_calib_entry) * (size_t)nc, NULL);
+        if (!q) { vt__fail(c, VT_ERR_NOMEM, "calibration: out of memory"); return NULL; }
+        t->e = q;
+        t->cap = nc;
+    }
+    memset(&t->e[t->count], 0, sizeof(vt_calib_entry));
+    t->e[t->count].kind = kind;
+    t->e[t->count].n = n;
+    return &t->e[t->count++];
+}
+
+static void vt__calibrate_node(vt_ctx *c, vt__kern *k) {
+    double *old[VT_MAX_SRC];
+    int i, a;
+    for (i = 0; i < VT_MAX_SRC; i++) {
+        old[i] = NULL;
+        if (k->out[i].x && k->out[i].acc) {
+            old[i] = (double *)vt__scratch(c, sizeof(double) * (size_t)k->out[i].n);
+            if (!old[i]) return;
+            memcpy(old[i], k->out[i].x, sizeof(double) * (size_t)k->out[i].n);
+        }
+    }
+    c->be->kernel(k);
+    for (a = 0; a < c->ncal && c->status == VT_OK; a++) {
+        vt__kern k2 = *k;
+        vt__ord o2 = c->cal_ord[a];
+        o2.call = c->ord.call;
+        k2.o = &o2;
+        for (i = 0; i < VT_MAX_SRC; i++) {
+            vt__kout *q = &k2.out[i];
+            if (!q->x) continue;
+            q->x = (double *)vt__scratch(c, sizeof(double) * (size_t)(q->n + 1));
+            q->e = (double *)vt__scratch(c, sizeof(double) * (size_t)(q->n + 1));
+            if (!q->x || !q->e) return;
+            if (old[i]) memcpy(q->x, old[i], sizeof(double) * (size_t)q->n);
+            memset(q->e, 0, sizeof(double) * (size_t)q->n);
+        }
+        c->be->kernel(&k2);
+        for (i = 0; i < VT_MAX_SRC; i++) {
+            const vt__kout *p = &k->out[i], *q = &k2.out[i];
+            vt_calib_entry *ce;
+            int64_t j;
+            double mr = 0;
+            int64_t viol = 0, cnt = 0;
+            if (!p->x || p->exact) continue;
+            for (j = 0; j < p->n; j++) {
+                double ep = p->e[j], d = fabs(q->x[j] - p->x[j]);
+                if (!(ep > 0)) {
+                    if (d != 0 && !(q->e[j] > 0)) viol++;
+                    continue;
+                }
+                cnt++;
+                if (d / (2 * ep) > mr) mr = d / (2 * ep);
+                if (d > (ep + q->e[j]) * VT__SAFE) viol++;
+            }
+            ce = vt__calib_slot(c, c->cal_out, p->kind, p->n);
+            if (!ce) return;
+            if (mr > ce->max_ratio) ce->max_ratio = mr;
+            ce->samples += cnt;
+            ce->violations += viol;
+            ce->factor = c->cal_out->margin * ce->max_ratio;
+        }
+    }
+}
+
+VTDEF vt_status vt_calibrate(const vt_desc *d, const vt_program *p, int64_t nsteps, const vt_order *orders, int n,
+                             double margin, vt_calib *out) {
+    vt_desc dd = *d;
+    vt_ctx *c;
+    vt_status st;
+    int i;
+    memset(out, 0, sizeof *out);
+    out->margin = margin;
+    if (n < 1) return vt__tls_fail(VT_ERR_ARG, "vt_calibrate: give at least one extra order");
+    dd.mode = VT_MODE_VERIFIED;
+    dd.bound = VT_BOUND_SOUND;
+    dd.role = VT_ROLE_TRAIN;
+    dd.log_path = NULL;
+    c = vt_create(&dd);
+    if (!c) return VT_ERR_ARG;
+    c->cal_ord = (vt__ord *)VT_MALLOC(sizeof(vt__ord) * (size_t)n, c->u);
+    if (!c->cal_ord) { vt_destroy(c); return vt__tls_fail(VT_ERR_NOMEM, "vt_calibrate: out of memory"); }
+    for (i = 0; i < n; i++) {
+        vt_order o = orders[i];
+        if (o.threads <= 0) o.threads = c->d.order.threads;
+        if (o.block <= 0) o.block = 256;
+        vt__ord_from(&c->cal_ord[i], &o, &c->d);
+    }
+    c->ncal = n;
+    c->cal_out = out;
+    st = p->setup ? p->setup(c, p->user) : VT_OK;
+    if (st == VT_OK) st = vt_run_ctx(c, p, nsteps, NULL);
+    if (st != VT_OK) vt__tls_fail(st, "vt_calibrate: %s", c->msg);
+    vt_destroy(c);
+    return st;
+}
+
+VTDEF void vt_calib_free(vt_calib *t) {
+    if (!t) return;
+    VT_FREE(t->e, NULL); /* tables are allocated with user pointer NULL */
+    memset(t, 0, sizeof *t);
+}
+
+/* ==========================================================================
+   >>models  an MLP and a GPT-2
+
+   Parameters are created in a fixed order with names ("mlp.w0", "h.3.qkvw",
+   ...), initialised from (seed, stream = creation index): the same values on
+   every machine.
+   ========================================================================== */
+
+VTDEF vt_status vt_mlp_init(vt_ctx *c, vt_mlp *m, int nlayers, const int *sizes, int act, uint64_t seed) {
+    int i;
+    memset(m, 0, sizeof *m);
+    if (nlayers < 1 || nlayers > 8) return vt__fail(c, VT_ERR_ARG, "vt_mlp_init: 1..8 layers, got %d", nlayers);
+    m->nlayers = nlayers;
+    m->act = act;
+    for (i = 0; i <= nlayers; i++) m->sizes[i] = sizes[i];
+    for (i = 0; i < nlayers; i++) {
+        int64_t wne[2], bne[1];
+        char nm[32];
+        wne[0] = sizes[i + 1]; wne[1] = sizes[i]; bne[0] = sizes[i + 1];
+        snprintf(nm, sizeof nm, "mlp.w%d", i);
+        m->w[i] = vt_param(c, nm, 2, wne);
+        snprintf(nm, sizeof nm, "mlp.b%d", i);
+        m->b[i] = vt_param(c, nm, 1, bne);
+        /* Kaiming-normal for relu, LeCun-normal otherwise */
+        vt_init_normal(c, m->w[i], seed, (uint64_t)(2 * i), sqrt((act == 0 ? 2.0 : 1.0) / sizes[i]));
+        vt_init_const(c, m->b[i], 0.0);
+    }
+    return c->status;
+}
+
+VTDEF vt_tensor *vt_mlp_forward(vt_ctx *c, const vt_mlp *m, vt_tensor *x) {
+    int i;
+    for (i = 0; i < m->nlayers; i++) {
+        x = vt_linear(c, x, m->w[i], m->b[i]);
+        if (i < m->nlayers - 1) x = m->act == 0 ? vt_relu(c, x) : m->act == 1 ? vt_tanh(c, x) : vt_gelu(c, x);
+    }
+    return x;
+}
+
+static vt_tensor *vt__gpt_p(vt_ctx *c, int *stream, uint64_t seed, const char *name, int nd, int64_t a, int64_t b,
+                            double std) {
+    int64_t ne[2];
+    vt_tensor *t;
+    ne[0] = a; ne[1] = b;
+    t = vt_param(c, name, nd, ne);
+    if (std > 0) vt_init_normal(c, t, seed, (uint64_t)(*stream), std);
+    else vt_init_const(c, t, std < 0 ? 1.0 : 0.0);
+    (*stream)++;
+    return t;
+}
+
+VTDEF vt_status vt_gpt_init(vt_ctx *c, vt_gpt *g, const vt_gpt_config *cfg, uint64_t seed) {
+    int l, st = 0;
+    int64_t C = cfg->width;
+    double sproj;
+    char nm[48];
+    memset(g, 0, sizeof *g);
+    if (cfg->vocab < 1 || cfg->context < 1 || cfg->layers < 1 || cfg->heads < 1 || C % cfg->heads)
+        return vt__fail(c, VT_ERR_ARG, "vt_gpt_init: bad config (vocab %d, context %d, layers %d, heads %d, width %d)",
+                        cfg->vocab, cfg->context, cfg->layers, cfg->heads, cfg->width);
+    g->cfg = *cfg;
+    g->seed = seed;
+    sproj = 0.02 / sqrt(2.0 * cfg->layers); /* GPT-2's scaled init of residual projections */
+    g->wte = vt__gpt_p(c, &st, seed, "wte", 2, cfg->vocab, C, 0.02);
+    g->wpe = vt__gpt_p(c, &st, seed, "wpe", 2, cfg->context, C, 0.02);
+    g->h = (vt_gpt_block *)vt__persist_alloc(c, sizeof(vt_gpt_block) * (size_t)cfg->layers);
+    if (!g->h) return c->status;
+    for (l = 0; l < cfg->layers; l++) {
+        vt_gpt_block *b = &g->h[l];
+#define VT__NM(s) (snprintf(nm, sizeof nm, "h.%d." s, l), nm)
+        b->ln1w = vt__gpt_p(c, &st, seed, VT__NM("ln1w"), 1, C, 0, -1);
+        b->ln1b = vt__gpt_p(c, &st, seed, VT__NM("ln1b"), 1, C, 0, 0);
+        b->qkvw = vt__gpt_p(c, &st, seed, VT__NM("qkvw"), 2, 3 * C, C, 0.02);
+        b->qkvb = vt__gpt_p(c, &st, seed, VT__NM("qkvb"), 1, 3 * C, 0, 0);
+        b->projw = vt__gpt_p(c, &st, seed, VT__NM("projw"), 2, C, C, sproj);
+        b->projb = vt__gpt_p(c, &st, seed, VT__NM("projb"), 1, C, 0, 0);
+        b->ln2w = vt__gpt_p(c, &st, seed, VT__NM("ln2w"), 1, C, 0, -1);
+        b->ln2b = vt__gpt_p(c, &st, seed, VT__NM("ln2b"), 1, C, 0, 0);
+        b->fcw = vt__gpt_p(c, &st, seed, VT__NM("fcw"), 2, 4 * C, C, 0.02);
+        b->fcb = vt__gpt_p(c, &st, seed, VT__NM("fcb"), 1, 4 * C, 0, 0);
+        b->fcprojw = vt__gpt_p(c, &st, seed, VT__NM("fcprojw"), 2, C, 4 * C, sproj);
+        b->fcprojb = vt__gpt_p(c, &st, seed, VT__NM("fcprojb"), 1, C, 0, 0);
+#undef VT__NM
+    }
+    g->lnfw = vt__gpt_p(c, &st, seed, "lnfw", 1, C, 0, -1);
+    g->lnfb = vt__gpt_p(c, &st, seed, "lnfb", 1, C, 0, 0);
+    return c->status;
+}
+
+VTDEF void vt_gpt_free(vt_gpt *g) { memset(g, 0, sizeof *g); /* memory belongs to the context */ }
+
+VTDEF vt_tensor *vt_gpt_forward(vt_ctx *c, const vt_gpt *g, vt_tensor *tokens, vt_tensor *targets, int64_t step) {
+    int64_t B, T, i, ne1[1];
+    int l;
+    double p = g->cfg.dropout;
+    vt_tensor *x, *pos;
+    (void)step;
+    if (c->status != VT_OK) return NULL;
+    if (!tokens || tokens->dtype != VT_I32 || tokens->ndim != 2) {
+        vt__fail(c, VT_ERR_ARG, "vt_gpt_forward: tokens must be an int32 tensor (B,T)");
+        return NULL;
+    }
+    B = tokens->ne[0];
+    T = tokens->ne[1];
+    if (T > g->cfg.context) {
+        vt__fail(c, VT_ERR_SHAPE, "vt_gpt_forward: T = %lld exceeds the context %d", (long long)T, g->cfg.context);
+        return NULL;
+    }
+    ne1[0] = T;
+    pos = vt_new(c, VT_I32, 1, ne1);
+    if (!pos) return NULL;
+    for (i = 0; i < T; i++) vt__i(pos)[i] = (int32_t)i;
+    x = vt_add(c, vt_embedding(c, g->wte, tokens), vt_embedding(c, g->wpe, pos)); /* (B,T,C) + (T,C) */
+    x = vt_dropout(c, x, p, g->seed * 1000003u + 1);
+    for (l = 0; l < g->cfg.layers; l++) {
+        const vt_gpt_block *b = &g->h[l];
+        vt_tensor *h = vt_layernorm(c, x, b->ln1w, b->ln1b, 1e-5);
+        h = vt_linear(c, h, b->qkvw, b->qkvb);                     /* (B,T,3C) */
+        h = vt_attention(c, h, g->cfg.heads);                      /* (B,T,C) */
+        h = vt_linear(c, h, b->projw, b->projb);
+        h = vt_dropout(c, h, p, g->seed * 1000003u + 2 + 2 * (uint64_t)l);
+        x = vt_add(c, x, h);
+        h = vt_layernorm(c, x, b->ln2w, b->ln2b, 1e-5);
+        h = vt_gelu(c, vt_linear(c, h, b->fcw, b->fcb));           /* (B,T,4C) */
+        h = vt_linear(c, h, b->fcprojw, b->fcprojb);
+        h = vt_dropout(c, h, p, g->seed * 1000003u + 3 + 2 * (uint64_t)l);
+        x = vt_add(c, x, h);
+    }
+    x = vt_layernorm(c, x, g->lnfw, g->lnfb, 1e-5);
+    x = vt_linear(c, x, g->wte, NULL);                             /* (B,T,V), tied head */
+    (void)B;
+    return targets ? vt_cross_entropy(c, x, targets) : x;
+}
+
+VTDEF vt_status vt_gpt_generate(vt_ctx *c, const vt_gpt *g, int32_t *toks, int nprompt, int n, double temperature,
+                                uint64_t seed) {
+    int i, V = g->cfg.vocab;
+    double *p = (double *)vt__xmalloc(c, sizeof(double) * (size_t)V);
+    if (!p) return c->status;
+    for (i = 0; i < n && c->status == VT_OK; i++) {
+        int len = nprompt + i, start = len > g->cfg.context ? len - g->cfg.context : 0, T = len - start, v, best = 0;
+        int64_t ne[2];
+        vt_tensor *tk, *logits;
+        const double *row;
+        double mx = -INFINITY, s = 0, r, acc = 0;
+        vt_eval_begin(c);
+        ne[0] = 1; ne[1] = T;
+        tk = vt_from_i32(c, 2, ne, toks + start);
+        logits = vt_gpt_forward(c, g, tk, NULL, 0);
+        vt_eval_end(c);
+        if (!logits) break;
+        row = vt__d(logits) + (int64_t)(T - 1) * V;
+        for (v = 0; v < V; v++) if (row[v] > mx) { mx = row[v]; best = v; }
+        if (temperature <= 0) { toks[len] = best; continue; }
+        for (v = 0; v < V; v++) { p[v] = exp((row[v] - mx) / temperature); s += p[v]; }
+        r = vt_rng_uniform(seed, 7, (uint64_t)i) * s;
+        toks[len] = V - 1;
+        for (v = 0; v < V; v++) { acc += p[v]; if (r < acc) { toks[len] = v; break; } }
+    }
+    VT_FREE(p, c->u);
+    return c->status;
+}
+
+/* ==========================================================================
+   >>data  loaders; every problem is reported with file and line
+   ========================================================================== */
+
+static unsigned char *vt__slurp(const char *path, int64_t *n) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b;
+    long sz;
+    if (!f) { vt__tls_fail(VT_ERR_IO, "cannot open '%s'", path); return NULL; }
+    if (fseek(f, 0, SEEK_END) != 0 || (sz = ftell(f)) < 0) { fclose(f); vt__tls_fail(VT_ERR_IO, "cannot size '%s'", path); return NULL; }
+    fseek(f, 0, SEEK_SET);
+    b = (unsigned char *)VT_MALLOC((size_t)sz + 1, NULL);
+    if (!b) { fclose(f); vt__tls_fail(VT_ERR_NOMEM, "out of memory reading '%s'", path); return NULL; }
+    if (fread(b, 1, (size_t)sz, f) != (size_t)sz) { fclose(f); VT_FREE(b, NULL); vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path); return NULL; }
+    fclose(f);
+    b[sz] = 0;
+    *n = sz;
+    return b;
+}
+
+/* digits.csv: one sample per line, 64 pixel values 0..16 then the label 0..9 */
+VTDEF vt_status vt_digits_load(const char *path, vt_digits *d) {
+    int64_t n, i = 0;
+    int line = 0, cap = 2048;
+    unsigned char *b = vt__slurp(path, &n);
+    memset(d, 0, sizeof *d);
+    if (!b) return VT_ERR_IO;
+    if (n == 0) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_FORMAT, "'%s' is empty", path); }
+    if (b[n - 1] != '\n') { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated: the last line has no newline", path); }
+    d->x = (float *)VT_MALLOC(sizeof(float) * 64 * (size_t)cap, NULL);
+    d->y = (int32_t *)VT_MALLOC(sizeof(int32_t) * (size_t)cap, NULL);
+    if (!d->x || !d->y) { VT_FREE(b, NULL); vt_digits_free(d); return vt__tls_fail(VT_ERR_NOMEM, "out of memory loading '%s'", path); }
+    while (i < n) {
+        int f;
+        line++;
+        if (d->n == cap) {
+            VT_FREE(b, NULL);
+            vt_digits_free(d);
+            return vt__tls_fail(VT_ERR_FORMAT, "'%s' has more than %d samples", path, cap);
+        }
+        for (f = 0; f < 65; f++) {
+            long v = 0;
+            int digits = 0;
+            while (i < n && b[i] >= '0' && b[i] <= '9' && digits < 6) { v = v * 10 + (b[i] - '0'); i++; digits++; }
+            if (!digits || v > (f < 64 ? 16 : 9) || i >= n || b[i] != (f < 64 ? ',' : '\n')) {
+                VT_FREE(b, NULL);
+                vt_digits_free(d);
+                return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d, field %d: expected %s followed by '%s'", path, line, f + 1,
+                                    f < 64 ? "a pixel value 0..16" : "a label 0..9", f < 64 ? "," : "end of line");
+            }
+            i++;
+            if (f < 64) d->x[d->n * 64 + f] = (float)v / 16.0f;
+            else d->y[d->n] = (int32_t)v;
+        }
+        d->n++;
+    }
+    VT_FREE(b, NULL);
+    return VT_OK;
+}
+
+VTDEF void vt_digits_free(vt_digits *d) {
+    VT_FREE(d->x, NULL);
+    VT_FREE(d->y, NULL);
+    memset(d, 0, sizeof *d);
+}
+
+/* a text file as byte-level tokens; the vocabulary is the sorted set of
+   bytes that occur */
+VTDEF vt_status vt_text_load(const char *path, vt_text *t) {
+    int64_t n, i;
+    int seen[256], v;
+    unsigned char *b = vt__slurp(path, &n);
+    memset(t, 0, sizeof *t);
+    if (!b) return VT_ERR_IO;
+    if (n < 2) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_FORMAT, "'%s' holds %lld bytes: too short to train on", path, (long long)n); }
+    memset(seen, 0, sizeof seen);
+    for (i = 0; i < n; i++) seen[b[i]] = 1;
+    for (v = 0; v < 256; v++) {
+        t->stoi[v] = seen[v] ? t->vocab : -1;
+        if (seen[v]) t->itos[t->vocab++] = (unsigned char)v;
+    }
+    t->tok = (int32_t *)VT_MALLOC(sizeof(int32_t) * (size_t)n, NULL);
+    if (!t->tok) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_NOMEM, "out of memory loading '%s'", path); }
+    for (i = 0; i < n; i++) t->tok[i] = t->stoi[b[i]];
+    t->n = n;
+    VT_FREE(b, NULL);
+    return VT_OK;
+}
+
+VTDEF void vt_text_free(vt_text *t) {
+    VT_FREE(t->tok, NULL);
+    memset(t, 0, sizeof *t);
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+#endif /* VTRAIN_IMPLEMENTATION_INCLUDED */
+#endif /* VTRAIN_IMPLEMENTATION */
+
+/*
+   REVISION HISTORY
+     0.1.0  (2026-11-29) first release: tensors, autograd, ops with sound
+            error bounds, rounding log, auditor, calibration, CPU backend.
+
+   ------------------------------------------------------------------------------
+   This software is available under 2 licenses -- choose whichever you prefer.
+   ------------------------------------------------------------------------------
+   ALTERNATIVE A - MIT License
+   Copyright (c) 2026 the vtrain authors
+   Permission is hereby granted, free of charge, to any person obtaining a copy
+   of this software and associated documentation files (the "Software"), to deal
+   in the Software without restriction, including without limitation the rights
+   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+   copies of the Software, and to permit persons to whom the Software is
+   furnished to do so, subject to the following conditions:
+   The above copyright notice and this permission notice shall be included in
+   all copies or substantial portions of the Software.
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+   SOFTWARE.
+   ------------------------------------------------------------------------------
+   ALTERNATIVE B - Public Domain (www.unlicense.org)
+   This is free and unencumbered software released into the public domain.
+   Anyone is free to copy, modify, publish, use, compile, sell, or distribute
+   this software, either in source code form or as a compiled binary, for any
+   purpose, commercial or non-commercial, and by any means.
+   In jurisdictions that recognize copyright laws, the author or authors of this
+   software dedicate any and all copyright interest in the software to the
+   public domain. We make this dedication for the benefit of the public at large
+   and to the detriment of our heirs and successors. We intend this dedication
+   to be an overt act of relinquishment in perpetuity of all present and future
+   rights to this software under copyright law.
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+   AUTHORS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN
+   ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION
+   WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+   ------------------------------------------------------------------------------
+*/
