@@ -371,6 +371,7 @@ VTDEF const char *vt_error_message(const vt_ctx *c);
 VTDEF void vt_clear_error(vt_ctx *c);
 VTDEF const vt_desc *vt_ctx_desc(const vt_ctx *c);
 VTDEF int64_t vt_step_index(const vt_ctx *c);
+VTDEF double vt_last_loss(const vt_ctx *c); /* the loss of the last vt_backward */
 VTDEF void vt_log_stats_get(const vt_ctx *c, vt_log_stats *s);
 /* per rounding-point kind (0 .. VT_POINT_KINDS-1): 1 if the kind occurred;
    fills points, values and entries, and its name ("linear.d1") */
@@ -567,7 +568,12 @@ VTDEF void vt_text_free(vt_text *t);
 #include <time.h>
 #ifndef VTRAIN_NO_THREADS
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
+#endif
+#if defined(__AVX2__) && defined(__FMA__) && !defined(VTRAIN_NO_SIMD)
+#include <immintrin.h>
+#define VT__AVX2 1
 #endif
 
 /* Arithmetic written in a kernel must run exactly as written: a compiler
@@ -877,6 +883,7 @@ typedef struct vt__pool {
     int64_t gen;
     int pending;
     int quit;
+    int sleepers;
     vt__task_fn fn;
     void *arg;
     int64_t ntask;
@@ -888,6 +895,23 @@ static void vt__range(int64_t n, int parts, int i, int64_t *lo, int64_t *hi) {
     *hi = n * (i + 1) / parts;
 }
 
+/* Workers spin for a short while on the job counter before they sleep on the
+   condition variable: a training step launches hundreds of short jobs, and
+   a futex round trip for each cost a tenth of a small model's step. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(VTRAIN_NO_THREADS)
+#define VT__LOAD(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
+#define VT__STORE(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
+#define VT__DEC(p) __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL)
+#define VT__SPIN 20000
+#if defined(__x86_64__) || defined(__i386__)
+#define VT__PAUSE() __builtin_ia32_pause()
+#else
+#define VT__PAUSE() ((void)0)
+#endif
+#else
+#define VT__SPIN 0
+#endif
+
 #ifndef VTRAIN_NO_THREADS
 typedef struct { vt__pool *p; int tid; } vt__worker_arg;
 
@@ -898,6 +922,22 @@ static void *vt__worker(void *a) {
     int64_t seen = 0;
     for (;;) {
         int64_t lo, hi;
+#if VT__SPIN
+        int spins = 0;
+        while (VT__LOAD(&p->gen) == seen && !VT__LOAD(&p->quit) && spins < VT__SPIN) { VT__PAUSE(); spins++; }
+        if (VT__LOAD(&p->gen) == seen && !VT__LOAD(&p->quit)) {
+            pthread_mutex_lock(&p->mu);
+            p->sleepers++;
+            while (VT__LOAD(&p->gen) == seen && !p->quit) pthread_cond_wait(&p->cv_go, &p->mu);
+            p->sleepers--;
+            pthread_mutex_unlock(&p->mu);
+        }
+        if (VT__LOAD(&p->quit)) break;
+        seen = VT__LOAD(&p->gen);
+        vt__range(p->ntask, p->n, tid, &lo, &hi);
+        if (hi > lo) p->fn(p->arg, lo, hi, tid);
+        VT__DEC(&p->pending);
+#else
         pthread_mutex_lock(&p->mu);
         while (p->gen == seen && !p->quit) pthread_cond_wait(&p->cv_go, &p->mu);
         if (p->quit) { pthread_mutex_unlock(&p->mu); break; }
@@ -908,6 +948,7 @@ static void *vt__worker(void *a) {
         pthread_mutex_lock(&p->mu);
         if (--p->pending == 0) pthread_cond_signal(&p->cv_done);
         pthread_mutex_unlock(&p->mu);
+#endif
     }
     return NULL;
 }
@@ -929,7 +970,7 @@ static vt__worker_arg *vt__pool_start(vt__pool *p, int n, void *u) {
 #ifndef VTRAIN_NO_THREADS
     {
         int i;
-        p->gen = 0; p->pending = 0; p->quit = 0;
+        p->gen = 0; p->pending = 0; p->quit = 0; p->sleepers = 0;
         pthread_mutex_init(&p->mu, NULL);
         pthread_cond_init(&p->cv_go, NULL);
         pthread_cond_init(&p->cv_done, NULL);
@@ -952,7 +993,11 @@ static void vt__pool_stop(vt__pool *p, vt__worker_arg *wa, void *u) {
     {
         int i;
         pthread_mutex_lock(&p->mu);
+#if VT__SPIN
+        VT__STORE(&p->quit, 1);
+#else
         p->quit = 1;
+#endif
         pthread_cond_broadcast(&p->cv_go);
         pthread_mutex_unlock(&p->mu);
         for (i = 1; i < p->n; i++) pthread_join(p->th[i], NULL);
@@ -972,6 +1017,21 @@ static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn f
 #ifndef VTRAIN_NO_THREADS
     if (p->n > 1 && ntask > 1 && work >= 32768) {
         int64_t lo, hi;
+#if VT__SPIN
+        int spins = 0;
+        p->fn = fn; p->arg = arg; p->ntask = ntask;
+        VT__STORE(&p->pending, p->n - 1);
+        pthread_mutex_lock(&p->mu);
+        VT__STORE(&p->gen, p->gen + 1);
+        if (p->sleepers) pthread_cond_broadcast(&p->cv_go);
+        pthread_mutex_unlock(&p->mu);
+        vt__range(ntask, p->n, 0, &lo, &hi);
+        if (hi > lo) fn(arg, lo, hi, 0);
+        while (VT__LOAD(&p->pending) > 0) {
+            if (++spins < VT__SPIN) VT__PAUSE();
+            else sched_yield();
+        }
+#else
         pthread_mutex_lock(&p->mu);
         p->fn = fn; p->arg = arg; p->ntask = ntask;
         p->pending = p->n - 1;
@@ -983,6 +1043,7 @@ static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn f
         pthread_mutex_lock(&p->mu);
         while (p->pending > 0) pthread_cond_wait(&p->cv_done, &p->mu);
         pthread_mutex_unlock(&p->mu);
+#endif
         return;
     }
 #endif
@@ -1164,6 +1225,17 @@ static double vt__perturb(const vt__ord *o, double x, double v) {
 static double vt__exp(const vt__ord *o, double x) { return vt__perturb(o, x, exp(x)); }
 static double vt__log(const vt__ord *o, double x) { return vt__perturb(o, x, log(x)); }
 static double vt__tanh(const vt__ord *o, double x) { return vt__perturb(o, x, tanh(x)); }
+/* tanh from one exp (libm's tanh is several times slower): with E = exp(2|z|)
+   carrying at most 8u relative error, t = (E - 1)/(E + 1) has absolute error
+   at most 2E/(E+1)^2 8u + 3u <= 7u: the caller uses VT__TANH_ERR, absolute. */
+#define VT__TANH_ERR (7 * VT__U)
+static double vt__tanh_exp(const vt__ord *o, double z) {
+    double a = fabs(z), E, t;
+    if (a > 20) return z > 0 ? 1.0 : -1.0; /* |tanh| rounds to 1 - 2^-58 or closer: within 2u */
+    E = vt__exp(o, 2 * a);
+    t = (E - 1) / (E + 1);
+    return z < 0 ? -t : t;
+}
 
 /* Sum of n terms x[i*s]. */
 static double vt__rsum(const vt__ord *o, uint64_t row, const double *x, int64_t s, int64_t n) {
@@ -1340,6 +1412,7 @@ VTDEF const char *vt_error_message(const vt_ctx *c) {
 VTDEF void vt_clear_error(vt_ctx *c) { if (c) { c->status = VT_OK; c->msg[0] = 0; } }
 VTDEF const vt_desc *vt_ctx_desc(const vt_ctx *c) { return &c->d; }
 VTDEF int64_t vt_step_index(const vt_ctx *c) { return c->step_no; }
+VTDEF double vt_last_loss(const vt_ctx *c) { return c->last_loss; }
 VTDEF void vt_log_stats_get(const vt_ctx *c, vt_log_stats *s) { *s = c->stats; }
 
 static void *vt__xmalloc(vt_ctx *c, size_t n) {
@@ -1528,28 +1601,45 @@ static int vt__ents_push(vt_ctx *c, vt__ents *t, int64_t i, float r, int full) {
 }
 
 /* trainer: round x[lo,hi) in place, collect entries in thread tid's buffer */
+/* trainer: in blocks of 256, a branch-free pass (the compilers vectorise it)
+   computes RNE32(x - w) and RNE32(x + w) and the rounded values; a scalar
+   pass visits only the elements whose two ends differ. Comparing the bit
+   patterns is the same as comparing ordered keys (a bijection). */
 static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__rjob *j = (vt__rjob *)arg;
     vt__ents *t = &j->c->tents[tid];
-    int64_t i;
-    for (i = lo; i < hi; i++) {
-        double x = j->x[i];
-        float r = (float)x;
-        if (x != x) { if (t->bad < 0) t->bad = i; continue; }
-        if (j->e) {
-            double w = vt__widen(x, j->e[i] * j->ef);
-            int32_t kl = vt__key((float)(x - w)), kh = vt__key((float)(x + w));
-            if (kl != kh && w > 0) {
-                int full = 1;
-                if (j->compact) {
-                    double w5 = 2.5 * w;
-                    int64_t span = (int64_t)vt__key((float)(x + w5)) - (int64_t)vt__key((float)(x - w5));
-                    full = span >= 255;
-                }
-                vt__ents_push(j->c, t, i, r, full);
-            }
+    int64_t b0, i;
+    float fl[256], fh[256];
+    uint32_t ul[256], uh[256];
+    for (b0 = lo; b0 < hi; b0 += 256) {
+        int64_t n = VT__MIN(256, hi - b0);
+        double *x = j->x + b0;
+        const double *e = j->e + b0;
+        double ef2 = 2 * j->ef * VT__SAFE;
+        int any = 0;
+        for (i = 0; i < n; i++) {
+            double xv = x[i], ev = e[i], w = ev * ef2 + (ev > 0 ? fabs(xv) * 0x1p-50 : 0.0);
+            fl[i] = (float)(xv - w);
+            fh[i] = (float)(xv + w);
         }
-        j->x[i] = (double)r;
+        memcpy(ul, fl, sizeof(float) * (size_t)n);
+        memcpy(uh, fh, sizeof(float) * (size_t)n);
+        for (i = 0; i < n; i++) any |= (int)(ul[i] != uh[i]) | (int)(x[i] != x[i]);
+        if (any)
+            for (i = 0; i < n; i++) {
+                double xv = x[i];
+                if (xv != xv) { if (t->bad < 0) t->bad = b0 + i; continue; }
+                if (ul[i] != uh[i] && e[i] > 0) {
+                    int full = 1;
+                    if (j->compact) {
+                        double w5 = 2.5 * vt__widen(xv, e[i] * j->ef);
+                        int64_t span = (int64_t)vt__key((float)(xv + w5)) - (int64_t)vt__key((float)(xv - w5));
+                        full = span >= 255;
+                    }
+                    vt__ents_push(j->c, t, b0 + i, (float)xv, full);
+                }
+            }
+        for (i = 0; i < n; i++) x[i] = (double)(float)x[i];
     }
 }
 
@@ -1786,22 +1876,80 @@ nonfinite:
 
    Micro-kernel: MR x NR = 6 x 8 doubles held in registers (12 AVX2
    accumulators), k-blocks of `block` (256), packing into panels that are
-   contiguous in k. Plain C that gcc and clang vectorise; fma() where the
-   hardware has it (an explicit request, so -ffp-contract=off is kept).
-   vt__gemm_naive below is the reference it is tested against.
+   contiguous in k. With AVX2 and FMA it is written with intrinsics (the
+   compilers did not keep the plain-C accumulators in registers: 9 against
+   36 GFLOP/s per core, see bench/RESULTS.md); elsewhere the plain C loop
+   below, with fma() where the hardware has it. vt__gemm_naive is the
+   reference both are tested against.
    ========================================================================== */
 
 #define VT__MR 6
 #define VT__NR 8
 #define VT__NRF 16
 #define VT__MC 96
-#define VT__NC 256
+#define VT__NC 128
+
+#ifdef VT__AVX2
+/* the same micro-kernel in AVX2 registers: 12 accumulators of 4 doubles */
+static void vt__ukr64_avx2(int64_t kc, const double *a, const double *b, double *t, int64_t ldt, int mr, int nr,
+                           int first, int usefma) {
+    __m256d c00 = _mm256_setzero_pd(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256d c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    double acc[VT__MR][VT__NR];
+    int64_t k;
+    int i, j;
+#define VT__ROW(r, OP)                                                                             \
+    { __m256d ar = _mm256_broadcast_sd(a + k * VT__MR + r); c##r##0 = OP(ar, b0, c##r##0); c##r##1 = OP(ar, b1, c##r##1); }
+#define VT__FMA(x, y, z) _mm256_fmadd_pd(x, y, z)
+#define VT__MULADD(x, y, z) _mm256_add_pd(_mm256_mul_pd(x, y), z)
+    if (usefma) {
+        for (k = 0; k < kc; k++) {
+            __m256d b0 = _mm256_loadu_pd(b + k * VT__NR), b1 = _mm256_loadu_pd(b + k * VT__NR + 4);
+            VT__ROW(0, VT__FMA) VT__ROW(1, VT__FMA) VT__ROW(2, VT__FMA)
+            VT__ROW(3, VT__FMA) VT__ROW(4, VT__FMA) VT__ROW(5, VT__FMA)
+        }
+    } else {
+        for (k = 0; k < kc; k++) {
+            __m256d b0 = _mm256_loadu_pd(b + k * VT__NR), b1 = _mm256_loadu_pd(b + k * VT__NR + 4);
+            VT__ROW(0, VT__MULADD) VT__ROW(1, VT__MULADD) VT__ROW(2, VT__MULADD)
+            VT__ROW(3, VT__MULADD) VT__ROW(4, VT__MULADD) VT__ROW(5, VT__MULADD)
+        }
+    }
+#undef VT__ROW
+#undef VT__FMA
+#undef VT__MULADD
+    if (mr == VT__MR && nr == VT__NR) {
+        double *r0 = t, *r1 = t + ldt, *r2 = t + 2 * ldt, *r3 = t + 3 * ldt, *r4 = t + 4 * ldt, *r5 = t + 5 * ldt;
+        if (first) {
+            _mm256_storeu_pd(r0, c00); _mm256_storeu_pd(r0 + 4, c01); _mm256_storeu_pd(r1, c10); _mm256_storeu_pd(r1 + 4, c11);
+            _mm256_storeu_pd(r2, c20); _mm256_storeu_pd(r2 + 4, c21); _mm256_storeu_pd(r3, c30); _mm256_storeu_pd(r3 + 4, c31);
+            _mm256_storeu_pd(r4, c40); _mm256_storeu_pd(r4 + 4, c41); _mm256_storeu_pd(r5, c50); _mm256_storeu_pd(r5 + 4, c51);
+        } else {
+#define VT__ACCST(p, v) _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), v))
+            VT__ACCST(r0, c00); VT__ACCST(r0 + 4, c01); VT__ACCST(r1, c10); VT__ACCST(r1 + 4, c11);
+            VT__ACCST(r2, c20); VT__ACCST(r2 + 4, c21); VT__ACCST(r3, c30); VT__ACCST(r3 + 4, c31);
+            VT__ACCST(r4, c40); VT__ACCST(r4 + 4, c41); VT__ACCST(r5, c50); VT__ACCST(r5 + 4, c51);
+#undef VT__ACCST
+        }
+        return;
+    }
+    _mm256_storeu_pd(acc[0], c00); _mm256_storeu_pd(acc[0] + 4, c01); _mm256_storeu_pd(acc[1], c10); _mm256_storeu_pd(acc[1] + 4, c11);
+    _mm256_storeu_pd(acc[2], c20); _mm256_storeu_pd(acc[2] + 4, c21); _mm256_storeu_pd(acc[3], c30); _mm256_storeu_pd(acc[3] + 4, c31);
+    _mm256_storeu_pd(acc[4], c40); _mm256_storeu_pd(acc[4] + 4, c41); _mm256_storeu_pd(acc[5], c50); _mm256_storeu_pd(acc[5] + 4, c51);
+    for (i = 0; i < mr; i++)
+        for (j = 0; j < nr; j++) t[i * ldt + j] = first ? acc[i][j] : t[i * ldt + j] + acc[i][j];
+}
+#endif
 
 static void vt__ukr64(int64_t kc, const double *a, const double *b, double *t, int64_t ldt, int mr, int nr,
                       int first, int usefma) {
     double acc[VT__MR][VT__NR];
     int i, j;
     int64_t k;
+#ifdef VT__AVX2
+    vt__ukr64_avx2(kc, a, b, t, ldt, mr, nr, first, usefma);
+    return;
+#endif
     for (i = 0; i < VT__MR; i++)
         for (j = 0; j < VT__NR; j++) acc[i][j] = 0;
     if (usefma) {
@@ -1829,12 +1977,52 @@ static void vt__ukr64(int64_t kc, const double *a, const double *b, double *t, i
     }
 }
 
+#ifdef VT__AVX2
+static void vt__ukr32_avx2(int64_t kc, const float *a, const float *b, double *t, int64_t ldt, int mr, int nr,
+                           int first, int usefma) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    float acc[VT__MR][VT__NRF];
+    int64_t k;
+    int i, j;
+#define VT__ROW(r, OP)                                                                             \
+    { __m256 ar = _mm256_broadcast_ss(a + k * VT__MR + r); c##r##0 = OP(ar, b0, c##r##0); c##r##1 = OP(ar, b1, c##r##1); }
+#define VT__FMA(x, y, z) _mm256_fmadd_ps(x, y, z)
+#define VT__MULADD(x, y, z) _mm256_add_ps(_mm256_mul_ps(x, y), z)
+    if (usefma) {
+        for (k = 0; k < kc; k++) {
+            __m256 b0 = _mm256_loadu_ps(b + k * VT__NRF), b1 = _mm256_loadu_ps(b + k * VT__NRF + 8);
+            VT__ROW(0, VT__FMA) VT__ROW(1, VT__FMA) VT__ROW(2, VT__FMA)
+            VT__ROW(3, VT__FMA) VT__ROW(4, VT__FMA) VT__ROW(5, VT__FMA)
+        }
+    } else {
+        for (k = 0; k < kc; k++) {
+            __m256 b0 = _mm256_loadu_ps(b + k * VT__NRF), b1 = _mm256_loadu_ps(b + k * VT__NRF + 8);
+            VT__ROW(0, VT__MULADD) VT__ROW(1, VT__MULADD) VT__ROW(2, VT__MULADD)
+            VT__ROW(3, VT__MULADD) VT__ROW(4, VT__MULADD) VT__ROW(5, VT__MULADD)
+        }
+    }
+#undef VT__ROW
+#undef VT__FMA
+#undef VT__MULADD
+    _mm256_storeu_ps(acc[0], c00); _mm256_storeu_ps(acc[0] + 8, c01); _mm256_storeu_ps(acc[1], c10); _mm256_storeu_ps(acc[1] + 8, c11);
+    _mm256_storeu_ps(acc[2], c20); _mm256_storeu_ps(acc[2] + 8, c21); _mm256_storeu_ps(acc[3], c30); _mm256_storeu_ps(acc[3] + 8, c31);
+    _mm256_storeu_ps(acc[4], c40); _mm256_storeu_ps(acc[4] + 8, c41); _mm256_storeu_ps(acc[5], c50); _mm256_storeu_ps(acc[5] + 8, c51);
+    for (i = 0; i < mr; i++)
+        for (j = 0; j < nr; j++) t[i * ldt + j] = first ? (double)acc[i][j] : vt__f32r(t[i * ldt + j] + (double)acc[i][j]);
+}
+#endif
+
 /* binary32 micro-kernel for VT_MODE_NATIVE: products and sums in float */
 static void vt__ukr32(int64_t kc, const float *a, const float *b, double *t, int64_t ldt, int mr, int nr,
                       int first, int usefma) {
     float acc[VT__MR][VT__NRF];
     int i, j;
     int64_t k;
+#ifdef VT__AVX2
+    vt__ukr32_avx2(kc, a, b, t, ldt, mr, nr, first, usefma);
+    return;
+#endif
     for (i = 0; i < VT__MR; i++)
         for (j = 0; j < VT__NRF; j++) acc[i][j] = 0;
     for (k = 0; k < kc; k++) {
@@ -1879,14 +2067,29 @@ static void vt__gemm_blocks(const vt__gemm *g, int64_t ch, int64_t *kc, int64_t 
     if (g->o->chaos && *nblk > 0) *rot = (int64_t)((vt__mix(*fmamask) >> 3) % (uint64_t)*nblk);
 }
 
+/* Packing: panels of MR rows of A (NR columns of B) interleaved along k.
+   Each reads its source in the order its layout is contiguous. */
 static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
     int i;
     for (ir = 0; ir < mb; ir += VT__MR) {
         double *p = ap + ir * kb;
-        for (k = 0; k < kb; k++)
-            for (i = 0; i < VT__MR; i++)
-                p[k * VT__MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
+        int full = ir + VT__MR <= mb;
+        if (full && g->sak == 1) { /* rows contiguous along k */
+            for (i = 0; i < VT__MR; i++) {
+                const double *src = g->A + (m0 + ir + i) * g->sam + k0;
+                for (k = 0; k < kb; k++) p[k * VT__MR + i] = src[k];
+            }
+        } else if (full && g->sam == 1) { /* columns contiguous along m */
+            for (k = 0; k < kb; k++) {
+                const double *src = g->A + (k0 + k) * g->sak + m0 + ir;
+                for (i = 0; i < VT__MR; i++) p[k * VT__MR + i] = src[i];
+            }
+        } else {
+            for (k = 0; k < kb; k++)
+                for (i = 0; i < VT__MR; i++)
+                    p[k * VT__MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
+        }
     }
 }
 static void vt__pack_b64(const vt__gemm *g, double *bp, int64_t n0, int64_t nb, int64_t k0, int64_t kb) {
@@ -1894,37 +2097,69 @@ static void vt__pack_b64(const vt__gemm *g, double *bp, int64_t n0, int64_t nb, 
     int j;
     for (jr = 0; jr < nb; jr += VT__NR) {
         double *p = bp + jr * kb;
-        for (k = 0; k < kb; k++) {
-            const double *brow = g->B + (k0 + k) * g->sbk;
-            if (jr + VT__NR <= nb && g->sbn == 1)
-                for (j = 0; j < VT__NR; j++) p[k * VT__NR + j] = brow[n0 + jr + j];
-            else
-                for (j = 0; j < VT__NR; j++) p[k * VT__NR + j] = (jr + j < nb) ? brow[(n0 + jr + j) * g->sbn] : 0.0;
+        int full = jr + VT__NR <= nb;
+        if (full && g->sbn == 1) { /* rows of B contiguous along n */
+            for (k = 0; k < kb; k++) {
+                const double *src = g->B + (k0 + k) * g->sbk + n0 + jr;
+                for (j = 0; j < VT__NR; j++) p[k * VT__NR + j] = src[j];
+            }
+        } else if (full && g->sbk == 1) { /* columns of B contiguous along k (B = W^T) */
+            for (j = 0; j < VT__NR; j++) {
+                const double *src = g->B + (n0 + jr + j) * g->sbn + k0;
+                for (k = 0; k < kb; k++) p[k * VT__NR + j] = src[k];
+            }
+        } else {
+            for (k = 0; k < kb; k++)
+                for (j = 0; j < VT__NR; j++)
+                    p[k * VT__NR + j] = (jr + j < nb) ? g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0;
         }
     }
 }
 static void vt__pack_a32(const vt__gemm *g, float *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
     int i;
-    for (ir = 0; ir < mb; ir += VT__MR)
-        for (k = 0; k < kb; k++)
-            for (i = 0; i < VT__MR; i++)
-                ap[ir * kb + k * VT__MR + i] = (ir + i < mb) ? (float)g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0f;
+    for (ir = 0; ir < mb; ir += VT__MR) {
+        float *p = ap + ir * kb;
+        if (ir + VT__MR <= mb && g->sak == 1) {
+            for (i = 0; i < VT__MR; i++) {
+                const double *src = g->A + (m0 + ir + i) * g->sam + k0;
+                for (k = 0; k < kb; k++) p[k * VT__MR + i] = (float)src[k];
+            }
+        } else
+            for (k = 0; k < kb; k++)
+                for (i = 0; i < VT__MR; i++)
+                    p[k * VT__MR + i] = (ir + i < mb) ? (float)g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0f;
+    }
 }
 static void vt__pack_b32(const vt__gemm *g, float *bp, int64_t n0, int64_t nb, int64_t k0, int64_t kb) {
     int64_t jr, k;
     int j;
-    for (jr = 0; jr < nb; jr += VT__NRF)
-        for (k = 0; k < kb; k++)
-            for (j = 0; j < VT__NRF; j++)
-                bp[jr * kb + k * VT__NRF + j] = (jr + j < nb) ? (float)g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0f;
+    for (jr = 0; jr < nb; jr += VT__NRF) {
+        float *p = bp + jr * kb;
+        int full = jr + VT__NRF <= nb;
+        if (full && g->sbn == 1) {
+            for (k = 0; k < kb; k++) {
+                const double *src = g->B + (k0 + k) * g->sbk + n0 + jr;
+                for (j = 0; j < VT__NRF; j++) p[k * VT__NRF + j] = (float)src[j];
+            }
+        } else if (full && g->sbk == 1) {
+            for (j = 0; j < VT__NRF; j++) {
+                const double *src = g->B + (n0 + jr + j) * g->sbn + k0;
+                for (k = 0; k < kb; k++) p[k * VT__NRF + j] = (float)src[k];
+            }
+        } else
+            for (k = 0; k < kb; k++)
+                for (j = 0; j < VT__NRF; j++)
+                    p[k * VT__NRF + j] = (jr + j < nb) ? (float)g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0f;
+    }
 }
 
-/* one output tile [m0,m0+mb) x [n0,n0+nb), chunk ch, into t (ld ldt);
-   first: t is overwritten by the chunk's partial, else accumulated into */
+/* output rows [m0,m0+mb) x columns [n0,n0+nb) (nb <= NC), chunk ch, into t
+   (ld ldt); first: t is overwritten by the chunk's partial, else accumulated
+   into. Each k-block packs its B panel once and reuses it for every MC rows. */
 static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb, int64_t ch,
                           double *t, int64_t ldt, int first) {
-    int64_t kc, nblk, rot, bi, ir, jr;
+    int64_t kc, nblk, rot, bi, ir, jr, ms;
     int rev;
     uint64_t fm;
     int64_t cbase = ch * g->kchunk, cend = VT__MIN(g->K, cbase + g->kchunk);
@@ -1940,20 +2175,28 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
         usefma = (int)((fm >> (b & 63)) & 1);
         if (!f32) {
             double *ap = (double *)buf, *bp = ap + VT__MC * kc;
-            vt__pack_a64(g, ap, m0, mb, k0, kb);
             vt__pack_b64(g, bp, n0, nb, k0, kb);
-            for (jr = 0; jr < nb; jr += VT__NR)
-                for (ir = 0; ir < mb; ir += VT__MR)
-                    vt__ukr64(kb, ap + ir * kb, bp + jr * kb, t + ir * ldt + jr, ldt, (int)VT__MIN(VT__MR, mb - ir),
-                              (int)VT__MIN(VT__NR, nb - jr), first && bi == 0, usefma);
+            for (ms = 0; ms < mb; ms += VT__MC) {
+                int64_t mm = VT__MIN(VT__MC, mb - ms);
+                double *ts = t + ms * ldt;
+                vt__pack_a64(g, ap, m0 + ms, mm, k0, kb);
+                for (jr = 0; jr < nb; jr += VT__NR)
+                    for (ir = 0; ir < mm; ir += VT__MR)
+                        vt__ukr64(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(VT__MR, mm - ir),
+                                  (int)VT__MIN(VT__NR, nb - jr), first && bi == 0, usefma);
+            }
         } else {
             float *ap = (float *)buf, *bp = ap + VT__MC * kc;
-            vt__pack_a32(g, ap, m0, mb, k0, kb);
             vt__pack_b32(g, bp, n0, nb, k0, kb);
-            for (jr = 0; jr < nb; jr += VT__NRF)
-                for (ir = 0; ir < mb; ir += VT__MR)
-                    vt__ukr32(kb, ap + ir * kb, bp + jr * kb, t + ir * ldt + jr, ldt, (int)VT__MIN(VT__MR, mb - ir),
-                              (int)VT__MIN(VT__NRF, nb - jr), first && bi == 0, usefma);
+            for (ms = 0; ms < mb; ms += VT__MC) {
+                int64_t mm = VT__MIN(VT__MC, mb - ms);
+                double *ts = t + ms * ldt;
+                vt__pack_a32(g, ap, m0 + ms, mm, k0, kb);
+                for (jr = 0; jr < nb; jr += VT__NRF)
+                    for (ir = 0; ir < mm; ir += VT__MR)
+                        vt__ukr32(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(VT__MR, mm - ir),
+                                  (int)VT__MIN(VT__NRF, nb - jr), first && bi == 0, usefma);
+            }
         }
     }
 }
@@ -1966,7 +2209,7 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
         int64_t m0 = ti * g->mc, n0 = tj * g->nc;
         int64_t mb = VT__MIN(g->mc, g->M - m0), nb = VT__MIN(g->nc, g->N - n0), ch, i, j;
         double *C = g->C + m0 * g->ldc + n0;
-        if (g->nch == 1) {
+        if (g->nch == 1) { /* tiles of mc rows (a multiple of MC) straight into C */
             vt__gemm_tile(g, tid, m0, mb, n0, nb, 0, C, g->ldc, 0);
             continue;
         }
@@ -2010,6 +2253,7 @@ static void *vt__scratch(vt_ctx *c, size_t n);
 
 /* per-thread packing buffers, grown on demand, kept in the context */
 static void **vt__tbufs(vt_ctx *c, size_t bytes);
+static size_t vt__gemm_tbytes(const vt__ord *o);
 
 /* C (+)= A B as described above. C must already hold C0 + bias (the op
    layer initialises it). */
@@ -2023,14 +2267,17 @@ static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
     g.A = A; g.sam = sam; g.sak = sak; g.B = B; g.sbk = sbk; g.sbn = sbn; g.C = C; g.ldc = ldc;
     g.kchunk = (kchunk <= 0 || kchunk > K) ? K : kchunk;
     g.nch = (K + g.kchunk - 1) / g.kchunk;
-    {
-        int64_t kcmax = o->chaos ? 512 : o->block;
-        g.tbytes = sizeof(double) * (size_t)(VT__MC * kcmax + kcmax * (VT__NC + VT__NRF)) + sizeof(double) * VT__MC * VT__NC;
-        g.tbuf = vt__tbufs(c, g.tbytes);
-        if (!g.tbuf) return;
+    g.tbytes = vt__gemm_tbytes(o);
+    g.tbuf = vt__tbufs(c, g.tbytes);
+    if (!g.tbuf) return;
+    g.nc = VT__NC;
+    g.tn = (N + g.nc - 1) / g.nc;
+    g.mc = VT__MC;
+    if (g.nch == 1) { /* a few tall tiles per column panel: B is packed once per tile */
+        int64_t mtiles = (M + VT__MC - 1) / VT__MC, split = VT__MAX(1, VT__MIN(mtiles, (2 * nt + g.tn - 1) / g.tn));
+        g.mc = ((mtiles + split - 1) / split) * VT__MC;
     }
-    g.mc = VT__MC; g.nc = VT__NC;
-    g.tm = (M + g.mc - 1) / g.mc; g.tn = (N + g.nc - 1) / g.nc;
+    g.tm = (M + g.mc - 1) / g.mc;
     if (g.nch > 1 && g.tm * g.tn < nt && nt > 1) {
         /* few output tiles, a long chunked reduction: chunks in parallel, then
            an ordered sum; per-element results are the same as the tiled path */
@@ -2060,9 +2307,28 @@ static VT__UNUSED void vt__gemm_naive(int64_t M, int64_t N, int64_t K, const dou
         }
 }
 
+/* per-line statistics of a matrix read as lines x K: sum|x|, |x|_2, max|x|,
+   and th = 2^(L + 53), L the lowest set bit of the line (infinite for an
+   all-zero line). A precise L only matters for lines of few-bit values
+   (pixels, one-hot rows): a line whose first nonzero values carry 20 or more
+   significant bits takes L = e - 24 for its smallest nonzero magnitude
+   m = f 2^e (a binary32 value's lowest bit is at least that), a lower bound
+   that is sound and spares the bit scan on ordinary activations. */
+static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
+    int64_t k, seen = 0;
+    for (k = 0; k < K && seen < 4; k++) {
+        double a = x[k * s];
+        int e;
+        if (a == 0) continue;
+        frexp(a, &e);
+        if (e - vt__lsb(a) >= 20) return 0;
+        seen++;
+    }
+    return 1;
+}
 typedef struct {
     const double *X; int64_t s_outer, s_k; int64_t K;
-    double *n1, *n2, *mx;
+    double *n1, *n2, *mx, *th;
     int *lsb;
 } vt__stat_job;
 
@@ -2070,67 +2336,167 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__stat_job *j = (vt__stat_job *)arg;
     int64_t r, k;
     (void)tid;
+    if (j->s_outer == 1 && j->s_k != 1) { /* lines are columns: walk rows, update all lines */
+        int *L = j->lsb + lo, anycoarse = 0;
+        double *mn = j->th; /* smallest nonzero magnitudes, until th is computed */
+        for (r = lo; r < hi; r++) {
+            j->n1[r] = 0; j->n2[r] = 0; j->mx[r] = 0; mn[r] = INFINITY;
+            L[r - lo] = vt__coarse_line(j->X + r, j->s_k, j->K) ? VT__LSB_NONE : -VT__LSB_NONE;
+            anycoarse |= L[r - lo] == VT__LSB_NONE;
+        }
+        for (k = 0; k < j->K; k++) {
+            const double *x = j->X + k * j->s_k;
+            for (r = lo; r < hi; r++) {
+                double a = fabs(x[r]);
+                j->n1[r] += a; j->n2[r] += a * a;
+                if (a > j->mx[r]) j->mx[r] = a;
+                if (a != 0 && a < mn[r]) mn[r] = a;
+            }
+            if (anycoarse)
+                for (r = lo; r < hi; r++)
+                    if (x[r] != 0 && L[r - lo] > -VT__LSB_NONE) { int l = vt__lsb(x[r]); if (l < L[r - lo]) L[r - lo] = l; }
+        }
+        for (r = lo; r < hi; r++) {
+            int l = L[r - lo], e;
+            j->n2[r] = sqrt(j->n2[r]);
+            if (l <= -VT__LSB_NONE) { frexp(mn[r], &e); l = mn[r] == INFINITY ? VT__LSB_NONE : e - 24; }
+            j->th[r] = l >= VT__LSB_NONE ? INFINITY : ldexp(1.0, VT__MIN(l + 53, 1023));
+        }
+        return;
+    }
     for (r = lo; r < hi; r++) {
         const double *x = j->X + r * j->s_outer;
-        double s1 = 0, s2 = 0, m = 0;
-        int L = VT__LSB_NONE;
+        double s1 = 0, s2 = 0, m = 0, mn = INFINITY;
+        int L = VT__LSB_NONE, coarse = vt__coarse_line(x, j->s_k, j->K), e;
         for (k = 0; k < j->K; k++) {
             double a = fabs(x[k * j->s_k]);
             s1 += a; s2 += a * a;
             if (a > m) m = a;
-            if (a != 0) { int l = vt__lsb(a); if (l < L) L = l; }
+            if (a != 0 && a < mn) mn = a;
         }
-        j->n1[r] = s1; j->n2[r] = sqrt(s2); j->mx[r] = m; j->lsb[r] = L;
+        if (coarse) {
+            for (k = 0; k < j->K; k++)
+                if (x[k * j->s_k] != 0) { int l = vt__lsb(x[k * j->s_k]); if (l < L) L = l; }
+        } else if (mn < INFINITY) {
+            frexp(mn, &e);
+            L = e - 24;
+        }
+        j->n1[r] = s1; j->n2[r] = sqrt(s2); j->mx[r] = m;
+        j->th[r] = L >= VT__LSB_NONE ? INFINITY : ldexp(1.0, VT__MIN(L + 53, 1023));
     }
 }
 
 typedef struct {
     const vt__stat_job *a, *b;
-    const vt__ord *o;
-    int64_t nterms;
     double G;
     const double *C0; int64_t ldc; const double *bias;
-    double *E; int64_t N;
+    double *bth;       /* per column: threshold of the bias */
+    double *E; int64_t N, lde;
 } vt__gbound_job;
 
+/* e = G S, or 0 when S (1 + 2^-40) < 2^(L+53): every term (products of
+   binary32 values, C0, bias) is a multiple of 2^L and the sum is exact */
 static void vt__gbound_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gbound_job *j = (vt__gbound_job *)arg;
     int64_t m, n;
+    const double *bn1 = j->b->n1, *bn2 = j->b->n2, *bmx = j->b->mx, *bth = j->b->th;
     (void)tid;
     for (m = lo; m < hi; m++) {
-        double a1 = j->a->n1[m], a2 = j->a->n2[m], am = j->a->mx[m];
-        int la = j->a->lsb[m];
+        double a1 = j->a->n1[m], a2 = j->a->n2[m], am = j->a->mx[m], ath = j->a->th[m] * 0x1p-53;
+        double *E = j->E + m * j->lde;
+        if (!j->C0 && !j->bias) {
+            for (n = 0; n < j->N; n++) {
+                double s = a2 * bn2[n], t = am * bn1[n], u = a1 * bmx[n], th = ath * bth[n];
+                s = t < s ? t : s;
+                s = u < s ? u : s;
+                E[n] = s * (1 + 0x1p-40) < th ? 0 : j->G * s;
+            }
+            continue;
+        }
         for (n = 0; n < j->N; n++) {
-            double s = a2 * j->b->n2[n], t = am * j->b->n1[n], u = a1 * j->b->mx[n];
-            int L = (la >= VT__LSB_NONE || j->b->lsb[n] >= VT__LSB_NONE) ? VT__LSB_NONE : la + j->b->lsb[n];
-            if (t < s) s = t;
-            if (u < s) s = u;
-            if (j->C0) { s += fabs(j->C0[m * j->ldc + n]); L = VT__MIN(L, vt__lsb(j->C0[m * j->ldc + n])); }
-            if (j->bias) { s += fabs(j->bias[n]); L = VT__MIN(L, vt__lsb(j->bias[n])); }
-            /* exact in any order (see vt__sum_bound) or the bound of the section */
-            j->E[m * j->N + n] = vt__sum_bound(j->o, 2, s, L) == 0 ? 0 : j->G * s;
+            double s = a2 * bn2[n], t = am * bn1[n], u = a1 * bmx[n], th = ath * bth[n];
+            s = t < s ? t : s;
+            s = u < s ? u : s;
+            if (j->C0) {
+                double c0 = j->C0[m * j->ldc + n];
+                s += fabs(c0);
+                if (c0 != 0) th = VT__MIN(th, ldexp(1.0, VT__MIN(vt__lsb(c0) + 53, 1023)));
+            }
+            if (j->bias) { s += fabs(j->bias[n]); th = VT__MIN(th, j->bth[n]); }
+            E[n] = s * (1 + 0x1p-40) < th ? 0 : j->G * s;
         }
     }
 }
 
 /* E[M,N] (contiguous) = the bound above; call before vt__gemm_run while C
    still holds C0 (pass C0 = NULL when not accumulating). */
+/* runs fn over [0,n) on the pool, or inline as thread tid when pool is NULL */
+static void vt__tasks(vt__pool *p, int64_t n, int64_t work, vt__task_fn fn, void *arg, int tid) {
+    if (p) vt__parallel(p, n, work, fn, arg);
+    else if (n > 0) fn(arg, 0, n, tid);
+}
+
+/* doubles of workspace the bound of an M x N product needs */
+#define VT__BOUND_WS(M, N) (5 * ((M) + (N)) + 2)
+
+static void vt__gemm_bound_ws(vt__pool *pool, int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A,
+                              int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0,
+                              int64_t ldc, const double *bias, int64_t kchunk, double *E, int64_t lde, double *st) {
+    vt__stat_job sa, sb;
+    vt__gbound_job gb;
+    int *ls = (int *)(st + 4 * (M + N) + N);
+    int64_t kc = (kchunk <= 0 || kchunk > K) ? K : kchunk, nch = K > 0 ? (K + kc - 1) / kc : 1, n;
+    sa.lsb = ls;
+    sb.lsb = ls + M;
+    sa.X = A; sa.s_outer = sam; sa.s_k = sak; sa.K = K;
+    sa.n1 = st; sa.n2 = st + M; sa.mx = st + 2 * M; sa.th = st + 3 * M;
+    sb.X = B; sb.s_outer = sbn; sb.s_k = sbk; sb.K = K;
+    sb.n1 = st + 4 * M; sb.n2 = sb.n1 + N; sb.mx = sb.n2 + N; sb.th = sb.mx + N;
+    vt__tasks(pool, M, M * K, vt__stat_task, &sa, tid);
+    vt__tasks(pool, N, N * K, vt__stat_task, &sb, tid);
+    gb.bth = sb.th + N;
+    if (bias)
+        for (n = 0; n < N; n++) gb.bth[n] = bias[n] == 0 ? INFINITY : ldexp(1.0, VT__MIN(vt__lsb(bias[n]) + 53, 1023));
+    gb.a = &sa; gb.b = &sb; gb.C0 = C0; gb.ldc = ldc; gb.bias = bias; gb.E = E; gb.N = N; gb.lde = lde;
+    gb.G = nch > 1 ? vt__g(o, kc) + vt__g(o, nch + 1) * (1 + vt__g(o, kc)) : vt__g(o, K + 2);
+    vt__tasks(pool, M, M * N, vt__gbound_task, &gb, tid);
+}
+
 static void vt__gemm_bound(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                            int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0, int64_t ldc,
                            const double *bias, int64_t kchunk, double *E) {
-    vt__stat_job sa, sb;
-    vt__gbound_job gb;
-    double *st = (double *)vt__scratch(c, sizeof(double) * 3 * (size_t)(M + N));
-    int *ls = (int *)vt__scratch(c, sizeof(int) * (size_t)(M + N));
-    int64_t kc = (kchunk <= 0 || kchunk > K) ? K : kchunk, nch = K > 0 ? (K + kc - 1) / kc : 1;
-    if (!st || !ls) return;
-    sa.X = A; sa.s_outer = sam; sa.s_k = sak; sa.K = K; sa.n1 = st; sa.n2 = st + M; sa.mx = st + 2 * M; sa.lsb = ls;
-    sb.X = B; sb.s_outer = sbn; sb.s_k = sbk; sb.K = K; sb.n1 = st + 3 * M; sb.n2 = sb.n1 + N; sb.mx = sb.n2 + N; sb.lsb = ls + M;
-    vt__parallel(&c->pool, M, M * K, vt__stat_task, &sa);
-    vt__parallel(&c->pool, N, N * K, vt__stat_task, &sb);
-    gb.a = &sa; gb.b = &sb; gb.o = o; gb.C0 = C0; gb.ldc = ldc; gb.bias = bias; gb.E = E; gb.N = N;
-    gb.G = nch > 1 ? vt__g(o, kc) + vt__g(o, nch + 1) * (1 + vt__g(o, kc)) : vt__g(o, K + 2);
-    vt__parallel(&c->pool, M, M * N, vt__gbound_task, &gb);
+    double *st = (double *)vt__scratch(c, sizeof(double) * (size_t)VT__BOUND_WS(M, N));
+    if (st) vt__gemm_bound_ws(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, ldc, bias, kchunk, E, N, st);
+}
+
+/* A whole product on the calling thread (thread tid of a pool task), for
+   kernels that run many small products in parallel (attention heads).
+   ws: VT__BOUND_WS(M, N) doubles; tb: a packing buffer of vt__gemm_tbytes(). */
+static size_t vt__gemm_tbytes(const vt__ord *o) {
+    int64_t kcmax = o->chaos ? 512 : o->block;
+    return sizeof(double) * (size_t)(VT__MC * kcmax + kcmax * (VT__NC + VT__NRF)) + sizeof(double) * VT__MC * VT__NC;
+}
+
+static void vt__mm_serial(const vt__ord *o, int tid, int acc, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                          int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, double *E,
+                          int64_t lde, double *ws, void *tb) {
+    vt__gemm g;
+    void *tbuf[1];
+    int64_t i, j;
+    if (E) vt__gemm_bound_ws(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, acc ? C : NULL, ldc, NULL, 0, E, lde, ws);
+    if (!acc)
+        for (i = 0; i < M; i++)
+            for (j = 0; j < N; j++) C[i * ldc + j] = 0;
+    if (M <= 0 || N <= 0 || K <= 0) return;
+    memset(&g, 0, sizeof g);
+    tbuf[0] = tb;
+    g.o = o; g.M = M; g.N = N; g.K = K;
+    g.A = A; g.sam = sam; g.sak = sak; g.B = B; g.sbk = sbk; g.sbn = sbn; g.C = C; g.ldc = ldc;
+    g.kchunk = K; g.nch = 1;
+    g.tbuf = tbuf; g.tbytes = vt__gemm_tbytes(o);
+    g.nc = VT__NC; g.tn = (N + g.nc - 1) / g.nc;
+    g.mc = ((M + VT__MC - 1) / VT__MC) * VT__MC; g.tm = 1;
+    vt__gemm_task(&g, 0, g.tn, 0);
 }
 
 /* ==========================================================================
@@ -2539,6 +2905,7 @@ VTDEF vt_status vt_backward(vt_ctx *c, vt_tensor *loss) {
         if (!g) return c->status;
         g[0] = acc ? g[0] + 1.0 : 1.0;
         loss->grad_fresh = 0;
+        c->last_loss = vt__d(loss)[0];
     }
     for (i = c->ntape - 1; i >= 0 && c->status == VT_OK; i--) {
         vt_tensor *t = c->tape[i];
@@ -2896,7 +3263,8 @@ static void vt__k_relu(vt__kern *k) {
 /* GELU (tanh form): y = 0.5 x (1 + tanh(z)), z = s (x + a x^3).
    z: x^2 is exact (binary32 squared), x^3, a x^3, the sum (same signs: no
    cancellation) and the product by s round once each: |dz| <= 5u|z|.
-   t = tanh(z): |dt| <= (1 - t^2 + 2dz) dz + 8u|t| (slope of tanh, libm 4 ulps).
+   t = tanh(z) from one exp (vt__tanh_exp): |dt| <= (1 - t^2 + 2dz) dz + 7u
+   (slope of tanh times dz, plus the absolute error of vt__tanh_exp).
    y = (0.5x)(1 + t): 0.5x exact, 1 + t rounds (u|1+t|), the product rounds
    (u|y|): e = 1.01 (0.5|x| (dt + u|1+t|) + u|y|). The absolute form keeps the
    bound right where 1 + t cancels (x very negative).
@@ -2906,9 +3274,9 @@ static void vt__k_relu(vt__kern *k) {
    v = dy d: e = 1.01 (|dy| dd + u|v|). */
 static void vt__gelu_core(const vt__ord *o, double x, double *t, double *dt) {
     double x3 = x * x * x, z = VT__GELU_S * (x + VT__GELU_A * x3), dz = 5 * VT__U * fabs(z);
-    double tv = vt__tanh(o, z), slope = 1 - tv * tv + 2 * dz;
+    double tv = vt__tanh_exp(o, z), slope = 1 - tv * tv + 2 * dz;
     *t = tv;
-    *dt = (slope < 1 ? slope : 1) * dz + VT__ELIB * fabs(tv);
+    *dt = (slope < 1 ? slope : 1) * dz + VT__TANH_ERR;
 }
 
 static void vt__gelu_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -3356,61 +3724,86 @@ static void vt__k_embedding(vt__kern *k) {
 
    qkv (B,T,3C): per token q, k, v of C each; head h uses channels
    [h hs, (h+1) hs). scale = 1/sqrt(hs) is a binary64 constant of the op.
+   Every product below is a GEMM per (batch, head) with the bound of the
+   >>gemm section (e_G); the heads run in parallel.
 
-   ATT_SCORES: pre (B,NH,T,T), pre[t,t2] = scale q_t . k_t2 for t2 <= t, 0
-   above the diagonal. hs products summed in any order, then the product by
-   scale: e = 1.01 gamma(hs+1) scale sum|q k|.
-   Backward: dq_t = scale sum_{t2<=t} dpre[t,t2] k_t2 (t+1 terms), dk_t2 =
-   scale sum_{t>=t2} dpre[t,t2] q_t (T-t2 terms): e = 1.01 gamma(n+1) scale
-   sum|terms|; the v part of dqkv is 0 (written) or unchanged (accumulated).
+   ATT_SCORES: pre (B,NH,T,T), pre[t,t2] = scale (q_t . k_t2) for t2 <= t and
+   0 above the diagonal (exact). The product by scale rounds once more:
+   e = 1.01 (scale e_G + u|pre|).
+   Backward: dq = scale (dpre K), dk = scale (dpre^T Q), each a GEMM then a
+   scaling: e = 1.01 (scale e_G + u|v|) (+ the add when accumulating); the v
+   part of dqkv is 0 (written) or unchanged (accumulated).
 
    ATT_SOFTMAX: att[t, 0..t] = softmax(pre[t, 0..t]) with the softmax bound
    for n = t + 1; 0 above the diagonal (exact). Backward: the softmax
    backward over the same n.
 
-   ATT_MIX: out[t, h hs + i] = sum_{t2<=t} att[t,t2] v_t2[i]: t+1 terms,
-   e = gamma(t+1) sum|att v|. Backward: datt[t,t2] = dout_t . v_t2 (hs terms,
-   gamma(hs)); dv_t2[i] = sum_{t>=t2} att[t,t2] dout_t[i] (T-t2 terms). */
-typedef struct { vt__kern *k; int64_t B, T, C, NH, hs; double scale; } vt__att_job;
+   ATT_MIX: out[t, h hs + i] = sum_t2 att[t,t2] v_t2[i] (a GEMM over all T;
+   the zeros above the diagonal add nothing). Backward: datt = dout V^T
+   (masked entries 0), dv = att^T dout: plain GEMM bounds. */
+typedef struct {
+    vt__kern *k;
+    int64_t B, T, C, NH, hs;
+    double scale;
+    double *ws;      /* per thread: bound workspace, a T x T product and its bound */
+    int64_t wsn;     /* doubles per thread */
+    void **tb;       /* per thread packing buffers */
+} vt__att_job;
 
 #define VT__ATT_SETUP(j, tq)                                                                     \
     int64_t T = (j)->T, C = (j)->C, NH = (j)->NH, hs = (j)->hs, C3 = 3 * (j)->C;                \
     int64_t b = (tq) / NH, h = (tq) % NH;                                                        \
-    (void)T; (void)C; (void)hs; (void)C3
+    double *ws = (j)->ws + (int64_t)tid * (j)->wsn, *P = ws + VT__BOUND_WS(T, T), *PE = P + T * T; \
+    void *tb = (j)->tb[tid];                                                                     \
+    (void)C; (void)hs; (void)C3; (void)P; (void)PE; (void)tb
+
+/* x[i*ldx + n] (+)= scale * P[i*lp + n] for an M x N block, with bounds */
+static void vt__att_put_scaled(const vt__kout *o, double *x, double *e, int64_t ldx, const double *P, const double *PE,
+                               int64_t lp, int64_t M, int64_t N, double scale) {
+    int64_t i, n;
+    for (i = 0; i < M; i++)
+        for (n = 0; n < N; n++) {
+            double v = scale * P[i * lp + n], ev = PE ? 1.01 * (scale * PE[i * lp + n] + VT__U * fabs(v)) : 0;
+            if (o->acc) {
+                double s = x[i * ldx + n] + v;
+                if (ev > 0) ev += VT__U * fabs(s);
+                v = s;
+            }
+            x[i * ldx + n] = v;
+            if (e) e[i * ldx + n] = ev;
+        }
+}
 
 static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__att_job *j = (vt__att_job *)arg;
     vt__kern *k = j->k;
     const double *qkv = vt__d(k->t->src[0]);
-    int64_t bh, t, t2, i;
-    (void)tid;
+    int64_t bh, t, t2;
     for (bh = lo; bh < hi; bh++) {
         VT__ATT_SETUP(j, bh);
-        const double *base = qkv + b * T * C3 + h * hs;
+        const double *Q = qkv + b * T * C3 + h * hs, *K = Q + C;
+        double *E = k->out[0].e ? PE : NULL;
         if (!k->bwd) {
             double *pre = k->out[0].x + bh * T * T, *e = k->out[0].e ? k->out[0].e + bh * T * T : NULL;
+            vt__mm_serial(k->o, tid, 0, T, T, hs, Q, C3, 1, K, 1, C3, P, T, E, T, ws, tb);
             for (t = 0; t < T; t++)
                 for (t2 = 0; t2 < T; t2++) {
-                    double mag = 0, v = 0;
-                    if (t2 <= t) v = j->scale * vt__rdot(k->o, (uint64_t)((bh * T + t) * T + t2), base + t * C3, 1,
-                                                         base + t2 * C3 + C, 1, hs, &mag);
+                    double v = t2 <= t ? j->scale * P[t * T + t2] : 0;
                     pre[t * T + t2] = v;
-                    if (e) e[t * T + t2] = t2 <= t ? 1.01 * vt__g(k->o, hs + 1) * j->scale * mag : 0;
+                    if (e) e[t * T + t2] = t2 <= t ? 1.01 * (j->scale * E[t * T + t2] + VT__U * fabs(v)) : 0;
                 }
         } else {
             const double *dpre = vt__d(k->t->grad) + bh * T * T;
             const vt__kout *o = &k->out[0];
-            for (t = 0; t < T; t++)
-                for (i = 0; i < hs; i++) {
-                    double mq, mk;
-                    int64_t pq = (b * T + t) * C3 + h * hs + i, pk = pq + C, pv = pq + 2 * C;
-                    /* dq_t[i]: over t2 <= t; dk_t[i]: over t' >= t */
-                    double dq = j->scale * vt__rdot(k->o, (uint64_t)pq, dpre + t * T, 1, base + C + i, C3, t + 1, &mq);
-                    double dk = j->scale * vt__rdot(k->o, (uint64_t)pk, dpre + t * T + t, T, base + t * C3 + i, C3, T - t, &mk);
-                    vt__put(o, pq, dq, 1.01 * vt__g(k->o, t + 2) * j->scale * mq);
-                    vt__put(o, pk, dk, 1.01 * vt__g(k->o, T - t + 1) * j->scale * mk);
-                    if (!o->acc) o->x[pv] = 0; /* v part: 0 or unchanged, e = 0 */
-                }
+            double *X = o->x + b * T * C3 + h * hs, *Ee = o->e ? o->e + b * T * C3 + h * hs : NULL;
+            /* dq (T,hs) = dpre (T,T) K (T,hs) */
+            vt__mm_serial(k->o, tid, 0, T, hs, T, dpre, T, 1, K, C3, 1, P, hs, E, hs, ws, tb);
+            vt__att_put_scaled(o, X, Ee, C3, P, E, hs, T, hs, j->scale);
+            /* dk (T,hs) = dpre^T (T,T) Q (T,hs) */
+            vt__mm_serial(k->o, tid, 0, T, hs, T, dpre, 1, T, Q, C3, 1, P, hs, E, hs, ws, tb);
+            vt__att_put_scaled(o, X + C, Ee ? Ee + C : NULL, C3, P, E, hs, T, hs, j->scale);
+            if (!o->acc)
+                for (t = 0; t < T; t++) memset(X + 2 * C + t * C3, 0, sizeof(double) * (size_t)hs);
         }
     }
 }
@@ -3419,7 +3812,7 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__att_job *j = (vt__att_job *)arg;
     vt__kern *k = j->k;
     int64_t bh, t, t2, T = j->T;
-    double *ex = (double *)k->t->extra + (int64_t)tid * T;
+    double *ex = j->ws + (int64_t)tid * j->wsn;
     for (bh = lo; bh < hi; bh++)
         for (t = 0; t < T; t++) {
             int64_t row = bh * T + t, n = t + 1;
@@ -3448,38 +3841,34 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__att_job *j = (vt__att_job *)arg;
     vt__kern *k = j->k;
     const double *att = vt__d(k->t->src[0]), *qkv = vt__d(k->t->src[1]);
-    int64_t bh, t, t2, i;
-    (void)tid;
+    int64_t bh, t, t2;
     for (bh = lo; bh < hi; bh++) {
         VT__ATT_SETUP(j, bh);
-        const double *A = att + bh * T * T, *vbase = qkv + b * T * C3 + 2 * C + h * hs;
+        const double *A = att + bh * T * T, *V = qkv + b * T * C3 + 2 * C + h * hs;
         if (!k->bwd) {
-            for (t = 0; t < T; t++)
-                for (i = 0; i < hs; i++) {
-                    int64_t p = (b * T + t) * C + h * hs + i;
-                    double mag, v = vt__rdot(k->o, (uint64_t)p, A + t * T, 1, vbase + i, C3, t + 1, &mag);
-                    k->out[0].x[p] = v;
-                    if (k->out[0].e) k->out[0].e[p] = vt__g(k->o, t + 1) * mag;
-                }
+            const vt__kout *o = &k->out[0];
+            double *X = o->x + b * T * C + h * hs, *E = o->e ? o->e + b * T * C + h * hs : NULL;
+            vt__mm_serial(k->o, tid, 0, T, hs, T, A, T, 1, V, C3, 1, X, C, E, C, ws, tb);
         } else {
             const double *dout = vt__d(k->t->grad) + b * T * C + h * hs;
-            if (k->out[0].x) /* datt */
+            if (k->out[0].x) { /* datt (T,T) = dout (T,hs) V^T (hs,T), masked above the diagonal */
+                const vt__kout *o = &k->out[0];
+                double *X = o->x + bh * T * T, *E = o->e ? o->e + bh * T * T : NULL, *PEu = o->e ? PE : NULL;
+                vt__mm_serial(k->o, tid, 0, T, T, hs, dout, C, 1, V, 1, C3, P, T, PEu, T, ws, tb);
                 for (t = 0; t < T; t++)
                     for (t2 = 0; t2 < T; t2++) {
-                        int64_t p = (bh * T + t) * T + t2;
-                        double mag = 0, v = 0;
-                        if (t2 <= t) v = vt__rdot(k->o, (uint64_t)p, dout + t * C, 1, vbase + t2 * C3, 1, hs, &mag);
-                        vt__put(&k->out[0], p, v, vt__g(k->o, hs + 1) * mag);
+                        double v = t2 <= t ? P[t * T + t2] : 0, ev = (t2 <= t && PEu) ? PEu[t * T + t2] : 0;
+                        if (o->acc) { double s2 = X[t * T + t2] + v; if (ev > 0) ev += VT__U * fabs(s2); v = s2; }
+                        X[t * T + t2] = v;
+                        if (E) E[t * T + t2] = ev;
                     }
-            if (k->out[1].x) { /* dv into dqkv's v part */
+            }
+            if (k->out[1].x) { /* dv (T,hs) = att^T (T,T) dout (T,hs), into dqkv's v part */
                 const vt__kout *o = &k->out[1];
-                for (t2 = 0; t2 < T; t2++)
-                    for (i = 0; i < hs; i++) {
-                        int64_t pv = (b * T + t2) * C3 + 2 * C + h * hs + i, pq = pv - 2 * C, pk = pv - C;
-                        double mag, v = vt__rdot(k->o, (uint64_t)pv, A + t2 * T + t2, T, dout + t2 * C + i, C, T - t2, &mag);
-                        vt__put(o, pv, v, vt__g(k->o, T - t2 + 1) * mag);
-                        if (!o->acc) { o->x[pq] = 0; o->x[pk] = 0; } /* q, k parts: 0 or unchanged, e = 0 */
-                    }
+                double *X = o->x + b * T * C3 + 2 * C + h * hs, *E = o->e ? o->e + b * T * C3 + 2 * C + h * hs : NULL;
+                vt__mm_serial(k->o, tid, o->acc, T, hs, T, A, 1, T, dout, C, 1, X, C3, E, C3, ws, tb);
+                if (!o->acc)
+                    for (t = 0; t < T; t++) { memset(X - 2 * C + t * C3, 0, sizeof(double) * (size_t)hs); memset(X - C + t * C3, 0, sizeof(double) * (size_t)hs); }
             }
         }
     }
@@ -3488,16 +3877,17 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
 static void vt__k_attention(vt__kern *k, vt__task_fn fn) {
     vt__att_job j;
     vt_tensor *t = k->t, *qkv = t->op == VT_OP_ATT_MIX ? t->src[1] : t->op == VT_OP_ATT_SCORES ? t->src[0] : NULL;
+    int nt = k->c->pool.n;
     j.k = k;
     j.NH = t->iparam[0];
     if (qkv) { j.B = qkv->ne[0]; j.T = qkv->ne[1]; j.C = qkv->ne[2] / 3; }
     else { j.B = t->ne[0]; j.T = t->ne[2]; j.C = 0; }
-    j.hs = j.C / j.NH;
+    j.hs = t->iparam[1];
     j.scale = 1.0 / sqrt((double)t->iparam[1]);
-    if (t->op == VT_OP_ATT_SOFTMAX) {
-        t->extra = vt__scratch(k->c, sizeof(double) * (size_t)(j.T * k->c->pool.n));
-        if (!t->extra) return;
-    }
+    j.wsn = VT__BOUND_WS(j.T, j.T) + 2 * j.T * j.T + 8;
+    j.ws = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(j.wsn * nt));
+    j.tb = vt__tbufs(k->c, vt__gemm_tbytes(k->o));
+    if (!j.ws || !j.tb) return;
     vt__parallel(&k->c->pool, j.B * j.NH, j.B * j.NH * j.T * j.T * VT__MAX(j.hs, 8), fn, &j);
 }
 

@@ -1,0 +1,75 @@
+# vtrain: examples, tests and benches. Users need none of this: copy vtrain.h.
+#
+#   make demo    train the character GPT, audit it in another order, compare native
+#   make test    the test suite (last line: "N passed, M failed")
+#   make bench   benches (bench-gemm needs libopenblas-dev)
+#
+# -ffp-contract=off: no implicit fused multiply-add (the numeric contract
+# needs arithmetic to run as written; vtrain.h also switches it off itself).
+# Never -ffast-math.
+
+CC      ?= gcc
+CXX     ?= g++
+ARCH    ?= -march=native
+CFLAGS  ?= -std=c99 -O2 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror
+LDLIBS  = -lm -lpthread
+B       = build
+
+EXAMPLES = $(B)/train_digits $(B)/train_chargpt
+TESTS    = $(B)/test_core
+BENCHES  = $(B)/bench_step
+
+.PHONY: all demo test bench bench-gemm bench-step clean compile-checks
+
+all: $(EXAMPLES) $(TESTS) $(BENCHES)
+
+$(B):
+	@mkdir -p $(B)
+
+$(B)/%: examples/%.c vtrain.h | $(B)
+	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+
+$(B)/test_%: tests/test_%.c tests/test.h vtrain.h | $(B)
+	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+
+$(B)/bench_step: bench/step.c vtrain.h | $(B)
+	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+
+$(B)/bench_gemm: bench/gemm.c vtrain.h | $(B)
+	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS) -lopenblas
+
+demo: $(B)/train_chargpt
+	./$(B)/train_chargpt --steps 300
+
+# Compile checks: C99 and C++ with gcc and clang, two translation units,
+# VTRAIN_STATIC, VTRAIN_NO_THREADS. Each one also links and runs.
+WFLAGS = -O1 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror
+define compile_check
+	@if $(2) > $(B)/cc_$(1).log 2>&1 && ./$(B)/cc_$(1) $(B)/cc_$(1).vtlog >> $(B)/cc_$(1).log 2>&1; \
+	then echo "ok $(1)" >> $(B)/compile_checks.txt; echo "compile check $(1): ok"; \
+	else echo "fail $(1)" >> $(B)/compile_checks.txt; echo "compile check $(1): FAILED"; cat $(B)/cc_$(1).log; fi
+endef
+
+compile-checks: | $(B)
+	@rm -f $(B)/compile_checks.txt
+	$(call compile_check,c99_gcc,gcc -std=c99 -pedantic $(WFLAGS) tests/compile/single.c -o $(B)/cc_c99_gcc $(LDLIBS))
+	$(call compile_check,c99_clang,clang -std=c99 $(WFLAGS) tests/compile/single.c -o $(B)/cc_c99_clang $(LDLIBS))
+	$(call compile_check,cxx_gpp,g++ -x c++ $(WFLAGS) tests/compile/single.c -o $(B)/cc_cxx_gpp $(LDLIBS))
+	$(call compile_check,cxx_clangpp,clang++ -x c++ $(WFLAGS) tests/compile/single.c -o $(B)/cc_cxx_clangpp $(LDLIBS))
+	$(call compile_check,two_tus,gcc -std=c99 $(WFLAGS) tests/compile/impl.c tests/compile/user.c -o $(B)/cc_two_tus $(LDLIBS))
+	$(call compile_check,two_tus_cxx,g++ -x c++ $(WFLAGS) tests/compile/impl.c tests/compile/user.c -o $(B)/cc_two_tus_cxx $(LDLIBS))
+	$(call compile_check,static,gcc -std=c99 -DVTRAIN_STATIC $(WFLAGS) -Wno-unused-function tests/compile/single.c -o $(B)/cc_static $(LDLIBS))
+	$(call compile_check,no_threads,gcc -std=gnu99 -DVTRAIN_NO_THREADS $(WFLAGS) tests/compile/single.c -o $(B)/cc_no_threads -lm)
+	$(call compile_check,no_simd,gcc -std=c99 -DVTRAIN_NO_SIMD $(WFLAGS) tests/compile/single.c -o $(B)/cc_no_simd $(LDLIBS))
+
+test: $(TESTS) compile-checks
+	@bash tests/run.sh $(TESTS)
+
+bench: bench-step bench-gemm
+bench-step: $(B)/bench_step
+	./$(B)/bench_step
+bench-gemm: $(B)/bench_gemm
+	./$(B)/bench_gemm
+
+clean:
+	rm -rf $(B)

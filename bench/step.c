@@ -1,0 +1,117 @@
+/* bench/step.c - milliseconds per training step on the CPU, per mode.
+
+   make bench-step
+   ./build/bench_step [--threads N] [--steps N]
+
+   The digits MLP (64-128-10, batch 64) and a small character GPT (4 layers,
+   width 128, 4 heads, context 64, batch 8) on random data, each in the four
+   modes side by side in one run: verified (rounding points with bounds and
+   the log, written to /dev/null-like memory), round-only, fp64 (binary64
+   without rounding points) and native (binary32 accumulation). The ratios
+   are what we report: verified over fp64 is the cost of the rounding points
+   and the log; verified over native is the cost of bit-exactness over a
+   plain binary32 trainer. Median of the timed steps after 3 warm-up steps. */
+#define VTRAIN_IMPLEMENTATION
+#include "../vtrain.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { int gpt; vt_mlp mlp; vt_gpt g; vt_optim *opt; int B, T, V; } model;
+
+static vt_status setup(vt_ctx *c, void *u) {
+    model *m = (model *)u;
+    vt_adamw_desc ad = vt_adamw_default();
+    if (m->gpt) {
+        vt_gpt_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.vocab = m->V; cfg.context = m->T; cfg.layers = 4; cfg.heads = 4; cfg.width = 128;
+        vt_gpt_init(c, &m->g, &cfg, 1);
+    } else {
+        int sizes[3] = {64, 128, 10};
+        vt_mlp_init(c, &m->mlp, 2, sizes, 0, 1);
+    }
+    m->opt = vt_adamw_create(c, &ad);
+    return vt_status_of(c);
+}
+
+static vt_status step(vt_ctx *c, int64_t s, void *u) {
+    model *m = (model *)u;
+    vt_tensor *loss;
+    int64_t i;
+    if (m->gpt) {
+        int64_t ne[2];
+        int32_t x[8 * 64], y[8 * 64];
+        for (i = 0; i < m->B * m->T; i++) {
+            x[i] = (int32_t)(vt_rng_u64(3, (uint64_t)s, (uint64_t)i) % (uint64_t)m->V);
+            y[i] = (int32_t)(vt_rng_u64(4, (uint64_t)s, (uint64_t)i) % (uint64_t)m->V);
+        }
+        ne[0] = m->B; ne[1] = m->T;
+        loss = vt_gpt_forward(c, &m->g, vt_from_i32(c, 2, ne, x), vt_from_i32(c, 2, ne, y), s);
+    } else {
+        int64_t xs[2], ys[1];
+        float x[64 * 64];
+        int32_t y[64];
+        for (i = 0; i < 64 * 64; i++) x[i] = (float)(vt_rng_u64(3, (uint64_t)s, (uint64_t)i) % 17) / 16.0f;
+        for (i = 0; i < 64; i++) y[i] = (int32_t)(vt_rng_u64(4, (uint64_t)s, (uint64_t)i) % 10);
+        xs[0] = 64; xs[1] = 64; ys[0] = 64;
+        loss = vt_cross_entropy(c, vt_mlp_forward(c, &m->mlp, vt_from_f32(c, 2, xs, x)), vt_from_i32(c, 1, ys, y));
+    }
+    vt_backward(c, loss);
+    vt_clip_grad_norm(c, 1.0);
+    vt_optim_step(c, m->opt, 1e-3);
+    return vt_status_of(c);
+}
+
+static int cmpd(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_ms(int gpt, vt_mode mode, int threads, int steps, double *per_million) {
+    model m;
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    double *t = (double *)malloc(sizeof(double) * (size_t)steps), med;
+    int i;
+    memset(&m, 0, sizeof m);
+    m.gpt = gpt; m.B = 8; m.T = 64; m.V = 64;
+    d.mode = mode;
+    d.order.threads = threads;
+    c = vt_create(&d);
+    setup(c, &m);
+    for (i = 0; i < steps + 3; i++) {
+        double t0 = vt__now();
+        vt_step_begin(c);
+        step(c, i, &m);
+        vt_step_end(c);
+        if (i >= 3) t[i - 3] = vt__now() - t0;
+    }
+    if (vt_status_of(c) != VT_OK) fprintf(stderr, "error: %s\n", vt_error_message(c));
+    qsort(t, (size_t)steps, sizeof(double), cmpd);
+    med = 1e3 * t[steps / 2];
+    if (per_million) {
+        vt_log_stats st;
+        vt_log_stats_get(c, &st);
+        *per_million = 1e6 * (double)st.entries / (double)(st.values ? st.values : 1);
+    }
+    vt_destroy(c);
+    free(t);
+    return med;
+}
+
+int main(int argc, char **argv) {
+    int threads = 0, steps = 15, gpt, i;
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+    }
+    printf("%-28s %10s %10s %10s %10s %10s %10s\n", "model", "verified", "round-only", "fp64", "native", "ver/fp64", "ver/native");
+    for (gpt = 0; gpt < 2; gpt++) {
+        double pm, v = median_ms(gpt, VT_MODE_VERIFIED, threads, steps, &pm), r = median_ms(gpt, VT_MODE_ROUND_ONLY, threads, steps, NULL);
+        double f = median_ms(gpt, VT_MODE_FP64, threads, steps, NULL), n = median_ms(gpt, VT_MODE_NATIVE, threads, steps, NULL);
+        printf("%-28s %8.2fms %8.2fms %8.2fms %8.2fms %10.2f %10.2f   (%.1f entries per million)\n",
+               gpt ? "gpt L4 C128 T64 B8" : "mlp 64-128-10 B64", v, r, f, n, v / f, v / n, pm);
+    }
+    return 0;
+}

@@ -1,0 +1,56 @@
+/* tests/test.h - the smallest test harness that counts.
+
+   Each tests/test_*.c is one program: it defines VTRAIN_IMPLEMENTATION,
+   includes this file, writes TEST(name) functions and lists them in main
+   with RUN(name). A test passes when none of its CHECKs failed. The program
+   prints one line per test and, last, "N passed, M failed"; tests/run.sh
+   adds the programs' counts up for `make test`. */
+#ifndef VT_TEST_H
+#define VT_TEST_H
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int vt_test_pass, vt_test_fail, vt_test_bad;
+
+static void vt_test_failf(const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    if (!vt_test_bad) printf("\n");
+    vt_test_bad = 1;
+    printf("    %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+}
+
+#define CHECK(cond, ...)                                                                     \
+    do {                                                                                     \
+        if (!(cond)) vt_test_failf(__FILE__, __LINE__, __VA_ARGS__);                         \
+    } while (0)
+
+/* a printed note that is not a check (a measured number, a skip) */
+#define NOTE(...) (printf("    note: "), printf(__VA_ARGS__), printf("\n"))
+
+#define TEST(name) static void name(void)
+
+#define RUN(name)                                                                            \
+    do {                                                                                     \
+        printf("%-44s", #name);                                                              \
+        fflush(stdout);                                                                      \
+        vt_test_bad = 0;                                                                     \
+        name();                                                                              \
+        if (vt_test_bad) { printf("FAIL %s\n", #name); vt_test_fail++; }                     \
+        else { printf("ok\n"); vt_test_pass++; }                                             \
+        fflush(stdout);                                                                      \
+    } while (0)
+
+#define TEST_SUMMARY() (printf("%d passed, %d failed\n", vt_test_pass, vt_test_fail), vt_test_fail ? 1 : 0)
+
+/* relative-or-absolute closeness */
+static VT__UNUSED int vt_test_close(double a, double b, double rtol, double atol) {
+    return fabs(a - b) <= atol + rtol * fabs(b);
+}
+#endif

@@ -1,0 +1,245 @@
+/* tests/test_core.c - hashing, randomness, data loading, errors. */
+#define VTRAIN_IMPLEMENTATION
+#include "../vtrain.h"
+#include "test.h"
+
+static void hexof(const void *d, size_t n, char *out) {
+    unsigned char h[32];
+    vt_sha256(d, n, h);
+    vt_hex(h, 32, out);
+}
+
+/* FIPS 180-2 / NIST CSRC example vectors */
+TEST(sha256_vectors) {
+    char hex[65];
+    static char million[1000000];
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    vt_sha256_ctx s;
+    unsigned char h[32];
+    size_t i;
+    hexof("", 0, hex);
+    CHECK(!strcmp(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"), "empty: %s", hex);
+    hexof("abc", 3, hex);
+    CHECK(!strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"), "abc: %s", hex);
+    hexof(two, strlen(two), hex);
+    CHECK(!strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"), "448 bits: %s", hex);
+    memset(million, 'a', sizeof million);
+    hexof(million, sizeof million, hex);
+    CHECK(!strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"), "million a: %s", hex);
+    /* streaming in odd pieces gives the same digest */
+    vt_sha256_init(&s);
+    for (i = 0; i < sizeof million; i += 997) vt_sha256_update(&s, million + i, VT__MIN(997, sizeof million - i));
+    vt_sha256_final(&s, h);
+    vt_hex(h, 32, hex);
+    CHECK(!strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"), "streamed: %s", hex);
+}
+
+/* Philox4x32-10 known answers (Random123's kat_vectors) */
+TEST(philox_known_answers) {
+    uint32_t c1[4] = {0, 0, 0, 0}, k1[2] = {0, 0};
+    uint32_t c2[4] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}, k2[2] = {0xffffffffu, 0xffffffffu};
+    uint32_t c3[4] = {0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}, k3[2] = {0xa4093822u, 0x299f31d0u};
+    vt__philox(c1, k1);
+    vt__philox(c2, k2);
+    vt__philox(c3, k3);
+    CHECK(c1[0] == 0x6627e8d5u && c1[1] == 0xe169c58du && c1[2] == 0xbc57ac4cu && c1[3] == 0x9b00dbd8u,
+          "zeros: %08x %08x %08x %08x", c1[0], c1[1], c1[2], c1[3]);
+    CHECK(c2[0] == 0x408f276du && c2[1] == 0x41c83b0eu && c2[2] == 0xa20bc7c6u && c2[3] == 0x6d5451fdu,
+          "ones: %08x %08x %08x %08x", c2[0], c2[1], c2[2], c2[3]);
+    CHECK(c3[0] == 0xd16cfe09u && c3[1] == 0x94fdccebu && c3[2] == 0x5001e420u && c3[3] == 0x24126ea1u,
+          "pi: %08x %08x %08x %08x", c3[0], c3[1], c3[2], c3[3]);
+}
+
+/* the deterministic logarithm behind normal samples is accurate */
+TEST(det_log_accuracy) {
+    int i;
+    double worst = 0;
+    for (i = 1; i < 100000; i++) {
+        double x = vt_rng_uniform(9, 9, (uint64_t)i) * 4 + 1e-9, d = fabs(vt__det_log(x) - log(x));
+        double ulp = fabs(log(x)) * 0x1p-52 + 0x1p-1074;
+        if (d / ulp > worst) worst = d / ulp;
+    }
+    CHECK(worst < 8, "det_log differs from libm by %.1f ulps", worst);
+    NOTE("worst difference from libm log: %.2f ulps", worst);
+}
+
+TEST(normal_moments) {
+    int i, n = 200000;
+    double s = 0, s2 = 0, s4 = 0;
+    for (i = 0; i < n; i++) {
+        double z = vt_rng_normal(5, 1, (uint64_t)i);
+        s += z; s2 += z * z; s4 += z * z * z * z;
+    }
+    s /= n; s2 /= n; s4 /= n;
+    CHECK(fabs(s) < 0.01 && fabs(s2 - 1) < 0.01 && fabs(s4 - 3) < 0.05, "mean %g var %g kurtosis %g", s, s2, s4);
+}
+
+TEST(shuffle_is_permutation) {
+    uint64_t n, i;
+    for (n = 1; n < 3000; n += 367) {
+        unsigned char *seen = (unsigned char *)calloc(n, 1);
+        int ok = 1;
+        for (i = 0; i < n; i++) {
+            uint64_t j = vt_shuffle(3, 4, i, n);
+            if (j >= n || seen[j]) ok = 0;
+            else seen[j] = 1;
+        }
+        CHECK(ok, "vt_shuffle(n=%llu) is not a permutation", (unsigned long long)n);
+        free(seen);
+    }
+}
+
+/* initialisation is a function of (seed, stream, index): the same values
+   whatever the thread count or order */
+TEST(init_same_across_threads) {
+    const char *orders[3] = {"threads:1", "threads:2", "threads:3,chaos:4"};
+    unsigned char dg[3][32];
+    int k;
+    for (k = 0; k < 3; k++) {
+        vt_desc d = vt_desc_default();
+        vt_ctx *c;
+        vt_gpt g;
+        vt_gpt_config cfg;
+        vt_order_parse(&d.order, orders[k]);
+        c = vt_create(&d);
+        memset(&cfg, 0, sizeof cfg);
+        cfg.vocab = 17; cfg.context = 8; cfg.layers = 2; cfg.heads = 2; cfg.width = 16;
+        vt_gpt_init(c, &g, &cfg, 99);
+        vt_weights_digest(c, dg[k]);
+        CHECK(vt_status_of(c) == VT_OK, "%s", vt_error_message(c));
+        vt_destroy(c);
+    }
+    CHECK(!memcmp(dg[0], dg[1], 32) && !memcmp(dg[0], dg[2], 32), "initial weights differ between thread counts");
+}
+
+static int write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return 0;
+    fputs(text, f);
+    fclose(f);
+    return 1;
+}
+
+TEST(digits_loader) {
+    vt_digits d;
+    vt_status st = vt_digits_load("data/digits.csv", &d);
+    CHECK(st == VT_OK, "%s", vt_last_error());
+    if (st == VT_OK) {
+        int counts[10] = {0}, i;
+        for (i = 0; i < d.n; i++) counts[d.y[i]]++;
+        CHECK(d.n == 1797, "%d samples", d.n);
+        CHECK(counts[0] == 178 && counts[8] == 174, "label counts %d %d", counts[0], counts[8]);
+        CHECK(d.x[0] == 0.0f && d.x[2] == 5.0f / 16.0f, "first row %g %g", d.x[0], d.x[2]);
+        vt_digits_free(&d);
+    }
+}
+
+TEST(digits_bad_files) {
+    vt_digits d;
+    char row[512];
+    int i;
+    size_t l = 0;
+    for (i = 0; i < 64; i++) l += (size_t)snprintf(row + l, sizeof row - l, "%d,", i % 17);
+    snprintf(row + l, sizeof row - l, "3\n");
+    CHECK(write_file("build/t_ok.csv", row) && vt_digits_load("build/t_ok.csv", &d) == VT_OK, "one good row: %s", vt_last_error());
+    vt_digits_free(&d);
+    row[strlen(row) - 1] = 0; /* no final newline: truncated */
+    write_file("build/t_trunc.csv", row);
+    CHECK(vt_digits_load("build/t_trunc.csv", &d) == VT_ERR_TRUNCATED, "truncated: %s", vt_last_error());
+    CHECK(strstr(vt_last_error(), "truncated") != NULL, "message: %s", vt_last_error());
+    write_file("build/t_short.csv", "1,2,3\n");
+    CHECK(vt_digits_load("build/t_short.csv", &d) == VT_ERR_FORMAT, "short row");
+    CHECK(strstr(vt_last_error(), "line 1") != NULL, "message names the line: %s", vt_last_error());
+    row[5] = '9'; row[6] = '9'; /* a pixel value out of range somewhere */
+    strcat(row, "\n");
+    write_file("build/t_range.csv", row);
+    CHECK(vt_digits_load("build/t_range.csv", &d) == VT_ERR_FORMAT, "out of range: %s", vt_last_error());
+    CHECK(vt_digits_load("build/does_not_exist.csv", &d) == VT_ERR_IO, "missing file");
+}
+
+TEST(text_loader) {
+    vt_text t;
+    CHECK(vt_text_load("data/kjv_nt.txt", &t) == VT_OK, "%s", vt_last_error());
+    CHECK(t.vocab == 63 && t.n == 949481, "vocab %d, %lld chars", t.vocab, (long long)t.n);
+    CHECK(t.itos[t.tok[0]] == 'T', "first char");
+    vt_text_free(&t);
+    write_file("build/t_empty.txt", "");
+    CHECK(vt_text_load("build/t_empty.txt", &t) == VT_ERR_FORMAT, "empty file accepted");
+}
+
+/* wrong shapes give a clear error, and errors are sticky (later ops are no-ops) */
+TEST(shape_errors) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *c = vt_create(&d);
+    int64_t a[2] = {3, 4}, b[2] = {5, 6};
+    vt_tensor *x, *y, *z;
+    vt_step_begin(c);
+    x = vt_new(c, VT_F32, 2, a);
+    y = vt_new(c, VT_F32, 2, b);
+    z = vt_matmul(c, x, y, 0, 0);
+    CHECK(z == NULL && vt_status_of(c) == VT_ERR_SHAPE, "matmul accepted (3,4)x(5,6)");
+    CHECK(strstr(vt_error_message(c), "K=4") && strstr(vt_error_message(c), "K=5"), "message: %s", vt_error_message(c));
+    CHECK(vt_relu(c, x) == NULL, "an op ran after an error");
+    vt_clear_error(c);
+    z = vt_add(c, x, y);
+    CHECK(z == NULL && strstr(vt_error_message(c), "broadcast"), "add: %s", vt_error_message(c));
+    vt_clear_error(c);
+    z = vt_linear(c, x, y, NULL);
+    CHECK(z == NULL && strstr(vt_error_message(c), "linear"), "linear: %s", vt_error_message(c));
+    vt_clear_error(c);
+    {
+        int64_t n1 = 4;
+        int32_t bad[4] = {0, 1, 7, 2};
+        vt_tensor *tab = vt_new(c, VT_F32, 2, a), *idx = vt_from_i32(c, 1, &n1, bad);
+        CHECK(vt_embedding(c, tab, idx) == NULL && strstr(vt_error_message(c), "index 7"), "embedding: %s", vt_error_message(c));
+    }
+    vt_destroy(c);
+}
+
+/* a NaN in the inputs stops the step with the point and element named */
+TEST(nan_is_reported) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *c = vt_create(&d);
+    int64_t ne[2] = {2, 2};
+    float v[4] = {1, 2, NAN, 4};
+    vt_tensor *w;
+    w = vt_param(c, "w", 2, ne);
+    vt_init_const(c, w, 1.0);
+    vt_step_begin(c);
+    vt_linear(c, vt_from_f32(c, 2, ne, v), w, NULL);
+    CHECK(vt_status_of(c) == VT_ERR_NONFINITE, "status %s", vt_status_name(vt_status_of(c)));
+    CHECK(strstr(vt_error_message(c), "linear") && strstr(vt_error_message(c), "element"), "message: %s", vt_error_message(c));
+    vt_destroy(c);
+}
+
+TEST(order_strings) {
+    vt_order o;
+    char buf[128];
+    CHECK(vt_order_parse(&o, "threads:3,block:64,chaos:7,nofma") == VT_OK, "%s", vt_last_error());
+    CHECK(o.threads == 3 && o.block == 64 && o.chaos && o.chaos_seed == 7 && o.nofma, "parsed wrongly");
+    vt_order_string(&o, buf, sizeof buf);
+    CHECK(!strcmp(buf, "threads:3,block:64,chaos:7,nofma"), "%s", buf);
+    CHECK(vt_order_parse(&o, "thread:3") != VT_OK && strstr(vt_last_error(), "unknown"), "typo accepted");
+}
+
+/* the library refuses a build that fuses a*b+c */
+TEST(no_contraction_here) {
+    CHECK(!vt__contracts(), "this test program contracts a*b+c into fma");
+}
+
+int main(void) {
+    RUN(sha256_vectors);
+    RUN(philox_known_answers);
+    RUN(det_log_accuracy);
+    RUN(normal_moments);
+    RUN(shuffle_is_permutation);
+    RUN(init_same_across_threads);
+    RUN(digits_loader);
+    RUN(digits_bad_files);
+    RUN(text_loader);
+    RUN(shape_errors);
+    RUN(nan_is_reported);
+    RUN(order_strings);
+    RUN(no_contraction_here);
+    return TEST_SUMMARY();
+}
