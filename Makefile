@@ -16,7 +16,7 @@ LDLIBS  = -lm -lpthread
 B       = build
 
 EXAMPLES = $(B)/train_digits $(B)/train_chargpt
-TESTS    = $(B)/test_core
+TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay
 BENCHES  = $(B)/bench_step
 
 .PHONY: all demo test bench bench-gemm bench-step clean compile-checks

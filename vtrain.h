@@ -334,6 +334,7 @@ typedef struct vt_log_stats {
     int64_t entries;         /* log entries written / applied */
     int64_t bytes;           /* log bytes (chunks, headers included) */
     int64_t entries_full;    /* entries stored with all 32 bits */
+    int64_t corrections;     /* auditor: entries that differed from its own rounding */
 } vt_log_stats;
 
 typedef struct vt_report {
@@ -359,6 +360,7 @@ VTDEF const char *vt_op_name(vt_op op);
 VTDEF const char *vt_mode_name(vt_mode m);
 VTDEF const char *vt_bound_name(vt_bound_mode b);
 VTDEF const char *vt_last_error(void); /* thread-local: last error of a ctx-less call */
+VTDEF vt_status vt_last_status(void);  /* its status code */
 
 /* --- context -------------------------------------------------------------- */
 VTDEF vt_desc vt_desc_default(void);
@@ -468,15 +470,17 @@ VTDEF void vt_sha256_update(vt_sha256_ctx *s, const void *data, size_t n);
 VTDEF void vt_sha256_final(vt_sha256_ctx *s, unsigned char out[32]);
 VTDEF void vt_sha256(const void *data, size_t n, unsigned char out[32]);
 VTDEF void vt_hex(const unsigned char *b, int n, char *out); /* 2n+1 chars */
-/* weights digest: SHA-256 over (name, shape, SHA-256 of binary32 LE bytes) per
-   parameter, in creation order. */
+/* state digest: SHA-256 over (name, shape, SHA-256 of binary32 LE bytes) per
+   parameter in creation order, then per optimizer moment ("optim0.m", ...):
+   everything a step carries to the next. */
 VTDEF vt_status vt_weights_digest(vt_ctx *c, unsigned char out[32]);
 VTDEF vt_status vt_tensor_digest(vt_ctx *c, const vt_tensor *t, unsigned char out[32]);
 
 /* --- running and auditing ------------------------------------------------- */
 VTDEF vt_status vt_run(const vt_desc *d, const vt_program *p, int64_t nsteps, vt_report *r);
 VTDEF vt_status vt_run_ctx(vt_ctx *c, const vt_program *p, int64_t nsteps, vt_report *r);
-/* compare two contexts' weights: number of differing elements, max |dw|, first tensor that differs */
+/* compare two contexts' state (weights, then optimizer moments): number of
+   differing elements, max |dw|, index of the first tensor that differs */
 VTDEF int64_t vt_weights_compare(vt_ctx *a, vt_ctx *b, double *max_abs, int *first_param);
 
 /* --- calibration (VT_BOUND_CALIBRATED) ------------------------------------ */
@@ -651,6 +655,7 @@ static const char *vt__op_names[] = {
 };
 
 static VT__THREAD_LOCAL char vt__tls_err[768];
+static VT__THREAD_LOCAL vt_status vt__tls_status;
 
 VTDEF const char *vt_version(void) { return VTRAIN_VERSION_STRING; }
 VTDEF const char *vt_status_name(vt_status s) {
@@ -671,6 +676,7 @@ VTDEF const char *vt_bound_name(vt_bound_mode b) {
     return (unsigned)b < VT_BOUND_COUNT ? n[b] : "?";
 }
 VTDEF const char *vt_last_error(void) { return vt__tls_err; }
+VTDEF vt_status vt_last_status(void) { return vt__tls_status; }
 
 static vt_status vt__tls_fail(vt_status s, const char *fmt, ...) VT__PRINTF(2, 3);
 static vt_status vt__tls_fail(vt_status s, const char *fmt, ...) {
@@ -678,6 +684,7 @@ static vt_status vt__tls_fail(vt_status s, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(vt__tls_err, sizeof vt__tls_err, fmt, ap);
     va_end(ap);
+    vt__tls_status = s;
     return s;
 }
 
@@ -890,7 +897,7 @@ typedef struct vt__pool {
 #endif
 } vt__pool;
 
-static void vt__range(int64_t n, int parts, int i, int64_t *lo, int64_t *hi) {
+static VT__UNUSED void vt__range(int64_t n, int parts, int i, int64_t *lo, int64_t *hi) {
     *lo = n * i / parts;
     *hi = n * (i + 1) / parts;
 }
@@ -912,8 +919,8 @@ static void vt__range(int64_t n, int parts, int i, int64_t *lo, int64_t *hi) {
 #define VT__SPIN 0
 #endif
 
-#ifndef VTRAIN_NO_THREADS
 typedef struct { vt__pool *p; int tid; } vt__worker_arg;
+#ifndef VTRAIN_NO_THREADS
 
 static void *vt__worker(void *a) {
     vt__worker_arg *wa = (vt__worker_arg *)a;
@@ -988,7 +995,7 @@ static vt__worker_arg *vt__pool_start(vt__pool *p, int n, void *u) {
 }
 
 static void vt__pool_stop(vt__pool *p, vt__worker_arg *wa, void *u) {
-    (void)wa; (void)u;
+    (void)p; (void)wa; (void)u;
 #ifndef VTRAIN_NO_THREADS
     {
         int i;
@@ -1048,6 +1055,7 @@ static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn f
     }
 #endif
     (void)work;
+    (void)p;
     fn(arg, 0, ntask, 0);
 }
 
@@ -1246,12 +1254,13 @@ static double vt__rsum(const vt__ord *o, uint64_t row, const double *x, int64_t 
         int64_t rot = (int64_t)((h >> 8) % (uint64_t)n);
         int rev = (int)((h >> 40) & 1);
         double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, t;
-        int64_t i;
-        int l;
+        int64_t i, j = rot;
+        int l, lane = 0;
         for (i = 0; i < n; i++) {
-            int64_t j = (i + rot) % n;
-            if (rev) j = n - 1 - j;
-            acc[i % lanes] = VT__ACC(o, acc[i % lanes] + x[j * s]);
+            int64_t q = rev ? n - 1 - j : j;
+            acc[lane] = VT__ACC(o, acc[lane] + x[q * s]);
+            if (++j == n) j = 0;
+            if (++lane == lanes) lane = 0;
         }
         t = acc[lanes - 1];
         for (l = lanes - 2; l >= 0; l--) t = VT__ACC(o, acc[l] + t);
@@ -1292,16 +1301,14 @@ static double vt__rdot(const vt__ord *o, uint64_t row, const double *a, int64_t 
         int64_t rot = o->chaos ? (int64_t)((h >> 8) % (uint64_t)n) : 0;
         int rev = (int)((h >> 40) & 1), usefma = o->chaos ? (int)((h >> 41) & 1) : o->fma;
         double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, t;
-        int l;
+        int64_t j = rot;
+        int l, lane = 0;
         for (i = 0; i < n; i++) {
-            int64_t j = (i + rot) % n;
-            double p;
-            if (rev) j = n - 1 - j;
-            if (usefma) acc[i % lanes] = VT__ACC(o, fma(a[j * sa], b[j * sb], acc[i % lanes]));
-            else {
-                p = VT__ACC(o, a[j * sa] * b[j * sb]);
-                acc[i % lanes] = VT__ACC(o, acc[i % lanes] + p);
-            }
+            int64_t q = rev ? n - 1 - j : j;
+            if (usefma) acc[lane] = VT__ACC(o, fma(a[q * sa], b[q * sb], acc[lane]));
+            else acc[lane] = VT__ACC(o, acc[lane] + VT__ACC(o, a[q * sa] * b[q * sb]));
+            if (++j == n) j = 0;
+            if (++lane == lanes) lane = 0;
         }
         t = acc[lanes - 1];
         for (l = lanes - 2; l >= 0; l--) t = VT__ACC(o, acc[l] + t);
@@ -1357,6 +1364,7 @@ struct vt_ctx {
     vt__ord ord;            /* the order for this context */
     /* tensors */
     vt_tensor **params; int nparams, cparams;
+    vt_tensor **xstate; int nxstate, cxstate; /* optimizer state: committed with the weights */
     void **pers; int npers, cpers;         /* persistent allocations */
     vt_tensor **tape; int64_t ntape, ctape;
     int64_t next_id;
@@ -1830,6 +1838,10 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
                          (unsigned)(en->full ? en->v : en->v), en->full ? "" : ", low 8 bits of key",
                          (double)vt__unkey(kl), (double)vt__unkey(kh), xv);
                 return;
+            }
+            if (vt__fbits(r) != vt__fbits((float)xv)) {
+                c->stats.corrections++;
+                if (kind >= 0 && kind < VT_OP_COUNT * 8) c->kstats[kind].corrections++;
             }
             vt__ents_push(c, &c->ents, en->i, r, en->full);
         }
@@ -2854,9 +2866,17 @@ static double *vt__grad_for(vt_ctx *c, vt_tensor *s, int *acc) {
     return vt__d(s->grad);
 }
 
+/* an exact cast to binary32 of values that are the same on every machine
+   (a sum of two binary32 values): no bound, so no log record either */
+static void vt__round_exact(vt_ctx *c, double *x, int64_t n) {
+    int64_t i;
+    if (c->d.mode == VT_MODE_FP64) return;
+    for (i = 0; i < n; i++) x[i] = (double)(float)x[i];
+}
+
 static void vt__exec_bwd(vt_ctx *c, vt_tensor *t) {
     vt__kern k;
-    int i, any = 0;
+    int i, j, any = 0, dup[VT_MAX_SRC];
     if (c->status != VT_OK) return;
     memset(&k, 0, sizeof k);
     k.t = t;
@@ -2865,14 +2885,31 @@ static void vt__exec_bwd(vt_ctx *c, vt_tensor *t) {
         vt_tensor *s = t->src[i];
         int acc = 0;
         double *g;
+        dup[i] = -1;
         if (!s || !(s->flags & VT_FLAG_GRAD) || s->dtype == VT_I32) continue;
-        g = vt__grad_for(c, s, &acc);
-        if (!g) return;
+        for (j = 0; j < i; j++)
+            if (t->src[j] == s) dup[i] = j;
+        if (dup[i] >= 0) {
+            /* the same tensor twice (x * x): this slot gets its own buffer,
+               added to the first slot's once both are rounded */
+            g = (double *)vt__arena_alloc(&c->step, sizeof(double) * (size_t)vt_numel(s));
+            if (!g) { vt__fail(c, VT_ERR_NOMEM, "out of memory for a gradient"); return; }
+        } else {
+            g = vt__grad_for(c, s, &acc);
+            if (!g) return;
+        }
         vt__out_init(c, &k.out[i], t->op, i + 1, s, g, acc);
         any = 1;
     }
     if (!any) return;
     vt__run_kernel(c, &k);
+    for (i = 0; i < VT_MAX_SRC; i++)
+        if (k.out[i].x && dup[i] >= 0 && c->status == VT_OK) {
+            double *g = vt__d(t->src[i]->grad), *h = k.out[i].x;
+            int64_t n = vt_numel(t->src[i]), q;
+            for (q = 0; q < n; q++) g[q] += h[q];
+            vt__round_exact(c, g, n);
+        }
     for (i = 0; i < VT_MAX_SRC; i++)
         if (k.out[i].x) t->src[i]->grad_fresh = 0;
     vt__arena_reset(&c->scratch);
@@ -2912,6 +2949,11 @@ VTDEF vt_status vt_backward(vt_ctx *c, vt_tensor *loss) {
         if (t->id > loss->id || !t->grad || t->grad_fresh) continue;
         vt__exec_bwd(c, t);
     }
+    /* activation gradients are consumed: a second backward in this step
+       starts from nothing but the parameters' accumulated gradients */
+    for (i = 0; i < c->ntape; i++)
+        if (!(c->tape[i]->flags & VT_FLAG_PERSIST)) c->tape[i]->grad_fresh = 1;
+    if (!(loss->flags & VT_FLAG_PERSIST)) loss->grad_fresh = 1;
     return c->status;
 }
 
@@ -3146,11 +3188,20 @@ static void vt__k_matmul(vt__kern *k) {
         }
         if (ob->x) {
             if (shared) {
-                /* db (K,N) = sum over batches of a_b^T dy_b: rows = nbat*M, chunks of M */
-                int64_t rows = nbat * M, ch = k->o->f32 ? vt__row_chunk(k, a, rows) : M;
-                if (!tb) vt__mm(k, ob, K, N, rows, A, sak, sam, dy, N, 1, ob->x, ob->e, NULL, ch);
-                else vt__mm(k, ob, N, K, rows, dy, 1, N, A, sam, sak, ob->x, ob->e, NULL, ch);
-                /* note: for ta the rows of a are its columns; sam/sak already encode that */
+                /* db (K,N) = sum over batches of a_b^T dy_b: rows = nbat*M, chunks of M.
+                   With ta each batch of a is (K,M): first gather it as (nbat*M, K) rows. */
+                int64_t rows = nbat * M, ch = k->o->f32 ? vt__row_chunk(k, a, rows) : M, r, kk;
+                const double *Ar = A;
+                if (ta) {
+                    double *g = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(rows * K));
+                    if (!g) return;
+                    for (bi = 0; bi < nbat; bi++)
+                        for (kk = 0; kk < K; kk++)
+                            for (r = 0; r < M; r++) g[(bi * M + r) * K + kk] = A[bi * sa + kk * M + r];
+                    Ar = g;
+                }
+                if (!tb) vt__mm(k, ob, K, N, rows, Ar, 1, K, dy, N, 1, ob->x, ob->e, NULL, ch);
+                else vt__mm(k, ob, N, K, rows, dy, 1, N, Ar, K, 1, ob->x, ob->e, NULL, ch);
             } else {
                 for (bi = 0; bi < nbat; bi++) {
                     double *X = ob->x + bi * K * N, *E = ob->e ? ob->e + bi * K * N : NULL;
@@ -4467,9 +4518,27 @@ static vt_optim *vt__optim_new(vt_ctx *c, int kind) {
     o->np = c->nparams;
     o->p = (vt_tensor **)vt__persist_alloc(c, sizeof(vt_tensor *) * (size_t)o->np);
     o->N = vt_param_numel(c);
-    o->m = (double *)vt__persist_alloc(c, sizeof(double) * (size_t)(o->N ? o->N : 1));
-    o->v = (double *)vt__persist_alloc(c, sizeof(double) * (size_t)(o->N ? o->N : 1));
-    if (!o->p || !o->m || !o->v) return NULL;
+    {
+        /* the moments are state like the weights: named tensors, hashed into
+           every step's commitment (a replay that diverges only in a moment
+           is caught at once, not steps later) */
+        int64_t ne = o->N ? o->N : 1, cap2 = c->cxstate;
+        int nmom = kind == 0 ? 2 : 1, q;
+        vt_tensor *mt[2];
+        char nm[48];
+        for (q = 0; q < nmom; q++) {
+            mt[q] = vt__mk(c, VT_F32, 1, &ne, 1, 1);
+            if (!mt[q]) return NULL;
+            snprintf(nm, sizeof nm, "optim%d.%s", c->noptims, kind == 0 ? (q ? "v" : "m") : "momentum");
+            vt_set_name(mt[q], nm);
+            if (!vt__grow(c, (void **)&c->xstate, &cap2, c->nxstate + 1, sizeof(vt_tensor *))) return NULL;
+            c->cxstate = (int)cap2;
+            c->xstate[c->nxstate++] = mt[q];
+        }
+        o->m = vt__d(mt[0]);
+        o->v = nmom > 1 ? vt__d(mt[1]) : o->m;
+    }
+    if (!o->p) return NULL;
     memcpy(o->p, c->params, sizeof(vt_tensor *) * (size_t)o->np);
     if (!vt__grow(c, (void **)&c->optims, &cap, c->noptims + 1, sizeof(vt_optim *))) return NULL;
     c->optims[c->noptims++] = o;
@@ -4883,11 +4952,15 @@ static void vt__tensor_digest_raw(const vt_tensor *t, unsigned char out[32]) {
     vt_sha256_final(&s, out);
 }
 
+/* the committed state: the parameters, then the optimizer moments */
+static int vt__nstate(const vt_ctx *c) { return c->nparams + c->nxstate; }
+static vt_tensor *vt__state(const vt_ctx *c, int i) { return i < c->nparams ? c->params[i] : c->xstate[i - c->nparams]; }
+
 static void vt__dig_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__dig_job *j = (vt__dig_job *)arg;
     int64_t i;
     (void)tid;
-    for (i = lo; i < hi; i++) vt__tensor_digest_raw(j->c->params[i], j->out + 32 * i);
+    for (i = lo; i < hi; i++) vt__tensor_digest_raw(vt__state(j->c, (int)i), j->out + 32 * i);
 }
 
 VTDEF vt_status vt_tensor_digest(vt_ctx *c, const vt_tensor *t, unsigned char out[32]) {
@@ -4901,12 +4974,12 @@ static vt_status vt__digests(vt_ctx *c, unsigned char *td, unsigned char out[32]
     vt__dig_job j;
     vt_sha256_ctx s;
     int i, d;
-    int64_t total = vt_param_numel(c);
+    int64_t total = vt_param_numel(c) * 3;
     j.c = c; j.out = td;
-    vt__parallel(&c->pool, c->nparams, total * 8, vt__dig_task, &j);
+    vt__parallel(&c->pool, vt__nstate(c), total * 8, vt__dig_task, &j);
     vt_sha256_init(&s);
-    for (i = 0; i < c->nparams; i++) {
-        vt_tensor *t = c->params[i];
+    for (i = 0; i < vt__nstate(c); i++) {
+        vt_tensor *t = vt__state(c, i);
         unsigned char b[8];
         uint32_t nl = (uint32_t)strlen(t->name);
         vt__put_u32(b, nl); vt_sha256_update(&s, b, 4);
@@ -4920,7 +4993,7 @@ static vt_status vt__digests(vt_ctx *c, unsigned char *td, unsigned char out[32]
 }
 
 VTDEF vt_status vt_weights_digest(vt_ctx *c, unsigned char out[32]) {
-    unsigned char *td = (unsigned char *)vt__xmalloc(c, 32 * (size_t)(c->nparams + 1));
+    unsigned char *td = (unsigned char *)vt__xmalloc(c, 32 * (size_t)(vt__nstate(c) + 1));
     if (!td) return c->status;
     vt__digests(c, td, out);
     VT_FREE(td, c->u);
@@ -4963,7 +5036,7 @@ static vt_status vt__commit_open(vt_ctx *c) {
 /* the step's commitment: write it (trainer) or compare with it (auditor) */
 static vt_status vt__commit_step(vt_ctx *c) {
     unsigned char *rec, digest[32], batch[32], path_sha[32];
-    size_t n = (size_t)c->nparams, len = 4 + 8 + 32 * 3 + 4 + 32 * n;
+    size_t n = (size_t)vt__nstate(c), len = 4 + 8 + 32 * 3 + 4 + 32 * n;
     char path[1024];
     vt_sha256_ctx bs = c->batch;
     vt__commit_path(c, path, sizeof path);
@@ -4998,8 +5071,8 @@ static vt_status vt__commit_step(vt_ctx *c) {
                 size_t i, nd = 0, first = 0;
                 for (i = 0; i < n; i++)
                     if (memcmp(tr + 112 + 32 * i, rec + 112 + 32 * i, 32)) { if (!nd) first = i; nd++; }
-                vt__fail(c, VT_ERR_MISMATCH, "step %lld: weights differ from the trainer's commitment: tensor '%s'%s (%zu of %zu tensors differ)",
-                         (long long)c->step_no, nd ? c->params[first]->name : "?", nd > 1 ? " and others" : "", nd, n);
+                vt__fail(c, VT_ERR_MISMATCH, "step %lld: the training state differs from the trainer's commitment: tensor '%s'%s (%zu of %zu tensors differ)",
+                         (long long)c->step_no, nd ? vt__state(c, (int)first)->name : "?", nd > 1 ? " and others" : "", nd, n);
             }
         }
     }
@@ -5174,6 +5247,7 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
     }
     if (c->status != VT_OK) {
         snprintf(vt__tls_err, sizeof vt__tls_err, "%s", c->msg);
+        vt__tls_status = c->status;
         vt_destroy(c);
         return NULL;
     }
@@ -5197,6 +5271,7 @@ VTDEF void vt_destroy(vt_ctx *c) {
     for (i = 0; i < c->npers; i++) VT_FREE(c->pers[i], c->u);
     VT_FREE(c->pers, c->u);
     VT_FREE(c->params, c->u);
+    VT_FREE(c->xstate, c->u);
     VT_FREE(c->tape, c->u);
     VT_FREE(c->optims, c->u);
     VT_FREE(c->cal_ord, c->u);
@@ -5250,7 +5325,7 @@ VTDEF vt_status vt_run(const vt_desc *d, const vt_program *p, int64_t nsteps, vt
     if (!r) r = &tmp;
     if (!c) {
         memset(r, 0, sizeof *r);
-        r->status = VT_ERR_ARG;
+        r->status = vt_last_status() != VT_OK ? vt_last_status() : VT_ERR_ARG;
         r->first_bad_step = -1;
         snprintf(r->message, sizeof r->message, "%s", vt_last_error());
         return r->status;
@@ -5277,8 +5352,8 @@ VTDEF int64_t vt_weights_compare(vt_ctx *a, vt_ctx *b, double *max_abs, int *fir
     int64_t nd = 0, k;
     double mx = 0;
     if (first_param) *first_param = -1;
-    for (i = 0; i < a->nparams && i < b->nparams; i++) {
-        vt_tensor *x = a->params[i], *y = b->params[i];
+    for (i = 0; i < vt__nstate(a) && i < vt__nstate(b); i++) {
+        vt_tensor *x = vt__state(a, i), *y = vt__state(b, i);
         int64_t n = vt_numel(x);
         if (n != vt_numel(y)) { nd += n; continue; }
         for (k = 0; k < n; k++) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 static int vt_test_pass, vt_test_fail, vt_test_bad;
+static const char *vt_test_filter; /* run only tests whose name contains this (argv[1]) */
 
 static void vt_test_failf(const char *file, int line, const char *fmt, ...) {
     va_list ap;
@@ -38,6 +39,7 @@ static void vt_test_failf(const char *file, int line, const char *fmt, ...) {
 
 #define RUN(name)                                                                            \
     do {                                                                                     \
+        if (vt_test_filter && !strstr(#name, vt_test_filter)) break;                         \
         printf("%-44s", #name);                                                              \
         fflush(stdout);                                                                      \
         vt_test_bad = 0;                                                                     \
@@ -46,6 +48,8 @@ static void vt_test_failf(const char *file, int line, const char *fmt, ...) {
         else { printf("ok\n"); vt_test_pass++; }                                             \
         fflush(stdout);                                                                      \
     } while (0)
+
+#define TEST_FILTER(argc, argv) (vt_test_filter = (argc) > 1 ? (argv)[1] : NULL)
 
 #define TEST_SUMMARY() (printf("%d passed, %d failed\n", vt_test_pass, vt_test_fail), vt_test_fail ? 1 : 0)
 

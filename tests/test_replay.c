@@ -1,0 +1,533 @@
+/* tests/test_replay.c - bit-exact replay across reduction orders, native
+   divergence, round-only failure, tampering, calibrated bounds, and the
+   empirical check of every op's bound. */
+#define VTRAIN_IMPLEMENTATION
+#include "../vtrain.h"
+#include "test.h"
+#include "../examples/chargpt.h"
+
+/* --- programs ------------------------------------------------------------- */
+
+typedef struct { vt_digits d; vt_mlp m; vt_optim *opt; int batch; } mlp_app;
+
+static vt_status mlp_setup(vt_ctx *c, void *u) {
+    mlp_app *a = (mlp_app *)u;
+    int sizes[3] = {64, 48, 10};
+    vt_adamw_desc ad = vt_adamw_default();
+    vt_mlp_init(c, &a->m, 2, sizes, 0, 7);
+    ad.lr = 3e-3;
+    a->opt = vt_adamw_create(c, &ad);
+    return vt_status_of(c);
+}
+
+static vt_status mlp_step(vt_ctx *c, int64_t s, void *u) {
+    mlp_app *a = (mlp_app *)u;
+    int i;
+    int64_t xs[2], ys[1], idx[64];
+    float x[64 * 64];
+    int32_t y[64];
+    for (i = 0; i < a->batch; i++) {
+        int n = (int)(vt_rng_u64(5, (uint64_t)s, (uint64_t)i) % (uint64_t)a->d.n);
+        idx[i] = n;
+        memcpy(x + i * 64, a->d.x + n * 64, sizeof(float) * 64);
+        y[i] = a->d.y[n];
+    }
+    vt_commit_batch(c, idx, a->batch);
+    xs[0] = a->batch; xs[1] = 64; ys[0] = a->batch;
+    vt_backward(c, vt_cross_entropy(c, vt_mlp_forward(c, &a->m, vt_from_f32(c, 2, xs, x)), vt_from_i32(c, 1, ys, y)));
+    vt_clip_grad_norm(c, 5.0);
+    vt_optim_step(c, a->opt, vt_lr_cosine(s, 10, 200, 3e-3, 3e-4));
+    return vt_status_of(c);
+}
+
+static mlp_app g_mlp;
+static chargpt g_gpt;
+
+static vt_program mlp_program(void) {
+    vt_program p;
+    p.setup = mlp_setup; p.step = mlp_step; p.on_step = NULL; p.user = &g_mlp;
+    return p;
+}
+static vt_program gpt_program(void) {
+    /* a tiny character GPT: 2 layers, width 32, 2 heads, context 16, batch 4 */
+    g_gpt.cfg.layers = 2; g_gpt.cfg.width = 32; g_gpt.cfg.heads = 2; g_gpt.T = 16; g_gpt.B = 4;
+    g_gpt.steps = 200; g_gpt.lr = 3e-3;
+    return chargpt_program(&g_gpt);
+}
+/* train with `train_order`, then audit with each of the other orders;
+   returns the number of audits that matched every step */
+static int train_audit(const vt_program *p, vt_mode mode, const char *log, int64_t steps, const char *train_order,
+                       const char **orders, int norders, int64_t *first_bad, vt_report *trep) {
+    vt_desc d = vt_desc_default();
+    vt_report r;
+    int k, ok = 0;
+    d.mode = mode;
+    d.log_path = log;
+    vt_order_parse(&d.order, train_order);
+    vt_run(&d, p, steps, trep ? trep : &r);
+    CHECK((trep ? trep : &r)->status == VT_OK, "training (%s) failed: %s", vt_mode_name(mode), (trep ? trep : &r)->message);
+    d.role = VT_ROLE_AUDIT;
+    for (k = 0; k < norders; k++) {
+        vt_order_parse(&d.order, orders[k]);
+        vt_run(&d, p, steps, &r);
+        if (r.status == VT_OK && r.steps == steps) ok++;
+        if (first_bad) first_bad[k] = r.first_bad_step;
+        if (mode == VT_MODE_VERIFIED)
+            CHECK(r.status == VT_OK, "audit with order %s: %s", orders[k], r.message);
+    }
+    return ok;
+}
+
+static const char *orders4[4] = {"threads:1", "threads:3", "chaos:101,threads:2", "chaos:202,threads:1,block:37"};
+
+TEST(mlp_replays_across_orders) {
+    vt_report tr;
+    vt_program p = mlp_program();
+    int ok = train_audit(&p, VT_MODE_VERIFIED, "build/t_mlp.vtlog", 200, "threads:2", orders4, 4, NULL, &tr);
+    CHECK(ok == 4, "%d of 4 audits matched", ok);
+    NOTE("MLP, 200 steps: %lld log entries over %lld values (%.1f per million), %.0f log bytes per step", (long long)tr.log.entries,
+         (long long)tr.log.values, 1e6 * (double)tr.log.entries / (double)tr.log.values, (double)tr.log.bytes / 200);
+}
+
+TEST(mlp_native_diverges) {
+    int64_t bad[4];
+    vt_program p = mlp_program();
+    int ok = train_audit(&p, VT_MODE_NATIVE, "build/t_mlpn.vtlog", 200, "threads:2", orders4, 4, bad, NULL);
+    CHECK(ok == 0, "native mode replayed under %d of 4 other orders: the orders are not really different", ok);
+    NOTE("native MLP: first differing step per order: %lld %lld %lld %lld", (long long)bad[0], (long long)bad[1],
+         (long long)bad[2], (long long)bad[3]);
+}
+
+TEST(gpt_replays_across_orders) {
+    vt_report tr;
+    vt_program p = gpt_program();
+    int ok = train_audit(&p, VT_MODE_VERIFIED, "build/t_gpt.vtlog", 200, "threads:2", orders4, 4, NULL, &tr);
+    CHECK(ok == 4, "%d of 4 audits matched", ok);
+    NOTE("GPT, 200 steps: %lld log entries over %lld values (%.1f per million), %.0f log bytes per step", (long long)tr.log.entries,
+         (long long)tr.log.values, 1e6 * (double)tr.log.entries / (double)tr.log.values, (double)tr.log.bytes / 200);
+}
+
+TEST(gpt_native_diverges) {
+    int64_t bad[4];
+    vt_program p = gpt_program();
+    int ok = train_audit(&p, VT_MODE_NATIVE, "build/t_gptn.vtlog", 200, "threads:2", orders4, 4, bad, NULL);
+    CHECK(ok == 0, "native mode replayed under %d of 4 other orders", ok);
+    NOTE("native GPT: first differing step per order: %lld %lld %lld %lld", (long long)bad[0], (long long)bad[1],
+         (long long)bad[2], (long long)bad[3]);
+}
+
+/* Least squares trained to its minimum: near the minimum each weight's
+   gradient is the small sum of many large per-sample terms that cancel, so
+   the order of that sum decides its rounding now and then. round-only (bound
+   0, no log) then diverges under another order; verified replays it. */
+typedef struct { vt_tensor *w; vt_optim *opt; float *x, *y; } lsq_app;
+#define LSQ_IN 256
+#define LSQ_OUT 64
+#define LSQ_R 1024
+static lsq_app g_lsq;
+
+static vt_status lsq_setup(vt_ctx *c, void *u) {
+    lsq_app *a = (lsq_app *)u;
+    int64_t n[2] = {LSQ_OUT, LSQ_IN}, i;
+    vt_sgd_desc sd = vt_sgd_default();
+    a->w = vt_param(c, "w", 2, n);
+    vt_init_normal(c, a->w, 1, 0, 0.01);
+    sd.lr = 10; sd.momentum = 0.5;
+    a->opt = vt_sgd_create(c, &sd);
+    if (!a->x) {
+        a->x = (float *)malloc(sizeof(float) * LSQ_R * LSQ_IN);
+        a->y = (float *)malloc(sizeof(float) * LSQ_R * LSQ_OUT);
+        for (i = 0; i < LSQ_R * LSQ_IN; i++) a->x[i] = (float)vt_rng_normal(5, 0, (uint64_t)i);
+        for (i = 0; i < LSQ_R * LSQ_OUT; i++) a->y[i] = (float)vt_rng_normal(6, 0, (uint64_t)i);
+    }
+    return vt_status_of(c);
+}
+
+static vt_status lsq_step(vt_ctx *c, int64_t s, void *u) {
+    lsq_app *a = (lsq_app *)u;
+    int64_t xs[2] = {LSQ_R, LSQ_IN}, ys[2] = {LSQ_R, LSQ_OUT};
+    (void)s;
+    vt_backward(c, vt_mse(c, vt_linear(c, vt_from_f32(c, 2, xs, a->x), a->w, NULL), vt_from_f32(c, 2, ys, a->y)));
+    vt_optim_step(c, a->opt, 10);
+    return vt_status_of(c);
+}
+
+TEST(round_only_fails_verified_fixes) {
+    const char *o[2] = {"chaos:3,threads:1", "threads:1,block:48"};
+    int64_t bad[2];
+    vt_program p;
+    vt_desc d = vt_desc_default();
+    vt_report r;
+    int ok;
+    p.setup = lsq_setup; p.step = lsq_step; p.on_step = NULL; p.user = &g_lsq;
+    ok = train_audit(&p, VT_MODE_ROUND_ONLY, "build/t_lsq_ro.vtlog", 60, "threads:2", o, 2, bad, NULL);
+    CHECK(ok == 0, "round-only replayed 60 steps under %d of 2 other orders", ok);
+    NOTE("round-only: the audits first differ at steps %lld and %lld", (long long)bad[0], (long long)bad[1]);
+    ok = train_audit(&p, VT_MODE_VERIFIED, "build/t_lsq_v.vtlog", 60, "threads:2", o, 2, NULL, NULL);
+    CHECK(ok == 2, "verified replayed under %d of 2 orders", ok);
+    /* the auditor really used the log: entries corrected its own rounding */
+    d.role = VT_ROLE_AUDIT;
+    d.log_path = "build/t_lsq_v.vtlog";
+    vt_order_parse(&d.order, o[0]);
+    vt_run(&d, &p, 60, &r);
+    CHECK(r.status == VT_OK && r.log.corrections > 0, "no log entry changed the auditor's rounding (%s)", r.message);
+    NOTE("verified audit: %lld entries applied, %lld corrected the auditor's own rounding; final loss %.4f",
+         (long long)r.log.entries, (long long)r.log.corrections, r.last_loss);
+    free(g_lsq.x);
+    free(g_lsq.y);
+}
+
+/* --- tampering ----------------------------------------------------------------- */
+
+static unsigned char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b;
+    long sz;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b = (unsigned char *)malloc((size_t)sz + 1);
+    if (fread(b, 1, (size_t)sz, f) != (size_t)sz) { fclose(f); free(b); return NULL; }
+    fclose(f);
+    *n = (size_t)sz;
+    return b;
+}
+static void spit(const char *path, const unsigned char *b, size_t n) {
+    FILE *f = fopen(path, "wb");
+    fwrite(b, 1, n, f);
+    fclose(f);
+}
+
+/* offset of chunk `step` in a log file (-1 if absent); header is 16 + len + 32 bytes */
+static long chunk_at(const unsigned char *b, size_t n, int64_t step) {
+    size_t p = 16 + vt__get_u32(b + 12) + 32;
+    while (p + VT__CHUNK_HDR <= n) {
+        uint64_t st = vt__get_u64(b + p + 4), len = vt__get_u64(b + p + 20);
+        if ((int64_t)st == step) return (long)p;
+        p += VT__CHUNK_HDR + len + 32;
+    }
+    return -1;
+}
+static void reseal_chunk(unsigned char *b, long at) {
+    uint64_t len = vt__get_u64(b + at + 20);
+    vt_sha256(b + at, VT__CHUNK_HDR + len, b + at + VT__CHUNK_HDR + len);
+}
+
+/* the commitment record of `step` in a commits file; rewrite its chunk hash */
+static void recommit_chunk(const char *cpath, int64_t step, const unsigned char sha[32]) {
+    size_t n, p = 16;
+    unsigned char *b = slurp(cpath, &n);
+    while (b && p + 112 <= n) {
+        uint32_t nt = vt__get_u32(b + p + 108);
+        size_t len = 112 + 32 * (size_t)nt;
+        if ((int64_t)vt__get_u64(b + p + 4) == step) {
+            memcpy(b + p + 44, sha, 32);
+            vt_sha256(b + p, len, b + p + len);
+            spit(cpath, b, n);
+            break;
+        }
+        p += len + 32;
+    }
+    free(b);
+}
+
+
+static vt_report audit_gpt(const char *log) {
+    vt_desc d = vt_desc_default();
+    vt_program p = gpt_program();
+    vt_report r;
+    d.role = VT_ROLE_AUDIT;
+    d.log_path = log;
+    vt_order_parse(&d.order, "threads:1,chaos:9");
+    vt_run(&d, &p, 200, &r);
+    return r;
+}
+
+/* the k-th entry of the log: its step, the byte offset of its value, full flag */
+static long nth_entry(const unsigned char *b, size_t n, int kth, int64_t *step, int *full) {
+    int64_t s;
+    int seen = 0;
+    for (s = 0;; s++) {
+        long at = chunk_at(b, n, s);
+        size_t pos, end;
+        if (at < 0) return -1;
+        pos = (size_t)at + VT__CHUNK_HDR;
+        end = pos + vt__get_u64(b + at + 20);
+        while (pos < end) {
+            uint64_t kind = 0, nd = 0, d = 0, ne = 0, v = 0, k;
+            vt__get_varint(b, end, &pos, &kind);
+            vt__get_varint(b, end, &pos, &nd);
+            for (k = 0; k < nd; k++) vt__get_varint(b, end, &pos, &d);
+            vt__get_varint(b, end, &pos, &ne);
+            for (k = 0; k < ne; k++) {
+                vt__get_varint(b, end, &pos, &v);
+                if (seen++ == kth) { *step = s; *full = (int)(v & 1); return (long)pos; }
+                pos += (v & 1) ? 4 : 1;
+            }
+        }
+    }
+}
+
+/* rewrite entry k of the GPT log: delta 1 moves it to its neighbouring
+   binary32 value; delta 128 moves it far (128 keys for a compact entry,
+   whose plausible interval is narrower; an exponent bit for a full one), reseal its chunk and rewrite the trainer's commitment to
+   the chunk, as a trainer lying consistently would; then audit */
+static vt_report tamper_entry(int kth, int delta, int64_t *step) {
+    size_t n, cn;
+    unsigned char *b = slurp("build/t_gpt.vtlog", &n), *cb = slurp("build/t_gpt.vtlog.commits", &cn);
+    int full = 0;
+    long off, at;
+    vt_report r;
+    memset(&r, 0, sizeof r);
+    *step = -1;
+    off = b ? nth_entry(b, n, kth, step, &full) : -1;
+    if (off < 0 || !cb) { free(b); free(cb); r.status = VT_ERR_ARG; return r; }
+    if (full) vt__put_u32(b + off, delta == 1 ? vt__get_u32(b + off) + 1 : vt__get_u32(b + off) ^ 0x20000000u);
+    else b[off] = (unsigned char)(b[off] + delta);
+    at = chunk_at(b, n, *step);
+    reseal_chunk(b, at);
+    spit("build/t_gpt_tamper.vtlog", b, n);
+    spit("build/t_gpt_tamper.vtlog.commits", cb, cn);
+    recommit_chunk("build/t_gpt_tamper.vtlog.commits", *step, b + at + VT__CHUNK_HDR + vt__get_u64(b + at + 20));
+    r = audit_gpt("build/t_gpt_tamper.vtlog");
+    free(b);
+    free(cb);
+    return r;
+}
+
+/* An entry moved far outside the auditor's plausible interval is flagged as
+   implausible at its step. An entry moved to its neighbouring binary32
+   value (still plausible) either changes the weights, and the audit fails at
+   exactly that step, or it changes nothing the step commits to. */
+TEST(tamper_changed_entry) {
+    int k, caught = 0, silent = 0;
+    for (k = 0; k < 12; k++) {
+        int64_t step;
+        vt_report r = tamper_entry(k * 37, 128, &step);
+        if (step < 0) break;
+        CHECK(r.status == VT_ERR_IMPLAUSIBLE && r.first_bad_step == step, "entry %d moved far (step %lld): %s %s", k * 37,
+              (long long)step, vt_status_name(r.status), r.message);
+        if (k == 0) NOTE("%s", r.message);
+        r = tamper_entry(k * 37, 1, &step);
+        if (r.status == VT_OK) silent++;
+        else {
+            caught++;
+            CHECK((r.status == VT_ERR_MISMATCH || r.status == VT_ERR_IMPLAUSIBLE) && r.first_bad_step == step,
+                  "entry %d moved to its neighbour (step %lld): %s at step %lld: %s", k * 37, (long long)step,
+                  vt_status_name(r.status), (long long)r.first_bad_step, r.message);
+        }
+    }
+    CHECK(caught > 0, "no neighbour change of %d showed in the weights", caught + silent);
+    NOTE("neighbour changes: %d showed in the step's weights (caught at that step), %d changed nothing committed", caught, silent);
+}
+
+TEST(tamper_deleted_record) {
+    size_t n;
+    unsigned char *b = slurp("build/t_gpt.vtlog", &n), *nb;
+    long at;
+    size_t pos, rec_end, len;
+    uint64_t kind = 0, nd = 0, d = 0, ne = 0, k;
+    vt_report r;
+    if (!b) { CHECK(0, "no log"); return; }
+    /* drop the first record of step 3's chunk (it has no entries or a few) */
+    at = chunk_at(b, n, 3);
+    pos = (size_t)at + VT__CHUNK_HDR;
+    len = vt__get_u64(b + at + 20);
+    vt__get_varint(b, pos + len, &pos, &kind);
+    vt__get_varint(b, pos + len, &pos, &nd);
+    for (k = 0; k < nd; k++) vt__get_varint(b, (size_t)at + VT__CHUNK_HDR + len, &pos, &d);
+    vt__get_varint(b, (size_t)at + VT__CHUNK_HDR + len, &pos, &ne);
+    for (k = 0; k < ne; k++) {
+        uint64_t v = 0;
+        vt__get_varint(b, (size_t)at + VT__CHUNK_HDR + len, &pos, &v);
+        pos += (v & 1) ? 4 : 1;
+    }
+    rec_end = pos;
+    {
+        size_t cut = rec_end - ((size_t)at + VT__CHUNK_HDR);
+        nb = (unsigned char *)malloc(n);
+        memcpy(nb, b, (size_t)at + VT__CHUNK_HDR);
+        memcpy(nb + at + VT__CHUNK_HDR, b + rec_end, n - rec_end);
+        vt__put_u64(nb + at + 20, len - cut);
+        reseal_chunk(nb, at);
+        spit("build/t_gpt_del.vtlog", nb, n - cut);
+        free(nb);
+    }
+    {
+        size_t cn;
+        unsigned char *cb = slurp("build/t_gpt.vtlog.commits", &cn);
+        spit("build/t_gpt_del.vtlog.commits", cb, cn);
+        free(cb);
+    }
+    r = audit_gpt("build/t_gpt_del.vtlog");
+    CHECK(r.status == VT_ERR_DESYNC && r.first_bad_step == 3, "status %s at step %lld: %s", vt_status_name(r.status),
+          (long long)r.first_bad_step, r.message);
+    CHECK(strstr(r.message, "step 3") && strstr(r.message, "point 0"), "message: %s", r.message);
+    NOTE("%s", r.message);
+    free(b);
+}
+
+TEST(tamper_truncated_and_checksum) {
+    size_t n, cn;
+    unsigned char *b = slurp("build/t_gpt.vtlog", &n), *cb = slurp("build/t_gpt.vtlog.commits", &cn);
+    long at;
+    vt_report r;
+    if (!b || !cb) { CHECK(0, "no log"); return; }
+    spit("build/t_gpt_trunc.vtlog.commits", cb, cn);
+    spit("build/t_gpt_trunc.vtlog", b, n - 1000);
+    r = audit_gpt("build/t_gpt_trunc.vtlog");
+    CHECK(r.status == VT_ERR_TRUNCATED, "truncated log: %s %s", vt_status_name(r.status), r.message);
+    NOTE("%s", r.message);
+    spit("build/t_gpt_trunc.vtlog", b, 20);
+    r = audit_gpt("build/t_gpt_trunc.vtlog");
+    CHECK(r.status == VT_ERR_TRUNCATED && strstr(r.message, "header"), "truncated header: %s", r.message);
+    at = chunk_at(b, n, 7);
+    b[at + VT__CHUNK_HDR + vt__get_u64(b + at + 20) + 3] ^= 0x40; /* a checksum byte */
+    spit("build/t_gpt_sum.vtlog", b, n);
+    spit("build/t_gpt_sum.vtlog.commits", cb, cn);
+    r = audit_gpt("build/t_gpt_sum.vtlog");
+    CHECK(r.status == VT_ERR_CHECKSUM && r.first_bad_step == 7, "flipped checksum: %s %s", vt_status_name(r.status), r.message);
+    b[at + VT__CHUNK_HDR + vt__get_u64(b + at + 20) + 3] ^= 0x40;
+    b[at + VT__CHUNK_HDR + 2] ^= 0x01; /* a body byte, checksum left alone */
+    spit("build/t_gpt_sum.vtlog", b, n);
+    r = audit_gpt("build/t_gpt_sum.vtlog");
+    CHECK(r.status == VT_ERR_CHECKSUM && r.first_bad_step == 7, "flipped body: %s %s", vt_status_name(r.status), r.message);
+    b[at + VT__CHUNK_HDR + 2] ^= 0x01;
+    b[10] ^= 1; /* the header's version field */
+    spit("build/t_gpt_sum.vtlog", b, n);
+    r = audit_gpt("build/t_gpt_sum.vtlog");
+    CHECK(r.status == VT_ERR_FORMAT, "bad version: %s %s", vt_status_name(r.status), r.message);
+    free(b);
+    free(cb);
+}
+
+/* a log for another program (another model size) is a desync, not a silent misapplication */
+TEST(log_of_another_program) {
+    vt_desc d = vt_desc_default();
+    vt_program p = gpt_program();
+    vt_report r;
+    d.role = VT_ROLE_AUDIT;
+    d.log_path = "build/t_gpt.vtlog";
+    g_gpt.cfg.width = 48;
+    vt_run(&d, &p, 200, &r);
+    g_gpt.cfg.width = 32;
+    CHECK(r.status == VT_ERR_DESYNC || r.status == VT_ERR_MISMATCH, "%s: %s", vt_status_name(r.status), r.message);
+    CHECK(r.first_bad_step == 0, "detected at step %lld", (long long)r.first_bad_step);
+    NOTE("%s", r.message);
+}
+
+/* --- bounds ----------------------------------------------------------------------- */
+
+/* a program that exercises every op forward and backward */
+typedef struct { vt_tensor *w, *b, *lw, *lb, *emb, *m3; vt_optim *opt; } allops_app;
+static allops_app g_all;
+
+static vt_status allops_setup(vt_ctx *c, void *u) {
+    allops_app *a = (allops_app *)u;
+    int64_t nw[2] = {48, 40}, nb[1] = {48}, ne[2] = {20, 40}, nm[2] = {48, 24};
+    vt_sgd_desc sd = vt_sgd_default();
+    a->w = vt_param(c, "w", 2, nw);
+    a->b = vt_param(c, "b", 1, nb);
+    a->lw = vt_param(c, "lw", 1, nb);
+    a->lb = vt_param(c, "lb", 1, nb);
+    a->emb = vt_param(c, "emb", 2, ne);
+    a->m3 = vt_param(c, "m3", 2, nm);
+    vt_init_normal(c, a->w, 1, 0, 0.2);
+    vt_init_normal(c, a->b, 1, 1, 0.1);
+    vt_init_normal(c, a->lw, 1, 2, 0.1);
+    vt_init_normal(c, a->lb, 1, 3, 0.1);
+    vt_init_normal(c, a->emb, 1, 4, 1.0);
+    vt_init_normal(c, a->m3, 1, 5, 0.2);
+    sd.lr = 1e-2; sd.momentum = 0.9; sd.nesterov = 1; sd.weight_decay = 1e-3;
+    a->opt = vt_sgd_create(c, &sd);
+    return vt_status_of(c);
+}
+
+static vt_status allops_step(vt_ctx *c, int64_t s, void *u) {
+    allops_app *a = (allops_app *)u;
+    int64_t ti[2] = {4, 24}, i;
+    int32_t tok[96], tgt[96];
+    vt_tensor *x, *h, *q, *att, *l1, *l2, *l3, *l4, *lsm;
+    for (i = 0; i < 96; i++) {
+        tok[i] = (int32_t)(vt_rng_u64(2, (uint64_t)s, (uint64_t)i) % 20);
+        tgt[i] = (int32_t)(vt_rng_u64(3, (uint64_t)s, (uint64_t)i) % 48);
+    }
+    x = vt_embedding(c, a->emb, vt_from_i32(c, 2, ti, tok));                 /* (4,24,40) */
+    x = vt_dropout(c, x, 0.1, 77);
+    h = vt_linear(c, x, a->w, a->b);                                          /* (4,24,48) */
+    h = vt_layernorm(c, h, a->lw, a->lb, 1e-5);
+    h = vt_add(c, vt_gelu(c, h), vt_scale(c, vt_tanh(c, h), 0.5));
+    h = vt_sub(c, vt_mul(c, h, vt_relu(c, h)), vt_mean(c, h));
+    q = vt_concat(c, h, vt_split(c, h, 2, 0, 24), 2);                          /* (4,24,72) */
+    att = vt_attention(c, vt_contiguous(c, vt_slice(c, q, 2, 0, 72)), 3);      /* (4,24,24) */
+    att = vt_matmul(c, att, a->m3, 0, 1);                                      /* (4,24,48) */
+    {
+        vt_tensor *hs = vt_softmax(c, h);                                     /* (4,24,48) */
+        vt_tensor *g = vt_matmul(c, vt_transpose(c, h, 1, 2), hs, 0, 0);      /* (4,48,48) */
+        att = vt_add(c, att, vt_scale(c, vt_matmul(c, hs, g, 0, 1), 1e-2));  /* (4,24,48) */
+    }
+    lsm = vt_log_softmax(c, att);
+    l1 = vt_cross_entropy(c, att, vt_from_i32(c, 2, ti, tgt));
+    l2 = vt_mse(c, vt_sum(c, lsm), vt_mean(c, att));
+    l3 = vt_scale(c, vt_sum(c, vt_mul(c, h, h)), 1e-4);
+    l4 = vt_add(c, l1, vt_add(c, vt_scale(c, l2, 1e-6), l3));
+    vt_backward(c, l4);
+    vt_clip_grad_norm(c, 1.0);
+    vt_optim_step(c, a->opt, 1e-2);
+    return vt_status_of(c);
+}
+
+/* Every op's bound holds empirically: at every rounding point of a program
+   that uses all ops, the op is recomputed in several other orders (chaos:
+   permuted and re-blocked sums, fma on and off, libm results moved by up to
+   3 ulps) and |x_a - x_b| must never exceed e_a + e_b. Reports how loose the
+   bounds are (the largest observed divergence as a fraction of 2e). */
+TEST(bounds_hold_for_every_op) {
+    vt_desc d = vt_desc_default();
+    vt_program p;
+    vt_order o[3];
+    vt_calib t;
+    int i;
+    int64_t samples = 0, viol = 0;
+    p.setup = allops_setup; p.step = allops_step; p.on_step = NULL; p.user = &g_all;
+    vt_order_parse(&o[0], "chaos:1");
+    vt_order_parse(&o[1], "chaos:2,nofma");
+    vt_order_parse(&o[2], "threads:1,block:13");
+    CHECK(vt_calibrate(&d, &p, 12, o, 3, 1.0, &t) == VT_OK, "%s", vt_last_error());
+    for (i = 0; i < t.count; i++) {
+        char nm[64];
+        vt__kind_name(t.e[i].kind, nm, sizeof nm);
+        samples += t.e[i].samples;
+        viol += t.e[i].violations;
+        CHECK(t.e[i].violations == 0, "%s[%lld]: %lld elements diverged by more than e_a + e_b", nm, (long long)t.e[i].n,
+              (long long)t.e[i].violations);
+        if (t.e[i].max_ratio > 0)
+            NOTE("%-18s n=%-7lld divergence up to %.2e of 2e (bound %.0fx loose), %lld samples", nm, (long long)t.e[i].n,
+                 t.e[i].max_ratio, 1.0 / t.e[i].max_ratio, (long long)t.e[i].samples);
+    }
+    CHECK(samples >= 1000000, "only %lld outputs compared", (long long)samples);
+    NOTE("%lld outputs compared over %d points, %lld violations", (long long)samples, t.count, (long long)viol);
+    vt_calib_free(&t);
+}
+
+int main(int argc, char **argv) {
+    TEST_FILTER(argc, argv);
+    setvbuf(stdout, NULL, _IONBF, 0);
+    if (vt_digits_load("data/digits.csv", &g_mlp.d) != VT_OK) { printf("%s\n0 passed, 1 failed\n", vt_last_error()); return 1; }
+    g_mlp.batch = 32;
+    if (chargpt_load(&g_gpt, "data/kjv_nt.txt") != VT_OK) { printf("%s\n0 passed, 1 failed\n", vt_last_error()); return 1; }
+    RUN(bounds_hold_for_every_op);
+    RUN(mlp_replays_across_orders);
+    RUN(mlp_native_diverges);
+    RUN(gpt_replays_across_orders);
+    RUN(gpt_native_diverges);
+    RUN(tamper_changed_entry);
+    RUN(tamper_deleted_record);
+    RUN(tamper_truncated_and_checksum);
+    RUN(log_of_another_program);
+    RUN(round_only_fails_verified_fixes);
+    vt_digits_free(&g_mlp.d);
+    chargpt_free(&g_gpt);
+    return TEST_SUMMARY();
+}
