@@ -15,7 +15,7 @@ CFLAGS  ?= -std=c99 -O2 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror
 LDLIBS  = -lm -lpthread
 B       = build
 
-EXAMPLES = $(B)/train_digits $(B)/train_chargpt
+EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo
 TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay
 BENCHES  = $(B)/bench_step
 
@@ -38,8 +38,8 @@ $(B)/bench_step: bench/step.c vtrain.h | $(B)
 $(B)/bench_gemm: bench/gemm.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS) -lopenblas
 
-demo: $(B)/train_chargpt
-	./$(B)/train_chargpt --steps 300
+demo: $(B)/demo
+	./$(B)/demo
 
 # Compile checks: C99 and C++ with gcc and clang, two translation units,
 # VTRAIN_STATIC, VTRAIN_NO_THREADS. Each one also links and runs.

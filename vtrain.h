@@ -335,6 +335,9 @@ typedef struct vt_log_stats {
     int64_t bytes;           /* log bytes (chunks, headers included) */
     int64_t entries_full;    /* entries stored with all 32 bits */
     int64_t corrections;     /* auditor: entries that differed from its own rounding */
+    double seconds;          /* per kind: time in kernels and rounding (the backward
+                                time of an op is under its gradient kinds) */
+    double round_seconds;    /* of which in the rounding points */
 } vt_log_stats;
 
 typedef struct vt_report {
@@ -589,7 +592,7 @@ VTDEF void vt_text_free(vt_text *t);
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
 #pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
+#pragma GCC optimize("O3", "fp-contract=off")
 #endif
 
 #ifndef VT_ASSERT
@@ -704,7 +707,46 @@ static const uint32_t vt__sha_k[64] = {
 
 #define VT__ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
 
-static void vt__sha_block(uint32_t h[8], const unsigned char *p) {
+#if defined(__SHA__) && defined(__SSE4_1__) && !defined(VTRAIN_NO_SIMD)
+#include <immintrin.h>
+/* the same compression with the x86 SHA extensions (about 5x faster): the
+   state is kept as (A,B,E,F) and (C,D,G,H), two rounds per sha256rnds2 */
+static void vt__sha_blocks_ni(uint32_t h[8], const unsigned char *p, size_t nblocks) {
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i t = _mm_loadu_si128((const __m128i *)&h[0]), s1 = _mm_loadu_si128((const __m128i *)&h[4]), s0;
+    t = _mm_shuffle_epi32(t, 0xB1);
+    s1 = _mm_shuffle_epi32(s1, 0x1B);
+    s0 = _mm_alignr_epi8(t, s1, 8);
+    s1 = _mm_blend_epi16(s1, t, 0xF0);
+    while (nblocks--) {
+        __m128i a0 = s0, a1 = s1, w[4], m;
+        int i;
+        for (i = 0; i < 16; i++) {
+            if (i < 4) w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), bswap);
+            else {
+                __m128i x = _mm_add_epi32(_mm_sha256msg1_epu32(w[i & 3], w[(i + 1) & 3]), _mm_alignr_epi8(w[(i + 3) & 3], w[(i + 2) & 3], 4));
+                w[i & 3] = _mm_sha256msg2_epu32(x, w[(i + 3) & 3]);
+            }
+            m = _mm_add_epi32(w[i & 3], _mm_loadu_si128((const __m128i *)&vt__sha_k[4 * i]));
+            s1 = _mm_sha256rnds2_epu32(s1, s0, m);
+            s0 = _mm_sha256rnds2_epu32(s0, s1, _mm_shuffle_epi32(m, 0x0E));
+        }
+        s0 = _mm_add_epi32(s0, a0);
+        s1 = _mm_add_epi32(s1, a1);
+        p += 64;
+    }
+    t = _mm_shuffle_epi32(s0, 0x1B);
+    s1 = _mm_shuffle_epi32(s1, 0xB1);
+    s0 = _mm_blend_epi16(t, s1, 0xF0);
+    s1 = _mm_alignr_epi8(s1, t, 8);
+    _mm_storeu_si128((__m128i *)&h[0], s0);
+    _mm_storeu_si128((__m128i *)&h[4], s1);
+}
+#define VT__SHA_NI 1
+#endif
+
+/* the compression function in plain C, from FIPS 180-4 section 6.2.2 */
+static VT__UNUSED void vt__sha_block_c(uint32_t h[8], const unsigned char *p) {
     uint32_t w[64], a, b, c, d, e, f, g, hh;
     int i;
     for (i = 0; i < 16; i++)
@@ -728,6 +770,14 @@ static void vt__sha_block(uint32_t h[8], const unsigned char *p) {
     h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
 }
 
+static void vt__sha_block(uint32_t h[8], const unsigned char *p) {
+#ifdef VT__SHA_NI
+    vt__sha_blocks_ni(h, p, 1);
+#else
+    vt__sha_block_c(h, p);
+#endif
+}
+
 VTDEF void vt_sha256_init(vt_sha256_ctx *s) {
     static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
@@ -745,6 +795,9 @@ VTDEF void vt_sha256_update(vt_sha256_ctx *s, const void *data, size_t n) {
         s->nbuf += k; p += k; n -= k;
         if (s->nbuf == 64) { vt__sha_block(s->h, s->buf); s->nbuf = 0; }
     }
+#ifdef VT__SHA_NI
+    if (n >= 64) { vt__sha_blocks_ni(s->h, p, n / 64); p += n & ~(size_t)63; n &= 63; }
+#endif
     while (n >= 64) { vt__sha_block(s->h, p); p += 64; n -= 64; }
     if (n) { memcpy(s->buf, p, n); s->nbuf = n; }
 }
@@ -1220,15 +1273,16 @@ static double vt__sum_bound(const vt__ord *o, int64_t n, double mag, int L) {
 /* libm wrappers: under chaos, move the result by k ulps, |k| <= 3, keyed by
    the argument, as another conforming libm might. */
 static double vt__perturb(const vt__ord *o, double x, double v) {
-    uint64_t b, h;
-    int k;
+    uint64_t b, h, bv;
+    double r;
     if (!o->chaos || v == 0 || !isfinite(v)) return v;
     memcpy(&b, &x, 8);
     h = vt__mix(b ^ o->seed);
-    k = (int)(h % 7) - 3;
-    while (k > 0) { v = nextafter(v, INFINITY); k--; }
-    while (k < 0) { v = nextafter(v, -INFINITY); k++; }
-    return v;
+    /* k in [-3, 3] steps along the bit pattern: k ulps away from or towards 0 */
+    memcpy(&bv, &v, 8);
+    bv += (uint64_t)((int64_t)(h % 7) - 3);
+    memcpy(&r, &bv, 8);
+    return isfinite(r) && (r > 0) == (v > 0) ? r : v;
 }
 static double vt__exp(const vt__ord *o, double x) { return vt__perturb(o, x, exp(x)); }
 static double vt__log(const vt__ord *o, double x) { return vt__perturb(o, x, log(x)); }
@@ -2380,7 +2434,29 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
         const double *x = j->X + r * j->s_outer;
         double s1 = 0, s2 = 0, m = 0, mn = INFINITY;
         int L = VT__LSB_NONE, coarse = vt__coarse_line(x, j->s_k, j->K), e;
-        for (k = 0; k < j->K; k++) {
+        k = 0;
+#ifdef VT__AVX2
+        if (j->s_k == 1 && j->K >= 8) { /* four lanes at a time (the order of these sums does not matter) */
+            const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+            __m256d v1 = zero, v2 = zero, vm = zero, vn = inf;
+            double t1[4], t2[4], tm[4], tn[4];
+            int q;
+            for (; k + 4 <= j->K; k += 4) {
+                __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k));
+                v1 = _mm256_add_pd(v1, a);
+                v2 = _mm256_fmadd_pd(a, a, v2);
+                vm = _mm256_max_pd(vm, a);
+                vn = _mm256_min_pd(vn, _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ)));
+            }
+            _mm256_storeu_pd(t1, v1); _mm256_storeu_pd(t2, v2); _mm256_storeu_pd(tm, vm); _mm256_storeu_pd(tn, vn);
+            for (q = 0; q < 4; q++) {
+                s1 += t1[q]; s2 += t2[q];
+                if (tm[q] > m) m = tm[q];
+                if (tn[q] < mn) mn = tn[q];
+            }
+        }
+#endif
+        for (; k < j->K; k++) {
             double a = fabs(x[k * j->s_k]);
             s1 += a; s2 += a * a;
             if (a > m) m = a;
@@ -2614,7 +2690,7 @@ static vt_tensor *vt__mk(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne, in
         size_t bytes = (size_t)(n ? n : 1) * (dt == VT_I32 ? sizeof(int32_t) : sizeof(double));
         t->data = persist ? vt__persist_alloc(c, bytes) : vt__arena_alloc(&c->step, bytes);
         if (!t->data) { vt__fail(c, VT_ERR_NOMEM, "out of memory for tensor data (%zu bytes)", bytes); return NULL; }
-        if (!persist) memset(t->data, 0, bytes);
+        if (!persist && alloc_data == 1) memset(t->data, 0, bytes); /* 2: left uninitialised (a kernel writes it all) */
     }
     return t;
 }
@@ -2821,25 +2897,38 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
     o->e = NULL;
     if (c->d.mode == VT_MODE_VERIFIED || c->ncal) {
         o->e = (double *)vt__scratch(c, sizeof(double) * (size_t)(o->n ? o->n : 1));
-        if (o->e) memset(o->e, 0, sizeof(double) * (size_t)o->n);
+        /* kernels write every bound, except these backward kernels, which
+           leave parts of their output untouched (bound 0 there) */
+        if (o->e && slot > 0 &&
+            (op == VT_OP_VIEW || op == VT_OP_EMBEDDING || op == VT_OP_ATT_SCORES || op == VT_OP_ATT_MIX || op == VT_OP_SPLIT))
+            memset(o->e, 0, sizeof(double) * (size_t)o->n);
     }
 }
 
 static void vt__calibrate_node(vt_ctx *c, vt__kern *k);
 
 static void vt__run_kernel(vt_ctx *c, vt__kern *k) {
-    int i;
+    int i, kind = -1;
+    double t0 = vt__now(), t1;
     c->ord.call = ++c->calls;
     k->c = c;
     k->o = &c->ord;
     if (c->ncal) vt__calibrate_node(c, k);
     else c->be->kernel(k);
     if (c->status != VT_OK) return;
+    t1 = vt__now();
     for (i = 0; i < VT_MAX_SRC; i++) {
         vt__kout *o = &k->out[i];
-        if (!o->x || o->exact) continue;
+        if (!o->x) continue;
+        if (kind < 0) kind = o->kind;
+        if (o->exact) continue;
         vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->n);
         if (c->status != VT_OK) return;
+    }
+    if (kind >= 0 && kind < VT_OP_COUNT * 8) {
+        double t2 = vt__now();
+        c->kstats[kind].seconds += t2 - t0;
+        c->kstats[kind].round_seconds += t2 - t1;
     }
 }
 
@@ -2858,7 +2947,7 @@ static void vt__exec(vt_ctx *c, vt_tensor *t) {
    kernel must add to what is there */
 static double *vt__grad_for(vt_ctx *c, vt_tensor *s, int *acc) {
     if (!s->grad) {
-        s->grad = vt__mk(c, s->dtype, s->ndim, s->ne, 0, 1);
+        s->grad = vt__mk(c, s->dtype, s->ndim, s->ne, 0, 2);
         if (!s->grad) return NULL;
         s->grad_fresh = 1;
     }
@@ -3330,16 +3419,27 @@ static void vt__gelu_core(const vt__ord *o, double x, double *t, double *dt) {
     *dt = (slope < 1 ? slope : 1) * dz + VT__TANH_ERR;
 }
 
+/* the forward keeps its tanh values (node->extra, the step arena) for the
+   backward: each machine reuses its own, within the same bound dt */
 static void vt__gelu_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__job *j = (vt__job *)arg;
     vt__kern *k = j->k;
     const double *X = vt__d(k->t->src[0]);
     const double *dy = k->bwd ? vt__d(k->t->grad) : NULL;
+    double *tc = (double *)j->p;
     int64_t i;
     (void)tid;
     for (i = lo; i < hi; i++) {
         double x = X[i], t, dt;
-        vt__gelu_core(k->o, x, &t, &dt);
+        if (k->bwd && tc) {
+            double x3 = x * x * x, z = VT__GELU_S * (x + VT__GELU_A * x3), dz = 5 * VT__U * fabs(z), slope;
+            t = tc[i];
+            slope = 1 - t * t + 2 * dz;
+            dt = (slope < 1 ? slope : 1) * dz + VT__TANH_ERR;
+        } else {
+            vt__gelu_core(k->o, x, &t, &dt);
+            if (tc) tc[i] = t;
+        }
         if (!k->bwd) {
             double y = 0.5 * x * (1 + t);
             k->out[0].x[i] = y;
@@ -4055,7 +4155,17 @@ static void vt__cpu_kernel(vt__kern *k) {
     case VT_OP_MATMUL: vt__k_matmul(k); break;
     case VT_OP_LINEAR: vt__k_linear(k); break;
     case VT_OP_RELU: vt__k_relu(k); break;
-    case VT_OP_GELU: vt__k_elementwise(k, vt__gelu_task, 40); break;
+    case VT_OP_GELU: {
+        /* the primary forward run stores tanh for the backward (not the
+           calibration's reruns in other orders) */
+        vt__job j;
+        int64_t n = vt_numel(k->t);
+        if (!k->bwd && k->o == &k->c->ord) k->t->extra = vt__arena_alloc(&k->c->step, sizeof(double) * (size_t)(n ? n : 1));
+        j.k = k; j.R = n; j.C = 1;
+        j.p = (k->bwd || k->o == &k->c->ord) ? k->t->extra : NULL;
+        vt__parallel(&k->c->pool, n, n * 40, vt__gelu_task, &j);
+        break;
+    }
     case VT_OP_TANH: vt__k_elementwise(k, vt__tanh_task, 20); break;
     case VT_OP_SOFTMAX: case VT_OP_LOG_SOFTMAX: vt__k_softmax(k); break;
     case VT_OP_CROSS_ENTROPY: vt__k_cross_entropy(k); break;
@@ -4087,7 +4197,7 @@ static int vt__need(vt_ctx *c, const vt_tensor *t, const char *op, const char *a
 }
 
 static vt_tensor *vt__node(vt_ctx *c, vt_op op, int ndim, const int64_t *ne, vt_tensor *s0, vt_tensor *s1, vt_tensor *s2) {
-    vt_tensor *t = vt__mk(c, vt__vdt(c), ndim, ne, 0, 1);
+    vt_tensor *t = vt__mk(c, vt__vdt(c), ndim, ne, 0, 2);
     if (!t) return NULL;
     t->op = op;
     t->src[0] = s0; t->src[1] = s1; t->src[2] = s2;
@@ -4157,6 +4267,8 @@ VTDEF vt_tensor *vt_reshape(vt_ctx *c, vt_tensor *t, int ndim, const int64_t *ne
 VTDEF vt_tensor *vt_permute(vt_ctx *c, vt_tensor *t, const int *perm) {
     int64_t ne[VT_MAX_DIMS], nb[VT_MAX_DIMS];
     int i, seen = 0;
+    memset(ne, 0, sizeof ne);
+    memset(nb, 0, sizeof nb);
     if (c->status != VT_OK || !t) return NULL;
     for (i = 0; i < t->ndim; i++) {
         if (perm[i] < 0 || perm[i] >= t->ndim || (seen & (1 << perm[i]))) {
@@ -4935,20 +5047,41 @@ static vt_status vt__chunk_read(vt_ctx *c) {
    values as binary32, little-endian, row-major.
    ========================================================================== */
 
-typedef struct { vt_ctx *c; unsigned char *out; } vt__dig_job;
+/* A tensor's digest is a two-level hash, so that it can be computed in
+   parallel (threads here, thread blocks on a GPU): the tensor's values as
+   binary32 little-endian bytes are cut into blocks of 64 KiB, each block is
+   hashed, and the digest is SHA-256("vtrain-tensor-1", u64 byte count, the
+   block digests in order). */
+#define VT__DIG_BLOCK 16384 /* values per block (64 KiB) */
 
-static void vt__tensor_digest_raw(const vt_tensor *t, unsigned char out[32]) {
+static void vt__block_digest(const vt_tensor *t, int64_t b, unsigned char out[32]) {
+    unsigned char buf[4 * 1024];
     vt_sha256_ctx s;
-    unsigned char buf[4096];
-    int64_t i, n = vt_numel(t), k = 0;
+    int64_t i, i0 = b * VT__DIG_BLOCK, i1 = VT__MIN(vt_numel(t), i0 + VT__DIG_BLOCK), k = 0;
+    int contig = vt_is_contiguous(t);
+    const double *d = vt__d(t);
     vt_sha256_init(&s);
-    for (i = 0; i < n; i++) {
-        uint32_t b = vt__fbits((float)vt__d(t)[vt__off(t, i)]);
-        buf[k++] = (unsigned char)b; buf[k++] = (unsigned char)(b >> 8);
-        buf[k++] = (unsigned char)(b >> 16); buf[k++] = (unsigned char)(b >> 24);
+    for (i = i0; i < i1; i++) {
+        uint32_t v = vt__fbits((float)(contig ? d[i] : d[vt__off(t, i)]));
+        buf[k] = (unsigned char)v; buf[k + 1] = (unsigned char)(v >> 8);
+        buf[k + 2] = (unsigned char)(v >> 16); buf[k + 3] = (unsigned char)(v >> 24);
+        k += 4;
         if (k == (int64_t)sizeof buf) { vt_sha256_update(&s, buf, (size_t)k); k = 0; }
     }
     vt_sha256_update(&s, buf, (size_t)k);
+    vt_sha256_final(&s, out);
+}
+
+static int64_t vt__dig_nblocks(const vt_tensor *t) { return (vt_numel(t) + VT__DIG_BLOCK - 1) / VT__DIG_BLOCK; }
+
+static void vt__digest_combine(const vt_tensor *t, const unsigned char *blocks, unsigned char out[32]) {
+    vt_sha256_ctx s;
+    unsigned char n8[8];
+    vt_sha256_init(&s);
+    vt_sha256_update(&s, "vtrain-tensor-1", 15);
+    vt__put_u64(n8, (uint64_t)(4 * vt_numel(t)));
+    vt_sha256_update(&s, n8, 8);
+    vt_sha256_update(&s, blocks, 32 * (size_t)vt__dig_nblocks(t));
     vt_sha256_final(&s, out);
 }
 
@@ -4956,16 +5089,30 @@ static void vt__tensor_digest_raw(const vt_tensor *t, unsigned char out[32]) {
 static int vt__nstate(const vt_ctx *c) { return c->nparams + c->nxstate; }
 static vt_tensor *vt__state(const vt_ctx *c, int i) { return i < c->nparams ? c->params[i] : c->xstate[i - c->nparams]; }
 
+typedef struct { vt_ctx *c; int64_t *first; unsigned char *blk; int nt; } vt__dig_job;
+
+/* task q hashes block q of the concatenated state; first[i] is tensor i's first block */
 static void vt__dig_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__dig_job *j = (vt__dig_job *)arg;
-    int64_t i;
+    int64_t q;
+    int i = 0;
     (void)tid;
-    for (i = lo; i < hi; i++) vt__tensor_digest_raw(vt__state(j->c, (int)i), j->out + 32 * i);
+    for (q = lo; q < hi; q++) {
+        while (i + 1 < j->nt && j->first[i + 1] <= q) i++;
+        vt__block_digest(vt__state(j->c, i), q - j->first[i], j->blk + 32 * q);
+    }
 }
 
 VTDEF vt_status vt_tensor_digest(vt_ctx *c, const vt_tensor *t, unsigned char out[32]) {
+    unsigned char *blk;
+    int64_t b, nb;
     if (!t || t->dtype == VT_I32) return vt__fail(c, VT_ERR_ARG, "vt_tensor_digest: need a real tensor");
-    vt__tensor_digest_raw(t, out);
+    nb = vt__dig_nblocks(t);
+    blk = (unsigned char *)vt__xmalloc(c, 32 * (size_t)(nb + 1));
+    if (!blk) return c->status;
+    for (b = 0; b < nb; b++) vt__block_digest(t, b, blk + 32 * b);
+    vt__digest_combine(t, blk, out);
+    VT_FREE(blk, c->u);
     return VT_OK;
 }
 
@@ -4973,10 +5120,18 @@ VTDEF vt_status vt_tensor_digest(vt_ctx *c, const vt_tensor *t, unsigned char ou
 static vt_status vt__digests(vt_ctx *c, unsigned char *td, unsigned char out[32]) {
     vt__dig_job j;
     vt_sha256_ctx s;
-    int i, d;
-    int64_t total = vt_param_numel(c) * 3;
-    j.c = c; j.out = td;
-    vt__parallel(&c->pool, vt__nstate(c), total * 8, vt__dig_task, &j);
+    int i, d, nt = vt__nstate(c);
+    int64_t nb = 0;
+    j.c = c; j.nt = nt;
+    j.first = (int64_t *)vt__xmalloc(c, sizeof(int64_t) * (size_t)(nt + 1));
+    if (!j.first) return c->status;
+    for (i = 0; i < nt; i++) { j.first[i] = nb; nb += vt__dig_nblocks(vt__state(c, i)); }
+    j.blk = (unsigned char *)vt__xmalloc(c, 32 * (size_t)(nb + 1));
+    if (!j.blk) { VT_FREE(j.first, c->u); return c->status; }
+    vt__parallel(&c->pool, nb, nb * VT__DIG_BLOCK * 4, vt__dig_task, &j);
+    for (i = 0; i < nt; i++) vt__digest_combine(vt__state(c, i), j.blk + 32 * j.first[i], td + 32 * i);
+    VT_FREE(j.blk, c->u);
+    VT_FREE(j.first, c->u);
     vt_sha256_init(&s);
     for (i = 0; i < vt__nstate(c); i++) {
         vt_tensor *t = vt__state(c, i);

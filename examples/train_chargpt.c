@@ -89,9 +89,9 @@ int main(int argc, char **argv) {
             vt_log_stats ks;
             char nm[64];
             if (vt_log_kind_stats(c, k, &ks, nm, sizeof nm))
-                printf("  %-20s points %6lld  values %10lld  entries %7lld  (%.1f per million)  corrections %lld\n", nm,
+                printf("  %-18s points %6lld values %10lld entries %7lld (%6.1f/M) corr %3lld  time %6.2f s (round %5.2f)\n", nm,
                        (long long)ks.points, (long long)ks.values, (long long)ks.entries, 1e6 * (double)ks.entries / (double)ks.values,
-                       (long long)ks.corrections);
+                       (long long)ks.corrections, ks.seconds, ks.round_seconds);
         }
     }
     printf("validation loss %.4f (unigram baseline %.4f)\n", chargpt_val_loss(c, &a, 8), chargpt_unigram(&a));

@@ -34,6 +34,21 @@ TEST(sha256_vectors) {
     CHECK(!strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"), "streamed: %s", hex);
 }
 
+/* the hardware (SHA-NI) and plain-C compression functions agree */
+TEST(sha256_block_paths_agree) {
+    int r;
+    for (r = 0; r < 200; r++) {
+        unsigned char blk[64];
+        uint32_t h1[8], h2[8];
+        int i;
+        for (i = 0; i < 64; i++) blk[i] = (unsigned char)vt_rng_u64(8, (uint64_t)r, (uint64_t)i);
+        for (i = 0; i < 8; i++) h1[i] = h2[i] = (uint32_t)vt_rng_u64(9, (uint64_t)r, (uint64_t)i);
+        vt__sha_block(h1, blk);
+        vt__sha_block_c(h2, blk);
+        CHECK(!memcmp(h1, h2, sizeof h1), "block %d differs", r);
+    }
+}
+
 /* Philox4x32-10 known answers (Random123's kat_vectors) */
 TEST(philox_known_answers) {
     uint32_t c1[4] = {0, 0, 0, 0}, k1[2] = {0, 0};
@@ -229,6 +244,7 @@ TEST(no_contraction_here) {
 
 int main(void) {
     RUN(sha256_vectors);
+    RUN(sha256_block_paths_agree);
     RUN(philox_known_answers);
     RUN(det_log_accuracy);
     RUN(normal_moments);
