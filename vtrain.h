@@ -314,6 +314,9 @@ typedef struct vt_desc {
     int device;               /* CUDA device ordinal */
     vt_order order;
     int compact_log;          /* 0 default: compact entries (low 8 bits); -1: full 32 bits */
+    int log_memory;           /* 1: step chunks in memory too: the trainer's via vt_step_chunk after
+                                 each step, the auditor's from vt_feed_chunk before each step
+                                 (no file needed; peers exchange chunks this way) */
     void *alloc_user;         /* passed to VT_MALLOC & co */
 } vt_desc;
 
@@ -425,6 +428,12 @@ VTDEF void vt_eval_end(vt_ctx *c);
 VTDEF vt_status vt_backward(vt_ctx *c, vt_tensor *loss);
 VTDEF void vt_zero_grad(vt_ctx *c);
 VTDEF void vt_commit_batch(vt_ctx *c, const int64_t *idx, int64_t n); /* data order into the commitment */
+/* the complete log chunk (header, records, checksum) of the step that ended last */
+VTDEF vt_status vt_step_chunk(const vt_ctx *c, const unsigned char **bytes, size_t *len);
+/* auditor with log_memory: the chunk to replay the next step with (copied) */
+VTDEF vt_status vt_feed_chunk(vt_ctx *c, const unsigned char *bytes, size_t len);
+/* SHA-256 of the chunk of the step that ended last */
+VTDEF void vt_step_chunk_sha(const vt_ctx *c, unsigned char out[32]);
 
 /* --- ops (forward and backward; all end in rounding points) --------------- */
 VTDEF vt_tensor *vt_add(vt_ctx *c, vt_tensor *a, vt_tensor *b);   /* broadcasting */
@@ -1433,6 +1442,9 @@ struct vt_ctx {
     struct vt__rent *rents; int64_t crents; /* auditor: entries read from the log */
     FILE *logf;             /* trainer: log being written */
     vt__buf chunk;          /* trainer: current chunk body */
+    vt__buf lastchunk;      /* trainer: the complete chunk of the last step */
+    vt__buf fed;            /* auditor (log_memory): the chunk fed for the next step */
+    int have_fed;
     vt__logrd rd;           /* auditor: log being read */
     vt_calib calib;         /* the table in force (copied) */
     vt_log_stats stats;
@@ -1845,7 +1857,7 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
     if (job.e && c->d.bound == VT_BOUND_CALIBRATED) job.ef = vt__calib_factor(&c->calib, kind, n);
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
 
-    if (c->d.mode != VT_MODE_VERIFIED || (c->d.role == VT_ROLE_TRAIN && !c->logf)) {
+    if (c->d.mode != VT_MODE_VERIFIED || (c->d.role == VT_ROLE_TRAIN && !c->logf && !c->d.log_memory)) {
         /* no log: a plain cast (round-only, native, or training without a log) */
         vt__parallel(&c->pool, n, n, job.e ? vt__round_task : vt__cast_task, &job);
         for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
@@ -4977,63 +4989,112 @@ static vt_status vt__log_open_read(vt_ctx *c) {
 
 static vt_status vt__chunk_write(vt_ctx *c) {
     unsigned char h[VT__CHUNK_HDR];
-    vt_sha256_ctx s;
     memcpy(h, "VTCK", 4);
     vt__put_u64(h + 4, (uint64_t)c->step_no);
     vt__put_u32(h + 12, (uint32_t)c->chunk_points);
     vt__put_u32(h + 16, (uint32_t)c->chunk_entries);
     vt__put_u64(h + 20, (uint64_t)c->chunk.n);
-    vt_sha256_init(&s);
-    vt_sha256_update(&s, h, sizeof h);
-    vt_sha256_update(&s, c->chunk.p, c->chunk.n);
-    vt_sha256_final(&s, c->last_chunk_sha);
-    if (vt__write_all(c, c->logf, h, sizeof h, "a log chunk") != VT_OK ||
-        vt__write_all(c, c->logf, c->chunk.p, c->chunk.n, "a log chunk") != VT_OK ||
-        vt__write_all(c, c->logf, c->last_chunk_sha, 32, "a log chunk") != VT_OK)
-        return c->status;
+    c->lastchunk.n = 0;
+    if (!vt__buf_put(c, &c->lastchunk, h, sizeof h) || !vt__buf_put(c, &c->lastchunk, c->chunk.p, c->chunk.n)) return c->status;
+    vt_sha256(c->lastchunk.p, c->lastchunk.n, c->last_chunk_sha);
+    if (!vt__buf_put(c, &c->lastchunk, c->last_chunk_sha, 32)) return c->status;
+    c->stats.bytes += (int64_t)c->lastchunk.n;
+    if (!c->logf) return VT_OK;
+    if (vt__write_all(c, c->logf, c->lastchunk.p, c->lastchunk.n, "a log chunk") != VT_OK) return c->status;
     if (fflush(c->logf) != 0) return vt__fail(c, VT_ERR_IO, "flushing the log '%s' failed", c->d.log_path);
-    c->stats.bytes += (int64_t)(sizeof h + c->chunk.n + 32);
     return VT_OK;
 }
 
-static vt_status vt__chunk_read(vt_ctx *c) {
+VTDEF vt_status vt_step_chunk(const vt_ctx *c, const unsigned char **bytes, size_t *len) {
+    *bytes = c->lastchunk.p;
+    *len = c->lastchunk.n;
+    return c->lastchunk.n ? VT_OK : VT_ERR_STATE;
+}
+VTDEF void vt_step_chunk_sha(const vt_ctx *c, unsigned char out[32]) { memcpy(out, c->last_chunk_sha, 32); }
+
+VTDEF vt_status vt_feed_chunk(vt_ctx *c, const unsigned char *bytes, size_t len) {
+    if (!c->d.log_memory || c->d.role != VT_ROLE_AUDIT) return vt__fail(c, VT_ERR_STATE, "vt_feed_chunk: only an auditor with log_memory takes chunks");
+    c->fed.n = 0;
+    if (!vt__buf_put(c, &c->fed, bytes, len)) return c->status;
+    c->have_fed = 1;
+    return VT_OK;
+}
+
+/* check a chunk (header h, body, checksum) for the replay's step and take its body */
+static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsigned char *body, uint64_t blen,
+                                  const unsigned char *sha, const char *src) {
     vt__logrd *r = &c->rd;
-    unsigned char h[VT__CHUNK_HDR], sha[32], want[32];
-    uint64_t step, blen;
-    int64_t at = (int64_t)ftell(r->f);
-    const char *path = c->d.log_path;
+    unsigned char want[32];
     vt_sha256_ctx s;
-    if (at == r->fsize)
-        return vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld (the trainer's log has fewer steps, or was truncated)", path, (long long)c->step_no);
-    if (vt__read_exact(c, r->f, h, sizeof h, path, "a chunk header") != VT_OK) return c->status;
-    if (memcmp(h, "VTCK", 4)) return vt__fail(c, VT_ERR_FORMAT, "'%s': no chunk at byte %lld (corrupted)", path, (long long)at);
-    step = vt__get_u64(h + 4);
-    blen = vt__get_u64(h + 20);
+    uint64_t step = vt__get_u64(h + 4);
+    if (memcmp(h, "VTCK", 4)) return vt__fail(c, VT_ERR_FORMAT, "%s: not a log chunk (bad magic) at step %lld", src, (long long)c->step_no);
     if (step != (uint64_t)c->step_no)
-        return vt__fail(c, VT_ERR_DESYNC, "log desync: '%s' has step %llu next, the replay is at step %lld", path, (unsigned long long)step, (long long)c->step_no);
-    if ((int64_t)blen < 0 || at + VT__CHUNK_HDR + (int64_t)blen + 32 > r->fsize)
-        return vt__fail(c, VT_ERR_TRUNCATED, "'%s': chunk of step %lld claims %llu bytes, the file has %lld left (truncated)", path,
-                        (long long)c->step_no, (unsigned long long)blen, (long long)(r->fsize - at - VT__CHUNK_HDR));
+        return vt__fail(c, VT_ERR_DESYNC, "log desync: %s has step %llu next, the replay is at step %lld", src, (unsigned long long)step, (long long)c->step_no);
+    vt_sha256_init(&s);
+    vt_sha256_update(&s, h, VT__CHUNK_HDR);
+    vt_sha256_update(&s, body, (size_t)blen);
+    vt_sha256_final(&s, want);
+    if (memcmp(sha, want, 32)) return vt__fail(c, VT_ERR_CHECKSUM, "%s: the checksum of step %lld's chunk does not match (corrupted)", src, (long long)c->step_no);
     if (blen > r->chunk.cap) {
         unsigned char *q = (unsigned char *)VT_REALLOC(r->chunk.p, (size_t)blen, c->u);
         if (!q) return vt__fail(c, VT_ERR_NOMEM, "out of memory reading a log chunk of %llu bytes", (unsigned long long)blen);
         r->chunk.p = q;
         r->chunk.cap = (size_t)blen;
     }
+    if (blen) memcpy(r->chunk.p, body, (size_t)blen);
     r->chunk.n = (size_t)blen;
-    if (vt__read_exact(c, r->f, r->chunk.p, (size_t)blen, path, "a chunk body") != VT_OK ||
-        vt__read_exact(c, r->f, sha, 32, path, "a chunk checksum") != VT_OK)
-        return c->status;
-    vt_sha256_init(&s);
-    vt_sha256_update(&s, h, sizeof h);
-    vt_sha256_update(&s, r->chunk.p, r->chunk.n);
-    vt_sha256_final(&s, want);
-    if (memcmp(sha, want, 32)) return vt__fail(c, VT_ERR_CHECKSUM, "'%s': the checksum of step %lld's chunk does not match (corrupted)", path, (long long)c->step_no);
     memcpy(c->last_chunk_sha, sha, 32);
     r->pos = 0;
     r->step = (int64_t)step;
-    c->stats.bytes += (int64_t)(sizeof h + blen + 32);
+    c->stats.bytes += (int64_t)(VT__CHUNK_HDR + blen + 32);
     return VT_OK;
+}
+
+static vt_status vt__chunk_take_fed(vt_ctx *c) {
+    const unsigned char *p = c->fed.p;
+    size_t n = c->fed.n;
+    uint64_t blen;
+    if (!c->have_fed) return vt__fail(c, VT_ERR_STATE, "step %lld: no log chunk was fed (vt_feed_chunk) for this step", (long long)c->step_no);
+    c->have_fed = 0;
+    if (n < VT__CHUNK_HDR + 32) return vt__fail(c, VT_ERR_TRUNCATED, "the fed chunk for step %lld has %zu bytes, less than a header", (long long)c->step_no, n);
+    blen = vt__get_u64(p + 20);
+    if (blen != n - VT__CHUNK_HDR - 32)
+        return vt__fail(c, VT_ERR_TRUNCATED, "the fed chunk for step %lld claims %llu body bytes, it has %zu", (long long)c->step_no,
+                        (unsigned long long)blen, n - VT__CHUNK_HDR - 32);
+    return vt__chunk_accept(c, p, p + VT__CHUNK_HDR, blen, p + VT__CHUNK_HDR + blen, "the fed chunk");
+}
+
+static vt_status vt__chunk_read(vt_ctx *c) {
+    vt__logrd *r = &c->rd;
+    unsigned char h[VT__CHUNK_HDR], sha[32];
+    uint64_t blen;
+    int64_t at = (int64_t)ftell(r->f);
+    const char *path = c->d.log_path;
+    vt_status st;
+    if (at == r->fsize)
+        return vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld (the trainer's log has fewer steps, or was truncated)", path, (long long)c->step_no);
+    if (vt__read_exact(c, r->f, h, sizeof h, path, "a chunk header") != VT_OK) return c->status;
+    if (memcmp(h, "VTCK", 4)) return vt__fail(c, VT_ERR_FORMAT, "'%s': no chunk at byte %lld (corrupted)", path, (long long)at);
+    blen = vt__get_u64(h + 20);
+    if ((int64_t)blen < 0 || at + VT__CHUNK_HDR + (int64_t)blen + 32 > r->fsize)
+        return vt__fail(c, VT_ERR_TRUNCATED, "'%s': chunk of step %lld claims %llu bytes, the file has %lld left (truncated)", path,
+                        (long long)c->step_no, (unsigned long long)blen, (long long)(r->fsize - at - VT__CHUNK_HDR));
+    c->fed.n = 0;
+    if (c->fed.cap < blen + 1) {
+        unsigned char *q = (unsigned char *)VT_REALLOC(c->fed.p, (size_t)blen + 1, c->u);
+        if (!q) return vt__fail(c, VT_ERR_NOMEM, "out of memory reading a log chunk of %llu bytes", (unsigned long long)blen);
+        c->fed.p = q;
+        c->fed.cap = (size_t)blen + 1;
+    }
+    if (vt__read_exact(c, r->f, c->fed.p, (size_t)blen, path, "a chunk body") != VT_OK ||
+        vt__read_exact(c, r->f, sha, 32, path, "a chunk checksum") != VT_OK)
+        return c->status;
+    {
+        char src[600];
+        snprintf(src, sizeof src, "'%s'", path);
+        st = vt__chunk_accept(c, h, c->fed.p, blen, sha, src);
+    }
+    return st;
 }
 
 /* ==========================================================================
@@ -5253,7 +5314,10 @@ VTDEF vt_status vt_step_begin(vt_ctx *c) {
     vt_sha256_init(&c->batch);
     c->batch_used = 0;
     c->in_step = 1;
-    if (c->d.mode == VT_MODE_VERIFIED && c->d.role == VT_ROLE_AUDIT) vt__chunk_read(c);
+    if (c->d.mode == VT_MODE_VERIFIED && c->d.role == VT_ROLE_AUDIT) {
+        if (c->d.log_memory) vt__chunk_take_fed(c);
+        else vt__chunk_read(c);
+    }
     return c->status;
 }
 
@@ -5264,7 +5328,7 @@ VTDEF vt_status vt_step_end(vt_ctx *c) {
     if (c->d.mode == VT_MODE_VERIFIED && c->d.role == VT_ROLE_AUDIT && c->rd.pos != c->rd.chunk.n)
         return vt__fail(c, VT_ERR_DESYNC, "log desync at step %lld: the replay ended the step after %lld points, the log has more records",
                         (long long)c->step_no, (long long)c->point);
-    if (c->d.mode == VT_MODE_VERIFIED && c->d.role == VT_ROLE_TRAIN && c->logf) vt__chunk_write(c);
+    if (c->d.mode == VT_MODE_VERIFIED && c->d.role == VT_ROLE_TRAIN && (c->logf || c->d.log_memory)) vt__chunk_write(c);
     if (c->status == VT_OK && c->commitf) vt__commit_step(c);
     if (c->status != VT_OK) return c->status;
     c->stats.steps++;
@@ -5361,8 +5425,8 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
         vt__tls_fail(VT_ERR_BACKEND, "vt_create: the CUDA backend is not compiled into this program: include vtrain_cuda.cu.h and call vt_cuda_create()");
         return NULL;
     }
-    if (dd.role == VT_ROLE_AUDIT && !dd.log_path) {
-        vt__tls_fail(VT_ERR_ARG, "vt_create: an auditor needs the trainer's log (log_path)");
+    if (dd.role == VT_ROLE_AUDIT && !dd.log_path && !dd.log_memory) {
+        vt__tls_fail(VT_ERR_ARG, "vt_create: an auditor needs the trainer's log (log_path, or log_memory and vt_feed_chunk)");
         return NULL;
     }
     if (dd.bound == VT_BOUND_CALIBRATED && dd.role == VT_ROLE_TRAIN && (!dd.calib || !dd.calib->count)) {
@@ -5418,6 +5482,8 @@ VTDEF void vt_destroy(vt_ctx *c) {
     if (c->commitf) fclose(c->commitf);
     VT_FREE(c->rd.chunk.p, c->u);
     VT_FREE(c->chunk.p, c->u);
+    VT_FREE(c->lastchunk.p, c->u);
+    VT_FREE(c->fed.p, c->u);
     for (i = 0; c->tents && i < c->pool.n; i++) VT_FREE(c->tents[i].e, c->u);
     VT_FREE(c->tents, c->u);
     VT_FREE(c->ents.e, c->u);
