@@ -1274,9 +1274,18 @@ static int vt__lsb(double x) {
 #endif
     return ex - 1075 + z;
 }
+/* A sum of n terms that are exact binary64 values (binary32 values, or
+   products of two of them) takes n - 1 roundings in any order, with or
+   without fma: gamma(n - 1) sum|terms|. With n <= 2 there is at most one
+   rounding, of the same exact operands on every machine: the result is the
+   same everywhere, bound 0. */
+static double vt__gsum(const vt__ord *o, int64_t n) { return n <= 2 ? 0.0 : vt__g(o, n - 1); }
+
+/* the bound of a sum of n exact terms whose magnitudes add to mag and whose
+   lowest set bits are at least L: 0 when exact in any order, else gsum */
 static double vt__sum_bound(const vt__ord *o, int64_t n, double mag, int L) {
     if (L >= VT__LSB_NONE / 2 || mag * (1 + 0x1p-40) < ldexp(1.0, VT__MIN(L + 53, 1100))) return 0;
-    return vt__g(o, n) * mag;
+    return vt__gsum(o, n) * mag;
 }
 
 /* libm wrappers: under chaos, move the result by k ulps, |k| <= 3, keyed by
@@ -1942,12 +1951,15 @@ nonfinite:
 
    Bound (per element). S = sum_k |a_mk b_kn| <= min(|a_m|_2 |b_n|_2,
    max|a_m| sum|b_n|, sum|a_m| max|b_n|), computed from per-row and
-   per-column statistics in O((M+N)K). One chunk: e = gamma(K+2)(S + |C0| +
+   per-column statistics in O((M+N)K). The terms (products of binary32
+   values, C0, bias) are exact binary64 values, so a sum of n of them rounds
+   n - 1 times (vt__gsum). One chunk: e = gsum(K + [C0] + [bias]) (S + |C0| +
    |bias|). Chunks of length kc, nch of them: each partial is within
-   gamma(kc) S_b of exact, and the nch + 1 ordered additions add at most
-   gamma(nch+1) (|C0| + sum |P_b|), so e = (gamma(kc) + gamma(nch+1)(1 +
-   gamma(kc))) (S + |C0|). A weight gradient over B sequences of T rows costs
-   (T + B) u S instead of B T u S: the "fixed-order outer reduction" lever.
+   gsum(kc) S_b of exact, and the nch - 1 + [C0] ordered additions add at
+   most gamma(nch - 1 + [C0]) (|C0| + sum |P_b|), so e = (gsum(kc) +
+   gamma(nch - 1 + [C0])(1 + gsum(kc))) (S + |C0|). A weight gradient over B
+   sequences of T rows costs (T + B) u S instead of B T u S: the
+   "fixed-order outer reduction" lever.
    Products of binary32 values are exact, so when S + |C0| + |bias| is below
    2^(L+53), L the lowest set bit any term can have (from per-row and
    per-column minima), every order computes the exact result and e = 0.
@@ -2558,7 +2570,11 @@ static void vt__gemm_bound_ws(vt__pool *pool, int tid, const vt__ord *o, int64_t
     if (bias)
         for (n = 0; n < N; n++) gb.bth[n] = bias[n] == 0 ? INFINITY : ldexp(1.0, VT__MIN(vt__lsb(bias[n]) + 53, 1023));
     gb.a = &sa; gb.b = &sb; gb.C0 = C0; gb.ldc = ldc; gb.bias = bias; gb.E = E; gb.N = N; gb.lde = lde;
-    gb.G = nch > 1 ? vt__g(o, kc) + vt__g(o, nch + 1) * (1 + vt__g(o, kc)) : vt__g(o, K + 2);
+    /* terms are exact (products of binary32 values, C0, bias): one chunk is a
+       sum of K + [C0] + [bias] of them; chunks add nch - 1 + [C0] ordered
+       roundings of inexact partials */
+    gb.G = nch > 1 ? vt__gsum(o, kc) + vt__g(o, nch - 1 + (C0 ? 1 : 0)) * (1 + vt__gsum(o, kc))
+                   : vt__gsum(o, K + (C0 ? 1 : 0) + (bias ? 1 : 0));
     vt__tasks(pool, M, M * N, vt__gbound_task, &gb, tid);
 }
 
@@ -3154,7 +3170,7 @@ static void vt__k_binary_fwd(vt__kern *k) {
 /* Backward of a broadcast operand s (slot si): ds[j] = sum over the r output
    positions p that read s[j] of term(p), term = dy (add), +-dy (sub), dy*other
    (mul: exact for binary32 operands). Sum of r terms plus the old value in
-   any order: e = gamma(r + 2) (|old| + sum |term|), or 0 when the sum is
+   any order: e = gsum(r + [old]) (|old| + sum |term|), or 0 when the sum is
    exact (vt__sum_bound). */
 static void vt__k_binary_bwd(vt__kern *k) {
     vt_tensor *t = k->t;
@@ -3204,7 +3220,7 @@ static void vt__k_binary_bwd(vt__kern *k) {
             double v = vt__rsum(k->o, (uint64_t)i, acc + cnt[i], 1, m);
             double old = o->acc ? fabs(o->x[i]) : 0;
             o->x[i] = o->acc ? o->x[i] + v : v;
-            if (o->e) o->e[i] = vt__sum_bound(k->o, m + 2, old + mag[i], lsb[i]);
+            if (o->e) o->e[i] = vt__sum_bound(k->o, m + (o->acc ? 1 : 0), old + mag[i], lsb[i]);
         }
     }
 }
@@ -3337,9 +3353,9 @@ static void vt__k_linear(vt__kern *k) {
     }
 }
 
-/* column sums of X (R,C) over rows, rows in chunks summed in fixed order:
-   e = (gamma(chunk) + gamma(nch+1)(1 + gamma(chunk))) (sum|X| + |old|), or 0
-   when the whole sum is exact (vt__sum_bound). */
+/* column sums of X (R,C) over rows (binary32 values), rows in chunks summed
+   in fixed order: e = (gsum(chunk) + gamma(nch - 1 + [old])(1 + gsum(chunk)))
+   (sum|X| + |old|), or 0 when the whole sum is exact (vt__sum_bound). */
 typedef struct { vt__kern *k; const double *X; int64_t R, C, chunk, nch; double *part, *mag; int *lsb; } vt__colsum_job;
 
 static void vt__colsum_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -3379,7 +3395,7 @@ static void vt__colsum(vt__kern *k, const vt__kout *o, const double *X, int64_t 
     if (!j.part || !j.lsb) return;
     j.mag = j.part + j.nch * C;
     vt__parallel(&k->c->pool, j.nch, R * C, vt__colsum_task, &j);
-    G = vt__g(k->o, j.chunk) + vt__g(k->o, j.nch + 1) * (1 + vt__g(k->o, j.chunk));
+    G = vt__gsum(k->o, j.chunk) + vt__g(k->o, j.nch - 1 + (o->acc ? 1 : 0)) * (1 + vt__gsum(k->o, j.chunk));
     for (c = 0; c < C; c++) {
         double v = o->acc ? o->x[c] : 0, m = o->acc ? fabs(o->x[c]) : 0;
         int L = o->acc ? vt__lsb(o->x[c]) : VT__LSB_NONE;
@@ -3501,8 +3517,8 @@ static void vt__k_elementwise(vt__kern *k, vt__task_fn fn, int64_t cost) {
 /* Shared by softmax, log-softmax and cross-entropy, for one row x[0,n):
    m = max x (exact); t_j = x_j - m rounds (u|t_j|), so exp(t_j) carries a
    relative error eps_j = 1.01 (|t_j| u + 8u) (argument error times the slope,
-   plus libm); s = sum exp(t_j) in any order: relative error
-   eps_s = max eps_j + gamma(n)(1 + max eps_j). Writes exp(t_j) to ex. */
+   plus libm); s = sum exp(t_j) in any order (n - 1 roundings): relative
+   error eps_s = max eps_j + gamma(n - 1)(1 + max eps_j). Writes exp(t_j). */
 static double vt__softmax_row(const vt__ord *o, uint64_t key, const double *x, int64_t n, double *ex, double *eps_s,
                               double *tmax) {
     int64_t j;
@@ -3515,15 +3531,15 @@ static double vt__softmax_row(const vt__ord *o, uint64_t key, const double *x, i
     }
     s = vt__rsum(o, key, ex, 1, n);
     emax = 1.01 * (tm * VT__U + VT__ELIB);
-    *eps_s = emax + vt__g(o, n) * (1 + emax);
+    *eps_s = emax + vt__g(o, n - 1) * (1 + emax);
     if (tmax) *tmax = tm;
     return s;
 }
 
 /* SOFTMAX over the last dim: y_j = ex_j / s: relative error eps_j + eps_s + u,
    e_j = 1.01 y_j (eps_j + eps_s + u).
-   Backward: dx_j = y_j (dy_j - D), D = sum dy_k y_k (any order, n terms:
-   |dD| <= gamma(n) sum|dy y|); the subtraction and product round:
+   Backward: dx_j = y_j (dy_j - D), D = sum dy_k y_k (any order, n exact
+   products: |dD| <= gsum(n) sum|dy y|); the subtraction and product round:
    e_j = 1.01 (|y_j| (dD + u|dy_j - D|) + u|dx_j|). */
 typedef struct { vt__kern *k; int64_t R, n; double *ex; } vt__sm_job;
 
@@ -3559,18 +3575,18 @@ static void vt__softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
             const double *y = vt__d(k->t) + r * n, *dy = vt__d(k->t->grad) + r * n;
             const vt__kout *o = &k->out[0];
             if (logsm) {
-                /* dx_j = dy_j - exp(y_j) S, S = sum dy (gamma(n) sum|dy|); p = exp(y_j)
+                /* dx_j = dy_j - exp(y_j) S, S = sum dy (gsum(n) sum|dy|); p = exp(y_j)
                    (8u), q = p S (u), dx = dy - q (u):
                    e = 1.01 (p dS + |q| (8u + u) + u|dx|) */
                 double S = vt__rsum(k->o, (uint64_t)r, dy, 1, n), mag = 0, dS;
                 for (i = 0; i < n; i++) mag += fabs(dy[i]);
-                dS = vt__g(k->o, n) * mag;
+                dS = vt__gsum(k->o, n) * mag;
                 for (i = 0; i < n; i++) {
                     double p = vt__exp(k->o, y[i]), q = p * S, v = dy[i] - q;
                     vt__put(o, r * n + i, v, 1.01 * (p * dS + fabs(q) * (VT__ELIB + VT__U) + VT__U * fabs(v)));
                 }
             } else {
-                double mag, D = vt__rdot(k->o, (uint64_t)r, dy, 1, y, 1, n, &mag), dD = vt__g(k->o, n) * mag;
+                double mag, D = vt__rdot(k->o, (uint64_t)r, dy, 1, y, 1, n, &mag), dD = vt__gsum(k->o, n) * mag;
                 for (i = 0; i < n; i++) {
                     double dd = dy[i] - D, v = y[i] * dd;
                     vt__put(o, r * n + i, v, 1.01 * (fabs(y[i]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)));
@@ -3595,8 +3611,8 @@ static void vt__k_softmax(vt__kern *k) {
    l_r = log s_r - (x_{r,t} - m_r).
    Per row: d(log s) = 1.01 eps_s + 8u|log s|, the subtraction x_t - m and the
    final one round: dl_r = d(log s) + u|x_t - m| + u|l_r|. The mean: l_r are
-   summed in any order (gamma(R) sum l_r, all l_r >= 0) and divided by R (u):
-   e = 1.01 ((sum dl_r + gamma(R) sum l_r) / R + u|loss|).
+   summed in any order (R - 1 roundings, all l_r >= 0) and divided by R (u):
+   e = 1.01 ((sum dl_r + gamma(R - 1) sum l_r) / R + u|loss|).
    Backward: dx_rj = (p_rj - [j = t_r]) g / R with g the loss gradient.
    p = ex/s has relative error eps_j + eps_s + u; the difference, g / R and
    the product round: e = 1.01 (|g/R| (dp + u|p - oh|) + 2u|v|). */
@@ -3656,7 +3672,7 @@ static void vt__k_cross_entropy(vt__kern *k) {
         for (r = 0; r < j.R; r++) { sl += j.l[r]; sdl += j.dl[r]; }
         loss = s / (double)j.R;
         k->out[0].x[0] = loss;
-        if (k->out[0].e) k->out[0].e[0] = 1.01 * ((sdl + vt__g(k->o, j.R) * sl) / (double)j.R + VT__U * fabs(loss));
+        if (k->out[0].e) k->out[0].e[0] = 1.01 * ((sdl + vt__g(k->o, j.R - 1) * sl) / (double)j.R + VT__U * fabs(loss));
     }
 }
 
@@ -3826,7 +3842,7 @@ static void vt__k_layernorm(vt__kern *k) {
 /* EMBEDDING: table (V,C), idx (...) -> (..., C): a copy, exact.
    Backward: dtable[v] = (old) + sum over positions p with idx[p] = v of
    dout[p], positions in index order (rotated under chaos):
-   e = gamma(count_v + 1) (sum|dout| + |old|) (0 when exact, vt__sum_bound);
+   e = gsum(count_v + [old]) (sum|dout| + |old|) (0 when exact, vt__sum_bound);
    rows never indexed keep their value (0 when written). */
 static void vt__k_embedding(vt__kern *k) {
     vt_tensor *t = k->t, *tab = t->src[0], *idx = t->src[1];
@@ -3877,7 +3893,7 @@ static void vt__k_embedding(vt__kern *k) {
             }
             for (c = 0; c < C; c++) {
                 o->x[v * C + c] = acc[c];
-                if (o->e) o->e[v * C + c] = vt__sum_bound(k->o, n + 1, mag[c], ls[c]);
+                if (o->e) o->e[v * C + c] = vt__sum_bound(k->o, n + (o->acc ? 1 : 0), mag[c], ls[c]);
             }
         }
     }
@@ -3991,7 +4007,7 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 }
             } else {
                 const double *y = vt__d(k->t) + row * T, *dy = vt__d(k->t->grad) + row * T;
-                double mag, D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, &mag), dD = vt__g(k->o, n) * mag;
+                double mag, D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, &mag), dD = vt__gsum(k->o, n) * mag;
                 for (t2 = 0; t2 < T; t2++) {
                     double dd = t2 < n ? dy[t2] - D : 0, v = t2 < n ? y[t2] * dd : 0;
                     vt__put(&k->out[0], row * T + t2, v, 1.01 * (fabs(y[t2]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)));
@@ -5669,7 +5685,7 @@ static void vt__calibrate_node(vt_ctx *c, vt__kern *k) {
             if (mr > ce->max_ratio) ce->max_ratio = mr;
             ce->samples += cnt;
             ce->violations += viol;
-            ce->factor = c->cal_out->margin * ce->max_ratio;
+            ce->factor = VT__MIN(1.0, c->cal_out->margin * ce->max_ratio); /* never above sound */
         }
     }
 }

@@ -231,6 +231,55 @@ TEST(memory_chunks_replay) {
     vt_destroy(a);
 }
 
+/* Calibrated bounds (measured on two chaos orders, margin 8) replay exactly
+   under those orders and log far less than the sound bound; the
+   probabilistic bound (lambda = 12) replays under orders it never saw. */
+TEST(calibrated_and_probabilistic) {
+    vt_desc d = vt_desc_default();
+    vt_program p = gpt_program();
+    vt_order o[2];
+    vt_calib t;
+    vt_report tr, r;
+    const char *cal_orders[2] = {"chaos:21,threads:1", "chaos:22,threads:2"};
+    const char *unseen[2] = {"chaos:31,threads:1", "threads:1,block:11"};
+    int k;
+    vt_order_parse(&o[0], cal_orders[0]);
+    vt_order_parse(&o[1], cal_orders[1]);
+    vt_order_parse(&d.order, "threads:2");
+    CHECK(vt_calibrate(&d, &p, 5, o, 2, 8.0, &t) == VT_OK, "calibration: %s", vt_last_error());
+    d.bound = VT_BOUND_CALIBRATED;
+    d.calib = &t;
+    d.log_path = "build/t_cal.vtlog";
+    vt_run(&d, &p, 200, &tr);
+    CHECK(tr.status == VT_OK, "calibrated training: %s", tr.message);
+    d.role = VT_ROLE_AUDIT;
+    d.calib = NULL; /* the auditor reads the table from the log */
+    for (k = 0; k < 2; k++) {
+        vt_order_parse(&d.order, cal_orders[k]);
+        vt_run(&d, &p, 200, &r);
+        CHECK(r.status == VT_OK, "calibrated audit under %s: %s", cal_orders[k], r.message);
+    }
+    NOTE("calibrated (%d points, margin 8): %lld entries over %lld values (%.2f per million), %.0f log bytes per step",
+         t.count, (long long)tr.log.entries, (long long)tr.log.values, 1e6 * (double)tr.log.entries / (double)tr.log.values,
+         (double)tr.log.bytes / 200);
+    vt_calib_free(&t);
+    d = vt_desc_default();
+    d.bound = VT_BOUND_PROBABILISTIC;
+    d.log_path = "build/t_prob.vtlog";
+    vt_order_parse(&d.order, "threads:2");
+    vt_run(&d, &p, 200, &tr);
+    CHECK(tr.status == VT_OK, "probabilistic training: %s", tr.message);
+    d.role = VT_ROLE_AUDIT;
+    for (k = 0; k < 2; k++) {
+        vt_order_parse(&d.order, unseen[k]);
+        vt_run(&d, &p, 200, &r);
+        CHECK(r.status == VT_OK, "probabilistic audit under %s: %s", unseen[k], r.message);
+    }
+    NOTE("probabilistic (lambda 12): %lld entries over %lld values (%.2f per million), %.0f log bytes per step",
+         (long long)tr.log.entries, (long long)tr.log.values, 1e6 * (double)tr.log.entries / (double)tr.log.values,
+         (double)tr.log.bytes / 200);
+}
+
 /* --- tampering ----------------------------------------------------------------- */
 
 static unsigned char *slurp(const char *path, size_t *n) {
@@ -577,6 +626,7 @@ int main(int argc, char **argv) {
     RUN(memory_chunks_replay);
     RUN(gpt_replays_across_orders);
     RUN(gpt_native_diverges);
+    RUN(calibrated_and_probabilistic);
     RUN(tamper_changed_entry);
     RUN(tamper_deleted_record);
     RUN(tamper_truncated_and_checksum);
