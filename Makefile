@@ -17,9 +17,9 @@ B       = build
 
 EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo
 TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay
-BENCHES  = $(B)/bench_step
+BENCHES  = $(B)/bench_step $(B)/bench_logsize
 
-.PHONY: all demo test bench bench-gemm bench-step clean compile-checks
+.PHONY: all demo test bench bench-gemm bench-step bench-logsize clean compile-checks
 
 all: $(EXAMPLES) $(TESTS) $(BENCHES)
 
@@ -33,6 +33,9 @@ $(B)/test_%: tests/test_%.c tests/test.h vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
 $(B)/bench_step: bench/step.c vtrain.h | $(B)
+	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+
+$(B)/bench_logsize: bench/logsize.c vtrain.h examples/chargpt.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
 $(B)/bench_gemm: bench/gemm.c vtrain.h | $(B)
@@ -65,7 +68,9 @@ compile-checks: | $(B)
 test: $(TESTS) compile-checks
 	@bash tests/run.sh $(TESTS)
 
-bench: bench-step bench-gemm
+bench: bench-step bench-logsize bench-gemm
+bench-logsize: $(B)/bench_logsize
+	./$(B)/bench_logsize
 bench-step: $(B)/bench_step
 	./$(B)/bench_step
 bench-gemm: $(B)/bench_gemm

@@ -1419,6 +1419,10 @@ typedef struct vt__logrd {
     int64_t fsize;
     vt__buf chunk;      /* current step's body */
     size_t pos;         /* read position in chunk body */
+    int repeat;         /* the chunk's records omit their headers: take them from shape */
+    vt__buf shape;      /* record headers of the last full chunk */
+    uint64_t shape_records;
+    size_t spos;        /* read position in shape */
     int64_t step;       /* step of the loaded chunk */
     unsigned char sha[32];
 } vt__logrd;
@@ -1452,6 +1456,9 @@ struct vt_ctx {
     FILE *logf;             /* trainer: log being written */
     vt__buf chunk;          /* trainer: current chunk body */
     vt__buf lastchunk;      /* trainer: the complete chunk of the last step */
+    vt__buf cbody;          /* trainer: the chunk's records without their headers */
+    vt__buf shape_cur, shape_prev; /* trainer: the record headers of this and the last step */
+    int force_full;         /* trainer: the next chunk carries its headers (a checkpoint follows) */
     vt__buf fed;            /* auditor (log_memory): the chunk fed for the next step */
     int have_fed;
     vt__logrd rd;           /* auditor: log being read */
@@ -1747,13 +1754,23 @@ static void vt__nan_task(void *arg, int64_t lo, int64_t hi, int tid) {
 
 /* --- log record encoding --------------------------------------------------- */
 
+/* A record goes into two bodies while the step runs: the full one (header
+   kind, ndim, dims, then count and entries) and the short one (count and
+   entries); the headers alone go into shape_cur. At the end of the step a
+   chunk whose headers equal the previous step's is written short ("VTCR"):
+   the auditor takes the headers from the last full chunk ("VTCK"). Every
+   64th step, and before a checkpoint, is written full. */
 static void vt__log_put_record(vt_ctx *c, int kind, int ndim, const int64_t *dims, const vt__ents *en) {
     int64_t prev = -1, k;
     int i;
+    size_t h0 = c->chunk.n, hn;
     vt__buf *b = &c->chunk;
     vt__buf_varint(c, b, (uint64_t)kind);
     vt__buf_varint(c, b, (uint64_t)ndim);
     for (i = 0; i < ndim; i++) vt__buf_varint(c, b, (uint64_t)dims[i]);
+    hn = c->chunk.n - h0;
+    vt__buf_put(c, &c->shape_cur, c->chunk.p + h0, hn);
+    h0 = c->chunk.n;
     vt__buf_varint(c, b, (uint64_t)en->n);
     for (k = 0; k < en->n; k++) {
         const vt__entry *e = &en->e[k];
@@ -1769,6 +1786,7 @@ static void vt__log_put_record(vt_ctx *c, int kind, int ndim, const int64_t *dim
         }
         prev = e->i;
     }
+    vt__buf_put(c, &c->cbody, c->chunk.p + h0, c->chunk.n - h0);
     c->chunk_points++;
     c->chunk_entries += en->n;
 }
@@ -1786,14 +1804,16 @@ static vt_status vt__log_get_record(vt_ctx *c, int kind, int ndim, const int64_t
     int i, same;
     int64_t k, prev = -1;
     char want[128], have[128];
+    const unsigned char *hp = r->repeat ? r->shape.p : p;   /* where the record's header is */
+    size_t hlen = r->repeat ? r->shape.n : len, *hpos = r->repeat ? &r->spos : &r->pos;
     vt__pt_name(kind, ndim, dims, want, sizeof want);
-    if (r->pos >= len)
+    if (r->pos >= len || *hpos >= hlen)
         return vt__fail(c, VT_ERR_DESYNC, "log desync at step %lld, point %lld: the log's step chunk has no more records, replay is %s",
                         (long long)c->step_no, (long long)c->point, want);
-    if (!vt__get_varint(p, len, &r->pos, &lk) || !vt__get_varint(p, len, &r->pos, &lnd) || lnd > VT_MAX_DIMS)
+    if (!vt__get_varint(hp, hlen, hpos, &lk) || !vt__get_varint(hp, hlen, hpos, &lnd) || lnd > VT_MAX_DIMS)
         return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld: bad record header", (long long)c->step_no, (long long)c->point);
     for (i = 0; i < (int)lnd; i++)
-        if (!vt__get_varint(p, len, &r->pos, &ld[i]))
+        if (!vt__get_varint(hp, hlen, hpos, &ld[i]))
             return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld: bad record shape", (long long)c->step_no, (long long)c->point);
     {
         int64_t d64[VT_MAX_DIMS];
@@ -4891,8 +4911,13 @@ VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double ma
              u32 n  n x (u32 kind, u64 n, f64 factor)     (the calibration table)
    chunk   = "VTCK" u64 step u32 points u32 entries u64 body_len
              record* sha256(chunk header + body)
+           | "VTCR" (the same header) short* sha256(...)
    record  = varint kind, varint ndim, varint dims[ndim], varint count,
              count x (varint ((index - previous - 1) << 1 | full), 1 or 4 bytes)
+   short   = a record without kind, ndim and dims: a "VTCR" chunk has the
+             same record headers as the last "VTCK" chunk (most steps run the
+             same program), which is written every 64 steps, before each
+             checkpoint and whenever the headers change.
    Integers are little-endian. The chunk's SHA-256 is its checksum and goes
    into the step's commitment. A reader never trusts a length: every length
    is checked against the bytes left in the file before it is used.
@@ -5005,13 +5030,22 @@ static vt_status vt__log_open_read(vt_ctx *c) {
 
 static vt_status vt__chunk_write(vt_ctx *c) {
     unsigned char h[VT__CHUNK_HDR];
-    memcpy(h, "VTCK", 4);
+    int repeat = !c->force_full && c->step_no % 64 != 0 && c->shape_prev.n == c->shape_cur.n &&
+                 !memcmp(c->shape_prev.p, c->shape_cur.p, c->shape_cur.n);
+    const vt__buf *body = repeat ? &c->cbody : &c->chunk;
+    memcpy(h, repeat ? "VTCR" : "VTCK", 4);
     vt__put_u64(h + 4, (uint64_t)c->step_no);
     vt__put_u32(h + 12, (uint32_t)c->chunk_points);
     vt__put_u32(h + 16, (uint32_t)c->chunk_entries);
-    vt__put_u64(h + 20, (uint64_t)c->chunk.n);
+    vt__put_u64(h + 20, (uint64_t)body->n);
+    c->force_full = 0;
+    if (!repeat) { /* the headers of this step become the reference */
+        vt__buf t = c->shape_prev;
+        c->shape_prev = c->shape_cur;
+        c->shape_cur = t;
+    }
     c->lastchunk.n = 0;
-    if (!vt__buf_put(c, &c->lastchunk, h, sizeof h) || !vt__buf_put(c, &c->lastchunk, c->chunk.p, c->chunk.n)) return c->status;
+    if (!vt__buf_put(c, &c->lastchunk, h, sizeof h) || !vt__buf_put(c, &c->lastchunk, body->p, body->n)) return c->status;
     vt_sha256(c->lastchunk.p, c->lastchunk.n, c->last_chunk_sha);
     if (!vt__buf_put(c, &c->lastchunk, c->last_chunk_sha, 32)) return c->status;
     c->stats.bytes += (int64_t)c->lastchunk.n;
@@ -5043,7 +5077,12 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
     unsigned char want[32];
     vt_sha256_ctx s;
     uint64_t step = vt__get_u64(h + 4);
-    if (memcmp(h, "VTCK", 4)) return vt__fail(c, VT_ERR_FORMAT, "%s: not a log chunk (bad magic) at step %lld", src, (long long)c->step_no);
+    int repeat = !memcmp(h, "VTCR", 4);
+    if (memcmp(h, "VTCK", 4) && !repeat) return vt__fail(c, VT_ERR_FORMAT, "%s: not a log chunk (bad magic) at step %lld", src, (long long)c->step_no);
+    if (repeat && !r->shape.n)
+        return vt__fail(c, VT_ERR_FORMAT, "%s: step %lld's chunk reuses the record headers of an earlier full chunk, and none was read: "
+                                          "start the audit at a step whose chunk is full (every 64th step, and checkpoints)",
+                        src, (long long)c->step_no);
     if (step != (uint64_t)c->step_no)
         return vt__fail(c, VT_ERR_DESYNC, "log desync: %s has step %llu next, the replay is at step %lld", src, (unsigned long long)step, (long long)c->step_no);
     vt_sha256_init(&s);
@@ -5061,6 +5100,41 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
     r->chunk.n = (size_t)blen;
     memcpy(c->last_chunk_sha, sha, 32);
     r->pos = 0;
+    r->spos = 0;
+    r->repeat = repeat;
+    {   /* walk the records: a full chunk's headers become the reference for
+           the short chunks that follow; the record count must match the
+           chunk header (and, for a short chunk, the reference) */
+        size_t q = 0;
+        uint64_t nrec = 0, want = vt__get_u32(h + 12);
+        int ok = 1;
+        if (!repeat) { r->shape.n = 0; r->shape_records = 0; }
+        while (ok && q < r->chunk.n) {
+            size_t h0 = q;
+            uint64_t v, nd, ne, k;
+            if (!repeat) {
+                ok = vt__get_varint(r->chunk.p, r->chunk.n, &q, &v) && vt__get_varint(r->chunk.p, r->chunk.n, &q, &nd) && nd <= VT_MAX_DIMS;
+                for (k = 0; ok && k < nd; k++) ok = vt__get_varint(r->chunk.p, r->chunk.n, &q, &v);
+                if (ok) vt__buf_put(c, &r->shape, r->chunk.p + h0, q - h0);
+            }
+            ok = ok && vt__get_varint(r->chunk.p, r->chunk.n, &q, &ne) && ne <= r->chunk.n;
+            for (k = 0; ok && k < ne; k++) {
+                ok = vt__get_varint(r->chunk.p, r->chunk.n, &q, &v);
+                q += (v & 1) ? 4 : 1;
+            }
+            ok = ok && q <= r->chunk.n;
+            nrec++;
+        }
+        if (!repeat) r->shape_records = nrec;
+        if (!ok) return vt__fail(c, VT_ERR_FORMAT, "%s: step %lld's chunk is malformed (record %llu runs past its end)", src,
+                                 (long long)c->step_no, (unsigned long long)nrec);
+        if (nrec != want)
+            return vt__fail(c, VT_ERR_FORMAT, "%s: step %lld's chunk header says %llu records, its body holds %llu (edited or corrupted)",
+                            src, (long long)c->step_no, (unsigned long long)want, (unsigned long long)nrec);
+        if (repeat && nrec != r->shape_records)
+            return vt__fail(c, VT_ERR_DESYNC, "log desync at step %lld: the chunk has %llu records, the full chunk whose headers it reuses has %llu",
+                            (long long)c->step_no, (unsigned long long)nrec, (unsigned long long)r->shape_records);
+    }
     r->step = (int64_t)step;
     c->stats.bytes += (int64_t)(VT__CHUNK_HDR + blen + 32);
     return VT_OK;
@@ -5090,7 +5164,7 @@ static vt_status vt__chunk_read(vt_ctx *c) {
     if (at == r->fsize)
         return vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld (the trainer's log has fewer steps, or was truncated)", path, (long long)c->step_no);
     if (vt__read_exact(c, r->f, h, sizeof h, path, "a chunk header") != VT_OK) return c->status;
-    if (memcmp(h, "VTCK", 4)) return vt__fail(c, VT_ERR_FORMAT, "'%s': no chunk at byte %lld (corrupted)", path, (long long)at);
+    if (memcmp(h, "VTCK", 4) && memcmp(h, "VTCR", 4)) return vt__fail(c, VT_ERR_FORMAT, "'%s': no chunk at byte %lld (corrupted)", path, (long long)at);
     blen = vt__get_u64(h + 20);
     if ((int64_t)blen < 0 || at + VT__CHUNK_HDR + (int64_t)blen + 32 > r->fsize)
         return vt__fail(c, VT_ERR_TRUNCATED, "'%s': chunk of step %lld claims %llu bytes, the file has %lld left (truncated)", path,
@@ -5326,6 +5400,8 @@ VTDEF vt_status vt_step_begin(vt_ctx *c) {
     vt_zero_grad(c);
     c->point = 0;
     c->chunk.n = 0;
+    c->cbody.n = 0;
+    c->shape_cur.n = 0;
     c->chunk_points = c->chunk_entries = 0;
     vt_sha256_init(&c->batch);
     c->batch_used = 0;
@@ -5499,6 +5575,10 @@ VTDEF void vt_destroy(vt_ctx *c) {
     VT_FREE(c->rd.chunk.p, c->u);
     VT_FREE(c->chunk.p, c->u);
     VT_FREE(c->lastchunk.p, c->u);
+    VT_FREE(c->cbody.p, c->u);
+    VT_FREE(c->shape_cur.p, c->u);
+    VT_FREE(c->shape_prev.p, c->u);
+    VT_FREE(c->rd.shape.p, c->u);
     VT_FREE(c->fed.p, c->u);
     for (i = 0; c->tents && i < c->pool.n; i++) VT_FREE(c->tents[i].e, c->u);
     VT_FREE(c->tents, c->u);
