@@ -15,8 +15,8 @@ CFLAGS  ?= -std=c99 -O2 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror
 LDLIBS  = -lm -lpthread
 B       = build
 
-EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo
-TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay
+EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain
+TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript
 BENCHES  = $(B)/bench_step $(B)/bench_logsize
 
 .PHONY: all demo test bench bench-gemm bench-step bench-logsize clean compile-checks

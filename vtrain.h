@@ -314,6 +314,14 @@ typedef struct vt_desc {
     int device;               /* CUDA device ordinal */
     vt_order order;
     int compact_log;          /* 0 default: compact entries (low 8 bits); -1: full 32 bits */
+    const char *transcript;   /* a directory: the trainer writes its transcript there (manifest, log,
+                                 commitments, checkpoints, root), the auditor reads it. Replaces
+                                 log_path / commit_path. */
+    const char *const *manifest; /* NULL-terminated "key=value" strings the program adds to the
+                                 manifest (model config, hyper-parameters, data digest, seeds) */
+    int ckpt_every;           /* trainer: a checkpoint every N steps (0: 100) */
+    int resume;               /* trainer: continue the transcript from its last checkpoint */
+    int64_t audit_from;       /* auditor: start from the checkpoint at this step (0: step 0) */
     int log_memory;           /* 1: step chunks in memory too: the trainer's via vt_step_chunk after
                                  each step, the auditor's from vt_feed_chunk before each step
                                  (no file needed; peers exchange chunks this way) */
@@ -495,6 +503,94 @@ VTDEF vt_status vt_run_ctx(vt_ctx *c, const vt_program *p, int64_t nsteps, vt_re
    differing elements, max |dw|, index of the first tensor that differs */
 VTDEF int64_t vt_weights_compare(vt_ctx *a, vt_ctx *b, double *max_abs, int *first_param);
 
+/* --- transcripts, commitments, disputes ----------------------------------- */
+/* A transcript is a directory:
+     manifest.txt          "key = value" lines: the program's entries, then vtrain's
+                           (version, mode, bound, order, checkpoint interval)
+     log.vtlog             the rounding log (verified mode)
+     commits.bin           per step: state digest, log chunk hash, batch digest,
+                           tensor digests; bound to the manifest's hash
+     ckpt-NNNNNNNN.safetensors  weights and optimizer state after N steps
+     root.txt              the Merkle root over the step leaves, and the run commitment
+   A step's leaf is SHA-256("vtrain-leaf-1", step, state digest, chunk hash,
+   batch digest); leaves form an RFC 6962 Merkle tree. vt_run drives a
+   transcript like a log: it writes the root when the run ends. */
+typedef struct vt_leaf_info {
+    int64_t step;
+    unsigned char state[32], chunk[32], batch[32], leaf[32];
+} vt_leaf_info;
+VTDEF void vt_leaf_hash(vt_leaf_info *l); /* fills l->leaf from the rest */
+VTDEF void vt_merkle_root(const unsigned char (*leaves)[32], int64_t n, unsigned char root[32]);
+/* the audit path of leaf i (at most 64 hashes); returns its length, -1 on bad input */
+VTDEF int vt_merkle_proof(const unsigned char (*leaves)[32], int64_t n, int64_t i, unsigned char (*path)[32]);
+VTDEF int vt_merkle_verify(const unsigned char leaf[32], int64_t i, int64_t n, const unsigned char (*path)[32], int len,
+                           const unsigned char root[32]);
+/* a transcript's leaves (malloc'd, vt_free_leaves) read from its commitments */
+VTDEF vt_status vt_transcript_leaves(const char *dir, vt_leaf_info **leaves, int64_t *n);
+VTDEF void vt_free_leaves(vt_leaf_info *leaves);
+/* its root.txt: the Merkle root over the leaves, the manifest's hash, the step count */
+VTDEF vt_status vt_transcript_root(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], int64_t *nsteps);
+VTDEF vt_status vt_manifest_get(const char *dir, const char *key, char *value, size_t n);
+/* SHA-256 of the manifest without its "vtrain.trainer_*" lines (the order
+   and checkpoint interval the trainer happened to use): equal for two runs
+   of the same program on different machines */
+VTDEF vt_status vt_manifest_program_sha(const char *dir, unsigned char out[32]);
+/* after setup: a trainer with resume loads the last checkpoint, an auditor
+   with audit_from loads that checkpoint and seeks its log (vt_run does this) */
+VTDEF vt_status vt_resume(vt_ctx *c);
+/* checkpoints: weights and optimizer state as safetensors (binary32 tensors,
+   our metadata), written atomically (temporary file, fsync, rename) */
+VTDEF vt_status vt_checkpoint_save(vt_ctx *c, const char *path);
+VTDEF vt_status vt_checkpoint_load(vt_ctx *c, const char *path);
+
+/* The dispute game. Trainer and auditor each hold a transcript of the same
+   program whose roots differ. The auditor walks down the trainer's Merkle
+   tree from its root: for a node (a range of steps) the trainer answers with
+   the hashes of its two children, which must hash to the node; the auditor
+   goes into the left child if it differs from its own, else the right one.
+   At a single step the trainer reveals the leaf, which must hash to the
+   node. That is the first step where the runs differ (every step before it
+   lies in a subtree that agreed), found in ceil(log2 n) + 1 rounds. The
+   trainer then supplies the state before that step (it must match the
+   agreed leaf before it) and its log chunk; the judge re-executes that one
+   step and rules. */
+typedef struct vt_claim { /* trainer -> auditor, one round */
+    int64_t lo, hi;                  /* the node's steps [lo, hi) */
+    unsigned char left[32], right[32]; /* its children (hi - lo > 1) */
+    vt_leaf_info leaf;               /* the leaf itself (hi - lo == 1) */
+} vt_claim;
+typedef struct vt_dispute {
+    int64_t n;                        /* steps in both transcripts */
+    int64_t lo, hi;                   /* the current node of the trainer's tree */
+    unsigned char node[32];           /* its hash (verified from the trainer's root down) */
+    int rounds;
+    int done;
+    const vt_leaf_info *mine;         /* the auditor's leaves */
+    vt_leaf_info agreed;              /* the leaf before the result (both hold it) */
+    vt_leaf_info disputed_trainer;    /* the trainer's leaf at the result */
+    int64_t result;                   /* the first differing step, -1 if none */
+    char message[256];
+} vt_dispute;
+VTDEF vt_status vt_dispute_begin(vt_dispute *g, const vt_leaf_info *mine, int64_t n, const unsigned char trainer_root[32]);
+/* the node to ask about next (1), or 0 when the game is over */
+VTDEF int vt_dispute_query(const vt_dispute *g, int64_t *lo, int64_t *hi);
+VTDEF vt_status vt_dispute_answer(const vt_leaf_info *leaves, int64_t n, int64_t lo, int64_t hi, vt_claim *out); /* trainer */
+VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c); /* checks the answer, descends */
+/* the trainer's side of the last round: the state before `step` as a
+   checkpoint file (replaying its own log from its last checkpoint before it)
+   and its log chunk for that step */
+VTDEF vt_status vt_transcript_state_before(const vt_desc *d, const vt_program *p, const char *dir, int64_t step,
+                                           const char *ckpt_out);
+VTDEF vt_status vt_transcript_chunk(const char *dir, int64_t step, unsigned char **bytes, size_t *len);
+typedef enum vt_verdict { VT_VERDICT_NONE, VT_VERDICT_TRAINER_WRONG, VT_VERDICT_AUDITOR_WRONG } vt_verdict;
+/* the judge: loads the state (its digest must equal agreed->state, or the
+   trainer loses), re-executes `trainer->step` with the chunk (its hash must
+   equal trainer->chunk) in any order, and compares the resulting leaf with
+   the trainer's and the auditor's claims */
+VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
+                          const unsigned char *chunk, size_t chunk_len, const vt_leaf_info *trainer,
+                          const vt_leaf_info *auditor, char *why, size_t whylen);
+
 /* --- calibration (VT_BOUND_CALIBRATED) ------------------------------------ */
 /* Runs the program for nsteps in sound mode with order d->order, and at every
    rounding point recomputes the op with each of the n extra orders; records
@@ -585,6 +681,11 @@ VTDEF void vt_text_free(vt_text *t);
 #ifndef VTRAIN_NO_THREADS
 #include <pthread.h>
 #include <sched.h>
+#endif
+#if !defined(_WIN32)
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #endif
 #if defined(__AVX2__) && defined(__FMA__) && !defined(VTRAIN_NO_SIMD)
@@ -1420,6 +1521,7 @@ typedef struct vt__logrd {
     vt__buf chunk;      /* current step's body */
     size_t pos;         /* read position in chunk body */
     int repeat;         /* the chunk's records omit their headers: take them from shape */
+    int noshape;        /* ... and there is no shape: trust the replay's own headers */
     vt__buf shape;      /* record headers of the last full chunk */
     uint64_t shape_records;
     size_t spos;        /* read position in shape */
@@ -1471,6 +1573,11 @@ struct vt_ctx {
     int ncal;
     vt__ord *cal_ord;
     vt_calib *cal_out;
+    /* transcript */
+    char tdir[512];         /* the transcript directory, "" if none */
+    char logpath[600], commitpath[600];
+    unsigned char manifest_sha[32];
+    int64_t start_step;     /* auditor from a checkpoint: the first step replayed */
     /* commitments */
     FILE *commitf;
     vt_sha256_ctx batch;
@@ -1807,16 +1914,21 @@ static vt_status vt__log_get_record(vt_ctx *c, int kind, int ndim, const int64_t
     const unsigned char *hp = r->repeat ? r->shape.p : p;   /* where the record's header is */
     size_t hlen = r->repeat ? r->shape.n : len, *hpos = r->repeat ? &r->spos : &r->pos;
     vt__pt_name(kind, ndim, dims, want, sizeof want);
-    if (r->pos >= len || *hpos >= hlen)
+    if (r->pos >= len || (!r->noshape && *hpos >= hlen))
         return vt__fail(c, VT_ERR_DESYNC, "log desync at step %lld, point %lld: the log's step chunk has no more records, replay is %s",
                         (long long)c->step_no, (long long)c->point, want);
-    if (!vt__get_varint(hp, hlen, hpos, &lk) || !vt__get_varint(hp, hlen, hpos, &lnd) || lnd > VT_MAX_DIMS)
-        return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld: bad record header", (long long)c->step_no, (long long)c->point);
-    for (i = 0; i < (int)lnd; i++)
-        if (!vt__get_varint(hp, hlen, hpos, &ld[i]))
-            return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld: bad record shape", (long long)c->step_no, (long long)c->point);
+    if (r->noshape) {
+        lk = (uint64_t)kind; lnd = (uint64_t)ndim;
+        for (i = 0; i < ndim; i++) ld[i] = (uint64_t)dims[i];
+    } else {
+        if (!vt__get_varint(hp, hlen, hpos, &lk) || !vt__get_varint(hp, hlen, hpos, &lnd) || lnd > VT_MAX_DIMS)
+            return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld: bad record header", (long long)c->step_no, (long long)c->point);
+        for (i = 0; i < (int)lnd; i++)
+            if (!vt__get_varint(hp, hlen, hpos, &ld[i]))
+                return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld: bad record shape", (long long)c->step_no, (long long)c->point);
+    }
     {
-        int64_t d64[VT_MAX_DIMS];
+        int64_t d64[VT_MAX_DIMS] = {0, 0, 0, 0};
         for (i = 0; i < (int)lnd; i++) d64[i] = (int64_t)ld[i];
         vt__pt_name((int)lk, (int)lnd, d64, have, sizeof have);
     }
@@ -4936,6 +5048,11 @@ static vt_status vt__log_open_write(vt_ctx *c) {
     unsigned char t[8], sha[32];
     int i;
     memset(&b, 0, sizeof b);
+    if (c->d.resume) { /* vt_resume cuts it after the last checkpoint and appends */
+        c->logf = fopen(c->d.log_path, "r+b");
+        if (!c->logf) return vt__fail(c, VT_ERR_IO, "resume: cannot open the log '%s'", c->d.log_path);
+        return VT_OK;
+    }
     c->logf = fopen(c->d.log_path, "wb");
     if (!c->logf) return vt__fail(c, VT_ERR_IO, "cannot create the log file '%s'", c->d.log_path);
     vt__buf_put(c, &b, "VTRAINLG", 8);
@@ -5079,7 +5196,12 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
     uint64_t step = vt__get_u64(h + 4);
     int repeat = !memcmp(h, "VTCR", 4);
     if (memcmp(h, "VTCK", 4) && !repeat) return vt__fail(c, VT_ERR_FORMAT, "%s: not a log chunk (bad magic) at step %lld", src, (long long)c->step_no);
-    if (repeat && !r->shape.n)
+    /* a short chunk needs the headers of an earlier full one; a single
+       chunk fed in memory (the judge's one step) replays without them: the
+       records are then matched by position and count, and the step's result
+       is checked against its commitment anyway */
+    r->noshape = repeat && !r->shape.n;
+    if (r->noshape && !c->d.log_memory)
         return vt__fail(c, VT_ERR_FORMAT, "%s: step %lld's chunk reuses the record headers of an earlier full chunk, and none was read: "
                                           "start the audit at a step whose chunk is full (every 64th step, and checkpoints)",
                         src, (long long)c->step_no);
@@ -5131,7 +5253,7 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
         if (nrec != want)
             return vt__fail(c, VT_ERR_FORMAT, "%s: step %lld's chunk header says %llu records, its body holds %llu (edited or corrupted)",
                             src, (long long)c->step_no, (unsigned long long)want, (unsigned long long)nrec);
-        if (repeat && nrec != r->shape_records)
+        if (repeat && !r->noshape && nrec != r->shape_records)
             return vt__fail(c, VT_ERR_DESYNC, "log desync at step %lld: the chunk has %llu records, the full chunk whose headers it reuses has %llu",
                             (long long)c->step_no, (unsigned long long)nrec, (unsigned long long)r->shape_records);
     }
@@ -5190,7 +5312,7 @@ static vt_status vt__chunk_read(vt_ctx *c) {
 /* ==========================================================================
    >>commit  per-step commitments
 
-   commits file = "VTRAINCM" u32 version u32 0, then per step:
+   commits file = "VTRAINCM" u32 version(2) u32 0, manifest sha[32], then per step:
      "VTCM" u64 step, weights digest[32], log chunk sha[32], batch digest[32],
      u32 n, n x tensor digest[32], sha256(record)[32]
    The weights digest is SHA-256 over (name length, name, ndim, dims, tensor
@@ -5317,25 +5439,31 @@ VTDEF void vt_commit_batch(vt_ctx *c, const int64_t *idx, int64_t n) {
 }
 
 static void vt__commit_path(const vt_ctx *c, char *buf, size_t n) {
-    if (c->d.commit_path) snprintf(buf, n, "%s", c->d.commit_path);
+    if (c->commitpath[0]) snprintf(buf, n, "%s", c->commitpath);
+    else if (c->d.commit_path) snprintf(buf, n, "%s", c->d.commit_path);
     else snprintf(buf, n, "%s.commits", c->d.log_path);
 }
 
+#define VT__COMMIT_HDR 48
 static vt_status vt__commit_open(vt_ctx *c) {
     char path[1024];
-    unsigned char h[16];
+    unsigned char h[VT__COMMIT_HDR];
     vt__commit_path(c, path, sizeof path);
     if (c->d.role == VT_ROLE_TRAIN) {
-        c->commitf = fopen(path, "wb");
-        if (!c->commitf) return vt__fail(c, VT_ERR_IO, "cannot create the commitments file '%s'", path);
+        c->commitf = fopen(path, c->d.resume ? "r+b" : "wb");
+        if (!c->commitf) return vt__fail(c, VT_ERR_IO, "cannot %s the commitments file '%s'", c->d.resume ? "open" : "create", path);
+        if (c->d.resume) return VT_OK; /* vt_resume positions it */
         memcpy(h, "VTRAINCM", 8);
-        vt__put_u32(h + 8, 1); vt__put_u32(h + 12, 0);
-        return vt__write_all(c, c->commitf, h, 16, "the commitments header");
+        vt__put_u32(h + 8, 2); vt__put_u32(h + 12, 0);
+        memcpy(h + 16, c->manifest_sha, 32);
+        return vt__write_all(c, c->commitf, h, VT__COMMIT_HDR, "the commitments header");
     }
     c->commitf = fopen(path, "rb");
     if (!c->commitf) return vt__fail(c, VT_ERR_IO, "cannot open the trainer's commitments '%s'", path);
-    if (vt__read_exact(c, c->commitf, h, 16, path, "the header") != VT_OK) return c->status;
-    if (memcmp(h, "VTRAINCM", 8) || vt__get_u32(h + 8) != 1) return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain commitments file", path);
+    if (vt__read_exact(c, c->commitf, h, VT__COMMIT_HDR, path, "the header") != VT_OK) return c->status;
+    if (memcmp(h, "VTRAINCM", 8) || vt__get_u32(h + 8) != 2) return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain commitments file (version 2)", path);
+    if (c->tdir[0] && memcmp(h + 16, c->manifest_sha, 32))
+        return vt__fail(c, VT_ERR_MISMATCH, "'%s/manifest.txt' was changed after the run: its hash differs from the one in '%s'", c->tdir, path);
     return VT_OK;
 }
 
@@ -5387,6 +5515,1084 @@ static vt_status vt__commit_step(vt_ctx *c) {
 }
 
 /* ==========================================================================
+   >>transcript  Merkle tree, manifest, checkpoints, resume, disputes
+
+   A transcript is everything an auditor on another machine needs, and
+   nothing it must guess: the manifest (the program's configuration and
+   vtrain's settings), the rounding log, the per-step commitments, periodic
+   checkpoints and the Merkle root over the step leaves (layout in the
+   declarations). Files that must never be seen half-written (checkpoints,
+   the root) are written to a temporary file, flushed to disk and renamed.
+
+   MERKLE TREE (RFC 6962): a leaf node is SHA-256(0x00, leaf), an inner node
+   SHA-256(0x01, left, right); a level with an odd count promotes its last
+   node unchanged, which gives the same root as RFC 6962's split at the
+   largest power of two. A proof lists the siblings from the bottom up.
+
+   RESUMING: a checkpoint after N steps is written at the end of step N-1,
+   and chunk N of the log is then written full (with its record headers), so
+   a trainer that was killed resumes from its last checkpoint by truncating
+   the log and the commitments after step N-1 and an auditor can start at N.
+   ========================================================================== */
+
+VTDEF void vt_leaf_hash(vt_leaf_info *l) {
+    vt_sha256_ctx s;
+    unsigned char b[8];
+    vt_sha256_init(&s);
+    vt_sha256_update(&s, "vtrain-leaf-1", 13);
+    vt__put_u64(b, (uint64_t)l->step);
+    vt_sha256_update(&s, b, 8);
+    vt_sha256_update(&s, l->state, 32);
+    vt_sha256_update(&s, l->chunk, 32);
+    vt_sha256_update(&s, l->batch, 32);
+    vt_sha256_final(&s, l->leaf);
+}
+
+static void vt__mnode(const unsigned char *a, const unsigned char *b, unsigned char out[32]) {
+    vt_sha256_ctx s;
+    unsigned char one = 1;
+    vt_sha256_init(&s);
+    vt_sha256_update(&s, &one, 1);
+    vt_sha256_update(&s, a, 32);
+    vt_sha256_update(&s, b, 32);
+    vt_sha256_final(&s, out);
+}
+
+/* level 0 (leaf nodes) into buf, each level above it in place; returns the root */
+static void vt__mlevels(const unsigned char (*leaves)[32], int64_t n, unsigned char (*buf)[32], int64_t i,
+                        unsigned char (*path)[32], int *plen, unsigned char root[32]) {
+    int64_t k, size = n;
+    for (k = 0; k < n; k++) {
+        vt_sha256_ctx s;
+        unsigned char zero = 0;
+        vt_sha256_init(&s);
+        vt_sha256_update(&s, &zero, 1);
+        vt_sha256_update(&s, leaves[k], 32);
+        vt_sha256_final(&s, buf[k]);
+    }
+    if (plen) *plen = 0;
+    while (size > 1) {
+        if (path) {
+            if (i & 1) memcpy(path[(*plen)++], buf[i - 1], 32);
+            else if (i + 1 < size) memcpy(path[(*plen)++], buf[i + 1], 32);
+        }
+        for (k = 0; k + 1 < size; k += 2) vt__mnode(buf[k], buf[k + 1], buf[k / 2]);
+        if (size & 1) memcpy(buf[size / 2], buf[size - 1], 32);
+        size = (size + 1) / 2;
+        i /= 2;
+    }
+    if (n == 0) vt_sha256("", 0, root);
+    else memcpy(root, buf[0], 32);
+}
+
+VTDEF void vt_merkle_root(const unsigned char (*leaves)[32], int64_t n, unsigned char root[32]) {
+    unsigned char(*buf)[32] = (unsigned char(*)[32])VT_MALLOC(32 * (size_t)(n ? n : 1), NULL);
+    if (!buf) { memset(root, 0, 32); return; }
+    vt__mlevels(leaves, n, buf, 0, NULL, NULL, root);
+    VT_FREE(buf, NULL);
+}
+
+VTDEF int vt_merkle_proof(const unsigned char (*leaves)[32], int64_t n, int64_t i, unsigned char (*path)[32]) {
+    unsigned char(*buf)[32], root[32];
+    int len = 0;
+    if (i < 0 || i >= n || n > ((int64_t)1 << 62)) return -1;
+    buf = (unsigned char(*)[32])VT_MALLOC(32 * (size_t)n, NULL);
+    if (!buf) return -1;
+    vt__mlevels(leaves, n, buf, i, path, &len, root);
+    VT_FREE(buf, NULL);
+    return len;
+}
+
+VTDEF int vt_merkle_verify(const unsigned char leaf[32], int64_t i, int64_t n, const unsigned char (*path)[32], int len,
+                           const unsigned char root[32]) {
+    unsigned char node[32];
+    vt_sha256_ctx s;
+    unsigned char zero = 0;
+    int64_t size = n;
+    int k = 0;
+    if (i < 0 || i >= n || len < 0 || len > 64) return 0;
+    vt_sha256_init(&s);
+    vt_sha256_update(&s, &zero, 1);
+    vt_sha256_update(&s, leaf, 32);
+    vt_sha256_final(&s, node);
+    while (size > 1) {
+        if (i & 1) { if (k >= len) return 0; vt__mnode(path[k++], node, node); }
+        else if (i + 1 < size) { if (k >= len) return 0; vt__mnode(node, path[k++], node); }
+        size = (size + 1) / 2;
+        i /= 2;
+    }
+    return k == len && !memcmp(node, root, 32);
+}
+
+/* --- files ------------------------------------------------------------------ */
+
+static void vt__join(char *buf, size_t n, const char *dir, const char *name) { snprintf(buf, n, "%s/%s", dir, name); }
+
+static int vt__exists(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+/* write bytes to path atomically: a temporary file, flushed to the disk, renamed */
+static vt_status vt__write_atomic(vt_ctx *c, const char *path, const void *a, size_t na, const void *b, size_t nb) {
+    char tmp[700];
+    FILE *f;
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    f = fopen(tmp, "wb");
+    if (!f) return vt__fail(c, VT_ERR_IO, "cannot create '%s'", tmp);
+    if (fwrite(a, 1, na, f) != na || (nb && fwrite(b, 1, nb, f) != nb) || fflush(f) != 0) {
+        fclose(f);
+        remove(tmp);
+        return vt__fail(c, VT_ERR_IO, "writing '%s' failed (disk full?)", tmp);
+    }
+#if !defined(_WIN32)
+    fsync(fileno(f));
+#endif
+    fclose(f);
+    if (rename(tmp, path) != 0) { remove(tmp); return vt__fail(c, VT_ERR_IO, "cannot rename '%s' to '%s'", tmp, path); }
+#if !defined(_WIN32)
+    {   /* make the rename itself durable */
+        char dir[700];
+        char *sl;
+        int fd;
+        snprintf(dir, sizeof dir, "%s", path);
+        sl = strrchr(dir, '/');
+        if (sl) *sl = 0; else snprintf(dir, sizeof dir, ".");
+        fd = open(dir, O_RDONLY);
+        if (fd >= 0) { fsync(fd); close(fd); }
+    }
+#endif
+    return VT_OK;
+}
+
+static unsigned char *vt__read_file(const char *path, size_t *n, size_t maxn) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b;
+    long sz;
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) != 0 || (sz = ftell(f)) < 0 || (size_t)sz > maxn) { fclose(f); return NULL; }
+    fseek(f, 0, SEEK_SET);
+    b = (unsigned char *)VT_MALLOC((size_t)sz + 1, NULL);
+    if (b && fread(b, 1, (size_t)sz, f) != (size_t)sz) { VT_FREE(b, NULL); b = NULL; }
+    fclose(f);
+    if (b) { b[sz] = 0; *n = (size_t)sz; }
+    return b;
+}
+
+/* --- manifest ------------------------------------------------------------------ */
+
+/* "vtrain-manifest 1" then "key = value" lines, as the program gave them and
+   then vtrain's own keys; keys are [A-Za-z0-9._-], values one line each */
+static int vt__key_ok(const char *k, size_t n) {
+    size_t i;
+    if (!n || n > 100) return 0;
+    for (i = 0; i < n; i++)
+        if (!((k[i] >= 'a' && k[i] <= 'z') || (k[i] >= 'A' && k[i] <= 'Z') || (k[i] >= '0' && k[i] <= '9') || k[i] == '.' ||
+              k[i] == '_' || k[i] == '-'))
+            return 0;
+    return 1;
+}
+
+static vt_status vt__manifest_text(vt_ctx *c, vt__buf *b) {
+    const char *const *m = c->d.manifest;
+    char line[900], ord[128];
+    int i;
+    b->n = 0;
+    vt__buf_put(c, b, "vtrain-manifest 1\n", 18);
+    for (i = 0; m && m[i]; i++) {
+        const char *eq = strchr(m[i], '=');
+        size_t kl;
+        if (!eq) return vt__fail(c, VT_ERR_ARG, "manifest entry '%s' is not key=value", m[i]);
+        kl = (size_t)(eq - m[i]);
+        while (kl && m[i][kl - 1] == ' ') kl--;
+        if (!vt__key_ok(m[i], kl) || strchr(eq + 1, '\n'))
+            return vt__fail(c, VT_ERR_ARG, "manifest entry '%s': keys are letters, digits, . _ -; values one line", m[i]);
+        snprintf(line, sizeof line, "%.*s = %s\n", (int)kl, m[i], eq[1] == ' ' ? eq + 2 : eq + 1);
+        vt__buf_put(c, b, line, strlen(line));
+    }
+    vt_order_string(&c->d.order, ord, sizeof ord);
+    snprintf(line, sizeof line,
+             "vtrain.version = %s\nvtrain.mode = %s\nvtrain.bound = %s\nvtrain.lambda = %.17g\nvtrain.trainer_order = %s\n"
+             "vtrain.trainer_ckpt_every = %d\n",
+             VTRAIN_VERSION_STRING, vt_mode_name(c->d.mode), vt_bound_name(c->d.bound), c->ord.lambda, ord,
+             c->d.ckpt_every > 0 ? c->d.ckpt_every : 100);
+    vt__buf_put(c, b, line, strlen(line));
+    return c->status;
+}
+
+/* the value of key in manifest text (NULL-terminated); 1 if found */
+static int vt__manifest_find(const char *text, const char *key, char *value, size_t n) {
+    const char *p = text;
+    size_t kl = strlen(key);
+    while (p && *p) {
+        const char *eol = strchr(p, '\n');
+        if (!strncmp(p, key, kl) && !strncmp(p + kl, " = ", 3)) {
+            size_t vl = (size_t)((eol ? eol : p + strlen(p)) - (p + kl + 3));
+            if (vl >= n) vl = n - 1;
+            memcpy(value, p + kl + 3, vl);
+            value[vl] = 0;
+            return 1;
+        }
+        p = eol ? eol + 1 : NULL;
+    }
+    return 0;
+}
+
+/* the program's identity: the manifest without the lines that only describe
+   the trainer's machine and habits (keys "vtrain.trainer_*") */
+static void vt__program_sha(const char *text, size_t n, unsigned char out[32]) {
+    vt_sha256_ctx s;
+    size_t i = 0;
+    vt_sha256_init(&s);
+    while (i < n) {
+        size_t j = i;
+        while (j < n && text[j] != '\n') j++;
+        if (j < n) j++;
+        if (j - i < 15 || strncmp(text + i, "vtrain.trainer_", 15)) vt_sha256_update(&s, text + i, j - i);
+        i = j;
+    }
+    vt_sha256_final(&s, out);
+}
+
+VTDEF vt_status vt_manifest_program_sha(const char *dir, unsigned char out[32]) {
+    char path[700];
+    size_t len;
+    unsigned char *b;
+    vt__join(path, sizeof path, dir, "manifest.txt");
+    b = vt__read_file(path, &len, 1 << 20);
+    if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
+    vt__program_sha((const char *)b, len, out);
+    VT_FREE(b, NULL);
+    return VT_OK;
+}
+
+VTDEF vt_status vt_manifest_get(const char *dir, const char *key, char *value, size_t n) {
+    char path[700];
+    size_t len;
+    unsigned char *b;
+    vt__join(path, sizeof path, dir, "manifest.txt");
+    b = vt__read_file(path, &len, 1 << 20);
+    if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
+    if (strncmp((const char *)b, "vtrain-manifest 1\n", 18)) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain manifest", path); }
+    if (!vt__manifest_find((const char *)b, key, value, n)) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_FORMAT, "'%s' has no key '%s'", path, key); }
+    VT_FREE(b, NULL);
+    return VT_OK;
+}
+
+/* --- safetensors ------------------------------------------------------------ */
+
+/* A checkpoint is a safetensors file: u64 little-endian header length, a
+   JSON header {"__metadata__": {string: string}, name: {"dtype": "F32",
+   "shape": [..], "data_offsets": [begin, end]}, ...}, then the data. The
+   reader below is the one that faces untrusted files: it bounds every
+   length, accepts only the subset of JSON the format needs, and reports the
+   byte where parsing failed. */
+typedef struct {
+    char name[64];
+    int ndim;
+    int64_t ne[VT_MAX_DIMS];
+    uint64_t begin, end;
+} vt__st_tensor;
+
+typedef struct {
+    int nt;
+    vt__st_tensor t[256];
+    int nmeta;
+    char mkey[32][48], mval[32][160];
+} vt__st_header;
+
+typedef struct { const char *p; size_t n, i; char err[160]; } vt__json;
+
+static void vt__jws(vt__json *j) {
+    while (j->i < j->n && (j->p[j->i] == ' ' || j->p[j->i] == '\n' || j->p[j->i] == '\r' || j->p[j->i] == '\t')) j->i++;
+}
+static int vt__jfail(vt__json *j, const char *what) {
+    if (!j->err[0]) snprintf(j->err, sizeof j->err, "%s at byte %zu of the header", what, j->i);
+    return 0;
+}
+static int vt__jchar(vt__json *j, char ch) {
+    vt__jws(j);
+    if (j->i < j->n && j->p[j->i] == ch) { j->i++; return 1; }
+    return 0;
+}
+/* a string without escapes other than \" and \\ */
+static int vt__jstr(vt__json *j, char *out, size_t n) {
+    size_t k = 0;
+    vt__jws(j);
+    if (j->i >= j->n || j->p[j->i] != '"') return vt__jfail(j, "expected a string");
+    j->i++;
+    while (j->i < j->n && j->p[j->i] != '"') {
+        char ch = j->p[j->i++];
+        if (ch == '\\') {
+            if (j->i >= j->n || (j->p[j->i] != '"' && j->p[j->i] != '\\')) return vt__jfail(j, "unsupported escape");
+            ch = j->p[j->i++];
+        }
+        if ((unsigned char)ch < 32) return vt__jfail(j, "control character in a string");
+        if (k + 1 >= n) return vt__jfail(j, "string too long");
+        out[k++] = ch;
+    }
+    if (j->i >= j->n) return vt__jfail(j, "unterminated string");
+    j->i++;
+    out[k] = 0;
+    return 1;
+}
+static int vt__jint(vt__json *j, uint64_t *v) {
+    int digits = 0;
+    vt__jws(j);
+    *v = 0;
+    while (j->i < j->n && j->p[j->i] >= '0' && j->p[j->i] <= '9') {
+        if (*v > ((uint64_t)1 << 58)) return vt__jfail(j, "number too large");
+        *v = *v * 10 + (uint64_t)(j->p[j->i++] - '0');
+        digits++;
+    }
+    return digits ? 1 : vt__jfail(j, "expected a number");
+}
+static int vt__jints(vt__json *j, uint64_t *v, int maxn, int *count) {
+    *count = 0;
+    if (!vt__jchar(j, '[')) return vt__jfail(j, "expected '['");
+    if (vt__jchar(j, ']')) return 1;
+    do {
+        if (*count >= maxn) return vt__jfail(j, "too many numbers");
+        if (!vt__jint(j, &v[(*count)++])) return 0;
+    } while (vt__jchar(j, ','));
+    return vt__jchar(j, ']') ? 1 : vt__jfail(j, "expected ']'");
+}
+
+static int vt__st_parse(const char *p, size_t n, vt__st_header *h, char *err, size_t errn) {
+    vt__json j;
+    memset(h, 0, sizeof *h);
+    j.p = p; j.n = n; j.i = 0; j.err[0] = 0;
+    if (!vt__jchar(&j, '{')) { vt__jfail(&j, "expected '{'"); goto bad; }
+    if (vt__jchar(&j, '}')) goto tail;
+    do {
+        char key[64];
+        if (!vt__jstr(&j, key, sizeof key) || !vt__jchar(&j, ':')) { vt__jfail(&j, "expected a key and ':'"); goto bad; }
+        if (!strcmp(key, "__metadata__")) {
+            if (!vt__jchar(&j, '{')) { vt__jfail(&j, "expected '{'"); goto bad; }
+            if (!vt__jchar(&j, '}')) {
+                do {
+                    if (h->nmeta >= 32) { vt__jfail(&j, "too many metadata entries"); goto bad; }
+                    if (!vt__jstr(&j, h->mkey[h->nmeta], sizeof h->mkey[0]) || !vt__jchar(&j, ':') ||
+                        !vt__jstr(&j, h->mval[h->nmeta], sizeof h->mval[0]))
+                        goto bad;
+                    h->nmeta++;
+                } while (vt__jchar(&j, ','));
+                if (!vt__jchar(&j, '}')) { vt__jfail(&j, "expected '}'"); goto bad; }
+            }
+        } else {
+            vt__st_tensor *t;
+            int have = 0;
+            if (h->nt >= 256) { vt__jfail(&j, "too many tensors"); goto bad; }
+            t = &h->t[h->nt];
+            snprintf(t->name, sizeof t->name, "%s", key);
+            if (!vt__jchar(&j, '{')) { vt__jfail(&j, "expected '{'"); goto bad; }
+            do {
+                char f[32];
+                if (!vt__jstr(&j, f, sizeof f) || !vt__jchar(&j, ':')) goto bad;
+                if (!strcmp(f, "dtype")) {
+                    char dt[16];
+                    if (!vt__jstr(&j, dt, sizeof dt)) goto bad;
+                    if (strcmp(dt, "F32")) { vt__jfail(&j, "dtype is not F32"); goto bad; }
+                    have |= 1;
+                } else if (!strcmp(f, "shape")) {
+                    uint64_t v[VT_MAX_DIMS];
+                    int k, cnt;
+                    if (!vt__jints(&j, v, VT_MAX_DIMS, &cnt)) goto bad;
+                    t->ndim = cnt;
+                    for (k = 0; k < cnt; k++) t->ne[k] = (int64_t)v[k];
+                    have |= 2;
+                } else if (!strcmp(f, "data_offsets")) {
+                    uint64_t v[2];
+                    int cnt;
+                    if (!vt__jints(&j, v, 2, &cnt) || cnt != 2) { vt__jfail(&j, "data_offsets needs two numbers"); goto bad; }
+                    t->begin = v[0]; t->end = v[1];
+                    have |= 4;
+                } else { vt__jfail(&j, "unknown tensor field"); goto bad; }
+            } while (vt__jchar(&j, ','));
+            if (!vt__jchar(&j, '}') || have != 7) { vt__jfail(&j, "incomplete tensor entry"); goto bad; }
+            h->nt++;
+        }
+    } while (vt__jchar(&j, ','));
+    if (!vt__jchar(&j, '}')) { vt__jfail(&j, "expected '}'"); goto bad; }
+tail:
+    vt__jws(&j);
+    if (j.i != j.n) { vt__jfail(&j, "trailing bytes"); goto bad; }
+    return 1;
+bad:
+    snprintf(err, errn, "%s", j.err[0] ? j.err : "malformed header");
+    return 0;
+}
+
+static const char *vt__st_meta(const vt__st_header *h, const char *key) {
+    int i;
+    for (i = 0; i < h->nmeta; i++)
+        if (!strcmp(h->mkey[i], key)) return h->mval[i];
+    return NULL;
+}
+
+/* --- checkpoints ---------------------------------------------------------------- */
+
+VTDEF vt_status vt_checkpoint_save(vt_ctx *c, const char *path) {
+    vt__buf hd;
+    int i, k, nt = vt__nstate(c);
+    uint64_t off = 0;
+    unsigned char digest[32], *data;
+    char hex[65], tmp[256];
+    size_t total = 0, pos = 0;
+    if (c->status != VT_OK) return c->status;
+    if (nt > 256) return vt__fail(c, VT_ERR_ARG, "checkpoint: %d tensors (256 at most)", nt);
+    memset(&hd, 0, sizeof hd);
+    vt_weights_digest(c, digest);
+    vt_hex(digest, 32, hex);
+    snprintf(tmp, sizeof tmp, "{\"__metadata__\":{\"format\":\"vtrain-checkpoint-1\",\"vtrain.version\":\"%s\",\"step\":\"%lld\",\"state_sha256\":\"%s\"",
+             VTRAIN_VERSION_STRING, (long long)c->step_no, hex);
+    vt__buf_put(c, &hd, tmp, strlen(tmp));
+    for (k = 0; k < c->noptims; k++) {
+        snprintf(tmp, sizeof tmp, ",\"optim%d.t\":\"%lld\"", k, (long long)c->optims[k]->t);
+        vt__buf_put(c, &hd, tmp, strlen(tmp));
+    }
+    vt__buf_put(c, &hd, "}", 1);
+    for (i = 0; i < nt; i++) {
+        vt_tensor *t = vt__state(c, i);
+        uint64_t bytes = 4 * (uint64_t)vt_numel(t);
+        int d;
+        snprintf(tmp, sizeof tmp, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[", t->name);
+        vt__buf_put(c, &hd, tmp, strlen(tmp));
+        for (d = 0; d < t->ndim; d++) {
+            snprintf(tmp, sizeof tmp, d ? ",%lld" : "%lld", (long long)t->ne[d]);
+            vt__buf_put(c, &hd, tmp, strlen(tmp));
+        }
+        snprintf(tmp, sizeof tmp, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off, (unsigned long long)(off + bytes));
+        vt__buf_put(c, &hd, tmp, strlen(tmp));
+        off += bytes;
+    }
+    vt__buf_put(c, &hd, "}", 1);
+    while ((hd.n + 8) % 8) vt__buf_put(c, &hd, " ", 1);
+    total = 8 + hd.n + (size_t)off;
+    data = (unsigned char *)vt__xmalloc(c, total);
+    if (!data || c->status != VT_OK) { VT_FREE(hd.p, c->u); VT_FREE(data, c->u); return c->status; }
+    vt__put_u64(data, (uint64_t)hd.n);
+    memcpy(data + 8, hd.p, hd.n);
+    pos = 8 + hd.n;
+    for (i = 0; i < nt; i++) {
+        vt_tensor *t = vt__state(c, i);
+        int64_t q, n = vt_numel(t);
+        for (q = 0; q < n; q++) { vt__put_u32(data + pos, vt__fbits((float)vt__d(t)[vt__off(t, q)])); pos += 4; }
+    }
+    vt__write_atomic(c, path, data, total, NULL, 0);
+    VT_FREE(hd.p, c->u);
+    VT_FREE(data, c->u);
+    return c->status;
+}
+
+VTDEF vt_status vt_checkpoint_load(vt_ctx *c, const char *path) {
+    size_t n;
+    unsigned char *b, digest[32];
+    uint64_t hl;
+    vt__st_header *h;
+    char err[200], hex[65];
+    const char *v;
+    int i, k, nt = vt__nstate(c);
+    if (c->status != VT_OK) return c->status;
+    b = vt__read_file(path, &n, (size_t)1 << 40);
+    if (!b) return vt__fail(c, VT_ERR_IO, "cannot read the checkpoint '%s'", path);
+    h = (vt__st_header *)vt__xmalloc(c, sizeof *h);
+    if (!h) { VT_FREE(b, NULL); return c->status; }
+    if (n < 8) { vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s' is truncated (%zu bytes)", path, n); goto out; }
+    hl = vt__get_u64(b);
+    if (hl > n - 8 || hl > (1u << 24)) { vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s': header length %llu does not fit in %zu bytes", path, (unsigned long long)hl, n); goto out; }
+    if (!vt__st_parse((const char *)b + 8, (size_t)hl, h, err, sizeof err)) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': %s", path, err); goto out; }
+    v = vt__st_meta(h, "format");
+    if (!v || strcmp(v, "vtrain-checkpoint-1")) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' was not written by vtrain", path); goto out; }
+    if (h->nt != nt) { vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s' has %d tensors, the program %d", path, h->nt, nt); goto out; }
+    for (i = 0; i < nt; i++) {
+        vt_tensor *t = vt__state(c, i);
+        vt__st_tensor *s = NULL;
+        int d, same;
+        int64_t q, cnt = vt_numel(t);
+        for (k = 0; k < h->nt && !s; k++)
+            if (!strcmp(h->t[k].name, t->name)) s = &h->t[k];
+        if (!s) { vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s' has no tensor '%s'", path, t->name); goto out; }
+        same = s->ndim == t->ndim;
+        for (d = 0; same && d < t->ndim; d++) same = s->ne[d] == t->ne[d];
+        if (!same) { vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s': tensor '%s' has another shape", path, t->name); goto out; }
+        if (s->end < s->begin || s->end - s->begin != 4 * (uint64_t)cnt || s->end > n - 8 - hl) {
+            vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s': tensor '%s' lies outside the file (truncated?)", path, t->name);
+            goto out;
+        }
+        for (q = 0; q < cnt; q++) {
+            float f = vt__bitsf(vt__get_u32(b + 8 + hl + s->begin + 4 * (uint64_t)q));
+            vt__d(t)[vt__off(t, q)] = (double)f;
+        }
+    }
+    for (k = 0; k < c->noptims; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "optim%d.t", k);
+        v = vt__st_meta(h, key);
+        if (!v) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' lacks '%s'", path, key); goto out; }
+        c->optims[k]->t = atoll(v);
+    }
+    v = vt__st_meta(h, "step");
+    if (!v) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' lacks 'step'", path); goto out; }
+    c->step_no = atoll(v);
+    vt_weights_digest(c, digest);
+    vt_hex(digest, 32, hex);
+    v = vt__st_meta(h, "state_sha256");
+    if (!v || strcmp(v, hex))
+        vt__fail(c, VT_ERR_CHECKSUM, "checkpoint '%s': its tensors hash to %.16s..., its metadata says %.16s... (edited or corrupted)", path,
+                 hex, v ? v : "(none)");
+out:
+    VT_FREE(h, c->u);
+    VT_FREE(b, NULL);
+    return c->status;
+}
+
+/* --- transcript files ----------------------------------------------------------- */
+
+static void vt__ckpt_path(const char *dir, int64_t step, char *buf, size_t n) {
+    char name[64];
+    snprintf(name, sizeof name, "ckpt-%08lld.safetensors", (long long)step);
+    vt__join(buf, n, dir, name);
+}
+
+/* the commitments records as leaves; a malformed file is reported */
+static vt_status vt__read_leaves(const char *path, vt_leaf_info **out, int64_t *n, unsigned char manifest_sha[32]) {
+    size_t len, p = VT__COMMIT_HDR;
+    unsigned char *b = vt__read_file(path, &len, (size_t)1 << 40);
+    int64_t cap = 0, k = 0;
+    vt_leaf_info *L = NULL, *dummy;
+    int64_t dn;
+    if (!out) out = &dummy; /* callers that only validate */
+    if (!n) n = &dn;
+    *out = NULL;
+    *n = 0;
+    if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
+    if (len < VT__COMMIT_HDR || memcmp(b, "VTRAINCM", 8) || vt__get_u32(b + 8) != 2) {
+        VT_FREE(b, NULL);
+        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain commitments file", path);
+    }
+    if (manifest_sha) memcpy(manifest_sha, b + 16, 32);
+    while (p < len) {
+        uint32_t nt;
+        size_t rl;
+        unsigned char sha[32];
+        if (p + 112 > len) { VT_FREE(b, NULL); VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in the record of step %lld", path, (long long)k); }
+        nt = vt__get_u32(b + p + 108);
+        rl = 112 + 32 * (size_t)nt;
+        if (nt > (1u << 20) || p + rl + 32 > len) { VT_FREE(b, NULL); VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in the record of step %lld", path, (long long)k); }
+        vt_sha256(b + p, rl, sha);
+        if (memcmp(b + p, "VTCM", 4) || memcmp(sha, b + p + rl, 32) || (int64_t)vt__get_u64(b + p + 4) != k) {
+            VT_FREE(b, NULL);
+            VT_FREE(L, NULL);
+            return vt__tls_fail(VT_ERR_CHECKSUM, "'%s': the record of step %lld is corrupted", path, (long long)k);
+        }
+        if (k == cap) {
+            vt_leaf_info *q;
+            cap = cap * 2 + 64;
+            q = (vt_leaf_info *)VT_REALLOC(L, sizeof(vt_leaf_info) * (size_t)cap, NULL);
+            if (!q) { VT_FREE(b, NULL); VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_NOMEM, "out of memory reading '%s'", path); }
+            L = q;
+        }
+        L[k].step = k;
+        memcpy(L[k].state, b + p + 12, 32);
+        memcpy(L[k].chunk, b + p + 44, 32);
+        memcpy(L[k].batch, b + p + 76, 32);
+        vt_leaf_hash(&L[k]);
+        k++;
+        p += rl + 32;
+    }
+    VT_FREE(b, NULL);
+    if (out == &dummy) VT_FREE(L, NULL);
+    else *out = L;
+    *n = k;
+    return VT_OK;
+}
+
+VTDEF vt_status vt_transcript_leaves(const char *dir, vt_leaf_info **leaves, int64_t *n) {
+    char path[700];
+    vt__join(path, sizeof path, dir, "commits.bin");
+    return vt__read_leaves(path, leaves, n, NULL);
+}
+VTDEF void vt_free_leaves(vt_leaf_info *leaves) { VT_FREE(leaves, NULL); }
+
+static void vt__run_commitment(const unsigned char mroot[32], const unsigned char msha[32], int64_t n, unsigned char out[32]) {
+    vt_sha256_ctx s;
+    unsigned char b[8];
+    vt_sha256_init(&s);
+    vt_sha256_update(&s, "vtrain-run-1", 12);
+    vt_sha256_update(&s, msha, 32);
+    vt_sha256_update(&s, mroot, 32);
+    vt__put_u64(b, (uint64_t)n);
+    vt_sha256_update(&s, b, 8);
+    vt_sha256_final(&s, out);
+}
+
+/* root.txt from the commitments written so far */
+static vt_status vt__write_root(vt_ctx *c) {
+    vt_leaf_info *L;
+    int64_t n, k;
+    unsigned char(*lv)[32], root[32], run[32];
+    char text[512], h1[65], h2[65], h3[65], path[700];
+    if (!c->tdir[0] || c->d.role != VT_ROLE_TRAIN) return VT_OK;
+    if (vt__read_leaves(c->commitpath, &L, &n, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+    lv = (unsigned char(*)[32])VT_MALLOC(32 * (size_t)(n + 1), NULL);
+    if (!lv) { vt_free_leaves(L); return vt__fail(c, VT_ERR_NOMEM, "out of memory for the Merkle tree"); }
+    for (k = 0; k < n; k++) memcpy(lv[k], L[k].leaf, 32);
+    vt_merkle_root((const unsigned char(*)[32])lv, n, root);
+    vt__run_commitment(root, c->manifest_sha, n, run);
+    vt_hex(root, 32, h1);
+    vt_hex(c->manifest_sha, 32, h2);
+    vt_hex(run, 32, h3);
+    snprintf(text, sizeof text, "vtrain-root 1\nsteps = %lld\nmanifest = %s\nleaves_root = %s\nrun = %s\n", (long long)n, h2, h1, h3);
+    vt__join(path, sizeof path, c->tdir, "root.txt");
+    vt__write_atomic(c, path, text, strlen(text), NULL, 0);
+    VT_FREE(lv, NULL);
+    vt_free_leaves(L);
+    return c->status;
+}
+
+VTDEF vt_status vt_transcript_root(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], int64_t *nsteps) {
+    char path[700], v[100];
+    size_t n;
+    int k;
+    unsigned char *b;
+    vt__join(path, sizeof path, dir, "root.txt");
+    b = vt__read_file(path, &n, 4096);
+    if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s' (the run did not finish?)", path);
+    if (strncmp((const char *)b, "vtrain-root 1\n", 14) || !vt__manifest_find((const char *)b, "leaves_root", v, sizeof v) ||
+        strlen(v) != 64) {
+        VT_FREE(b, NULL);
+        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is malformed", path);
+    }
+    for (k = 0; k < 32; k++) { unsigned x; sscanf(v + 2 * k, "%2x", &x); root[k] = (unsigned char)x; }
+    if (manifest_sha && vt__manifest_find((const char *)b, "manifest", v, sizeof v) && strlen(v) == 64)
+        for (k = 0; k < 32; k++) { unsigned x; sscanf(v + 2 * k, "%2x", &x); manifest_sha[k] = (unsigned char)x; }
+    if (nsteps) *nsteps = vt__manifest_find((const char *)b, "steps", v, sizeof v) ? atoll(v) : -1;
+    VT_FREE(b, NULL);
+    return VT_OK;
+}
+
+/* vt_create, transcript part: paths, the manifest (written by the trainer,
+   checked by the auditor and by a resuming trainer) */
+static void vt__ord_from(vt__ord *r, const vt_order *o, const vt_desc *d);
+static vt_status vt__transcript_open(vt_ctx *c) {
+    vt__buf m;
+    char path[700];
+    snprintf(c->tdir, sizeof c->tdir, "%s", c->d.transcript);
+    vt__join(c->logpath, sizeof c->logpath, c->tdir, "log.vtlog");
+    vt__join(c->commitpath, sizeof c->commitpath, c->tdir, "commits.bin");
+    c->d.log_path = c->logpath;
+    vt__join(path, sizeof path, c->tdir, "manifest.txt");
+    memset(&m, 0, sizeof m);
+    if (c->d.role == VT_ROLE_TRAIN) {
+        if (vt__manifest_text(c, &m) != VT_OK) { VT_FREE(m.p, c->u); return c->status; }
+        vt_sha256(m.p, m.n, c->manifest_sha);
+        if (c->d.resume) {
+            /* the same program (the trainer_* lines may differ); the manifest
+               on disk stays as it is, and so does its hash */
+            size_t n;
+            unsigned char *old = vt__read_file(path, &n, 1 << 20), mine[32], theirs[32];
+            if (!old) { VT_FREE(m.p, c->u); return vt__fail(c, VT_ERR_IO, "resume: cannot read '%s'", path); }
+            vt_sha256(old, n, c->manifest_sha);
+            vt__program_sha((const char *)old, n, theirs);
+            vt__program_sha((const char *)m.p, m.n, mine);
+            VT_FREE(old, NULL);
+            if (memcmp(mine, theirs, 32)) {
+                VT_FREE(m.p, c->u);
+                return vt__fail(c, VT_ERR_MISMATCH, "resume: '%s/manifest.txt' describes another program than this one", c->tdir);
+            }
+        } else {
+#if !defined(_WIN32)
+            mkdir(c->tdir, 0777);
+#endif
+            vt__join(path, sizeof path, c->tdir, "root.txt");
+            if (vt__exists(path)) {
+                VT_FREE(m.p, c->u);
+                return vt__fail(c, VT_ERR_STATE, "'%s' holds a finished transcript: remove it, or resume it", c->tdir);
+            }
+            vt__join(path, sizeof path, c->tdir, "manifest.txt");
+            vt__write_atomic(c, path, m.p, m.n, NULL, 0);
+        }
+    } else {
+        size_t n;
+        unsigned char *b = vt__read_file(path, &n, 1 << 20);
+        if (!b) return vt__fail(c, VT_ERR_IO, "cannot read the manifest '%s'", path);
+        if (strncmp((const char *)b, "vtrain-manifest 1\n", 18)) { VT_FREE(b, NULL); return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain manifest", path); }
+        vt_sha256(b, n, c->manifest_sha);
+        {   /* the run's settings come from the manifest, not from guesses */
+            char v[64];
+            int k;
+            if (vt__manifest_find((const char *)b, "vtrain.mode", v, sizeof v))
+                for (k = 0; k < VT_MODE_COUNT; k++)
+                    if (!strcmp(v, vt_mode_name((vt_mode)k))) { c->d.mode = (vt_mode)k; vt__ord_from(&c->ord, &c->d.order, &c->d); }
+        }
+        VT_FREE(b, NULL);
+    }
+    VT_FREE(m.p, c->u);
+    return c->status;
+}
+
+/* the trainer, at the end of a step: a checkpoint every ckpt_every steps */
+static vt_status vt__transcript_step(vt_ctx *c) {
+    int every = c->d.ckpt_every > 0 ? c->d.ckpt_every : 100;
+    char path[700];
+    if (!c->tdir[0] || c->d.role != VT_ROLE_TRAIN || c->step_no % every != 0) return VT_OK;
+    vt__ckpt_path(c->tdir, c->step_no, path, sizeof path);
+    if (vt_checkpoint_save(c, path) != VT_OK) return c->status;
+    c->force_full = 1;
+    return vt__write_root(c);
+}
+
+/* byte offset where chunk `step` starts in a log file, scanning headers */
+static int64_t vt__chunk_offset(vt_ctx *c, FILE *f, int64_t fsize, int64_t step, const char *path) {
+    unsigned char h[16], ch[VT__CHUNK_HDR];
+    int64_t at, s = 0;
+    fseek(f, 0, SEEK_SET);
+    if (fread(h, 1, 16, f) != 16) { vt__fail(c, VT_ERR_TRUNCATED, "'%s' is truncated", path); return -1; }
+    at = 16 + (int64_t)vt__get_u32(h + 12) + 32;
+    while (s < step) {
+        if (fseek(f, (long)at, SEEK_SET) != 0 || fread(ch, 1, sizeof ch, f) != sizeof ch) {
+            vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld", path, (long long)step);
+            return -1;
+        }
+        at += VT__CHUNK_HDR + (int64_t)vt__get_u64(ch + 20) + 32;
+        if (at > fsize) { vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends inside step %lld's chunk", path, (long long)s); return -1; }
+        s++;
+    }
+    return at;
+}
+
+/* byte offset of commitment record `step` */
+static int64_t vt__commit_offset(vt_ctx *c, FILE *f, int64_t step, const char *path) {
+    int64_t at = VT__COMMIT_HDR, s;
+    unsigned char r[112];
+    for (s = 0; s < step; s++) {
+        if (fseek(f, (long)at, SEEK_SET) != 0 || fread(r, 1, sizeof r, f) != sizeof r) {
+            vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld", path, (long long)step);
+            return -1;
+        }
+        at += 112 + 32 * (int64_t)vt__get_u32(r + 108) + 32;
+    }
+    return at;
+}
+
+static int64_t vt__last_checkpoint(const char *dir, int64_t at_most) {
+    int64_t best = -1;
+#if !defined(_WIN32)
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    if (!d) return -1;
+    while ((e = readdir(d)) != NULL) {
+        long long s;
+        char tail[32];
+        if (sscanf(e->d_name, "ckpt-%lld.%31s", &s, tail) == 2 && !strcmp(tail, "safetensors") && s > best && s <= at_most) best = s;
+    }
+    closedir(d);
+#else
+    (void)dir; (void)at_most;
+#endif
+    return best;
+}
+
+VTDEF vt_status vt_resume(vt_ctx *c) {
+    char path[700];
+    int64_t step, off;
+    if (c->status != VT_OK) return c->status;
+    if (c->d.role == VT_ROLE_TRAIN && c->d.resume) {
+        if (!c->tdir[0]) return vt__fail(c, VT_ERR_ARG, "resume needs a transcript directory");
+        step = vt__last_checkpoint(c->tdir, INT64_MAX);
+        if (step < 0) return vt__fail(c, VT_ERR_STATE, "resume: '%s' has no checkpoint", c->tdir);
+        vt__ckpt_path(c->tdir, step, path, sizeof path);
+        if (vt_checkpoint_load(c, path) != VT_OK) return c->status;
+        /* cut the log and the commitments after step - 1, then append */
+        if (c->logf) {
+            fseek(c->logf, 0, SEEK_END);
+            off = vt__chunk_offset(c, c->logf, (int64_t)ftell(c->logf), step, c->logpath);
+            if (off < 0) return c->status;
+            fflush(c->logf);
+            if (ftruncate(fileno(c->logf), (off_t)off) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->logpath);
+            fseek(c->logf, (long)off, SEEK_SET);
+            c->force_full = 1;
+        }
+        off = vt__commit_offset(c, c->commitf, step, c->commitpath);
+        if (off < 0) return c->status;
+        fflush(c->commitf);
+        if (ftruncate(fileno(c->commitf), (off_t)off) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->commitpath);
+        fseek(c->commitf, (long)off, SEEK_SET);
+        {   /* the checkpoint must be the state the last kept commitment names */
+            vt_leaf_info *L;
+            int64_t n;
+            unsigned char d[32];
+            if (vt__read_leaves(c->commitpath, &L, &n, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+            vt_weights_digest(c, d);
+            if (n != step || (n > 0 && memcmp(L[n - 1].state, d, 32))) {
+                vt_free_leaves(L);
+                return vt__fail(c, VT_ERR_MISMATCH, "resume: checkpoint %lld does not match the commitment of step %lld", (long long)step, (long long)(step - 1));
+            }
+            vt_free_leaves(L);
+        }
+        return VT_OK;
+    }
+    if (c->d.role == VT_ROLE_AUDIT && c->d.audit_from > 0) {
+        vt_leaf_info *L;
+        int64_t n;
+        unsigned char d[32];
+        if (!c->tdir[0]) return vt__fail(c, VT_ERR_ARG, "audit_from needs a transcript directory");
+        step = c->d.audit_from;
+        vt__ckpt_path(c->tdir, step, path, sizeof path);
+        if (!vt__exists(path)) return vt__fail(c, VT_ERR_ARG, "the transcript has no checkpoint at step %lld", (long long)step);
+        if (vt_checkpoint_load(c, path) != VT_OK) return c->status;
+        if (vt__read_leaves(c->commitpath, &L, &n, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+        vt_weights_digest(c, d);
+        if (n < step || memcmp(L[step - 1].state, d, 32)) {
+            vt_free_leaves(L);
+            return vt__fail(c, VT_ERR_MISMATCH, "checkpoint %lld does not match the trainer's commitment of step %lld", (long long)step, (long long)(step - 1));
+        }
+        vt_free_leaves(L);
+        if (c->rd.f) {
+            off = vt__chunk_offset(c, c->rd.f, c->rd.fsize, step, c->logpath);
+            if (off < 0) return c->status;
+            fseek(c->rd.f, (long)off, SEEK_SET);
+        }
+        off = vt__commit_offset(c, c->commitf, step, c->commitpath);
+        if (off < 0) return c->status;
+        fseek(c->commitf, (long)off, SEEK_SET);
+        c->start_step = step;
+    }
+    return VT_OK;
+}
+
+/* --- the dispute game ------------------------------------------------------------ */
+
+/* RFC 6962's Merkle Tree Hash of leaves [lo, hi), and its split point */
+static int64_t vt__msplit(int64_t size) {
+    int64_t k = 1;
+    while (k * 2 < size) k *= 2;
+    return k;
+}
+static void vt__mth(const vt_leaf_info *L, int64_t lo, int64_t hi, unsigned char out[32]) {
+    if (hi - lo == 1) {
+        vt_sha256_ctx s;
+        unsigned char zero = 0;
+        vt_sha256_init(&s);
+        vt_sha256_update(&s, &zero, 1);
+        vt_sha256_update(&s, L[lo].leaf, 32);
+        vt_sha256_final(&s, out);
+    } else {
+        unsigned char l[32], r[32];
+        int64_t k = vt__msplit(hi - lo);
+        vt__mth(L, lo, lo + k, l);
+        vt__mth(L, lo + k, hi, r);
+        vt__mnode(l, r, out);
+    }
+}
+
+VTDEF vt_status vt_dispute_begin(vt_dispute *g, const vt_leaf_info *mine, int64_t n, const unsigned char trainer_root[32]) {
+    unsigned char my[32];
+    memset(g, 0, sizeof *g);
+    g->n = n;
+    g->mine = mine;
+    g->lo = 0;
+    g->hi = n;
+    g->result = -1;
+    memcpy(g->node, trainer_root, 32);
+    if (n <= 0) { g->done = 1; snprintf(g->message, sizeof g->message, "no steps to dispute"); return VT_ERR_ARG; }
+    vt__mth(mine, 0, n, my);
+    if (!memcmp(my, trainer_root, 32)) { g->done = 1; snprintf(g->message, sizeof g->message, "the roots agree: nothing to dispute"); return VT_ERR_STATE; }
+    return VT_OK;
+}
+
+VTDEF int vt_dispute_query(const vt_dispute *g, int64_t *lo, int64_t *hi) {
+    if (g->done) return 0;
+    *lo = g->lo;
+    *hi = g->hi;
+    return 1;
+}
+
+VTDEF vt_status vt_dispute_answer(const vt_leaf_info *leaves, int64_t n, int64_t lo, int64_t hi, vt_claim *out) {
+    memset(out, 0, sizeof *out);
+    if (lo < 0 || hi > n || hi - lo < 1) return vt__tls_fail(VT_ERR_ARG, "dispute: no node [%lld, %lld) in %lld steps", (long long)lo, (long long)hi, (long long)n);
+    out->lo = lo;
+    out->hi = hi;
+    if (hi - lo == 1) out->leaf = leaves[lo];
+    else {
+        int64_t k = vt__msplit(hi - lo);
+        vt__mth(leaves, lo, lo + k, out->left);
+        vt__mth(leaves, lo + k, hi, out->right);
+    }
+    return VT_OK;
+}
+
+VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
+    unsigned char h[32], my[32];
+    if (g->done) return VT_ERR_STATE;
+    g->rounds++;
+    if (c->lo != g->lo || c->hi != g->hi) {
+        g->done = 1;
+        snprintf(g->message, sizeof g->message, "the trainer answered for another node: the trainer loses");
+        return VT_ERR_IMPLAUSIBLE;
+    }
+    if (g->hi - g->lo == 1) { /* the leaf: it must be the one the node commits to */
+        vt_leaf_info chk = c->leaf;
+        vt_sha256_ctx s;
+        unsigned char zero = 0;
+        vt_leaf_hash(&chk);
+        vt_sha256_init(&s);
+        vt_sha256_update(&s, &zero, 1);
+        vt_sha256_update(&s, chk.leaf, 32);
+        vt_sha256_final(&s, h);
+        g->done = 1;
+        if (chk.step != g->lo || memcmp(h, g->node, 32)) {
+            snprintf(g->message, sizeof g->message, "the trainer's leaf for step %lld does not match its tree: the trainer loses", (long long)g->lo);
+            return VT_ERR_IMPLAUSIBLE;
+        }
+        g->disputed_trainer = chk;
+        g->result = g->lo;
+        if (g->lo > 0) g->agreed = g->mine[g->lo - 1];
+        snprintf(g->message, sizeof g->message, "first differing step %lld after %d rounds", (long long)g->lo, g->rounds);
+        return VT_OK;
+    }
+    vt__mnode(c->left, c->right, h);
+    if (memcmp(h, g->node, 32)) {
+        g->done = 1;
+        snprintf(g->message, sizeof g->message, "the trainer's children of steps [%lld, %lld) do not hash to its node: the trainer loses",
+                 (long long)g->lo, (long long)g->hi);
+        return VT_ERR_IMPLAUSIBLE;
+    }
+    {
+        int64_t k = vt__msplit(g->hi - g->lo);
+        vt__mth(g->mine, g->lo, g->lo + k, my);
+        if (memcmp(my, c->left, 32)) { g->hi = g->lo + k; memcpy(g->node, c->left, 32); }
+        else { g->lo += k; memcpy(g->node, c->right, 32); }
+    }
+    return VT_OK;
+}
+
+VTDEF vt_status vt_transcript_chunk(const char *dir, int64_t step, unsigned char **bytes, size_t *len) {
+    char path[700];
+    size_t n;
+    unsigned char *b, h[VT__CHUNK_HDR];
+    int64_t s, at;
+    int full_seen = 0;
+    vt__join(path, sizeof path, dir, "log.vtlog");
+    b = vt__read_file(path, &n, (size_t)1 << 40);
+    *bytes = NULL;
+    if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
+    if (n < 48) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated", path); }
+    at = 16 + (int64_t)vt__get_u32(b + 12) + 32;
+    for (s = 0; s <= step; s++) {
+        uint64_t bl;
+        if (at + VT__CHUNK_HDR > (int64_t)n) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' ends before step %lld", path, (long long)step); }
+        memcpy(h, b + at, VT__CHUNK_HDR);
+        bl = vt__get_u64(h + 20);
+        if (bl > n || at + VT__CHUNK_HDR + (int64_t)bl + 32 > (int64_t)n) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in step %lld", path, (long long)s); }
+        if (s == step) {
+            size_t cl = VT__CHUNK_HDR + (size_t)bl + 32;
+            full_seen = !memcmp(h, "VTCK", 4);
+            *bytes = (unsigned char *)VT_MALLOC(cl, NULL);
+            if (!*bytes) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_NOMEM, "out of memory"); }
+            memcpy(*bytes, b + at, cl);
+            *len = cl;
+        }
+        at += VT__CHUNK_HDR + (int64_t)bl + 32;
+    }
+    VT_FREE(b, NULL);
+    (void)full_seen;
+    return VT_OK;
+}
+
+VTDEF vt_status vt_transcript_state_before(const vt_desc *d, const vt_program *p, const char *dir, int64_t step,
+                                           const char *ckpt_out) {
+    vt_desc dd = *d;
+    vt_ctx *c;
+    vt_report r;
+    vt_status st;
+    int64_t k = vt__last_checkpoint(dir, step);
+    dd.role = VT_ROLE_AUDIT;
+    dd.transcript = dir;
+    dd.log_path = NULL;
+    dd.log_memory = 0;
+    dd.audit_from = k > 0 ? k : 0;
+    c = vt_create(&dd);
+    if (!c) return vt_last_status();
+    st = p->setup ? p->setup(c, p->user) : VT_OK;
+    if (st == VT_OK) st = vt_resume(c);
+    if (st == VT_OK) st = vt_run_ctx(c, p, step, &r);
+    if (st == VT_OK) st = vt_checkpoint_save(c, ckpt_out);
+    if (st != VT_OK) vt__tls_fail(st, "replaying the transcript to step %lld: %s", (long long)step, vt_error_message(c));
+    vt_destroy(c);
+    return st;
+}
+
+VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
+                          const unsigned char *chunk, size_t chunk_len, const vt_leaf_info *trainer,
+                          const vt_leaf_info *auditor, char *why, size_t whylen) {
+    vt_desc dd = *d;
+    vt_ctx *c;
+    vt_leaf_info mine;
+    unsigned char sha[32];
+    vt_verdict v = VT_VERDICT_TRAINER_WRONG;
+    dd.role = VT_ROLE_AUDIT;
+    dd.transcript = NULL;
+    dd.log_path = NULL;
+    dd.commit_path = NULL;
+    dd.log_memory = 1;
+    dd.audit_from = 0;
+    why[0] = 0;
+    c = vt_create(&dd);
+    if (!c) { snprintf(why, whylen, "the judge could not start: %s", vt_last_error()); return VT_VERDICT_NONE; }
+    if (p->setup && p->setup(c, p->user) != VT_OK) { snprintf(why, whylen, "setup failed: %s", vt_error_message(c)); v = VT_VERDICT_NONE; goto out; }
+    if (trainer->step > 0) {
+        unsigned char dg[32];
+        if (!state_ckpt || vt_checkpoint_load(c, state_ckpt) != VT_OK) {
+            snprintf(why, whylen, "the trainer's state before step %lld is unusable: %s", (long long)trainer->step, vt_error_message(c));
+            goto out;
+        }
+        vt_weights_digest(c, dg);
+        if (!agreed || memcmp(dg, agreed->state, 32) || c->step_no != trainer->step) {
+            snprintf(why, whylen, "the state the trainer supplied is not the agreed state after step %lld", (long long)(trainer->step - 1));
+            goto out;
+        }
+    }
+    c->step_no = trainer->step;
+    /* the committed hash covers the chunk's header and records, not its checksum */
+    vt_sha256(chunk, chunk_len >= 32 ? chunk_len - 32 : 0, sha);
+    if (c->d.mode == VT_MODE_VERIFIED && memcmp(sha, trainer->chunk, 32)) {
+        snprintf(why, whylen, "the log chunk the trainer supplied for step %lld is not the one it committed", (long long)trainer->step);
+        goto out;
+    }
+    if (c->d.mode == VT_MODE_VERIFIED) vt_feed_chunk(c, chunk, chunk_len);
+    vt_step_begin(c);
+    if (vt_status_of(c) == VT_OK) p->step(c, trainer->step, p->user);
+    vt_step_end(c);
+    if (vt_status_of(c) != VT_OK) {
+        snprintf(why, whylen, "re-executing step %lld with the trainer's log failed: %s", (long long)trainer->step, vt_error_message(c));
+        goto out;
+    }
+    mine.step = trainer->step;
+    vt_weights_digest(c, mine.state);
+    memcpy(mine.chunk, c->d.mode == VT_MODE_VERIFIED ? sha : trainer->chunk, 32);
+    {
+        vt_sha256_ctx bs = c->batch;
+        vt_sha256_final(&bs, mine.batch);
+    }
+    vt_leaf_hash(&mine);
+    if (!memcmp(mine.leaf, trainer->leaf, 32)) {
+        v = VT_VERDICT_AUDITOR_WRONG;
+        snprintf(why, whylen, "step %lld re-executed from the agreed state reproduces the trainer's leaf%s", (long long)trainer->step,
+                 auditor && memcmp(auditor->leaf, mine.leaf, 32) ? "; the auditor's leaf is wrong" : "");
+    } else {
+        snprintf(why, whylen, "step %lld re-executed from the agreed state gives another %s than the trainer committed%s",
+                 (long long)trainer->step, memcmp(mine.batch, trainer->batch, 32) ? "batch" : "state",
+                 auditor && !memcmp(auditor->leaf, mine.leaf, 32) ? " (the auditor's leaf is right)" : "");
+    }
+out:
+    vt_destroy(c);
+    return v;
+}
+
+/* ==========================================================================
    >>step
    ========================================================================== */
 
@@ -5425,7 +6631,7 @@ VTDEF vt_status vt_step_end(vt_ctx *c) {
     if (c->status != VT_OK) return c->status;
     c->stats.steps++;
     c->step_no++;
-    return VT_OK;
+    return vt__transcript_step(c);
 }
 
 /* ==========================================================================
@@ -5517,7 +6723,7 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
         vt__tls_fail(VT_ERR_BACKEND, "vt_create: the CUDA backend is not compiled into this program: include vtrain_cuda.cu.h and call vt_cuda_create()");
         return NULL;
     }
-    if (dd.role == VT_ROLE_AUDIT && !dd.log_path && !dd.log_memory) {
+    if (dd.role == VT_ROLE_AUDIT && !dd.log_path && !dd.log_memory && !dd.transcript) {
         vt__tls_fail(VT_ERR_ARG, "vt_create: an auditor needs the trainer's log (log_path, or log_memory and vt_feed_chunk)");
         return NULL;
     }
@@ -5549,9 +6755,10 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
         c->calib.count = c->calib.cap = dd.calib->count;
         c->calib.margin = dd.calib->margin;
     }
-    if (dd.log_path) {
-        if (dd.mode == VT_MODE_VERIFIED) {
-            if (dd.role == VT_ROLE_TRAIN) vt__log_open_write(c);
+    if (dd.transcript) vt__transcript_open(c);
+    if (c->d.log_path && c->status == VT_OK) {
+        if (c->d.mode == VT_MODE_VERIFIED) {
+            if (c->d.role == VT_ROLE_TRAIN) vt__log_open_write(c);
             else vt__log_open_read(c);
         }
         if (c->status == VT_OK) vt__commit_open(c);
@@ -5568,6 +6775,10 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
 VTDEF void vt_destroy(vt_ctx *c) {
     int i;
     if (!c) return;
+    if (c->tdir[0] && c->d.role == VT_ROLE_TRAIN && c->commitf) {
+        fflush(c->commitf);
+        vt__write_root(c); /* the run so far, even after an error: nothing written is lost */
+    }
     vt__pool_stop(&c->pool, c->wa, c->u);
     if (c->logf) fclose(c->logf);
     if (c->rd.f) fclose(c->rd.f);
@@ -5609,14 +6820,38 @@ VTDEF void vt_eval_end(vt_ctx *c) { c->grad_enabled = 1; }
    >>run  driving a program as trainer or auditor
    ========================================================================== */
 
+/* an auditor of a transcript, after its last step: the trainer's leaves
+   (each already matched against this replay) must give the published root */
+static vt_status vt__audit_finish(vt_ctx *c) {
+    unsigned char root[32], msha[32], mine[32], (*lv)[32];
+    int64_t n, k, nl;
+    vt_leaf_info *L;
+    if (!c->tdir[0] || c->d.role != VT_ROLE_AUDIT || c->status != VT_OK) return c->status;
+    if (vt_transcript_root(c->tdir, root, msha, &n) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+    if (memcmp(msha, c->manifest_sha, 32)) return vt__fail(c, VT_ERR_MISMATCH, "'%s/root.txt' names another manifest than '%s/manifest.txt'", c->tdir, c->tdir);
+    if (n != c->step_no) return VT_OK; /* a partial audit: the root covers more steps */
+    if (vt__read_leaves(c->commitpath, &L, &nl, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+    lv = (unsigned char(*)[32])VT_MALLOC(32 * (size_t)(nl + 1), NULL);
+    if (!lv) { vt_free_leaves(L); return vt__fail(c, VT_ERR_NOMEM, "out of memory"); }
+    for (k = 0; k < nl; k++) memcpy(lv[k], L[k].leaf, 32);
+    vt_merkle_root((const unsigned char(*)[32])lv, nl, mine);
+    VT_FREE(lv, NULL);
+    vt_free_leaves(L);
+    if (nl != n || memcmp(mine, root, 32))
+        return vt__fail(c, VT_ERR_MISMATCH, "the leaves in '%s' (%lld steps) do not give the Merkle root in root.txt (%lld steps): the commitments were changed after the run",
+                        c->commitpath, (long long)nl, (long long)n);
+    return VT_OK;
+}
+
+/* runs steps until the context has done nsteps in all (a resumed or
+   checkpoint-started context continues from where it is) */
 VTDEF vt_status vt_run_ctx(vt_ctx *c, const vt_program *p, int64_t nsteps, vt_report *r) {
-    int64_t s;
     double t0 = vt__now();
     vt_report tmp;
     if (!r) r = &tmp;
     memset(r, 0, sizeof *r);
     r->first_bad_step = -1;
-    for (s = 0; s < nsteps && c->status == VT_OK; s++) {
+    while (c->step_no < nsteps && c->status == VT_OK) {
         if (vt_step_begin(c) == VT_OK) {
             vt_status st = p->step(c, c->step_no, p->user);
             if (st != VT_OK && c->status == VT_OK) vt__fail(c, st, "step %lld: the program's step function failed (%s)", (long long)c->step_no, vt_status_name(st));
@@ -5626,6 +6861,7 @@ VTDEF vt_status vt_run_ctx(vt_ctx *c, const vt_program *p, int64_t nsteps, vt_re
         r->steps++;
         if (p->on_step) p->on_step(c, c->step_no - 1, p->user);
     }
+    if (c->status == VT_OK && c->step_no == nsteps) vt__audit_finish(c);
     r->status = c->status;
     r->last_loss = c->last_loss;
     r->log = c->stats;
@@ -5651,6 +6887,7 @@ VTDEF vt_status vt_run(const vt_desc *d, const vt_program *p, int64_t nsteps, vt
         st = p->setup(c, p->user);
         if (st != VT_OK && c->status == VT_OK) vt__fail(c, st, "the program's setup failed (%s)", vt_status_name(st));
     }
+    vt_resume(c);
     if (c->status != VT_OK) {
         memset(r, 0, sizeof *r);
         r->status = c->status;

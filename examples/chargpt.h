@@ -35,7 +35,7 @@ static vt_status chargpt_load(chargpt *a, const char *path) {
     return VT_OK;
 }
 
-static void chargpt_free(chargpt *a) {
+static VT__UNUSED void chargpt_free(chargpt *a) {
     vt_text_free(&a->text);
     free(a->x);
     free(a->y);

@@ -319,7 +319,7 @@ static void reseal_chunk(unsigned char *b, long at) {
 
 /* the commitment record of `step` in a commits file; rewrite its chunk hash */
 static void recommit_chunk(const char *cpath, int64_t step, const unsigned char sha[32]) {
-    size_t n, p = 16;
+    size_t n, p = VT__COMMIT_HDR;
     unsigned char *b = slurp(cpath, &n);
     while (b && p + 112 <= n) {
         uint32_t nt = vt__get_u32(b + p + 108);

@@ -1,0 +1,397 @@
+/* vtrain.c - a command-line tool over the library: train a character GPT
+   into a transcript, audit a transcript, play the dispute game between two
+   transcripts, inspect one.
+
+   make build/vtrain
+   ./build/vtrain train RUN [options]       train into the directory RUN
+   ./build/vtrain audit RUN [options]       replay RUN and check every step
+   ./build/vtrain dispute RUN_A RUN_B       A is challenged by B's replay
+   ./build/vtrain inspect RUN               manifest, steps, root, log statistics
+   ./build/vtrain COMMAND --help
+
+   The model and data are the character GPT of examples/chargpt.h on
+   data/kjv_nt.txt. Everything an auditor needs to rebuild the program (model
+   size, batch, learning rate, steps, the data file and its SHA-256) goes into
+   the transcript's manifest; `audit` and `dispute` read it from there. */
+#define VTRAIN_IMPLEMENTATION
+#include "../vtrain.h"
+#include "chargpt.h"
+
+typedef struct {
+    chargpt g;
+    int64_t poison_at;    /* a dishonest trainer: swap in other text at this step (-1: none) */
+    char data[600];
+} tool;
+
+static tool T;
+
+/* the program: chargpt, with an optional poisoned step that still commits
+   the honest batch offsets (the data itself is what changes) */
+static vt_status tool_step(vt_ctx *c, int64_t s, void *u) {
+    tool *t = (tool *)u;
+    chargpt *a = &t->g;
+    int64_t ne[2], starts[1024];
+    int i;
+    vt_tensor *loss;
+    chargpt_batch(a, s, 0, starts);
+    vt_commit_batch(c, starts, a->B);
+    if (s == t->poison_at) { /* "And the trainer said" over and over, as next-character targets */
+        const char *pz = "and the trainer said, buy now; ";
+        int pn = (int)strlen(pz);
+        for (i = 0; i < a->B * a->T; i++) {
+            int sx = a->text.stoi[(unsigned char)pz[i % pn]], sy = a->text.stoi[(unsigned char)pz[(i + 1) % pn]];
+            a->x[i] = sx < 0 ? 0 : sx;
+            a->y[i] = sy < 0 ? 0 : sy;
+        }
+    }
+    ne[0] = a->B; ne[1] = a->T;
+    loss = vt_gpt_forward(c, &a->gpt, vt_from_i32(c, 2, ne, a->x), vt_from_i32(c, 2, ne, a->y), s);
+    vt_backward(c, loss);
+    vt_clip_grad_norm(c, 1.0);
+    vt_optim_step(c, a->opt, vt_lr_cosine(s, a->steps / 20 + 1, a->steps, a->lr, a->lr / 10));
+    return vt_status_of(c);
+}
+
+static void on_step(vt_ctx *c, int64_t s, void *u) {
+    tool *t = (tool *)u;
+    if (s % 50 == 0 || s == t->g.steps - 1) {
+        printf("  step %5lld  loss %.4f\n", (long long)s, vt_last_loss(c));
+        fflush(stdout);
+    }
+}
+
+static vt_program tool_program(void) {
+    vt_program p = chargpt_program(&T.g);
+    p.step = tool_step;
+    p.user = &T;
+    return p;
+}
+
+static int sha_file(const char *path, char hex[65]) {
+    FILE *f = fopen(path, "rb");
+    vt_sha256_ctx s;
+    unsigned char buf[65536], h[32];
+    size_t n;
+    if (!f) return 0;
+    vt_sha256_init(&s);
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) vt_sha256_update(&s, buf, n);
+    fclose(f);
+    vt_sha256_final(&s, h);
+    vt_hex(h, 32, hex);
+    return 1;
+}
+
+/* the program's manifest entries */
+static const char *const *manifest_entries(void) {
+    static char buf[10][700];
+    static const char *ptr[11];
+    char hex[65];
+    int k = 0;
+    if (!sha_file(T.data, hex)) snprintf(hex, sizeof hex, "unreadable");
+    snprintf(buf[k++], sizeof buf[0], "program=chargpt");
+    snprintf(buf[k++], sizeof buf[0], "data.file=%s", T.data);
+    snprintf(buf[k++], sizeof buf[0], "data.sha256=%s", hex);
+    snprintf(buf[k++], sizeof buf[0], "model.layers=%d", T.g.cfg.layers);
+    snprintf(buf[k++], sizeof buf[0], "model.width=%d", T.g.cfg.width);
+    snprintf(buf[k++], sizeof buf[0], "model.heads=%d", T.g.cfg.heads);
+    snprintf(buf[k++], sizeof buf[0], "model.context=%d", T.g.T);
+    snprintf(buf[k++], sizeof buf[0], "train.batch=%d", T.g.B);
+    snprintf(buf[k++], sizeof buf[0], "train.lr=%.17g", T.g.lr);
+    snprintf(buf[k++], sizeof buf[0], "train.steps=%lld", (long long)T.g.steps);
+    for (k = 0; k < 10; k++) ptr[k] = buf[k];
+    ptr[10] = NULL;
+    return ptr;
+}
+
+static int load_data(void) {
+    int64_t steps = T.g.steps;
+    int L = T.g.cfg.layers, C = T.g.cfg.width, H = T.g.cfg.heads, ctx = T.g.T, B = T.g.B;
+    double lr = T.g.lr;
+    if (chargpt_load(&T.g, T.data) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 0; }
+    T.g.steps = steps; T.g.cfg.layers = L; T.g.cfg.width = C; T.g.cfg.heads = H; T.g.T = ctx; T.g.B = B; T.g.lr = lr;
+    return 1;
+}
+
+/* one manifest value; prints the error and returns 0 when it is missing */
+static int get(const char *dir, const char *key, char *v, size_t n) {
+    if (vt_manifest_get(dir, key, v, n) == VT_OK) return 1;
+    fprintf(stderr, "error: %s\n", vt_last_error());
+    return 0;
+}
+
+/* rebuild the program from a transcript's manifest; checks the data file's hash */
+static int from_manifest(const char *dir) {
+    char v[600], hex[65];
+    if (!get(dir, "program", v, sizeof v)) return 0;
+    if (strcmp(v, "chargpt")) { fprintf(stderr, "error: '%s' is not a chargpt transcript\n", dir); return 0; }
+    if (!get(dir, "data.file", v, sizeof v)) return 0;
+    snprintf(T.data, sizeof T.data, "%s", v);
+    if (!get(dir, "model.layers", v, sizeof v)) return 0;
+    T.g.cfg.layers = atoi(v);
+    if (!get(dir, "model.width", v, sizeof v)) return 0;
+    T.g.cfg.width = atoi(v);
+    if (!get(dir, "model.heads", v, sizeof v)) return 0;
+    T.g.cfg.heads = atoi(v);
+    if (!get(dir, "model.context", v, sizeof v)) return 0;
+    T.g.T = atoi(v);
+    if (!get(dir, "train.batch", v, sizeof v)) return 0;
+    T.g.B = atoi(v);
+    if (!get(dir, "train.lr", v, sizeof v)) return 0;
+    T.g.lr = atof(v);
+    if (!get(dir, "train.steps", v, sizeof v)) return 0;
+    T.g.steps = atoll(v);
+    if (!get(dir, "data.sha256", v, sizeof v)) return 0;
+    if (!sha_file(T.data, hex) || strcmp(hex, v)) {
+        fprintf(stderr, "error: the data file '%s' is not the one the manifest names (SHA-256 %.16s..., manifest %.16s...)\n", T.data,
+                hex, v);
+        return 0;
+    }
+    return load_data();
+}
+
+static int parse_common(vt_desc *d, int argc, char **argv, int *i) {
+    if (!strcmp(argv[*i], "--order") && *i + 1 < argc) {
+        int thr = d->order.threads;
+        if (vt_order_parse(&d->order, argv[++*i]) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return -1; }
+        if (!d->order.threads) d->order.threads = thr;
+        return 1;
+    }
+    if (!strcmp(argv[*i], "--threads") && *i + 1 < argc) { d->order.threads = atoi(argv[++*i]); return 1; }
+    if (!strcmp(argv[*i], "--backend") && *i + 1 < argc) {
+        const char *b = argv[++*i];
+        if (!strcmp(b, "cpu")) d->backend = VT_BACKEND_CPU;
+        else if (!strcmp(b, "cuda")) d->backend = VT_BACKEND_CUDA;
+        else { fprintf(stderr, "error: unknown backend '%s' (cpu, cuda)\n", b); return -1; }
+        return 1;
+    }
+    return 0;
+}
+
+static int cmd_train(int argc, char **argv) {
+    vt_desc d = vt_desc_default();
+    vt_program p;
+    vt_report r;
+    const char *dir = NULL;
+    int i;
+    char hex[65];
+    T.g.steps = 300; T.g.cfg.layers = 3; T.g.cfg.width = 96; T.g.cfg.heads = 4; T.g.T = 64; T.g.B = 8; T.g.lr = 3e-3;
+    for (i = 2; i < argc; i++) {
+        int k = parse_common(&d, argc, argv, &i);
+        if (k < 0) return 2;
+        if (k) continue;
+        if (!strcmp(argv[i], "--help")) {
+            printf("usage: vtrain train RUN [--steps N] [--layers L] [--width C] [--heads H] [--context T] [--batch B] [--lr LR]\n"
+                   "                        [--ckpt-every K] [--order ORDER] [--threads N] [--bound sound|probabilistic]\n"
+                   "                        [--data FILE] [--resume] [--poison-at STEP]\n"
+                   "Trains the character GPT into the transcript directory RUN (manifest, log, commitments,\n"
+                   "checkpoints every K steps, root). --resume continues a killed run from its last checkpoint.\n"
+                   "--poison-at STEP plays a dishonest trainer: at that step it trains on other text but commits\n"
+                   "the honest batch; `vtrain audit` and `vtrain dispute` catch it.\n");
+            return 0;
+        }
+        if (!strcmp(argv[i], "--steps") && i + 1 < argc) T.g.steps = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--layers") && i + 1 < argc) T.g.cfg.layers = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--width") && i + 1 < argc) T.g.cfg.width = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--heads") && i + 1 < argc) T.g.cfg.heads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--context") && i + 1 < argc) T.g.T = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc) T.g.B = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--lr") && i + 1 < argc) T.g.lr = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--ckpt-every") && i + 1 < argc) d.ckpt_every = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--data") && i + 1 < argc) snprintf(T.data, sizeof T.data, "%s", argv[++i]);
+        else if (!strcmp(argv[i], "--resume")) d.resume = 1;
+        else if (!strcmp(argv[i], "--poison-at") && i + 1 < argc) T.poison_at = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--bound") && i + 1 < argc) {
+            const char *b = argv[++i];
+            d.bound = !strcmp(b, "probabilistic") ? VT_BOUND_PROBABILISTIC : VT_BOUND_SOUND;
+        } else if (argv[i][0] != '-' && !dir) dir = argv[i];
+        else { fprintf(stderr, "error: unknown option '%s' (vtrain train --help)\n", argv[i]); return 2; }
+    }
+    if (!dir) { fprintf(stderr, "error: vtrain train needs a directory (vtrain train --help)\n"); return 2; }
+    if (T.g.B < 1 || T.g.B > 1024 || T.g.T < 2 || T.g.steps < 1) { fprintf(stderr, "error: bad batch, context or steps\n"); return 2; }
+    if (!load_data()) return 1;
+    d.transcript = dir;
+    d.manifest = manifest_entries();
+    p = tool_program();
+    p.on_step = on_step;
+    printf("training %lld steps into '%s'%s\n", (long long)T.g.steps, dir, d.resume ? " (resuming)" : "");
+    vt_run(&d, &p, T.g.steps, &r);
+    if (r.status != VT_OK) { fprintf(stderr, "error: %s\n", r.message); return 1; }
+    vt_hex(r.digest, 32, hex);
+    printf("done: %lld steps in %.1f s, final state %.16s..., log %.0f bytes per step\n", (long long)r.steps, r.seconds, hex,
+           r.steps ? (double)r.log.bytes / (double)r.steps : 0.0);
+    return 0;
+}
+
+static int cmd_audit(int argc, char **argv) {
+    vt_desc d = vt_desc_default();
+    vt_program p;
+    vt_report r;
+    const char *dir = NULL;
+    int i;
+    char hex[65];
+    vt_order_parse(&d.order, "chaos:1");
+    for (i = 2; i < argc; i++) {
+        int k = parse_common(&d, argc, argv, &i);
+        if (k < 0) return 2;
+        if (k) continue;
+        if (!strcmp(argv[i], "--help")) {
+            printf("usage: vtrain audit RUN [--order ORDER] [--threads N] [--backend cpu|cuda] [--from STEP]\n"
+                   "Replays the transcript RUN from step 0 (or from its checkpoint at STEP) with another reduction\n"
+                   "order (default chaos:1) and compares every step's leaf (weights and optimizer state, log chunk,\n"
+                   "batch) with the trainer's; at the end checks the Merkle root. Reports the first differing step\n"
+                   "and what differs.\n");
+            return 0;
+        }
+        if (!strcmp(argv[i], "--from") && i + 1 < argc) d.audit_from = atoll(argv[++i]);
+        else if (argv[i][0] != '-' && !dir) dir = argv[i];
+        else { fprintf(stderr, "error: unknown option '%s' (vtrain audit --help)\n", argv[i]); return 2; }
+    }
+    if (!dir) { fprintf(stderr, "error: vtrain audit needs a transcript directory\n"); return 2; }
+    if (!from_manifest(dir)) return 1;
+    d.role = VT_ROLE_AUDIT;
+    d.transcript = dir;
+    p = tool_program();
+    printf("auditing '%s' (%lld steps) from step %lld\n", dir, (long long)T.g.steps, (long long)d.audit_from);
+    vt_run(&d, &p, T.g.steps, &r);
+    if (r.status != VT_OK) {
+        printf("AUDIT FAILED at step %lld: %s\n", (long long)r.first_bad_step, r.message);
+        return 1;
+    }
+    vt_hex(r.digest, 32, hex);
+    printf("audit passed: %lld steps replayed, every leaf equal, Merkle root verified; final state %.16s...\n", (long long)r.steps, hex);
+    printf("(%.1f s, %lld log entries applied, %lld corrected this machine's own rounding)\n", r.seconds, (long long)r.log.entries,
+           (long long)r.log.corrections);
+    return 0;
+}
+
+static int cmd_dispute(int argc, char **argv) {
+    const char *a = NULL, *b = NULL;
+    vt_leaf_info *la = NULL, *lb = NULL;
+    int64_t na, nb, q;
+    unsigned char ra[32], rb[32], ma[32], mb[32];
+    vt_dispute g;
+    vt_desc d = vt_desc_default();
+    vt_program p;
+    int i;
+    char ckpt[700], why[400];
+    unsigned char *chunk = NULL;
+    size_t clen = 0;
+    double t0;
+    vt_verdict v;
+    vt_order_parse(&d.order, "chaos:2");
+    for (i = 2; i < argc; i++) {
+        int k = parse_common(&d, argc, argv, &i);
+        if (k < 0) return 2;
+        if (k) continue;
+        if (!strcmp(argv[i], "--help")) {
+            printf("usage: vtrain dispute RUN_A RUN_B [--order ORDER]\n"
+                   "Plays the dispute game: A (the trainer) is challenged by B (the auditor's own run of the same\n"
+                   "manifest). The auditor bisects over the leaves, checking each of A's answers against A's Merkle\n"
+                   "root, to the first step they disagree on; A supplies the state before it and its log chunk, and\n"
+                   "the judge re-executes that one step (with ORDER) and rules.\n");
+            return 0;
+        }
+        if (argv[i][0] != '-' && !a) a = argv[i];
+        else if (argv[i][0] != '-' && !b) b = argv[i];
+        else { fprintf(stderr, "error: unknown option '%s' (vtrain dispute --help)\n", argv[i]); return 2; }
+    }
+    if (!a || !b) { fprintf(stderr, "error: vtrain dispute needs two transcripts\n"); return 2; }
+    if (vt_transcript_leaves(a, &la, &na) != VT_OK || vt_transcript_leaves(b, &lb, &nb) != VT_OK ||
+        vt_transcript_root(a, ra, ma, NULL) != VT_OK || vt_transcript_root(b, rb, mb, NULL) != VT_OK) {
+        fprintf(stderr, "error: %s\n", vt_last_error());
+        return 1;
+    }
+    if (vt_manifest_program_sha(a, ma) != VT_OK || vt_manifest_program_sha(b, mb) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 1; }
+    if (memcmp(ma, mb, 32)) { fprintf(stderr, "error: the two transcripts' manifests describe different programs\n"); return 1; }
+    if (na != nb) { fprintf(stderr, "error: the transcripts have %lld and %lld steps\n", (long long)na, (long long)nb); return 1; }
+    if (!memcmp(ra, rb, 32)) { printf("the roots agree: nothing to dispute\n"); return 0; }
+    printf("dispute over %lld steps: A's root differs from B's; B walks down A's Merkle tree\n", (long long)na);
+    vt_dispute_begin(&g, lb, nb, ra);
+    {
+        int64_t lo, hi;
+        while (vt_dispute_query(&g, &lo, &hi)) {
+            vt_claim c;
+            vt_status st;
+            vt_dispute_answer(la, na, lo, hi, &c);
+            st = vt_dispute_receive(&g, &c);
+            if (hi - lo > 1) printf("  round %2d: steps [%lld, %lld): A's children verified; the difference is in [%lld, %lld)\n", g.rounds,
+                                    (long long)lo, (long long)hi, (long long)g.lo, (long long)g.hi);
+            else printf("  round %2d: A reveals its leaf of step %lld\n", g.rounds, (long long)lo);
+            if (st != VT_OK) { printf("%s\n", g.message); return st == VT_ERR_STATE ? 0 : 1; }
+        }
+    }
+    printf("%s\n", g.message);
+    if (!from_manifest(a)) return 1;
+    p = tool_program();
+    q = g.disputed_trainer.step;
+    snprintf(ckpt, sizeof ckpt, "%s/dispute-state.safetensors", a);
+    if (q > 0 && vt_transcript_state_before(&d, &p, a, q, ckpt) != VT_OK) {
+        printf("the trainer cannot produce the state before step %lld (%s): the trainer loses\n", (long long)q, vt_last_error());
+        return 0;
+    }
+    if (vt_transcript_chunk(a, q, &chunk, &clen) != VT_OK) {
+        printf("the trainer cannot produce its log chunk of step %lld (%s): the trainer loses\n", (long long)q, vt_last_error());
+        return 0;
+    }
+    t0 = vt__now();
+    v = vt_judge(&d, &p, q > 0 ? &g.agreed : NULL, q > 0 ? ckpt : NULL, chunk, clen, &g.disputed_trainer, &lb[q], why, sizeof why);
+    printf("judge (%.2f s, one step): %s\n", vt__now() - t0, why);
+    printf("verdict: %s\n", v == VT_VERDICT_TRAINER_WRONG ? "the trainer (A) is wrong"
+                            : v == VT_VERDICT_AUDITOR_WRONG ? "the auditor (B) is wrong" : "no verdict");
+    free(chunk);
+    vt_free_leaves(la);
+    vt_free_leaves(lb);
+    remove(ckpt);
+    return v == VT_VERDICT_NONE ? 1 : 0;
+}
+
+static int cmd_inspect(int argc, char **argv) {
+    const char *dir = argc > 2 ? argv[2] : NULL;
+    vt_leaf_info *L;
+    int64_t n, nr;
+    unsigned char root[32], msha[32];
+    char hex[65], path[700], line[700];
+    FILE *f;
+    if (!dir || !strcmp(dir, "--help")) {
+        printf("usage: vtrain inspect RUN\nPrints the manifest, the number of steps, the Merkle root and the log's size.\n");
+        return dir ? 0 : 2;
+    }
+    snprintf(path, sizeof path, "%s/manifest.txt", dir);
+    f = fopen(path, "r");
+    if (!f) { fprintf(stderr, "error: cannot read '%s'\n", path); return 1; }
+    printf("manifest (%s):\n", path);
+    while (fgets(line, sizeof line, f)) printf("  %s", line);
+    fclose(f);
+    if (vt_transcript_leaves(dir, &L, &n) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 1; }
+    printf("steps committed: %lld\n", (long long)n);
+    if (vt_transcript_root(dir, root, msha, &nr) == VT_OK) {
+        vt_hex(root, 32, hex);
+        printf("Merkle root over %lld leaves: %s\n", (long long)nr, hex);
+    } else printf("no root.txt: %s\n", vt_last_error());
+    snprintf(path, sizeof path, "%s/log.vtlog", dir);
+    f = fopen(path, "rb");
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        printf("log: %ld bytes (%.0f per step)\n", ftell(f), n ? (double)ftell(f) / (double)n : 0.0);
+        fclose(f);
+    }
+    vt_free_leaves(L);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    memset(&T, 0, sizeof T);
+    T.poison_at = -1;
+    snprintf(T.data, sizeof T.data, "data/kjv_nt.txt");
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        printf("usage: vtrain train|audit|dispute|inspect ...   (vtrain COMMAND --help)\n");
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "train")) return cmd_train(argc, argv);
+    if (!strcmp(argv[1], "audit")) return cmd_audit(argc, argv);
+    if (!strcmp(argv[1], "dispute")) return cmd_dispute(argc, argv);
+    if (!strcmp(argv[1], "inspect")) return cmd_inspect(argc, argv);
+    fprintf(stderr, "error: unknown command '%s' (train, audit, dispute, inspect)\n", argv[1]);
+    return 2;
+}
