@@ -94,6 +94,10 @@
        step arena, which step_begin rewinds: long runs neither leak nor
        fragment. vt_run() drives these calls for you from a vt_program.
    --- evaluation: vt_set_grad(c, 0) stops recording the tape (no-grad scope).
+   --- one op per statement, or nested as a single chain: in f(g(x), h(y)) C
+       leaves open whether g or h runs first, two compilers can record the
+       two ops in different orders, and a log written by one build would not
+       replay on the other (the auditor reports a desync).
    --- errors are sticky: the first failure is kept in the context, later ops
        return NULL and do nothing; check vt_status_of(c) / vt_error_message(c)
        at the end of a step. Nothing aborts on bad input.
@@ -1072,7 +1076,7 @@ static VT__UNUSED void vt__range(int64_t n, int parts, int i, int64_t *lo, int64
 #define VT__LOAD(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
 #define VT__STORE(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
 #define VT__DEC(p) __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL)
-#define VT__SPIN 20000
+#define VT__SPIN 4000
 #if defined(__x86_64__) || defined(__i386__)
 #define VT__PAUSE() __builtin_ia32_pause()
 #else
@@ -1106,7 +1110,11 @@ static void *vt__worker(void *a) {
         seen = VT__LOAD(&p->gen);
         vt__range(p->ntask, p->n, tid, &lo, &hi);
         if (hi > lo) p->fn(p->arg, lo, hi, tid);
-        VT__DEC(&p->pending);
+        if (VT__DEC(&p->pending) == 0) { /* the caller may be asleep: wake it */
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_signal(&p->cv_done);
+            pthread_mutex_unlock(&p->mu);
+        }
 #else
         pthread_mutex_lock(&p->mu);
         while (p->gen == seen && !p->quit) pthread_cond_wait(&p->cv_go, &p->mu);
@@ -1197,9 +1205,11 @@ static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn f
         pthread_mutex_unlock(&p->mu);
         vt__range(ntask, p->n, 0, &lo, &hi);
         if (hi > lo) fn(arg, lo, hi, 0);
-        while (VT__LOAD(&p->pending) > 0) {
-            if (++spins < VT__SPIN) VT__PAUSE();
-            else sched_yield();
+        while (VT__LOAD(&p->pending) > 0 && ++spins < VT__SPIN) VT__PAUSE();
+        if (VT__LOAD(&p->pending) > 0) { /* a worker lost its core: sleep instead of spinning */
+            pthread_mutex_lock(&p->mu);
+            while (VT__LOAD(&p->pending) > 0) pthread_cond_wait(&p->cv_done, &p->mu);
+            pthread_mutex_unlock(&p->mu);
         }
 #else
         pthread_mutex_lock(&p->mu);
@@ -1630,6 +1640,7 @@ static int vt__grow(vt_ctx *c, void **p, int64_t *cap, int64_t need, size_t elt)
 }
 
 static int vt__buf_put(vt_ctx *c, vt__buf *b, const void *d, size_t n) {
+    if (!n) return 1;
     if (b->n + n > b->cap) {
         size_t nc = VT__MAX(b->n + n, b->cap * 2 + 256);
         unsigned char *q = (unsigned char *)VT_REALLOC(b->p, nc, c->u);
@@ -5986,19 +5997,29 @@ VTDEF vt_status vt_checkpoint_save(vt_ctx *c, const char *path) {
     return c->status;
 }
 
+static vt_status vt__checkpoint_parse(vt_ctx *c, const unsigned char *b, size_t n, const char *path);
+
 VTDEF vt_status vt_checkpoint_load(vt_ctx *c, const char *path) {
     size_t n;
-    unsigned char *b, digest[32];
+    unsigned char *b;
+    if (c->status != VT_OK) return c->status;
+    b = vt__read_file(path, &n, (size_t)1 << 40);
+    if (!b) return vt__fail(c, VT_ERR_IO, "cannot read the checkpoint '%s'", path);
+    vt__checkpoint_parse(c, b, n, path);
+    VT_FREE(b, NULL);
+    return c->status;
+}
+
+/* a checkpoint in b[0, n) into the context's state (path names it in errors) */
+static vt_status vt__checkpoint_parse(vt_ctx *c, const unsigned char *b, size_t n, const char *path) {
+    unsigned char digest[32];
     uint64_t hl;
     vt__st_header *h;
     char err[200], hex[65];
     const char *v;
     int i, k, nt = vt__nstate(c);
-    if (c->status != VT_OK) return c->status;
-    b = vt__read_file(path, &n, (size_t)1 << 40);
-    if (!b) return vt__fail(c, VT_ERR_IO, "cannot read the checkpoint '%s'", path);
     h = (vt__st_header *)vt__xmalloc(c, sizeof *h);
-    if (!h) { VT_FREE(b, NULL); return c->status; }
+    if (!h) return c->status;
     if (n < 8) { vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s' is truncated (%zu bytes)", path, n); goto out; }
     hl = vt__get_u64(b);
     if (hl > n - 8 || hl > (1u << 24)) { vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s': header length %llu does not fit in %zu bytes", path, (unsigned long long)hl, n); goto out; }
@@ -6044,7 +6065,6 @@ VTDEF vt_status vt_checkpoint_load(vt_ctx *c, const char *path) {
                  hex, v ? v : "(none)");
 out:
     VT_FREE(h, c->u);
-    VT_FREE(b, NULL);
     return c->status;
 }
 
@@ -6057,9 +6077,22 @@ static void vt__ckpt_path(const char *dir, int64_t step, char *buf, size_t n) {
 }
 
 /* the commitments records as leaves; a malformed file is reported */
+static vt_status vt__parse_leaves(const unsigned char *b, size_t len, const char *path, vt_leaf_info **out, int64_t *n,
+                                  unsigned char manifest_sha[32]);
 static vt_status vt__read_leaves(const char *path, vt_leaf_info **out, int64_t *n, unsigned char manifest_sha[32]) {
-    size_t len, p = VT__COMMIT_HDR;
+    size_t len;
     unsigned char *b = vt__read_file(path, &len, (size_t)1 << 40);
+    vt_status st;
+    if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
+    st = vt__parse_leaves(b, len, path, out, n, manifest_sha);
+    VT_FREE(b, NULL);
+    return st;
+}
+
+/* the commitments in b[0, len) as leaves (path names the source in errors) */
+static vt_status vt__parse_leaves(const unsigned char *b, size_t len, const char *path, vt_leaf_info **out, int64_t *n,
+                                  unsigned char manifest_sha[32]) {
+    size_t p = VT__COMMIT_HDR;
     int64_t cap = 0, k = 0;
     vt_leaf_info *L = NULL, *dummy;
     int64_t dn;
@@ -6067,23 +6100,19 @@ static vt_status vt__read_leaves(const char *path, vt_leaf_info **out, int64_t *
     if (!n) n = &dn;
     *out = NULL;
     *n = 0;
-    if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
-    if (len < VT__COMMIT_HDR || memcmp(b, "VTRAINCM", 8) || vt__get_u32(b + 8) != 2) {
-        VT_FREE(b, NULL);
+    if (len < VT__COMMIT_HDR || memcmp(b, "VTRAINCM", 8) || vt__get_u32(b + 8) != 2)
         return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain commitments file", path);
-    }
     if (manifest_sha) memcpy(manifest_sha, b + 16, 32);
     while (p < len) {
         uint32_t nt;
         size_t rl;
         unsigned char sha[32];
-        if (p + 112 > len) { VT_FREE(b, NULL); VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in the record of step %lld", path, (long long)k); }
+        if (p + 112 > len) { VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in the record of step %lld", path, (long long)k); }
         nt = vt__get_u32(b + p + 108);
         rl = 112 + 32 * (size_t)nt;
-        if (nt > (1u << 20) || p + rl + 32 > len) { VT_FREE(b, NULL); VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in the record of step %lld", path, (long long)k); }
+        if (nt > (1u << 20) || p + rl + 32 > len) { VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in the record of step %lld", path, (long long)k); }
         vt_sha256(b + p, rl, sha);
         if (memcmp(b + p, "VTCM", 4) || memcmp(sha, b + p + rl, 32) || (int64_t)vt__get_u64(b + p + 4) != k) {
-            VT_FREE(b, NULL);
             VT_FREE(L, NULL);
             return vt__tls_fail(VT_ERR_CHECKSUM, "'%s': the record of step %lld is corrupted", path, (long long)k);
         }
@@ -6091,7 +6120,7 @@ static vt_status vt__read_leaves(const char *path, vt_leaf_info **out, int64_t *
             vt_leaf_info *q;
             cap = cap * 2 + 64;
             q = (vt_leaf_info *)VT_REALLOC(L, sizeof(vt_leaf_info) * (size_t)cap, NULL);
-            if (!q) { VT_FREE(b, NULL); VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_NOMEM, "out of memory reading '%s'", path); }
+            if (!q) { VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_NOMEM, "out of memory reading '%s'", path); }
             L = q;
         }
         L[k].step = k;
@@ -6102,7 +6131,6 @@ static vt_status vt__read_leaves(const char *path, vt_leaf_info **out, int64_t *
         k++;
         p += rl + 32;
     }
-    VT_FREE(b, NULL);
     if (out == &dummy) VT_FREE(L, NULL);
     else *out = L;
     *n = k;
@@ -7157,7 +7185,8 @@ VTDEF vt_tensor *vt_gpt_forward(vt_ctx *c, const vt_gpt *g, vt_tensor *tokens, v
     pos = vt_new(c, VT_I32, 1, ne1);
     if (!pos) return NULL;
     for (i = 0; i < T; i++) vt__i(pos)[i] = (int32_t)i;
-    x = vt_add(c, vt_embedding(c, g->wte, tokens), vt_embedding(c, g->wpe, pos)); /* (B,T,C) + (T,C) */
+    x = vt_embedding(c, g->wte, tokens);                           /* (B,T,C) */
+    x = vt_add(c, x, vt_embedding(c, g->wpe, pos));                /* + (T,C): one op per argument list */
     x = vt_dropout(c, x, p, g->seed * 1000003u + 1);
     for (l = 0; l < g->cfg.layers; l++) {
         const vt_gpt_block *b = &g->h[l];

@@ -360,7 +360,7 @@ static float vtrain_dot(vt_mode mode, const char *order, const float *a, const f
     vt_ctx *c;
     int64_t sa[2], sb[2];
     float r;
-    vt_tensor *z;
+    vt_tensor *ta, *tb, *z;
     d.mode = mode;
     d.log_memory = mode == VT_MODE_VERIFIED;
     d.role = chunk_in ? VT_ROLE_AUDIT : VT_ROLE_TRAIN;
@@ -370,7 +370,9 @@ static float vtrain_dot(vt_mode mode, const char *order, const float *a, const f
     if (chunk_in) vt_feed_chunk(c, chunk_in, len_in);
     sa[0] = 1; sa[1] = n; sb[0] = n; sb[1] = 1;
     vt_step_begin(c);
-    z = vt_matmul(c, vt_from_f32(c, 2, sa, a), vt_from_f32(c, 2, sb, b), 0, 0);
+    ta = vt_from_f32(c, 2, sa, a); /* one tensor per statement: C leaves the order in which */
+    tb = vt_from_f32(c, 2, sb, b); /* function arguments are evaluated to the compiler */
+    z = vt_matmul(c, ta, tb, 0, 0);
     r = (float)vt_item(c, z);
     vt_step_end(c);
     check_ctx(c, order);
@@ -421,9 +423,8 @@ static void section2_trials(void) {
            e_ulps / TRIALS);
     printf("   %.1e of 2e apart: the bound is sound for any order, and loose for these):\n", worst);
     printf("     the trainer's test fires (a log entry):   %5d of %d\n", S.flagged, TRIALS);
-    printf("     orders that round differently:            %5d of %d, of which not logged: %d (the bound\n",
+    printf("     orders that round differently:            %5d of %d (unlogged: %d; the bound forbids any)\n\n",
            S.trials_disagree, TRIALS, S.disagree_unflagged);
-    printf("     forbids any)\n\n");
 }
 
 static void section2_boundary(void) {
@@ -1034,11 +1035,12 @@ static void summary(void) {
            (long long)S.native_first, (long long)S.mlp_replayed, (long long)S.gpt_replayed);
     printf("     under another order, with %.0f and %.0f log bytes per step (%.1f, %.1f entries per million).\n",
            S.mlp_bytes, S.gpt_bytes, S.mlp_per_m, S.gpt_per_m);
-    printf("  4. round-only state first differs after step: MLP %lld, GPT %lld, least squares %lld (weights:\n",
-           (long long)S.ro_mlp_first, (long long)S.ro_gpt_first, (long long)S.ro_lsq_first);
-    printf("     %lld; -1: never). verified replays least squares (%lld steps, %lld corrections).\n",
-           (long long)S.ro_lsq_first_w, (long long)S.lsq_replayed, (long long)S.lsq_corrections);
-    printf("     Crossing rates %.3f-%.3f per million values -> EXTRAPOLATED ~%.0f-%.0f per GPT-2 124M step.\n",
+    printf("  4. round-only, first step after which the state differs (-1: never): MLP %lld, GPT %lld,\n",
+           (long long)S.ro_mlp_first, (long long)S.ro_gpt_first);
+    printf("     least squares %lld (its weights: %lld). verified replays least squares (%lld steps,\n",
+           (long long)S.ro_lsq_first, (long long)S.ro_lsq_first_w, (long long)S.lsq_replayed);
+    printf("     %lld corrections).", (long long)S.lsq_corrections);
+    printf(" Crossing rates %.3f-%.3f per million values: EXTRAPOLATED ~%.0f-%.0f\n     per GPT-2 124M step.\n",
            S.rate_lo, S.rate_hi, S.rate_lo * 4e3, S.rate_hi * 4e3);
     printf("  5. binary64, then cast: first step after which binary32 weights differ (-1: none):\n");
     for (k = 0; k < 4; k++)

@@ -562,8 +562,13 @@ static vt_status allops_step(vt_ctx *c, int64_t s, void *u) {
     x = vt_dropout(c, x, 0.1, 77);
     h = vt_linear(c, x, a->w, a->b);                                          /* (4,24,48) */
     h = vt_layernorm(c, h, a->lw, a->lb, 1e-5);
-    h = vt_add(c, vt_gelu(c, h), vt_scale(c, vt_tanh(c, h), 0.5));
-    h = vt_sub(c, vt_mul(c, h, vt_relu(c, h)), vt_mean(c, h));
+    {   /* one op per argument list: C does not fix the order of sibling arguments */
+        vt_tensor *g1 = vt_gelu(c, h), *t1 = vt_scale(c, vt_tanh(c, h), 0.5), *r1, *m1;
+        h = vt_add(c, g1, t1);
+        r1 = vt_mul(c, h, vt_relu(c, h));
+        m1 = vt_mean(c, h);
+        h = vt_sub(c, r1, m1);
+    }
     q = vt_concat(c, h, vt_split(c, h, 2, 0, 24), 2);                          /* (4,24,72) */
     att = vt_attention(c, vt_contiguous(c, vt_slice(c, q, 2, 0, 72)), 3);      /* (4,24,24) */
     att = vt_matmul(c, att, a->m3, 0, 1);                                      /* (4,24,48) */
@@ -574,9 +579,13 @@ static vt_status allops_step(vt_ctx *c, int64_t s, void *u) {
     }
     lsm = vt_log_softmax(c, att);
     l1 = vt_cross_entropy(c, att, vt_from_i32(c, 2, ti, tgt));
-    l2 = vt_mse(c, vt_sum(c, lsm), vt_mean(c, att));
+    {
+        vt_tensor *s1 = vt_sum(c, lsm), *m2 = vt_mean(c, att);
+        l2 = vt_mse(c, s1, m2);
+    }
     l3 = vt_scale(c, vt_sum(c, vt_mul(c, h, h)), 1e-4);
-    l4 = vt_add(c, l1, vt_add(c, vt_scale(c, l2, 1e-6), l3));
+    l2 = vt_scale(c, l2, 1e-6);
+    l4 = vt_add(c, l1, vt_add(c, l2, l3));
     vt_backward(c, l4);
     vt_clip_grad_norm(c, 1.0);
     vt_optim_step(c, a->opt, 1e-2);
