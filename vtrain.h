@@ -22,6 +22,8 @@
        VT_REALLOC(p,sz,u)   context's user pointer (vt_desc.alloc_user)
        VT_FREE(p,u)
        VTRAIN_NO_THREADS    no pthreads: everything on the calling thread
+       VTRAIN_CUDA          the CUDA backend: vtrain_cuda.cu.h (next to this
+                            file) is compiled in; vt_desc.backend selects it
 
    BUILD: link with -lm -lpthread. Compile with -ffp-contract=off (no implicit
    fused multiply-add) and never with -ffast-math: the numeric contract needs
@@ -272,7 +274,9 @@ typedef struct vt_tensor {
     int64_t iparam[4];
     int64_t id;              /* creation index (tape position) */
     char name[48];
-    void *extra;             /* backend-private */
+    void *extra;             /* kernel-private (the CPU's gelu keeps tanh here) */
+    void *bmem;              /* a backend with memory of its own (CUDA): this storage there */
+    unsigned loc;            /* ... and where the values are current: 1 host, 2 backend, 3 both */
 } vt_tensor;
 
 /* The reduction-order knob: how the CPU backend orders its sums. All of
@@ -1600,6 +1604,9 @@ struct vt_ctx {
 };
 
 static vt_status vt__fail(vt_ctx *c, vt_status s, const char *fmt, ...) VT__PRINTF(3, 4);
+#ifdef VTRAIN_CUDA
+static vt_status vt__cuda_attach(vt_ctx *c); /* vtrain_cuda.cu.h */
+#endif
 static vt_status vt__fail(vt_ctx *c, vt_status s, const char *fmt, ...) {
     va_list ap;
     if (!c) return s;
@@ -1973,76 +1980,138 @@ static vt_status vt__log_get_record(vt_ctx *c, int kind, int ndim, const int64_t
     return VT_OK;
 }
 
+/* --- backends ------------------------------------------------------------- */
+
+/* A backend runs kernels and owns the memory they touch. The CPU backend's
+   memory is the host's. A backend with memory of its own (CUDA) keeps each
+   tensor's storage there too (vt_tensor.bmem) and the engine moves values
+   on demand: vt__bp/vt__bpw give a kernel the backend copy, vt__h/vt__hw the
+   host one, and vt_tensor.loc says which is current. Every address below is
+   a backend address (host memory for the CPU). */
+struct vt__kern;
+struct vt__opt_job;
+typedef struct vt__backend {
+    const char *name;
+    int has_memory;                                   /* 1: tensors are mirrored, see above */
+    void (*kernel)(struct vt__kern *k);               /* run node k->t forward (k->bwd 0) or backward */
+    /* memory (has_memory only; NULL for the CPU) */
+    void *(*storage)(vt_ctx *c, vt_tensor *root);     /* root's storage, allocated on first use */
+    void (*h2b)(vt_ctx *c, void *dst, const void *host, size_t bytes);
+    void (*b2h)(vt_ctx *c, void *host, const void *src, size_t bytes);
+    void (*reset)(vt_ctx *c, int life);               /* free the alloc()s of a life (0 op, 1 step) */
+    /* work memory: life 0 until the op ends, 1 until the step ends */
+    void *(*alloc)(vt_ctx *c, size_t bytes, int life);
+    void (*copy)(vt_ctx *c, double *dst, const double *src, int64_t n);
+    void (*zero)(vt_ctx *c, double *x, int64_t n);
+    /* rounding points (vt__round): all return the first NaN's index or -1.
+       cast: x = RNE32(x) (check_only: look for NaN only); round: the trainer's
+       rule with bounds e * ef, entries appended to out in index order;
+       gather: x and e at m indices (e may be NULL); put: x[i] = r for entries */
+    int64_t (*cast)(vt_ctx *c, double *x, int64_t n, int check_only);
+    int64_t (*round)(vt_ctx *c, double *x, const double *e, int64_t n, double ef, int compact, vt__ents *out);
+    void (*gather)(vt_ctx *c, const double *x, const double *e, const struct vt__rent *at, int64_t m, double *xo, double *eo);
+    void (*put)(vt_ctx *c, double *x, const vt__ents *en);
+    /* g = RNE32(g + h) (the second gradient of a tensor used twice by an op) */
+    void (*add_round)(vt_ctx *c, double *g, const double *h, int64_t n, int cast);
+    /* the optimizer: one phase over the flat parameter vector (vt_optim_step) */
+    void (*optim)(vt_ctx *c, const struct vt__opt_job *j);
+    /* gradient clipping: the squared norm of parameter i's gradient (a sum in
+       any order within the parameter) and S = sum g^2 for the bound; g *= s */
+    double (*sumsq)(vt_ctx *c, int i, const double *g, int64_t n, double *S);
+    void (*scale)(vt_ctx *c, double *g, double s, int64_t n);
+    /* optional: SHA-256 of each 64 KiB block of t's binary32 values (vt__block_digest) */
+    int (*block_digests)(vt_ctx *c, const vt_tensor *t, unsigned char *out);
+    void (*destroy)(vt_ctx *c);
+} vt__backend;
+
 /* --- the rounding point -------------------------------------------------- */
 
-/* Round x[0,n) in place to binary32 values (kept as doubles). kind and dims
-   name the point in the log and in errors. e may be NULL (exact op). */
-static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double *x, double *e, int64_t n) {
+/* the CPU backend's rounding primitives (see vt__backend) */
+static int64_t vt__cpu_cast(vt_ctx *c, double *x, int64_t n, int check_only) {
     vt__rjob job;
     int t, nt = c->pool.n;
     int64_t bad = -1;
+    for (t = 0; t < nt; t++) c->tents[t].bad = -1;
+    job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0;
+    vt__parallel(&c->pool, n, n, check_only ? vt__nan_task : vt__cast_task, &job);
+    for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
+    return bad;
+}
+
+static int64_t vt__cpu_round(vt_ctx *c, double *x, const double *e, int64_t n, double ef, int compact, vt__ents *out) {
+    vt__rjob job;
+    int t, nt = c->pool.n;
+    int64_t bad = -1, k;
+    for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
+    job.c = c; job.x = x; job.e = e; job.ef = ef; job.compact = compact;
+    vt__parallel(&c->pool, n, 8 * n, vt__round_task, &job);
+    for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
+    /* threads own contiguous ranges in order: concatenating keeps index order */
+    for (t = 0; t < nt && bad < 0; t++)
+        for (k = 0; k < c->tents[t].n; k++) vt__ents_push(c, out, c->tents[t].e[k].i, c->tents[t].e[k].r, c->tents[t].e[k].full);
+    return bad;
+}
+
+static void vt__cpu_gather(vt_ctx *c, const double *x, const double *e, const vt__rent *at, int64_t m, double *xo, double *eo) {
+    int64_t k;
+    (void)c;
+    for (k = 0; k < m; k++) { xo[k] = x[at[k].i]; eo[k] = e ? e[at[k].i] : 0; }
+}
+
+static void vt__cpu_put(vt_ctx *c, double *x, const vt__ents *en) {
+    int64_t k;
+    (void)c;
+    for (k = 0; k < en->n; k++) x[en->e[k].i] = (double)en->e[k].r;
+}
+
+/* Round x[0,n) in place to binary32 values (kept as doubles). kind and dims
+   name the point in the log and in errors. e may be NULL (exact op). x and e
+   are backend addresses. */
+static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double *x, double *e, int64_t n) {
+    const vt__backend *be = c->be;
+    int64_t bad = -1;
+    double ef = 1;
+    int compact = c->d.compact_log >= 0;
     char nm[128];
     if (c->status != VT_OK) return;
     if (c->d.mode == VT_MODE_FP64) {
-        for (t = 0; t < nt; t++) c->tents[t].bad = -1;
-        job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0;
-        vt__parallel(&c->pool, n, n, vt__nan_task, &job);
-        for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
+        bad = be->cast(c, x, n, 1);
         if (bad >= 0) goto nonfinite;
         c->point++;
         return;
     }
     if (!c->in_step) { /* evaluation between steps: a plain cast, nothing logged */
-        for (t = 0; t < nt; t++) c->tents[t].bad = -1;
-        job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0;
-        vt__parallel(&c->pool, n, n, vt__cast_task, &job);
-        for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
+        bad = be->cast(c, x, n, 0);
         if (bad >= 0) goto nonfinite;
         return;
     }
     c->stats.points++;
     c->stats.values += n;
     if (kind >= 0 && kind < VT_OP_COUNT * 8) { c->kstats[kind].points++; c->kstats[kind].values += n; }
-    job.c = c; job.x = x; job.ef = 1;
-    job.compact = c->d.compact_log >= 0;
-    job.e = (c->d.mode == VT_MODE_VERIFIED) ? e : NULL;
-    if (job.e && c->d.bound == VT_BOUND_CALIBRATED) job.ef = vt__calib_factor(&c->calib, kind, n);
-    for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
+    if (c->d.mode != VT_MODE_VERIFIED) e = NULL;
+    if (e && c->d.bound == VT_BOUND_CALIBRATED) ef = vt__calib_factor(&c->calib, kind, n);
+    c->ents.n = 0;
 
-    if (c->d.mode != VT_MODE_VERIFIED || (c->d.role == VT_ROLE_TRAIN && !c->logf && !c->d.log_memory)) {
-        /* no log: a plain cast (round-only, native, or training without a log) */
-        vt__parallel(&c->pool, n, n, job.e ? vt__round_task : vt__cast_task, &job);
-        for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
+    if (c->d.role == VT_ROLE_TRAIN || c->d.mode != VT_MODE_VERIFIED) {
+        /* the trainer's rule; without a log (round-only, native, or training
+           without one) the entries are only counted */
+        bad = e ? be->round(c, x, e, n, ef, compact, &c->ents) : be->cast(c, x, n, 0);
         if (bad >= 0) goto nonfinite;
-        for (t = 0; t < nt; t++) {
-            c->stats.entries += c->tents[t].n;
-            if (kind >= 0 && kind < VT_OP_COUNT * 8) c->kstats[kind].entries += c->tents[t].n;
-        }
-        c->point++;
-        return;
-    }
-
-    if (c->d.role == VT_ROLE_TRAIN) {
-        vt__parallel(&c->pool, n, 8 * n, vt__round_task, &job);
-        for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
-        if (bad >= 0) goto nonfinite;
-        c->ents.n = 0;
-        for (t = 0; t < nt; t++) {
-            int64_t k;
-            vt__ents *te = &c->tents[t];
-            for (k = 0; k < te->n; k++) vt__ents_push(c, &c->ents, te->e[k].i, te->e[k].r, te->e[k].full);
-        }
         c->stats.entries += c->ents.n;
-        vt__log_put_record(c, kind, ndim, dims, &c->ents);
+        if (c->d.mode == VT_MODE_VERIFIED && (c->logf || c->d.log_memory)) vt__log_put_record(c, kind, ndim, dims, &c->ents);
     } else {
         /* auditor: read this point's record, resolve entries against our own
-           x' and e' before rounding, round everything, then apply entries */
+           x' and e' before rounding, round everything, then put the entries */
         int64_t ne = 0, k;
+        double *gx, *ge;
         if (vt__log_get_record(c, kind, ndim, dims, n, &c->rents, &ne, &c->crents) != VT_OK) return;
-        c->ents.n = 0;
+        gx = (double *)vt__arena_alloc(&c->scratch, sizeof(double) * (size_t)(2 * ne + 1));
+        if (!gx) { vt__fail(c, VT_ERR_NOMEM, "out of memory for %lld log entries", (long long)ne); return; }
+        ge = gx + ne;
+        be->gather(c, x, e, c->rents, ne, gx, ge);
         for (k = 0; k < ne; k++) {
             vt__rent *en = &c->rents[k];
-            double xv = x[en->i], w = job.e ? vt__widen(xv, job.e[en->i] * job.ef) : 0;
+            double xv = gx[k], w = e ? vt__widen(xv, ge[k] * ef) : 0;
             int32_t kl = vt__key((float)(xv - w)), kh = vt__key((float)(xv + w)), kr;
             float r;
             if (en->full) { r = vt__bitsf(en->v); kr = vt__key(r); }
@@ -2053,7 +2122,7 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
                          "implausible log entry at step %lld, point %lld (%s), index %lld: log value %.9g (bits %08x%s) "
                          "is outside the auditor's interval [%.9g, %.9g] around its own value %.17g",
                          (long long)c->step_no, (long long)c->point, nm, (long long)en->i, (double)r,
-                         (unsigned)(en->full ? en->v : en->v), en->full ? "" : ", low 8 bits of key",
+                         (unsigned)en->v, en->full ? "" : ", low 8 bits of key",
                          (double)vt__unkey(kl), (double)vt__unkey(kh), xv);
                 return;
             }
@@ -2063,11 +2132,9 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
             }
             vt__ents_push(c, &c->ents, en->i, r, en->full);
         }
-        job.e = NULL; /* plain rounding for the rest */
-        vt__parallel(&c->pool, n, n, vt__cast_task, &job);
-        for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
+        bad = be->cast(c, x, n, 0); /* plain rounding for the rest */
         if (bad >= 0) goto nonfinite;
-        for (k = 0; k < c->ents.n; k++) x[c->ents.e[k].i] = (double)c->ents.e[k].r;
+        be->put(c, x, &c->ents);
         c->stats.entries += ne;
         c->chunk_points++;
         c->chunk_entries += ne;
@@ -2788,6 +2855,67 @@ VTDEF void vt_set_name(vt_tensor *t, const char *name) {
 static double *vt__d(const vt_tensor *t) { return (double *)t->data; }
 static int32_t *vt__i(const vt_tensor *t) { return (int32_t *)t->data; }
 
+/* Where values live. With the CPU backend t->data is the only copy. A
+   backend with memory of its own mirrors each storage (a root tensor: views
+   share their root's); loc says which copy is current, and these move values
+   when the other side asks:
+     vt__h / vt__hi    host values to read
+     vt__hw / vt__hwi  host values about to be changed on the host
+     vt__bptr          backend address for a kernel: mode 0 read, 1 write
+                       every element (nothing uploaded), 2 read and write */
+#define VT__LOC_HOST 1u
+#define VT__LOC_DEV 2u
+static size_t vt__bytes(const vt_tensor *t) {
+    int64_t n = vt_numel(t);
+    return (size_t)(n ? n : 1) * (t->dtype == VT_I32 ? sizeof(int32_t) : sizeof(double));
+}
+static vt_tensor *vt__root(const vt_tensor *t) {
+    while (t->view_src) t = t->view_src;
+    return (vt_tensor *)(uintptr_t)t;
+}
+static void vt__sync_host(vt_ctx *c, const vt_tensor *t) {
+    vt_tensor *r;
+    if (!c->be->has_memory || !t) return;
+    r = vt__root(t);
+    if (!(r->loc & VT__LOC_HOST)) {
+        void *b = c->be->storage(c, r);
+        if (b) c->be->b2h(c, r->data, b, vt__bytes(r));
+        r->loc |= VT__LOC_HOST;
+    }
+}
+static double *vt__h(vt_ctx *c, const vt_tensor *t) { vt__sync_host(c, t); return vt__d(t); }
+static int32_t *vt__hi(vt_ctx *c, const vt_tensor *t) { vt__sync_host(c, t); return vt__i(t); }
+static void vt__host_dirty(vt_ctx *c, vt_tensor *t) {
+    if (!c->be->has_memory) return;
+    vt__sync_host(c, t);
+    vt__root(t)->loc = VT__LOC_HOST;
+}
+static double *vt__hw(vt_ctx *c, vt_tensor *t) { vt__host_dirty(c, t); return vt__d(t); }
+static int32_t *vt__hwi(vt_ctx *c, vt_tensor *t) { vt__host_dirty(c, t); return vt__i(t); }
+static void *vt__bptr(vt_ctx *c, const vt_tensor *t, int mode) {
+    vt_tensor *r;
+    char *base;
+    if (!c->be->has_memory) return t->data;
+    r = vt__root(t);
+    if (r != t && mode == 1) mode = 2; /* part of a storage: keep the rest */
+    base = (char *)c->be->storage(c, r);
+    if (!base) return NULL;
+    if (mode != 1 && !(r->loc & VT__LOC_DEV)) {
+        c->be->h2b(c, base, r->data, vt__bytes(r));
+        r->loc |= VT__LOC_DEV;
+    }
+    if (mode) r->loc = VT__LOC_DEV;
+    return base + ((const char *)t->data - (const char *)r->data);
+}
+static double *vt__bp(vt_ctx *c, const vt_tensor *t) { return (double *)vt__bptr(c, t, 0); }
+
+/* the end of an op (life 0) or of a step (life 1): work memory is reused */
+static void vt__reset_life(vt_ctx *c, int life) {
+    vt__arena_reset(&c->scratch);
+    if (life) vt__arena_reset(&c->step);
+    if (c->be->reset) c->be->reset(c, life);
+}
+
 static void vt__shape_str(const vt_tensor *t, char *buf, size_t n) {
     int i;
     size_t l;
@@ -2856,6 +2984,7 @@ static vt_tensor *vt__mk(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne, in
     for (i = 0; i < ndim; i++) n *= ne[i];
     t->id = c->next_id++;
     t->grad_fresh = 1;
+    t->loc = VT__LOC_HOST;
     if (persist) t->flags |= VT_FLAG_PERSIST;
     if (alloc_data) {
         size_t bytes = (size_t)(n ? n : 1) * (dt == VT_I32 ? sizeof(int32_t) : sizeof(double));
@@ -2914,6 +3043,7 @@ VTDEF vt_status vt_write_f64(vt_ctx *c, vt_tensor *t, const double *v) {
     int64_t i, n = vt_numel(t);
     if (!t || !v) return vt__fail(c, VT_ERR_ARG, "vt_write_f64: NULL tensor or data");
     if (t->dtype == VT_I32) return vt__fail(c, VT_ERR_ARG, "vt_write_f64: tensor '%s' holds int32", t->name);
+    vt__host_dirty(c, t);
     for (i = 0; i < n; i++) {
         double x = v[i];
         if (t->dtype == VT_F32 && c->d.mode != VT_MODE_FP64) x = (double)(float)x;
@@ -2926,6 +3056,7 @@ VTDEF vt_status vt_write_f32(vt_ctx *c, vt_tensor *t, const float *v) {
     int64_t i, n = vt_numel(t);
     if (!t || !v) return vt__fail(c, VT_ERR_ARG, "vt_write_f32: NULL tensor or data");
     if (t->dtype == VT_I32) return vt__fail(c, VT_ERR_ARG, "vt_write_f32: tensor '%s' holds int32", t->name);
+    vt__host_dirty(c, t);
     for (i = 0; i < n; i++) vt__d(t)[vt__off(t, i)] = (double)v[i];
     return c->status;
 }
@@ -2934,6 +3065,7 @@ VTDEF vt_status vt_write_i32(vt_ctx *c, vt_tensor *t, const int32_t *v) {
     int64_t i, n = vt_numel(t);
     if (!t || !v) return vt__fail(c, VT_ERR_ARG, "vt_write_i32: NULL tensor or data");
     if (t->dtype != VT_I32) return vt__fail(c, VT_ERR_ARG, "vt_write_i32: tensor '%s' is not int32", t->name);
+    vt__host_dirty(c, t);
     for (i = 0; i < n; i++) vt__i(t)[vt__off(t, i)] = v[i];
     return c->status;
 }
@@ -2941,6 +3073,7 @@ VTDEF vt_status vt_write_i32(vt_ctx *c, vt_tensor *t, const int32_t *v) {
 VTDEF vt_status vt_read_f64(vt_ctx *c, const vt_tensor *t, double *v) {
     int64_t i, n = vt_numel(t);
     if (!t || !v) return vt__fail(c, VT_ERR_ARG, "vt_read_f64: NULL tensor or buffer");
+    vt__sync_host(c, t);
     for (i = 0; i < n; i++)
         v[i] = t->dtype == VT_I32 ? (double)vt__i(t)[vt__off(t, i)] : vt__d(t)[vt__off(t, i)];
     return c->status;
@@ -2949,14 +3082,15 @@ VTDEF vt_status vt_read_f64(vt_ctx *c, const vt_tensor *t, double *v) {
 VTDEF vt_status vt_read_f32(vt_ctx *c, const vt_tensor *t, float *v) {
     int64_t i, n = vt_numel(t);
     if (!t || !v) return vt__fail(c, VT_ERR_ARG, "vt_read_f32: NULL tensor or buffer");
+    vt__sync_host(c, t);
     for (i = 0; i < n; i++)
         v[i] = t->dtype == VT_I32 ? (float)vt__i(t)[vt__off(t, i)] : (float)vt__d(t)[vt__off(t, i)];
     return c->status;
 }
 
 VTDEF double vt_item(vt_ctx *c, const vt_tensor *t) {
-    (void)c;
     if (!t || !t->data || vt_numel(t) < 1) return NAN;
+    if (c) vt__sync_host(c, t);
     return t->dtype == VT_I32 ? (double)vt__i(t)[0] : vt__d(t)[0];
 }
 
@@ -2981,6 +3115,7 @@ VTDEF vt_tensor *vt_from_i32(vt_ctx *c, int ndim, const int64_t *ne, const int32
 VTDEF void vt_init_normal(vt_ctx *c, vt_tensor *t, uint64_t seed, uint64_t stream, double std) {
     int64_t i, n = vt_numel(t);
     if (!t || c->status != VT_OK) return;
+    vt__host_dirty(c, t);
     for (i = 0; i < n; i++) {
         double x = std * vt_rng_normal(seed, stream, (uint64_t)i);
         vt__d(t)[vt__off(t, i)] = c->d.mode == VT_MODE_FP64 ? x : (double)(float)x;
@@ -2990,6 +3125,7 @@ VTDEF void vt_init_normal(vt_ctx *c, vt_tensor *t, uint64_t seed, uint64_t strea
 VTDEF void vt_init_uniform(vt_ctx *c, vt_tensor *t, uint64_t seed, uint64_t stream, double lo, double hi) {
     int64_t i, n = vt_numel(t);
     if (!t || c->status != VT_OK) return;
+    vt__host_dirty(c, t);
     for (i = 0; i < n; i++) {
         double x = lo + (hi - lo) * vt_rng_uniform(seed, stream, (uint64_t)i);
         vt__d(t)[vt__off(t, i)] = c->d.mode == VT_MODE_FP64 ? x : (double)(float)x;
@@ -3000,6 +3136,7 @@ VTDEF void vt_init_const(vt_ctx *c, vt_tensor *t, double v) {
     int64_t i, n = vt_numel(t);
     if (!t || c->status != VT_OK) return;
     if (c->d.mode != VT_MODE_FP64) v = (double)(float)v;
+    vt__host_dirty(c, t);
     for (i = 0; i < n; i++) vt__d(t)[vt__off(t, i)] = v;
 }
 
@@ -3038,13 +3175,42 @@ typedef struct vt__kern {
     vt__kout out[VT_MAX_SRC];
 } vt__kern;
 
-typedef struct vt__backend {
-    const char *name;
-    void (*kernel)(vt__kern *k); /* run node k->t forward (k->bwd 0) or backward */
-} vt__backend;
-
+/* the CPU backend: host memory, the kernels of >>cpu, the primitives of
+   >>rounding and >>optim */
 static void vt__cpu_kernel(vt__kern *k);
-static const vt__backend vt__cpu_backend = {"cpu", vt__cpu_kernel};
+static void *vt__cpu_alloc(vt_ctx *c, size_t bytes, int life);
+static void vt__cpu_copy(vt_ctx *c, double *dst, const double *src, int64_t n);
+static void vt__cpu_zero(vt_ctx *c, double *x, int64_t n);
+static void vt__cpu_add_round(vt_ctx *c, double *g, const double *h, int64_t n, int cast);
+static void vt__cpu_optim(vt_ctx *c, const struct vt__opt_job *j);
+static double vt__cpu_sumsq(vt_ctx *c, int i, const double *g, int64_t n, double *S);
+static void vt__cpu_scale(vt_ctx *c, double *g, double s, int64_t n);
+static const vt__backend vt__cpu_backend = {
+    "cpu", 0, vt__cpu_kernel, NULL, NULL, NULL, NULL,
+    vt__cpu_alloc, vt__cpu_copy, vt__cpu_zero,
+    vt__cpu_cast, vt__cpu_round, vt__cpu_gather, vt__cpu_put, vt__cpu_add_round,
+    vt__cpu_optim, vt__cpu_sumsq, vt__cpu_scale, NULL, NULL};
+
+static void *vt__cpu_alloc(vt_ctx *c, size_t bytes, int life) {
+    void *p = vt__arena_alloc(life ? &c->step : &c->scratch, bytes);
+    if (!p) vt__fail(c, VT_ERR_NOMEM, "out of memory: %zu bytes of work memory", bytes);
+    return p;
+}
+static void vt__cpu_copy(vt_ctx *c, double *dst, const double *src, int64_t n) {
+    (void)c;
+    if (n > 0) memcpy(dst, src, sizeof(double) * (size_t)n);
+}
+static void vt__cpu_zero(vt_ctx *c, double *x, int64_t n) {
+    (void)c;
+    if (n > 0) memset(x, 0, sizeof(double) * (size_t)n);
+}
+static void vt__cpu_add_round(vt_ctx *c, double *g, const double *h, int64_t n, int cast) {
+    int64_t q;
+    (void)c;
+    for (q = 0; q < n; q++) g[q] += h[q];
+    if (cast)
+        for (q = 0; q < n; q++) g[q] = (double)(float)g[q];
+}
 
 static void vt__record(vt_ctx *c, vt_tensor *t) {
     int i;
@@ -3067,12 +3233,12 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
     for (i = 0; i < shape->ndim; i++) o->dims[i] = shape->ne[i];
     o->e = NULL;
     if (c->d.mode == VT_MODE_VERIFIED || c->ncal) {
-        o->e = (double *)vt__scratch(c, sizeof(double) * (size_t)(o->n ? o->n : 1));
+        o->e = (double *)c->be->alloc(c, sizeof(double) * (size_t)(o->n ? o->n : 1), 0);
         /* kernels write every bound, except these backward kernels, which
            leave parts of their output untouched (bound 0 there) */
         if (o->e && slot > 0 &&
             (op == VT_OP_VIEW || op == VT_OP_EMBEDDING || op == VT_OP_ATT_SCORES || op == VT_OP_ATT_MIX || op == VT_OP_SPLIT))
-            memset(o->e, 0, sizeof(double) * (size_t)o->n);
+            c->be->zero(c, o->e, o->n);
     }
 }
 
@@ -3106,16 +3272,19 @@ static void vt__run_kernel(vt_ctx *c, vt__kern *k) {
 /* forward: the node's data is the single output */
 static void vt__exec(vt_ctx *c, vt_tensor *t) {
     vt__kern k;
+    double *x;
     if (c->status != VT_OK) return;
     memset(&k, 0, sizeof k);
     k.t = t;
-    vt__out_init(c, &k.out[0], t->op, 0, t, vt__d(t), 0);
+    x = (double *)vt__bptr(c, t, 1);
+    if (!x) return;
+    vt__out_init(c, &k.out[0], t->op, 0, t, x, 0);
     vt__run_kernel(c, &k);
-    vt__arena_reset(&c->scratch);
+    vt__reset_life(c, 0);
 }
 
-/* the gradient buffer of s, allocated on first use; *acc says whether the
-   kernel must add to what is there */
+/* the gradient buffer of s (a backend address), allocated on first use;
+   *acc says whether the kernel must add to what is there */
 static double *vt__grad_for(vt_ctx *c, vt_tensor *s, int *acc) {
     if (!s->grad) {
         s->grad = vt__mk(c, s->dtype, s->ndim, s->ne, 0, 2);
@@ -3123,15 +3292,7 @@ static double *vt__grad_for(vt_ctx *c, vt_tensor *s, int *acc) {
         s->grad_fresh = 1;
     }
     *acc = !s->grad_fresh;
-    return vt__d(s->grad);
-}
-
-/* an exact cast to binary32 of values that are the same on every machine
-   (a sum of two binary32 values): no bound, so no log record either */
-static void vt__round_exact(vt_ctx *c, double *x, int64_t n) {
-    int64_t i;
-    if (c->d.mode == VT_MODE_FP64) return;
-    for (i = 0; i < n; i++) x[i] = (double)(float)x[i];
+    return (double *)vt__bptr(c, s->grad, *acc ? 2 : 1);
 }
 
 static void vt__exec_bwd(vt_ctx *c, vt_tensor *t) {
@@ -3152,27 +3313,24 @@ static void vt__exec_bwd(vt_ctx *c, vt_tensor *t) {
         if (dup[i] >= 0) {
             /* the same tensor twice (x * x): this slot gets its own buffer,
                added to the first slot's once both are rounded */
-            g = (double *)vt__arena_alloc(&c->step, sizeof(double) * (size_t)vt_numel(s));
-            if (!g) { vt__fail(c, VT_ERR_NOMEM, "out of memory for a gradient"); return; }
+            g = (double *)c->be->alloc(c, sizeof(double) * (size_t)vt_numel(s), 0);
         } else {
             g = vt__grad_for(c, s, &acc);
-            if (!g) return;
         }
+        if (!g) return;
         vt__out_init(c, &k.out[i], t->op, i + 1, s, g, acc);
         any = 1;
     }
     if (!any) return;
     vt__run_kernel(c, &k);
     for (i = 0; i < VT_MAX_SRC; i++)
-        if (k.out[i].x && dup[i] >= 0 && c->status == VT_OK) {
-            double *g = vt__d(t->src[i]->grad), *h = k.out[i].x;
-            int64_t n = vt_numel(t->src[i]), q;
-            for (q = 0; q < n; q++) g[q] += h[q];
-            vt__round_exact(c, g, n);
-        }
+        if (k.out[i].x && dup[i] >= 0 && c->status == VT_OK)
+            /* a sum of two binary32 values, the same on every machine: an
+               exact cast, no bound, no log record */
+            c->be->add_round(c, k.out[dup[i]].x, k.out[i].x, vt_numel(t->src[i]), c->d.mode != VT_MODE_FP64);
     for (i = 0; i < VT_MAX_SRC; i++)
         if (k.out[i].x) t->src[i]->grad_fresh = 0;
-    vt__arena_reset(&c->scratch);
+    vt__reset_life(c, 0);
 }
 
 VTDEF int vt_set_grad(vt_ctx *c, int enabled) {
@@ -3198,11 +3356,12 @@ VTDEF vt_status vt_backward(vt_ctx *c, vt_tensor *loss) {
     if (!(loss->flags & VT_FLAG_GRAD)) return vt__fail(c, VT_ERR_STATE, "vt_backward: the loss does not depend on any parameter (or grad was disabled)");
     {
         int acc;
-        double *g = vt__grad_for(c, loss, &acc);
-        if (!g) return c->status;
+        double *g;
+        if (!vt__grad_for(c, loss, &acc)) return c->status;
+        g = vt__hw(c, loss->grad);
         g[0] = acc ? g[0] + 1.0 : 1.0;
         loss->grad_fresh = 0;
-        c->last_loss = vt__d(loss)[0];
+        c->last_loss = vt__h(c, loss)[0];
     }
     for (i = c->ntape - 1; i >= 0 && c->status == VT_OK; i--) {
         vt_tensor *t = c->tape[i];
@@ -4390,7 +4549,9 @@ VTDEF vt_tensor *vt_contiguous(vt_ctx *c, vt_tensor *t) {
     if (!r) return NULL;
     if (t->dtype == VT_I32) {
         int64_t i, n = vt_numel(t);
-        for (i = 0; i < n; i++) vt__i(r)[i] = vt__i(t)[vt__off(t, i)];
+        const int32_t *src = vt__hi(c, t);
+        int32_t *dst = vt__hwi(c, r);
+        for (i = 0; i < n; i++) dst[i] = src[vt__off(t, i)];
         return r;
     }
     r->op = VT_OP_COPY;
@@ -4776,7 +4937,7 @@ struct vt_optim {
     int np;
     vt_tensor **p;
     int64_t N, t;
-    double *m, *v;
+    vt_tensor *mt, *vt; /* the moments (SGD: the momentum buffer, twice) */
 };
 
 VTDEF vt_adamw_desc vt_adamw_default(void) {
@@ -4818,8 +4979,8 @@ static vt_optim *vt__optim_new(vt_ctx *c, int kind) {
             c->cxstate = (int)cap2;
             c->xstate[c->nxstate++] = mt[q];
         }
-        o->m = vt__d(mt[0]);
-        o->v = nmom > 1 ? vt__d(mt[1]) : o->m;
+        o->mt = mt[0];
+        o->vt = nmom > 1 ? mt[1] : mt[0];
     }
     if (!o->p) return NULL;
     memcpy(o->p, c->params, sizeof(vt_tensor *) * (size_t)o->np);
@@ -4845,18 +5006,17 @@ static double vt__powi(double b, int64_t e) {
     return r;
 }
 
-/* flat copies of every parameter's values (w) and gradients (g); fresh
-   (untouched) gradients read as 0 */
+/* flat copies of every parameter's values (w) and gradients (g), backend
+   addresses; fresh (untouched) gradients read as 0 */
 static void vt__gather(vt_ctx *c, int np, vt_tensor **p, double *w, double *g) {
     int i;
     int64_t off = 0;
-    (void)c;
-    for (i = 0; i < np; i++) {
+    for (i = 0; i < np && c->status == VT_OK; i++) {
         int64_t n = vt_numel(p[i]);
-        if (w) memcpy(w + off, p[i]->data, sizeof(double) * (size_t)n);
+        if (w) c->be->copy(c, w + off, vt__bp(c, p[i]), n);
         if (g) {
-            if (p[i]->grad_fresh) memset(g + off, 0, sizeof(double) * (size_t)n);
-            else memcpy(g + off, p[i]->grad->data, sizeof(double) * (size_t)n);
+            if (p[i]->grad_fresh) c->be->zero(c, g + off, n);
+            else c->be->copy(c, g + off, vt__bp(c, p[i]->grad), n);
         }
         off += n;
     }
@@ -4865,23 +5025,41 @@ static void vt__gather(vt_ctx *c, int np, vt_tensor **p, double *w, double *g) {
 static void vt__scatter(vt_ctx *c, int np, vt_tensor **p, const double *w, int grads) {
     int i;
     int64_t off = 0;
-    (void)c;
-    for (i = 0; i < np; i++) {
+    for (i = 0; i < np && c->status == VT_OK; i++) {
         int64_t n = vt_numel(p[i]);
-        if (grads) { memcpy(p[i]->grad->data, w + off, sizeof(double) * (size_t)n); p[i]->grad_fresh = 0; }
-        else memcpy(p[i]->data, w + off, sizeof(double) * (size_t)n);
+        double *d = (double *)vt__bptr(c, grads ? p[i]->grad : p[i], 1);
+        if (!d) return;
+        c->be->copy(c, d, w + off, n);
+        if (grads) p[i]->grad_fresh = 0;
         off += n;
     }
 }
 
-/* a scalar rounding point (the learning rate, the clip norm) */
+/* a scalar rounding point (the learning rate, the clip norm): x is a host
+   value; a backend with memory rounds it in a buffer of its own */
 static double vt__round_scalar(vt_ctx *c, int kind, double x, double e) {
     int64_t one = 1;
-    vt__round(c, kind, 1, &one, &x, &e, 1);
-    return x;
+    double h[2], *b;
+    h[0] = x; h[1] = e;
+    if (!c->be->has_memory) {
+        vt__round(c, kind, 1, &one, &h[0], &h[1], 1);
+        return h[0];
+    }
+    b = (double *)c->be->alloc(c, sizeof h, 0);
+    if (!b) return NAN;
+    c->be->h2b(c, b, h, sizeof h);
+    vt__round(c, kind, 1, &one, b, b + 1, 1);
+    c->be->b2h(c, h, b, sizeof(double));
+    return h[0];
 }
 
-typedef struct { vt_ctx *c; vt_optim *o; double *w, *g, *e, *e2; double lr, bc1, bc2; int phase; } vt__opt_job;
+typedef struct vt__opt_job {
+    const vt_optim *o;
+    double *w, *g, *m, *v; /* flat, backend addresses */
+    int64_t N;
+    double lr, bc1, bc2;
+    int phase;             /* AdamW: 0 m, 1 v, 2 w; SGD: 0 momentum, 2 w */
+} vt__opt_job;
 
 /* AdamW, following torch.optim.AdamW:
      m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
@@ -4893,10 +5071,11 @@ typedef struct { vt_ctx *c; vt_optim *o; double *w, *g, *e, *e2; double lr, bc1,
    on every machine, and the formulas are IEEE + - * / sqrt executed as
    written (no contraction), with bias corrections by repeated squaring: the
    binary64 results are identical everywhere, so e = 0. The rounding points
-   still make m, v and w binary32 values; they log nothing. */
+   still make m, v and w binary32 values; they log nothing. Every backend
+   computes exactly these expressions in this order. */
 static void vt__opt_task(void *arg, int64_t lo, int64_t hi, int tid) {
-    vt__opt_job *j = (vt__opt_job *)arg;
-    vt_optim *o = j->o;
+    const vt__opt_job *j = (const vt__opt_job *)arg;
+    const vt_optim *o = j->o;
     int64_t i;
     (void)tid;
     for (i = lo; i < hi; i++) {
@@ -4904,30 +5083,35 @@ static void vt__opt_task(void *arg, int64_t lo, int64_t hi, int tid) {
         if (o->kind == 0) {
             double b1 = o->a.beta1, b2 = o->a.beta2;
             if (j->phase == 0) {
-                o->m[i] = b1 * o->m[i] + (1 - b1) * g;
+                j->m[i] = b1 * j->m[i] + (1 - b1) * g;
             } else if (j->phase == 1) {
-                o->v[i] = b2 * o->v[i] + (1 - b2) * (g * g);
+                j->v[i] = b2 * j->v[i] + (1 - b2) * (g * g);
             } else {
                 double w1 = w * (1 - j->lr * o->a.weight_decay);
-                double denom = sqrt(o->v[i]) / sqrt(j->bc2) + o->a.eps;
-                j->w[i] = w1 - (j->lr / j->bc1) * (o->m[i] / denom);
+                double denom = sqrt(j->v[i]) / sqrt(j->bc2) + o->a.eps;
+                j->w[i] = w1 - (j->lr / j->bc1) * (j->m[i] / denom);
             }
         } else {
             double mu = o->s.momentum, wd = o->s.weight_decay;
             double d = wd != 0 ? g + wd * w : g;
             if (j->phase == 0) { /* momentum buffer */
-                o->m[i] = mu * o->m[i] + d;
+                j->m[i] = mu * j->m[i] + d;
                 continue;
             }
-            if (mu != 0) d = o->s.nesterov ? d + mu * o->m[i] : o->m[i];
+            if (mu != 0) d = o->s.nesterov ? d + mu * j->m[i] : j->m[i];
             j->w[i] = w - j->lr * d;
         }
     }
 }
 
+static void vt__cpu_optim(vt_ctx *c, const vt__opt_job *j) {
+    vt__parallel(&c->pool, j->N, (j->phase == 2 ? 8 : 4) * j->N, vt__opt_task, (void *)(uintptr_t)j);
+}
+
 VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
     vt__opt_job j;
     int64_t N, dims[1];
+    double *e = NULL;
     int verified = c->d.mode == VT_MODE_VERIFIED || c->ncal;
     if (c->status != VT_OK) return c->status;
     if (!o) return vt__fail(c, VT_ERR_ARG, "vt_optim_step: optimizer is NULL");
@@ -4935,85 +5119,101 @@ VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
     N = o->N;
     dims[0] = N;
     memset(&j, 0, sizeof j);
-    j.c = c; j.o = o;
+    j.o = o;
+    j.N = N;
     /* the learning rate may carry machine-dependent error from a schedule
        (cos in a cosine schedule): allow 64 binary64 ulps */
     j.lr = vt__round_scalar(c, vt__kind(VT_OP_OPTIM, 3), lr, 64 * VT__U * fabs(lr));
-    j.w = (double *)vt__scratch(c, sizeof(double) * (size_t)(2 * N + 1));
-    j.e = verified ? (double *)vt__scratch(c, sizeof(double) * (size_t)(N + 1)) : NULL;
-    if (!j.w || (verified && !j.e)) return c->status;
-    if (j.e) memset(j.e, 0, sizeof(double) * (size_t)N); /* see the comment above vt__opt_task */
+    j.w = (double *)c->be->alloc(c, sizeof(double) * (size_t)(2 * N + 1), 0);
+    if (verified) e = (double *)c->be->alloc(c, sizeof(double) * (size_t)(N + 1), 0);
+    if (!j.w || (verified && !e) || c->status != VT_OK) return c->status;
+    if (e) c->be->zero(c, e, N); /* see the comment above vt__opt_task */
     j.g = j.w + N;
     vt__gather(c, o->np, o->p, j.w, j.g);
+    j.m = (double *)vt__bptr(c, o->mt, 2);
+    j.v = (double *)vt__bptr(c, o->vt, 2);
+    if (!j.m || !j.v || c->status != VT_OK) return c->status;
     o->t++;
     if (o->kind == 0) {
         j.bc1 = 1 - vt__powi(o->a.beta1, o->t);
         j.bc2 = 1 - vt__powi(o->a.beta2, o->t);
         j.phase = 0;
-        vt__parallel(&c->pool, N, 4 * N, vt__opt_task, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 0), 1, dims, o->m, j.e, N);
+        c->be->optim(c, &j);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 0), 1, dims, j.m, e, N);
         j.phase = 1;
-        vt__parallel(&c->pool, N, 4 * N, vt__opt_task, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 1), 1, dims, o->v, j.e, N);
+        c->be->optim(c, &j);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 1), 1, dims, j.v, e, N);
     } else if (o->s.momentum != 0) {
         j.phase = 0;
-        vt__parallel(&c->pool, N, 4 * N, vt__opt_task, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 4), 1, dims, o->m, j.e, N);
+        c->be->optim(c, &j);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 4), 1, dims, j.m, e, N);
     }
     j.phase = 2;
-    vt__parallel(&c->pool, N, 8 * N, vt__opt_task, &j);
-    vt__round(c, vt__kind(VT_OP_OPTIM, 2), 1, dims, j.w, j.e, N);
+    c->be->optim(c, &j);
+    vt__round(c, vt__kind(VT_OP_OPTIM, 2), 1, dims, j.w, e, N);
     if (c->status == VT_OK) vt__scatter(c, o->np, o->p, j.w, 0);
-    vt__arena_reset(&c->scratch);
+    vt__reset_life(c, 0);
     return c->status;
 }
 
 /* Global-norm clipping. The squared norm is a fixed-order sum over
-   parameters of per-parameter sums, each split into `threads` pieces summed
-   in order (so the thread count changes the order, as a GPU's block count
-   would): e(norm^2) = sum_p gamma(n_p + 1) S_p + gamma(np + 1) S, S = sum g^2;
+   parameters of per-parameter sums, each in any order (the CPU splits it
+   into `threads` pieces summed in order, so the thread count changes the
+   order, as a GPU's block count would):
+   e(norm^2) = sum_p gamma(n_p + 1) S_p + gamma(np + 1) S, S = sum g^2;
    norm = sqrt(norm^2): e = 1.01 (e(norm^2) / (2 norm) + u norm).
    Then, when norm > max_norm, g' = g c with c = max_norm / (norm + 1e-6)
    computed from the binary32 norm: plain arithmetic on binary32 inputs,
    identical everywhere, e = 0. */
+static double vt__cpu_sumsq(vt_ctx *c, int i, const double *g, int64_t n, double *S) {
+    int pieces = c->ord.threads > 0 ? c->ord.threads : 1, q;
+    int64_t k;
+    double ps = 0, Sp = 0;
+    for (q = 0; q < pieces; q++) {
+        int64_t lo = n * q / pieces, hi = n * (q + 1) / pieces;
+        ps = VT__ACC(&c->ord, ps + vt__rdot(&c->ord, (uint64_t)(i * 64 + q), g + lo, 1, g + lo, 1, hi - lo, NULL));
+    }
+    for (k = 0; k < n; k++) Sp += g[k] * g[k];
+    *S = Sp;
+    return ps;
+}
+
+static void vt__cpu_scale(vt_ctx *c, double *g, double s, int64_t n) {
+    int64_t k;
+    (void)c;
+    for (k = 0; k < n; k++) g[k] *= s;
+}
+
 VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
     int i;
-    int64_t N = vt_param_numel(c), dims[1];
+    int64_t N = vt_param_numel(c), dims[1], off = 0;
     double n2 = 0, e2 = 0, S = 0, norm, coef, *g, *e;
-    int pieces = c->ord.threads > 0 ? c->ord.threads : 1;
     if (c->status != VT_OK) return NAN;
-    g = (double *)vt__scratch(c, sizeof(double) * (size_t)(2 * N + 1));
+    g = (double *)c->be->alloc(c, sizeof(double) * (size_t)(2 * N + 1), 0);
     if (!g) return NAN;
     e = g + N;
     vt__gather(c, c->nparams, c->params, NULL, g);
-    {
-        int64_t off = 0;
-        for (i = 0; i < c->nparams; i++) {
-            int64_t n = vt_numel(c->params[i]), q, k;
-            double ps = 0, Sp = 0;
-            for (q = 0; q < pieces; q++) {
-                int64_t lo = n * q / pieces, hi = n * (q + 1) / pieces;
-                ps = VT__ACC(&c->ord, ps + vt__rdot(&c->ord, (uint64_t)(i * 64 + q), g + off + lo, 1, g + off + lo, 1, hi - lo, NULL));
-            }
-            for (k = 0; k < n; k++) Sp += g[off + k] * g[off + k];
-            n2 = VT__ACC(&c->ord, n2 + ps);
-            e2 += vt__g(&c->ord, n + 1) * Sp;
-            S += Sp;
-            off += n;
-        }
+    for (i = 0; i < c->nparams && c->status == VT_OK; i++) {
+        int64_t n = vt_numel(c->params[i]);
+        double Sp = 0, ps = c->be->sumsq(c, i, g + off, n, &Sp);
+        n2 = VT__ACC(&c->ord, n2 + ps);
+        e2 += vt__g(&c->ord, n + 1) * Sp;
+        S += Sp;
+        off += n;
     }
+    if (c->status != VT_OK) return NAN;
     e2 += vt__g(&c->ord, c->nparams + 1) * S;
     norm = sqrt(n2);
     norm = vt__round_scalar(c, vt__kind(VT_OP_CLIP, 0), norm, norm > 0 ? 1.01 * (e2 / (2 * norm) + VT__U * norm) : sqrt(e2));
     coef = max_norm / (norm + 1e-6);
     if (coef < 1 && c->status == VT_OK) {
-        int64_t k;
-        for (k = 0; k < N; k++) { g[k] *= coef; e[k] = 0; }
+        c->be->scale(c, g, coef, N);
+        c->be->zero(c, e, N);
         dims[0] = N;
         vt__round(c, vt__kind(VT_OP_CLIP, 1), 1, dims, g, e, N);
         if (c->status == VT_OK) vt__scatter(c, c->nparams, c->params, g, 1);
     }
-    vt__arena_reset(&c->scratch);
+    vt__reset_life(c, 0);
     return c->status == VT_OK ? norm : NAN;
 }
 
@@ -5373,7 +5573,7 @@ static void vt__digest_combine(const vt_tensor *t, const unsigned char *blocks, 
 static int vt__nstate(const vt_ctx *c) { return c->nparams + c->nxstate; }
 static vt_tensor *vt__state(const vt_ctx *c, int i) { return i < c->nparams ? c->params[i] : c->xstate[i - c->nparams]; }
 
-typedef struct { vt_ctx *c; int64_t *first; unsigned char *blk; int nt; } vt__dig_job;
+typedef struct { vt_ctx *c; int64_t *first; unsigned char *blk, *done; int nt; } vt__dig_job;
 
 /* task q hashes block q of the concatenated state; first[i] is tensor i's first block */
 static void vt__dig_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -5383,7 +5583,7 @@ static void vt__dig_task(void *arg, int64_t lo, int64_t hi, int tid) {
     (void)tid;
     for (q = lo; q < hi; q++) {
         while (i + 1 < j->nt && j->first[i + 1] <= q) i++;
-        vt__block_digest(vt__state(j->c, i), q - j->first[i], j->blk + 32 * q);
+        if (!j->done[i]) vt__block_digest(vt__state(j->c, i), q - j->first[i], j->blk + 32 * q);
     }
 }
 
@@ -5394,7 +5594,10 @@ VTDEF vt_status vt_tensor_digest(vt_ctx *c, const vt_tensor *t, unsigned char ou
     nb = vt__dig_nblocks(t);
     blk = (unsigned char *)vt__xmalloc(c, 32 * (size_t)(nb + 1));
     if (!blk) return c->status;
-    for (b = 0; b < nb; b++) vt__block_digest(t, b, blk + 32 * b);
+    if (!c->be->block_digests || !c->be->block_digests(c, t, blk)) {
+        vt__sync_host(c, t);
+        for (b = 0; b < nb; b++) vt__block_digest(t, b, blk + 32 * b);
+    }
     vt__digest_combine(t, blk, out);
     VT_FREE(blk, c->u);
     return VT_OK;
@@ -5407,11 +5610,18 @@ static vt_status vt__digests(vt_ctx *c, unsigned char *td, unsigned char out[32]
     int i, d, nt = vt__nstate(c);
     int64_t nb = 0;
     j.c = c; j.nt = nt;
-    j.first = (int64_t *)vt__xmalloc(c, sizeof(int64_t) * (size_t)(nt + 1));
+    j.first = (int64_t *)vt__xmalloc(c, (sizeof(int64_t) + 1) * (size_t)(nt + 1));
     if (!j.first) return c->status;
+    j.done = (unsigned char *)(j.first + nt + 1);
     for (i = 0; i < nt; i++) { j.first[i] = nb; nb += vt__dig_nblocks(vt__state(c, i)); }
     j.blk = (unsigned char *)vt__xmalloc(c, 32 * (size_t)(nb + 1));
     if (!j.blk) { VT_FREE(j.first, c->u); return c->status; }
+    /* a backend with memory may hash its own copy; otherwise the host's */
+    for (i = 0; i < nt; i++) {
+        vt_tensor *t = vt__state(c, i);
+        j.done[i] = c->be->block_digests && c->be->block_digests(c, t, j.blk + 32 * j.first[i]);
+        if (!j.done[i]) vt__sync_host(c, t);
+    }
     vt__parallel(&c->pool, nb, nb * VT__DIG_BLOCK * 4, vt__dig_task, &j);
     for (i = 0; i < nt; i++) vt__digest_combine(vt__state(c, i), j.blk + 32 * j.first[i], td + 32 * i);
     VT_FREE(j.blk, c->u);
@@ -5989,7 +6199,8 @@ VTDEF vt_status vt_checkpoint_save(vt_ctx *c, const char *path) {
     for (i = 0; i < nt; i++) {
         vt_tensor *t = vt__state(c, i);
         int64_t q, n = vt_numel(t);
-        for (q = 0; q < n; q++) { vt__put_u32(data + pos, vt__fbits((float)vt__d(t)[vt__off(t, q)])); pos += 4; }
+        const double *d = vt__h(c, t);
+        for (q = 0; q < n; q++) { vt__put_u32(data + pos, vt__fbits((float)d[vt__off(t, q)])); pos += 4; }
     }
     vt__write_atomic(c, path, data, total, NULL, 0);
     VT_FREE(hd.p, c->u);
@@ -6042,6 +6253,7 @@ static vt_status vt__checkpoint_parse(vt_ctx *c, const unsigned char *b, size_t 
             vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s': tensor '%s' lies outside the file (truncated?)", path, t->name);
             goto out;
         }
+        vt__host_dirty(c, t);
         for (q = 0; q < cnt; q++) {
             float f = vt__bitsf(vt__get_u32(b + 8 + hl + s->begin + 4 * (uint64_t)q));
             vt__d(t)[vt__off(t, q)] = (double)f;
@@ -6627,8 +6839,7 @@ out:
 VTDEF vt_status vt_step_begin(vt_ctx *c) {
     if (c->status != VT_OK) return c->status;
     if (c->in_step) return vt__fail(c, VT_ERR_STATE, "vt_step_begin: step %lld has not ended", (long long)c->step_no);
-    vt__arena_reset(&c->step);
-    vt__arena_reset(&c->scratch);
+    vt__reset_life(c, 1);
     c->ntape = 0;
     c->grad_enabled = 1;
     vt_zero_grad(c);
@@ -6747,10 +6958,17 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
         vt__tls_fail(VT_ERR_ARG, "vt_create: unknown mode %d or bound mode %d", (int)dd.mode, (int)dd.bound);
         return NULL;
     }
-    if (dd.backend != VT_BACKEND_CPU) {
-        vt__tls_fail(VT_ERR_BACKEND, "vt_create: the CUDA backend is not compiled into this program: include vtrain_cuda.cu.h and call vt_cuda_create()");
+    if (dd.backend != VT_BACKEND_CPU && dd.backend != VT_BACKEND_CUDA) {
+        vt__tls_fail(VT_ERR_ARG, "vt_create: unknown backend %d", (int)dd.backend);
         return NULL;
     }
+#ifndef VTRAIN_CUDA
+    if (dd.backend == VT_BACKEND_CUDA) {
+        vt__tls_fail(VT_ERR_BACKEND, "vt_create: this program was built without the CUDA backend: define VTRAIN_CUDA "
+                                     "where VTRAIN_IMPLEMENTATION is defined (see vtrain_cuda.cu.h)");
+        return NULL;
+    }
+#endif
     if (dd.role == VT_ROLE_AUDIT && !dd.log_path && !dd.log_memory && !dd.transcript) {
         vt__tls_fail(VT_ERR_ARG, "vt_create: an auditor needs the trainer's log (log_path, or log_memory and vt_feed_chunk)");
         return NULL;
@@ -6775,6 +6993,14 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
     memset(c->tents, 0, sizeof(vt__ents) * (size_t)c->pool.n);
     c->grad_enabled = 1;
     c->be = &vt__cpu_backend;
+#ifdef VTRAIN_CUDA
+    if (dd.backend == VT_BACKEND_CUDA && vt__cuda_attach(c) != VT_OK) {
+        snprintf(vt__tls_err, sizeof vt__tls_err, "%s", c->msg);
+        vt__tls_status = c->status;
+        vt_destroy(c);
+        return NULL;
+    }
+#endif
     c->calib.margin = 0;
     if (dd.bound == VT_BOUND_CALIBRATED && dd.role == VT_ROLE_TRAIN) {
         c->calib.e = (vt_calib_entry *)VT_MALLOC(sizeof(vt_calib_entry) * (size_t)dd.calib->count, c->u);
@@ -6807,6 +7033,7 @@ VTDEF void vt_destroy(vt_ctx *c) {
         fflush(c->commitf);
         vt__write_root(c); /* the run so far, even after an error: nothing written is lost */
     }
+    if (c->be && c->be->destroy) c->be->destroy(c);
     vt__pool_stop(&c->pool, c->wa, c->u);
     if (c->logf) fclose(c->logf);
     if (c->rd.f) fclose(c->rd.f);
@@ -6838,7 +7065,7 @@ VTDEF void vt_destroy(vt_ctx *c) {
 
 VTDEF void vt_eval_begin(vt_ctx *c) {
     if (c->in_step) { vt__fail(c, VT_ERR_STATE, "vt_eval_begin: inside a training step"); return; }
-    vt__arena_reset(&c->step);
+    vt__reset_life(c, 1);
     c->ntape = 0;
     c->grad_enabled = 0;
 }
@@ -6937,9 +7164,12 @@ VTDEF int64_t vt_weights_compare(vt_ctx *a, vt_ctx *b, double *max_abs, int *fir
     for (i = 0; i < vt__nstate(a) && i < vt__nstate(b); i++) {
         vt_tensor *x = vt__state(a, i), *y = vt__state(b, i);
         int64_t n = vt_numel(x);
+        const double *dx, *dy;
         if (n != vt_numel(y)) { nd += n; continue; }
+        dx = vt__h(a, x);
+        dy = vt__h(b, y);
         for (k = 0; k < n; k++) {
-            float fx = (float)vt__d(x)[k], fy = (float)vt__d(y)[k];
+            float fx = (float)dx[k], fy = (float)dy[k];
             if (vt__fbits(fx) != vt__fbits(fy)) {
                 double d = fabs((double)fx - (double)fy);
                 if (d > mx || d != d) mx = d;
@@ -7048,6 +7278,7 @@ VTDEF vt_status vt_calibrate(const vt_desc *d, const vt_program *p, int64_t nste
     dd.bound = VT_BOUND_SOUND;
     dd.role = VT_ROLE_TRAIN;
     dd.log_path = NULL;
+    dd.backend = VT_BACKEND_CPU; /* the orders are the CPU backend's */
     c = vt_create(&dd);
     if (!c) return VT_ERR_ARG;
     c->cal_ord = (vt__ord *)VT_MALLOC(sizeof(vt__ord) * (size_t)n, c->u);
@@ -7184,7 +7415,7 @@ VTDEF vt_tensor *vt_gpt_forward(vt_ctx *c, const vt_gpt *g, vt_tensor *tokens, v
     ne1[0] = T;
     pos = vt_new(c, VT_I32, 1, ne1);
     if (!pos) return NULL;
-    for (i = 0; i < T; i++) vt__i(pos)[i] = (int32_t)i;
+    for (i = 0; i < T; i++) vt__hwi(c, pos)[i] = (int32_t)i;
     x = vt_embedding(c, g->wte, tokens);                           /* (B,T,C) */
     x = vt_add(c, x, vt_embedding(c, g->wpe, pos));                /* + (T,C): one op per argument list */
     x = vt_dropout(c, x, p, g->seed * 1000003u + 1);
@@ -7225,7 +7456,7 @@ VTDEF vt_status vt_gpt_generate(vt_ctx *c, const vt_gpt *g, int32_t *toks, int n
         logits = vt_gpt_forward(c, g, tk, NULL, 0);
         vt_eval_end(c);
         if (!logits) break;
-        row = vt__d(logits) + (int64_t)(T - 1) * V;
+        row = vt__h(c, logits) + (int64_t)(T - 1) * V;
         for (v = 0; v < V; v++) if (row[v] > mx) { mx = row[v]; best = v; }
         if (temperature <= 0) { toks[len] = best; continue; }
         for (v = 0; v < V; v++) { p[v] = exp((row[v] - mx) / temperature); s += p[v]; }
@@ -7330,6 +7561,10 @@ VTDEF void vt_text_free(vt_text *t) {
     VT_FREE(t->tok, NULL);
     memset(t, 0, sizeof *t);
 }
+
+#ifdef VTRAIN_CUDA
+#include "vtrain_cuda.cu.h"
+#endif
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
