@@ -17,9 +17,9 @@ B       = build
 
 EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab
 TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript
-BENCHES  = $(B)/bench_step $(B)/bench_logsize
+BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript
 
-.PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize clean compile-checks
+.PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript clean compile-checks
 
 all: $(EXAMPLES) $(TESTS) $(BENCHES)
 
@@ -36,6 +36,9 @@ $(B)/bench_step: bench/step.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
 $(B)/bench_logsize: bench/logsize.c vtrain.h examples/chargpt.h | $(B)
+	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+
+$(B)/bench_transcript: bench/transcript.c vtrain.h examples/chargpt.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
 $(B)/bench_gemm: bench/gemm.c vtrain.h | $(B)
@@ -96,13 +99,15 @@ compile-checks: | $(B)
 test: $(TESTS) compile-checks
 	@bash tests/run.sh $(TESTS)
 
-bench: bench-step bench-logsize bench-gemm
+bench: bench-step bench-logsize bench-transcript bench-gemm
 bench-logsize: $(B)/bench_logsize
 	./$(B)/bench_logsize
 bench-step: $(B)/bench_step
 	./$(B)/bench_step
 bench-gemm: $(B)/bench_gemm
 	./$(B)/bench_gemm
+bench-transcript: $(B)/bench_transcript
+	./$(B)/bench_transcript
 
 clean:
 	rm -rf $(B)

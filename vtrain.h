@@ -1833,7 +1833,9 @@ static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
         double ef2 = 2 * j->ef * VT__SAFE;
         int any = 0;
         for (i = 0; i < n; i++) {
-            double xv = x[i], ev = e[i], w = ev * ef2 + (ev > 0 ? fabs(xv) * 0x1p-50 : 0.0);
+            /* vt__widen, written so that it vectorises: the 2^-50 |x| term
+               only where e > 0 (a select of constants, no branch) */
+            double xv = x[i], ev = e[i], w = ev * ef2 + fabs(xv) * (ev > 0 ? 0x1p-50 : 0.0);
             fl[i] = (float)(xv - w);
             fh[i] = (float)(xv + w);
         }
@@ -1858,23 +1860,34 @@ static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* the first NaN in x[lo,hi) (or -1): a branch-free pass per block of 256,
+   a scalar one only in a block that has one */
+static int64_t vt__find_nan(const double *x, int64_t lo, int64_t hi) {
+    int64_t b0, i;
+    for (b0 = lo; b0 < hi; b0 += 256) {
+        int64_t n = VT__MIN(256, hi - b0);
+        int any = 0;
+        for (i = 0; i < n; i++) any |= (int)(x[b0 + i] != x[b0 + i]);
+        if (any)
+            for (i = 0; i < n; i++)
+                if (x[b0 + i] != x[b0 + i]) return b0 + i;
+    }
+    return -1;
+}
+
 static void vt__cast_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__rjob *j = (vt__rjob *)arg;
     vt__ents *t = &j->c->tents[tid];
-    int64_t i;
-    for (i = lo; i < hi; i++) {
-        double x = j->x[i];
-        if (x != x && t->bad < 0) t->bad = i;
-        j->x[i] = (double)(float)x;
-    }
+    int64_t i, bad = vt__find_nan(j->x, lo, hi);
+    if (bad >= 0 && t->bad < 0) t->bad = bad;
+    for (i = lo; i < hi; i++) j->x[i] = (double)(float)j->x[i];
 }
 
 static void vt__nan_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__rjob *j = (vt__rjob *)arg;
     vt__ents *t = &j->c->tents[tid];
-    int64_t i;
-    for (i = lo; i < hi; i++)
-        if (j->x[i] != j->x[i] && t->bad < 0) t->bad = i;
+    int64_t bad = vt__find_nan(j->x, lo, hi);
+    if (bad >= 0 && t->bad < 0) t->bad = bad;
 }
 
 /* --- log record encoding --------------------------------------------------- */
@@ -3707,7 +3720,8 @@ static void vt__colsum(vt__kern *k, const vt__kout *o, const double *X, int64_t 
             L = VT__MIN(L, j.lsb[ch * C + c]);
         }
         o->x[c] = v;
-        if (o->e) o->e[c] = vt__sum_bound(k->o, 2, m, L) == 0 ? 0 : G * m;
+        /* 0 only when the whole sum (R terms and the old value) is exact */
+        if (o->e) o->e[c] = vt__sum_bound(k->o, R + (o->acc ? 1 : 0), m, L) == 0 ? 0 : G * m;
     }
 }
 

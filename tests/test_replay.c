@@ -553,7 +553,7 @@ static vt_status allops_step(vt_ctx *c, int64_t s, void *u) {
     allops_app *a = (allops_app *)u;
     int64_t ti[2] = {4, 24}, i;
     int32_t tok[96], tgt[96];
-    vt_tensor *x, *h, *q, *att, *l1, *l2, *l3, *l4, *lsm;
+    vt_tensor *x, *h, *q, *att, *l1, *l2, *l3, *l4, *l5, *lsm;
     for (i = 0; i < 96; i++) {
         tok[i] = (int32_t)(vt_rng_u64(2, (uint64_t)s, (uint64_t)i) % 20);
         tgt[i] = (int32_t)(vt_rng_u64(3, (uint64_t)s, (uint64_t)i) % 48);
@@ -561,6 +561,16 @@ static vt_status allops_step(vt_ctx *c, int64_t s, void *u) {
     x = vt_embedding(c, a->emb, vt_from_i32(c, 2, ti, tok));                 /* (4,24,40) */
     x = vt_dropout(c, x, 0.1, 77);
     h = vt_linear(c, x, a->w, a->b);                                          /* (4,24,48) */
+    {   /* a gradient term with magnitudes over 50 binades: the bias gradient's
+           column sums are then not exact, and their bound must not be 0 */
+        static float wide[96 * 48];
+        int64_t nw3[3] = {4, 24, 48};
+        for (i = 0; i < 96 * 48; i++) {
+            uint64_t r = vt_rng_u64(4, (uint64_t)s, (uint64_t)i);
+            wide[i] = (float)ldexp((r & 1 ? -1.0 : 1.0) * (1 + (double)((r >> 8) & 0xffff) / 65536), -6 - (int)((r >> 32) % 50));
+        }
+        l5 = vt_sum(c, vt_mul(c, vt_linear(c, x, a->w, a->b), vt_from_f32(c, 3, nw3, wide)));
+    }
     h = vt_layernorm(c, h, a->lw, a->lb, 1e-5);
     {   /* one op per argument list: C does not fix the order of sibling arguments */
         vt_tensor *g1 = vt_gelu(c, h), *t1 = vt_scale(c, vt_tanh(c, h), 0.5), *r1, *m1;
@@ -585,7 +595,7 @@ static vt_status allops_step(vt_ctx *c, int64_t s, void *u) {
     }
     l3 = vt_scale(c, vt_sum(c, vt_mul(c, h, h)), 1e-4);
     l2 = vt_scale(c, l2, 1e-6);
-    l4 = vt_add(c, l1, vt_add(c, l2, l3));
+    l4 = vt_add(c, l1, vt_add(c, l2, vt_add(c, l3, l5)));
     vt_backward(c, l4);
     vt_clip_grad_norm(c, 1.0);
     vt_optim_step(c, a->opt, 1e-2);
