@@ -1,0 +1,283 @@
+/* bench/btard.c - what BTARD costs and how reliably it bans.
+
+   cc -std=c99 -O2 -march=native -ffp-contract=off bench/btard.c -o build/bench_btard -lm -lpthread
+   ./build/bench_btard overhead [--peers 16] [--steps 200] [--reps 5] [--batch 32] [--hidden 128]
+   ./build/bench_btard bans [--seeds 20] [--steps 250] [--attacks a,b,...]
+   ./build/bench_btard nudge
+
+   mpicc -DVTRAIN_MPI ... bench/btard.c -o build/bench_btard_mpi
+   mpirun -np 16 build/bench_btard_mpi [--steps 200] [--reps 5] [--batch 32]
+
+   overhead: step time of BTARD (1 validator per step), of CenteredClip
+     without validators, and of a plain butterfly mean all-reduce, same peers,
+     same model, in one process; the runs alternate, and the median of --reps
+     is reported. With MPI: the same over ranks, timed by rank 0 between
+     barriers.
+   bans: per attack, --seeds seeded runs of 16 peers, 7 attackers (ranks
+     drawn by the seed), a small model (64-16-10, 8 samples per peer, so that
+     20 x 19 runs take minutes), 1 validator per step, attacks from step 5:
+     every attacker banned? any honest peer banned? steps until all banned.
+   nudge: one part of a gradient times 1 + 1e-6: how far that is from the
+     honest gradient, next to a tolerance-based check at 1e-4. */
+#define VTRAIN_IMPLEMENTATION
+#include "../vtrain.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof(double), cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static const char *def_name[3] = {"BTARD (m=1)", "CenteredClip, no validators", "plain mean all-reduce"};
+
+#ifndef VTRAIN_MPI
+
+static int arg_i(int argc, char **argv, const char *k, int d) {
+    int i;
+    for (i = 1; i + 1 < argc; i++) if (!strcmp(argv[i], k)) return atoi(argv[i + 1]);
+    return d;
+}
+static const char *arg_s(int argc, char **argv, const char *k, const char *d) {
+    int i;
+    for (i = 1; i + 1 < argc; i++) if (!strcmp(argv[i], k)) return argv[i + 1];
+    return d;
+}
+
+static int overhead(int argc, char **argv) {
+    int n = arg_i(argc, argv, "--peers", 16), steps = arg_i(argc, argv, "--steps", 200), reps = arg_i(argc, argv, "--reps", 5);
+    int batch = arg_i(argc, argv, "--batch", 32), hidden = arg_i(argc, argv, "--hidden", 128), r, d;
+    double ms[3][64], cpu[3][64];
+    vt_btard_digits dg;
+    vt_btard_task task;
+    if (reps > 64) reps = 64;
+    if (vt_btard_digits_load(&dg, "data/digits.csv", hidden, batch, 0.05) != VT_OK) { fprintf(stderr, "%s\n", vt_last_error()); return 1; }
+    task = vt_btard_digits_task(&dg);
+    printf("overhead, in-process: %d peers (threads, one vt_ctx thread each), digits MLP 64-%d-10, %d samples per peer, %d steps, median of %d\n",
+           n, hidden, batch, steps, reps);
+    for (r = 0; r < reps; r++)
+        for (d = 0; d < 3; d++) {
+            int order[3] = {2, 0, 1}, def = order[d];
+            vt_btard_cfg cfg = vt_btard_cfg_default();
+            vt_btard_result res;
+            clock_t c0 = clock();
+            cfg.defence = (vt_btard_defence)def;
+            cfg.validators = 1;
+            cfg.tau = 1.0;
+            cfg.data_seed = 1 + (uint64_t)r;
+            cfg.secret_seed = 2 + (uint64_t)r;
+            vt_btard_simulate(&cfg, &task, n, NULL, steps, NULL, NULL, &res);
+            if (res.status != VT_OK) { fprintf(stderr, "%s: %s\n", def_name[def], res.message); return 1; }
+            ms[def][r] = res.step_ms;
+            cpu[def][r] = 1e3 * (double)(clock() - c0) / CLOCKS_PER_SEC / steps;
+            vt_btard_result_free(&res);
+        }
+    {
+        double m0 = median(ms[2], reps), c2 = median(cpu[2], reps);
+        for (d = 0; d < 3; d++) {
+            double m = median(ms[d], reps), c = median(cpu[d], reps);
+            printf("  %-28s %7.2f ms/step  (x%.2f)   CPU %7.2f ms/step (x%.2f)\n", def_name[d], m, m / m0, c, c / c2);
+        }
+    }
+    vt_btard_digits_free(&dg);
+    return 0;
+}
+
+static int bans(int argc, char **argv) {
+    int seeds = arg_i(argc, argv, "--seeds", 20), steps = arg_i(argc, argv, "--steps", 250), n = 16, f = 7, s, i;
+    char list[1024];
+    const char *al = arg_s(argc, argv, "--attacks",
+                           "sign_flip,random_direction,label_flip,delayed,ipm,alie,lying_aggregator,withhold_reveal,wrong_reveal,"
+                           "forged_log,nudge,nan,garbage,garbage_commit,wrong_size,late,silent,false_accuse");
+    char *tok;
+    vt_btard_digits dg;
+    vt_btard_task task;
+    int total_honest = 0, total_fail = 0;
+    if (vt_btard_digits_load(&dg, "data/digits.csv", 16, 8, 0.05) != VT_OK) { fprintf(stderr, "%s\n", vt_last_error()); return 1; }
+    task = vt_btard_digits_task(&dg);
+    snprintf(list, sizeof list, "%s", al);
+    printf("bans: %d seeds per attack; %d peers, %d attackers (ranks drawn by the seed), MLP 64-16-10, 8 samples per peer,\n"
+           "1 validator per step, attacks from step 5 (every step; name/K: every K-th), %d steps\n\n", seeds, n, f, steps);
+    printf("| attack | runs | every attacker banned | honest peers banned | honest views identical | steps to ban all: median | max |\n");
+    printf("|---|---|---|---|---|---|---|\n");
+    for (tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        char name[64], *sl;
+        int kind, allb = 0, hon = 0, agree = 0, period = 1;
+        double st[256];
+        int nst = 0;
+        double t0 = vt_net_now();
+        snprintf(name, sizeof name, "%s", tok);
+        if ((sl = strchr(name, '/')) != NULL) { *sl = 0; period = atoi(sl + 1); } /* name/period: every period-th step */
+        kind = vt_btard_attack_parse(name);
+        if (kind < 0) { fprintf(stderr, "unknown attack %s\n", tok); return 2; }
+        for (s = 0; s < seeds && s < 256; s++) {
+            vt_btard_cfg cfg = vt_btard_cfg_default();
+            vt_btard_attack at[16];
+            vt_btard_result res;
+            cfg.validators = 1;
+            cfg.tau = 1.0;
+            cfg.data_seed = 1000 + (uint64_t)s;
+            cfg.secret_seed = 5000 + (uint64_t)s + 1000 * (uint64_t)kind; /* other validator draws per attack */
+            cfg.timeout = 0.5;
+            cfg.compute_timeout = 1.0;
+            for (i = 0; i < n; i++) at[i] = vt_btard_attack_default(VT_ATTACK_NONE);
+            for (i = 0; i < f; i++) {
+                int rk = 1 + (int)vt_shuffle(77 + (uint64_t)s, 3, (uint64_t)i, (uint64_t)(n - 1));
+                at[rk] = vt_btard_attack_default((vt_btard_attack_kind)kind);
+                at[rk].start = 5;
+                at[rk].period = period;
+                at[rk].delay = 3;
+                at[rk].seed = 99 + (uint64_t)s;
+                if (kind == VT_ATTACK_ALIE) at[rk].scale = vt_btard_alie_z(n, f);
+            }
+            vt_btard_simulate(&cfg, &task, n, at, steps, NULL, NULL, &res);
+            if (res.status != VT_OK) printf("  seed %d: %s\n", s, res.message);
+            hon += res.honest_banned;
+            agree += res.views_agree;
+            if (res.attackers_banned_at >= 0 && res.attackers == f) { allb++; st[nst++] = (double)(res.attackers_banned_at - 5); }
+            vt_btard_result_free(&res);
+        }
+        total_honest += hon;
+        total_fail += (seeds - allb) + (seeds - agree);
+        {
+            double mx = 0, med;
+            for (i = 0; i < nst; i++) if (st[i] > mx) mx = st[i];
+            med = nst ? median(st, nst) : -1;
+            printf("| %s | %d | %d/%d | %d | %d/%d | %.0f | %.0f |\n", tok, seeds, allb, seeds, hon, agree, seeds, med, mx);
+        }
+        fprintf(stderr, "  (%s: %.1f s)\n", tok, vt_net_now() - t0);
+        fflush(stdout);
+    }
+    printf("\nhonest peers banned over all runs: %d; runs with an attacker left or honest views apart: %d\n", total_honest, total_fail);
+    vt_btard_digits_free(&dg);
+    return total_honest || total_fail;
+}
+
+/* how big the nudge is, against a tolerance check */
+static int nudge(void) {
+    vt_btard_digits dg;
+    vt_btard_task task;
+    vt_desc de = vt_desc_default();
+    vt_ctx *c;
+    void *m;
+    int64_t D, L, i, k = 3;
+    int n = 16, j;
+    float *g, *h;
+    double maxrel = 0, d2 = 0, g2 = 0;
+    unsigned char a[32], b[32];
+    if (vt_btard_digits_load(&dg, "data/digits.csv", 128, 32, 0.05) != VT_OK) return 1;
+    task = vt_btard_digits_task(&dg);
+    c = vt_create(&de);
+    m = task.init(c, task.user);
+    D = vt_param_numel(c);
+    L = (D + n - 1) / n;
+    g = (float *)calloc((size_t)D, sizeof(float));
+    h = (float *)calloc((size_t)D, sizeof(float));
+    vt_step_begin(c);
+    task.loss(c, m, 12345, 0, task.user);
+    for (j = 0, i = 0; j < vt_param_count(c); j++) {
+        vt_tensor *t = vt_param_at(c, j);
+        int64_t e;
+        for (e = 0; e < vt_numel(t); e++, i++) g[i] = (float)((double *)t->grad->data)[e];
+    }
+    vt_step_end(c);
+    memcpy(h, g, sizeof(float) * (size_t)D);
+    for (i = k * L; i < (k + 1) * L && i < D; i++) h[i] = (float)((double)g[i] * (1 + 1e-6));
+    for (i = 0; i < D; i++) {
+        double rel = g[i] != 0 ? fabs((double)h[i] - g[i]) / fabs((double)g[i]) : 0;
+        if (rel > maxrel) maxrel = rel;
+        d2 += ((double)h[i] - g[i]) * ((double)h[i] - g[i]);
+        g2 += (double)g[i] * g[i];
+    }
+    vt_sha256(g + k * L, 4 * (size_t)L, a);
+    vt_sha256(h + k * L, 4 * (size_t)L, b);
+    printf("nudge: part %lld of %d (%lld values) times 1 + 1e-6\n", (long long)k, n, (long long)L);
+    printf("  largest relative change of a value  %.3g   (tolerance check at 1e-4: %s)\n", maxrel, maxrel <= 1e-4 ? "passes" : "fails");
+    printf("  |nudged - honest| / |honest|        %.3g   (tolerance check at 1e-4: %s)\n", sqrt(d2 / g2), sqrt(d2 / g2) <= 1e-4 ? "passes" : "fails");
+    printf("  SHA-256 of the part                 %s\n", memcmp(a, b, 32) ? "differs: exact recomputation catches it" : "same");
+    vt_destroy(c);
+    task.release(m, task.user);
+    free(g);
+    free(h);
+    vt_btard_digits_free(&dg);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *what = argc > 1 ? argv[1] : "all";
+    int rc = 0;
+    if (!strcmp(what, "overhead") || !strcmp(what, "all")) rc |= overhead(argc, argv);
+    if (!strcmp(what, "nudge") || !strcmp(what, "all")) rc |= nudge();
+    if (!strcmp(what, "bans") || !strcmp(what, "all")) rc |= bans(argc, argv);
+    return rc;
+}
+
+#else /* VTRAIN_MPI: the overhead over real processes */
+
+#include <mpi.h>
+
+int main(int argc, char **argv) {
+    int rank, size, i, r, d, steps = 200, reps = 5, batch = 32, hidden = 128;
+    double ms[3][64];
+    vt_btard_digits dg;
+    vt_btard_task task;
+    vt_net *net;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (i = 1; i + 1 < argc; i++) {
+        if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--batch")) batch = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--hidden")) hidden = atoi(argv[i + 1]);
+    }
+    if (reps > 64) reps = 64;
+    if (vt_btard_digits_load(&dg, "data/digits.csv", hidden, batch, 0.05) != VT_OK) MPI_Abort(MPI_COMM_WORLD, 1);
+    task = vt_btard_digits_task(&dg);
+    net = vt_net_mpi_create(0);
+    if (!rank)
+        printf("overhead over MPI: %d ranks (one peer each), digits MLP 64-%d-10, %d samples per peer, %d steps, median of %d\n",
+               size, hidden, batch, steps, reps);
+    for (r = 0; r < reps; r++)
+        for (d = 0; d < 3; d++) {
+            int order[3] = {2, 0, 1}, def = order[d], s;
+            vt_btard_cfg cfg = vt_btard_cfg_default();
+            vt_btard_peer *p;
+            double t0, t1, mine, worst;
+            cfg.defence = (vt_btard_defence)def;
+            cfg.validators = 1;
+            cfg.tau = 1.0;
+            cfg.data_seed = 1 + (uint64_t)r;
+            cfg.secret_seed = 2 + (uint64_t)r;
+            cfg.session = (r * 3 + d) % 256;
+            p = vt_btard_peer_create(&cfg, &task, net, NULL);
+            if (!p) MPI_Abort(MPI_COMM_WORLD, 1);
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = vt_net_now();
+            for (s = 0; s < steps; s++)
+                if (vt_btard_step(p) != VT_OK) { fprintf(stderr, "rank %d: %s\n", rank, vt_btard_error(p)); MPI_Abort(MPI_COMM_WORLD, 1); }
+            t1 = vt_net_now();
+            mine = 1e3 * (t1 - t0) / steps;
+            MPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            ms[def][r] = worst;
+            vt_btard_peer_destroy(p);
+        }
+    if (!rank) {
+        double m0 = median(ms[2], reps);
+        for (d = 0; d < 3; d++) {
+            double m = median(ms[d], reps);
+            printf("  %-28s %7.2f ms/step  (x%.2f)\n", def_name[d], m, m / m0);
+        }
+    }
+    net->destroy(net);
+    vt_btard_digits_free(&dg);
+    MPI_Finalize();
+    return 0;
+}
+#endif
