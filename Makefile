@@ -3,6 +3,8 @@
 #   make demo    train the character GPT, audit it in another order, compare native
 #   make test    the test suite (last line: "N passed, M failed")
 #   make bench   benches (bench-gemm needs libopenblas-dev)
+#   make swarm   BTARD: 16 peers, 7 Byzantine, every attack; make bench-btard, bench-btard-mpi
+#                (the MPI parts need libopenmpi-dev openmpi-bin)
 #
 # -ffp-contract=off: no implicit fused multiply-add (the numeric contract
 # needs arithmetic to run as written; vtrain.h also switches it off itself).
@@ -15,11 +17,12 @@ CFLAGS  ?= -std=c99 -O2 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror
 LDLIBS  = -lm -lpthread
 B       = build
 
-EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab
-TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript
-BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript
+EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab $(B)/btard_swarm
+TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_cuda $(B)/test_btard
+BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard
 
 .PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript clean compile-checks
+.PHONY: swarm bench-btard bench-btard-mpi test-mpi
 
 all: $(EXAMPLES) $(TESTS) $(BENCHES)
 
@@ -44,8 +47,26 @@ $(B)/bench_transcript: bench/transcript.c vtrain.h examples/chargpt.h | $(B)
 $(B)/bench_gemm: bench/gemm.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS) -lopenblas
 
+$(B)/bench_btard: bench/btard.c vtrain.h | $(B)
+	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+
+# BTARD peers as MPI ranks (Open MPI: apt-get install libopenmpi-dev openmpi-bin)
+MPICC  ?= mpicc
+# (containers often forbid the cross-memory attach Open MPI uses between ranks)
+MPIRUN ?= OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
+$(B)/bench_btard_mpi: bench/btard.c vtrain.h | $(B)
+	$(MPICC) -DVTRAIN_MPI $(CFLAGS) $< -o $@ $(LDLIBS)
+
 demo: $(B)/demo
 	./$(B)/demo
+
+# 16 BTARD peers, 7 Byzantine, every attack under three defences; writes the table and the curves
+swarm: $(B)/btard_swarm
+	./$(B)/btard_swarm --md $(B)/btard_swarm.md --svg $(B)/btard_swarm.svg
+
+# the BTARD tests over MPI alone (make test runs them too): mpirun -np 4
+test-mpi:
+	@bash tests/mpi_run.sh
 
 # where bitwise nondeterminism comes from, measured on this machine
 lab: $(B)/nondeterminism_lab
@@ -64,9 +85,9 @@ fuzz: $(B)/fuzz_parsers
 ASAN_FLAGS = -std=c99 -O1 -g $(ARCH) -ffp-contract=off -fsanitize=address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror
 test-asan: | $(B)
 	@mkdir -p $(B)/asan
-	@for t in core grad reference replay transcript; do \
+	@for t in core grad reference replay transcript btard; do \
 	  $(CC) $(ASAN_FLAGS) tests/test_$$t.c -o $(B)/asan/test_$$t $(LDLIBS) || exit 1; done
-	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript
+	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript $(B)/asan/test_btard
 
 # Compile checks: C99 and C++ with gcc and clang, two translation units,
 # VTRAIN_STATIC, VTRAIN_NO_THREADS. Each one also links and runs.
@@ -96,8 +117,47 @@ compile-checks: | $(B)
 	then echo "ok gcc_clang_replay" >> $(B)/compile_checks.txt; echo "compile check gcc_clang_replay: ok"; \
 	else echo "fail gcc_clang_replay" >> $(B)/compile_checks.txt; echo "compile check gcc_clang_replay: FAILED"; cat $(B)/cc_cross.log; fi
 
-test: $(TESTS) compile-checks
-	@bash tests/run.sh $(TESTS)
+# --- the CUDA backend (vtrain_cuda.cu.h) ------------------------------------
+# nvcc compiles the kernels to PTX text (-fmad=false: no fused multiply-add,
+# the numeric contract needs arithmetic as written; IEEE division and square
+# root are nvcc's defaults), compute_90 for Hopper and a portable compute_75,
+# and sed embeds both in a header. The host code needs only CUDA's headers:
+# the driver and cuBLAS are opened at run time (dlopen), so these programs
+# build, and test on the emulator, on machines without a GPU.
+#   make cuda    the PTX, the CUDA tests and the GPU step bench
+NVCC     ?= /usr/local/cuda/bin/nvcc
+CUDA_INC ?= /usr/local/cuda/include
+CU_CFLAGS = -I$(CUDA_INC) -I$(B)
+CU_LIBS   = $(LDLIBS) -ldl
+.PHONY: cuda cuda-compile-checks
+
+$(B)/vtrain_cuda_%.ptx: vtrain_cuda.cu.h | $(B)
+	$(NVCC) -ptx -arch=compute_$* -fmad=false -x cu $< -o $@
+
+$(B)/vtrain_cuda_ptx.h: $(B)/vtrain_cuda_90.ptx $(B)/vtrain_cuda_75.ptx
+	for a in 90 75; do echo "static const char vt__cuda_ptx_$$a[] ="; \
+	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $(B)/vtrain_cuda_$$a.ptx; echo ';'; done > $@
+
+$(B)/test_cuda: tests/test_cuda.c tests/test.h vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h | $(B)
+	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
+
+$(B)/bench_gpu_step: bench/gpu_step.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h | $(B)
+	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
+
+$(B)/gpu_audit: tests/gpu/audit.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h | $(B)
+	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
+
+cuda: $(B)/test_cuda $(B)/bench_gpu_step $(B)/gpu_audit
+
+# the CUDA host code as C99 with clang and as C++ with g++ and clang++
+# (test_cuda is the gcc C99 build); each trains a little on the emulator
+cuda-compile-checks: compile-checks $(B)/vtrain_cuda_ptx.h
+	$(call compile_check,cuda_c99_clang,clang -std=c99 $(WFLAGS) $(CU_CFLAGS) tests/compile/cuda.c -o $(B)/cc_cuda_c99_clang $(CU_LIBS))
+	$(call compile_check,cuda_cxx_gpp,g++ -x c++ $(WFLAGS) $(CU_CFLAGS) tests/compile/cuda.c -o $(B)/cc_cuda_cxx_gpp $(CU_LIBS))
+	$(call compile_check,cuda_cxx_clangpp,clang++ -x c++ $(WFLAGS) $(CU_CFLAGS) tests/compile/cuda.c -o $(B)/cc_cuda_cxx_clangpp $(CU_LIBS))
+
+test: $(TESTS) compile-checks cuda-compile-checks
+	@bash tests/run.sh $(TESTS) tests/mpi_run.sh
 
 bench: bench-step bench-logsize bench-transcript bench-gemm
 bench-logsize: $(B)/bench_logsize
@@ -108,6 +168,15 @@ bench-gemm: $(B)/bench_gemm
 	./$(B)/bench_gemm
 bench-transcript: $(B)/bench_transcript
 	./$(B)/bench_transcript
+# BTARD: overhead over a plain all-reduce (in-process), and bans over 20 seeds per attack
+bench-btard: $(B)/bench_btard
+	./$(B)/bench_btard overhead
+	./$(B)/bench_btard overhead --batch 256 --steps 40
+	./$(B)/bench_btard bans --seeds 20
+# the overhead with 16 peers as MPI ranks
+bench-btard-mpi: $(B)/bench_btard_mpi
+	$(MPIRUN) -np 16 ./$(B)/bench_btard_mpi
+	$(MPIRUN) -np 16 ./$(B)/bench_btard_mpi --batch 256 --steps 40
 
 clean:
 	rm -rf $(B)

@@ -2431,11 +2431,16 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
         be->gather(c, x, e, c->rents, ne, gx, ge);
         for (k = 0; k < ne; k++) {
             vt__rent *en = &c->rents[k];
-            double xv = gx[k], w = e ? vt__widen(xv, ge[k] * ef) : 0;
+            /* a calibrated bound (ef < 1) only decides what the trainer logs;
+               an entry is plausible within the sound interval, and a compact
+               one decodes from that interval's low end when it holds fewer
+               than 256 values (the calibrated interval may have missed r) */
+            double xv = gx[k], w = e ? vt__widen(xv, ge[k]) : 0, wc = e ? vt__widen(xv, ge[k] * ef) : 0;
             int32_t kl = vt__key((float)(xv - w)), kh = vt__key((float)(xv + w)), kr;
+            int32_t base = (int64_t)kh - kl < 256 ? kl : vt__key((float)(xv - wc));
             float r;
             if (en->full) { r = vt__bitsf(en->v); kr = vt__key(r); }
-            else { kr = kl + (int32_t)((en->v - (uint32_t)kl) & 0xFFu); r = vt__unkey(kr); }
+            else { kr = base + (int32_t)((en->v - (uint32_t)base) & 0xFFu); r = vt__unkey(kr); }
             if (r != r || kr < kl || kr > kh) {
                 vt__pt_name(kind, ndim, dims, nm, sizeof nm);
                 vt__fail(c, VT_ERR_IMPLAUSIBLE,
@@ -3432,24 +3437,34 @@ VTDEF vt_tensor *vt_from_i32(vt_ctx *c, int ndim, const int64_t *ne, const int32
 
 /* --- initialisation ------------------------------------------------------ */
 
-VTDEF void vt_init_normal(vt_ctx *c, vt_tensor *t, uint64_t seed, uint64_t stream, double std) {
-    int64_t i, n = vt_numel(t);
-    if (!t || c->status != VT_OK) return;
-    vt__host_dirty(c, t);
-    for (i = 0; i < n; i++) {
-        double x = std * vt_rng_normal(seed, stream, (uint64_t)i);
-        vt__d(t)[vt__off(t, i)] = c->d.mode == VT_MODE_FP64 ? x : (double)(float)x;
+/* each element from its own counter, so threads may fill any part */
+typedef struct { vt_ctx *c; vt_tensor *t; uint64_t seed, stream; double a, b; int normal; } vt__init_job;
+
+static void vt__init_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__init_job *j = (vt__init_job *)arg;
+    int64_t i;
+    (void)tid;
+    for (i = lo; i < hi; i++) {
+        double x = j->normal ? j->b * vt_rng_normal(j->seed, j->stream, (uint64_t)i)
+                             : j->a + (j->b - j->a) * vt_rng_uniform(j->seed, j->stream, (uint64_t)i);
+        vt__d(j->t)[vt__off(j->t, i)] = j->c->d.mode == VT_MODE_FP64 ? x : (double)(float)x;
     }
 }
 
-VTDEF void vt_init_uniform(vt_ctx *c, vt_tensor *t, uint64_t seed, uint64_t stream, double lo, double hi) {
-    int64_t i, n = vt_numel(t);
+static void vt__init(vt_ctx *c, vt_tensor *t, uint64_t seed, uint64_t stream, double a, double b, int normal) {
+    vt__init_job j;
     if (!t || c->status != VT_OK) return;
     vt__host_dirty(c, t);
-    for (i = 0; i < n; i++) {
-        double x = lo + (hi - lo) * vt_rng_uniform(seed, stream, (uint64_t)i);
-        vt__d(t)[vt__off(t, i)] = c->d.mode == VT_MODE_FP64 ? x : (double)(float)x;
-    }
+    j.c = c; j.t = t; j.seed = seed; j.stream = stream; j.a = a; j.b = b; j.normal = normal;
+    vt__parallel(&c->pool, vt_numel(t), 50 * vt_numel(t), vt__init_task, &j);
+}
+
+VTDEF void vt_init_normal(vt_ctx *c, vt_tensor *t, uint64_t seed, uint64_t stream, double std) {
+    vt__init(c, t, seed, stream, 0, std, 1);
+}
+
+VTDEF void vt_init_uniform(vt_ctx *c, vt_tensor *t, uint64_t seed, uint64_t stream, double lo, double hi) {
+    vt__init(c, t, seed, stream, lo, hi, 0);
 }
 
 VTDEF void vt_init_const(vt_ctx *c, vt_tensor *t, double v) {
@@ -10352,7 +10367,7 @@ VTDEF vt_status vt_btard_simulate(const vt_btard_cfg *cfg, const vt_btard_task *
             res->ban_reason[o->ev[i].peer] = (int)o->ev[i].reason;
         }
     res->events = (vt_btard_event *)VT_MALLOC(sizeof(vt_btard_event) * (size_t)(o->nev + 1), NULL);
-    if (res->events) { memcpy(res->events, o->ev, sizeof(vt_btard_event) * (size_t)o->nev); res->nevents = o->nev; }
+    if (res->events) { if (o->nev) memcpy(res->events, o->ev, sizeof(vt_btard_event) * (size_t)o->nev); res->nevents = o->nev; }
     /* honest peers: nobody honest banned in any honest view; identical views and weights */
     res->views_agree = 1;
     for (i = 0; i < n; i++) {

@@ -78,6 +78,7 @@ static void run(const char *name, const vt_program *p, int64_t steps) {
         for (k = 0; k < 2; k++) {
             vt_order_parse(&d.order, aud[k]);
             vt_run(&d, p, steps, &r);
+            if (r.status != VT_OK) printf("  audit under %s failed: %s\n", aud[k], r.message);
             ok &= r.status == VT_OK;
         }
         printf("%-22s %-14s %12.0f %12.2f %14.0f %10.0fx  %s\n", name, modes[m], (double)tr.log.bytes / (double)steps,

@@ -1,7 +1,13 @@
 /* bench/step.c - milliseconds per training step on the CPU, per mode.
 
    make bench-step
-   ./build/bench_step [--threads N] [--steps N]
+   ./build/bench_step [--threads N] [--steps N] [--model mlp|gpt] [--mode MODE]
+
+   --model and --mode run one configuration alone, for instruction counts:
+       valgrind --tool=callgrind ./build/bench_step --threads 1 --steps 3 \
+           --model gpt --mode verified
+   (per-step counts: the difference of two such runs with different --steps,
+   divided by the difference in steps).
 
    The digits MLP (64-128-10, batch 64) and a small character GPT (4 layers,
    width 128, 4 heads, context 64, batch 8) on random data, each in the four
@@ -100,16 +106,37 @@ static double median_ms(int gpt, vt_mode mode, int threads, int steps, double *p
     return med;
 }
 
+static const char *mode_names[4] = {"verified", "round-only", "fp64", "native"};
+static const vt_mode modes[4] = {VT_MODE_VERIFIED, VT_MODE_ROUND_ONLY, VT_MODE_FP64, VT_MODE_NATIVE};
+
 int main(int argc, char **argv) {
-    int threads = 0, steps = 15, gpt, i;
+    int threads = 0, steps = 15, gpt, i, only_model = -1, only_mode = -1;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--model") && i + 1 < argc) only_model = !strcmp(argv[++i], "gpt");
+        else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
+            int k;
+            for (k = 0; k < 4; k++)
+                if (!strcmp(argv[i + 1], mode_names[k])) only_mode = k;
+            if (only_mode < 0) { fprintf(stderr, "bench_step: unknown mode '%s' (verified, round-only, fp64, native)\n", argv[i + 1]); return 2; }
+            i++;
+        } else { fprintf(stderr, "usage: bench_step [--threads N] [--steps N] [--model mlp|gpt] [--mode MODE]\n"); return 2; }
+    }
+    if (steps < 1) steps = 1;
+    if (only_mode >= 0) {
+        double pm, ms = median_ms(only_model == 1, modes[only_mode], threads, steps, &pm);
+        printf("%s %s: %.2f ms per step (median of %d)\n", only_model == 1 ? "gpt" : "mlp", mode_names[only_mode], ms, steps);
+        return 0;
     }
     printf("%-28s %10s %10s %10s %10s %10s %10s\n", "model", "verified", "round-only", "fp64", "native", "ver/fp64", "ver/native");
     for (gpt = 0; gpt < 2; gpt++) {
-        double pm, v = median_ms(gpt, VT_MODE_VERIFIED, threads, steps, &pm), r = median_ms(gpt, VT_MODE_ROUND_ONLY, threads, steps, NULL);
-        double f = median_ms(gpt, VT_MODE_FP64, threads, steps, NULL), n = median_ms(gpt, VT_MODE_NATIVE, threads, steps, NULL);
+        double pm, v, r, f, n;
+        if (only_model >= 0 && gpt != only_model) continue;
+        v = median_ms(gpt, VT_MODE_VERIFIED, threads, steps, &pm);
+        r = median_ms(gpt, VT_MODE_ROUND_ONLY, threads, steps, NULL);
+        f = median_ms(gpt, VT_MODE_FP64, threads, steps, NULL);
+        n = median_ms(gpt, VT_MODE_NATIVE, threads, steps, NULL);
         printf("%-28s %8.2fms %8.2fms %8.2fms %8.2fms %10.2f %10.2f   (%.1f entries per million)\n",
                gpt ? "gpt L4 C128 T64 B8" : "mlp 64-128-10 B64", v, r, f, n, v / f, v / n, pm);
     }
