@@ -2127,33 +2127,55 @@ static int vt__ents_push(vt_ctx *c, vt__ents *t, int64_t i, float r, int full) {
    computes RNE32(x - w) and RNE32(x + w) and the rounded values; a scalar
    pass visits only the elements whose two ends differ. Comparing the bit
    patterns is the same as comparing ordered keys (a bijection). */
+/* x[i] = RNE32(x[i]) for a block */
+static void vt__cast_block(double *x, int64_t n) {
+    int64_t i = 0;
+#ifdef VT__AVX2
+    for (; i + 4 <= n; i += 4) _mm256_storeu_pd(x + i, _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_loadu_pd(x + i))));
+#endif
+    for (; i < n; i++) x[i] = (double)(float)x[i];
+}
+
 static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__rjob *j = (vt__rjob *)arg;
     vt__ents *t = &j->c->tents[tid];
     int64_t b0, i;
-    float fl[256], fh[256];
-    uint32_t ul[256], uh[256];
     for (b0 = lo; b0 < hi; b0 += 256) {
         int64_t n = VT__MIN(256, hi - b0);
         double *x = j->x + b0;
         const double *e = j->e + b0;
         double ef2 = 2 * j->ef * VT__SAFE;
         int any = 0;
-        for (i = 0; i < n; i++) {
-            /* vt__widen, written so that it vectorises: the 2^-50 |x| term
-               only where e > 0 (a select of constants, no branch) */
-            double xv = x[i], ev = e[i], w = ev * ef2 + fabs(xv) * (ev > 0 ? 0x1p-50 : 0.0);
-            fl[i] = (float)(xv - w);
-            fh[i] = (float)(xv + w);
+        i = 0;
+#ifdef VT__AVX2
+        {   /* the same arithmetic four at a time (conversions round to nearest
+               like the casts below); only "does this block need a look" */
+            const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), tiny = _mm256_set1_pd(0x1p-50);
+            const __m256d f2 = _mm256_set1_pd(ef2);
+            __m128i acc = _mm_setzero_si128();
+            __m256d nan = _mm256_setzero_pd();
+            for (; i + 4 <= n; i += 4) {
+                __m256d xv = _mm256_loadu_pd(x + i), ev = _mm256_loadu_pd(e + i);
+                __m256d sel = _mm256_and_pd(_mm256_cmp_pd(ev, zero, _CMP_GT_OQ), tiny);
+                __m256d w = _mm256_add_pd(_mm256_mul_pd(ev, f2), _mm256_mul_pd(_mm256_andnot_pd(sign, xv), sel));
+                __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
+                acc = _mm_or_si128(acc, _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)));
+                nan = _mm256_or_pd(nan, _mm256_cmp_pd(xv, xv, _CMP_UNORD_Q));
+            }
+            any = !_mm_testz_si128(acc, acc) || _mm256_movemask_pd(nan) != 0;
         }
-        memcpy(ul, fl, sizeof(float) * (size_t)n);
-        memcpy(uh, fh, sizeof(float) * (size_t)n);
-        for (i = 0; i < n; i++) any |= (int)(ul[i] != uh[i]) | (int)(x[i] != x[i]);
+#endif
+        for (; i < n; i++) {
+            /* vt__widen, without a branch: the 2^-50 |x| term only where e > 0 */
+            double xv = x[i], ev = e[i], w = ev * ef2 + fabs(xv) * (ev > 0 ? 0x1p-50 : 0.0);
+            any |= (int)(vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w))) | (int)(xv != xv);
+        }
         if (any)
             for (i = 0; i < n; i++) {
                 double xv = x[i];
                 if (xv != xv) { if (t->bad < 0) t->bad = b0 + i; continue; }
-                if (ul[i] != uh[i] && e[i] > 0) {
+                double w = e[i] * ef2 + fabs(xv) * (e[i] > 0 ? 0x1p-50 : 0.0);
+                if (vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w)) && e[i] > 0) {
                     int full = 1;
                     if (j->compact) {
                         double w5 = 2.5 * vt__widen(xv, e[i] * j->ef);
@@ -2163,7 +2185,7 @@ static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
                     vt__ents_push(j->c, t, b0 + i, (float)xv, full);
                 }
             }
-        for (i = 0; i < n; i++) x[i] = (double)(float)x[i];
+        vt__cast_block(x, n);
     }
 }
 
@@ -2971,7 +2993,21 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
         }
         for (k = 0; k < j->K; k++) {
             const double *x = j->X + k * j->s_k;
-            for (r = lo; r < hi; r++) {
+            r = lo;
+#ifdef VT__AVX2
+            {   /* four lines at a time, branch-free */
+                const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+                for (; r + 4 <= hi; r += 4) {
+                    __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + r));
+                    __m256d nz = _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ));
+                    _mm256_storeu_pd(j->n1 + r, _mm256_add_pd(_mm256_loadu_pd(j->n1 + r), a));
+                    _mm256_storeu_pd(j->n2 + r, _mm256_fmadd_pd(a, a, _mm256_loadu_pd(j->n2 + r)));
+                    _mm256_storeu_pd(j->mx + r, _mm256_max_pd(_mm256_loadu_pd(j->mx + r), a));
+                    _mm256_storeu_pd(mn + r, _mm256_min_pd(_mm256_loadu_pd(mn + r), nz));
+                }
+            }
+#endif
+            for (; r < hi; r++) {
                 double a = fabs(x[r]);
                 j->n1[r] += a; j->n2[r] += a * a;
                 if (a > j->mx[r]) j->mx[r] = a;
@@ -3052,7 +3088,24 @@ static void vt__gbound_task(void *arg, int64_t lo, int64_t hi, int tid) {
         double a1 = j->a->n1[m], a2 = j->a->n2[m], am = j->a->mx[m], ath = j->a->th[m] * 0x1p-53;
         double *E = j->E + m * j->lde;
         if (!j->C0 && !j->bias) {
-            for (n = 0; n < j->N; n++) {
+            n = 0;
+#ifdef VT__AVX2
+            {   /* the loop below four at a time (min, compare and select as written) */
+                const __m256d va1 = _mm256_set1_pd(a1), va2 = _mm256_set1_pd(a2), vam = _mm256_set1_pd(am);
+                const __m256d vth = _mm256_set1_pd(ath), vG = _mm256_set1_pd(j->G), c40 = _mm256_set1_pd(1 + 0x1p-40);
+                for (; n + 4 <= j->N; n += 4) {
+                    __m256d sv = _mm256_mul_pd(va2, _mm256_loadu_pd(bn2 + n));
+                    __m256d tv = _mm256_mul_pd(vam, _mm256_loadu_pd(bn1 + n));
+                    __m256d uv = _mm256_mul_pd(va1, _mm256_loadu_pd(bmx + n));
+                    __m256d th = _mm256_mul_pd(vth, _mm256_loadu_pd(bth + n));
+                    sv = _mm256_blendv_pd(sv, tv, _mm256_cmp_pd(tv, sv, _CMP_LT_OQ));
+                    sv = _mm256_blendv_pd(sv, uv, _mm256_cmp_pd(uv, sv, _CMP_LT_OQ));
+                    _mm256_storeu_pd(E + n, _mm256_andnot_pd(_mm256_cmp_pd(_mm256_mul_pd(sv, c40), th, _CMP_LT_OQ),
+                                                             _mm256_mul_pd(vG, sv)));
+                }
+            }
+#endif
+            for (; n < j->N; n++) {
                 double s = a2 * bn2[n], t = am * bn1[n], u = a1 * bmx[n], th = ath * bth[n];
                 s = t < s ? t : s;
                 s = u < s ? u : s;
@@ -3104,6 +3157,12 @@ static void vt__gemm_bound_ws(vt__pool *pool, int tid, const vt__ord *o, int64_t
     gb.bth = sb.th + N;
     if (bias)
         for (n = 0; n < N; n++) gb.bth[n] = bias[n] == 0 ? INFINITY : ldexp(1.0, VT__MIN(vt__lsb(bias[n]) + 53, 1023));
+    if (C0) { /* an all-zero C0 (gradients after zero_grad) adds exact zeros: leave it out */
+        int64_t m2, any = 0;
+        for (m2 = 0; m2 < M && !any; m2++)
+            for (n = 0; n < N; n++) any |= C0[m2 * ldc + n] != 0;
+        if (!any) C0 = NULL;
+    }
     gb.a = &sa; gb.b = &sb; gb.C0 = C0; gb.ldc = ldc; gb.bias = bias; gb.E = E; gb.N = N; gb.lde = lde;
     /* terms are exact (products of binary32 values, C0, bias): one chunk is a
        sum of K + [C0] + [bias] of them; chunks add nch - 1 + [C0] ordered
