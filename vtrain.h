@@ -8187,9 +8187,18 @@ static void vt__bt_hash_f32(const float *x, int64_t n, unsigned char out[32]) {
     }
 }
 static int vt__bt_finite(const float *x, int64_t n) {
-    int64_t i;
-    for (i = 0; i < n; i++) if (!(x[i] - x[i] == 0)) return 0; /* NaN and Inf give NaN */
-    return 1;
+    /* NaN and Inf: exponent all ones, and then adding 1 to the exponent
+       carries into bit 31. Branch-free, eight values at a time. */
+    uint32_t acc = 0, u[8];
+    int64_t i = 0;
+    int k;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(u, x + i, sizeof u);
+        for (k = 0; k < 8; k++) acc |= (u[k] & 0x7f800000u) + 0x00800000u;
+        if (acc & 0x80000000u) return 0;
+    }
+    for (; i < n; i++) { memcpy(u, x + i, 4); acc |= (u[0] & 0x7f800000u) + 0x00800000u; }
+    return !(acc & 0x80000000u);
 }
 
 /* 1 if a*b+c is fused here (this file must be built with -ffp-contract=off) */
@@ -9181,8 +9190,15 @@ static int vt__bt_check(const vt_btard_peer *p, const double *s, const double *n
         S += c * s[w];
         slack += c * nrm[w];
     }
-    for (j = 0; j < L; j++) gn += (double)a[j] * (double)a[j];
-    gn = sqrt(gn); /* (only a tolerance: no fixed order needed) */
+    {
+        double g0 = 0, g1 = 0, g2 = 0, g3 = 0; /* four chains; (only a tolerance: no fixed order needed) */
+        for (j = 0; j + 4 <= L; j += 4) {
+            g0 += (double)a[j] * (double)a[j]; g1 += (double)a[j + 1] * (double)a[j + 1];
+            g2 += (double)a[j + 2] * (double)a[j + 2]; g3 += (double)a[j + 3] * (double)a[j + 3];
+        }
+        for (; j < L; j++) g0 += (double)a[j] * (double)a[j];
+        gn = sqrt((g0 + g1) + (g2 + g3));
+    }
     tol = lam * nw * (2 * eps * (gn + tau) + 0x1p-23 * gn) * 1.01 + (double)(L + 4) * 0x1p-50 * sqrt((double)L) * slack + 1e-300;
     return fabs(S) <= tol;
 }
