@@ -16,7 +16,8 @@
    without rounding points) and native (binary32 accumulation). The ratios
    are what we report: verified over fp64 is the cost of the rounding points
    and the log; verified over native is the cost of bit-exactness over a
-   plain binary32 trainer. Median of the timed steps after 3 warm-up steps. */
+   plain binary32 trainer. The four modes run side by side, taking turns
+   step by step; median of the timed steps after 3 warm-up rounds. */
 #define VTRAIN_IMPLEMENTATION
 #include "../vtrain.h"
 #include <stdio.h>
@@ -74,36 +75,43 @@ static int cmpd(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static double median_ms(int gpt, vt_mode mode, int threads, int steps, double *per_million) {
-    model m;
-    vt_desc d = vt_desc_default();
-    vt_ctx *c;
-    double *t = (double *)malloc(sizeof(double) * (size_t)steps), med;
-    int i;
-    memset(&m, 0, sizeof m);
-    m.gpt = gpt; m.B = 8; m.T = 64; m.V = 64;
-    d.mode = mode;
-    d.order.threads = threads;
-    c = vt_create(&d);
-    setup(c, &m);
-    for (i = 0; i < steps + 3; i++) {
-        double t0 = vt__now();
-        vt_step_begin(c);
-        step(c, i, &m);
-        vt_step_end(c);
-        if (i >= 3) t[i - 3] = vt__now() - t0;
+/* one context per mode; the modes take turns step by step, so that a change
+   in the machine's load touches all of them alike (the ratios are what we
+   report); the median of each mode's timed steps after 3 warm-up rounds */
+static void median_ms(int gpt, const vt_mode *ms, int nm, int threads, int steps, double *out, double *per_million) {
+    model m[4];
+    vt_ctx *c[4];
+    double *t = (double *)malloc(sizeof(double) * (size_t)(steps * nm));
+    int i, k;
+    for (k = 0; k < nm; k++) {
+        vt_desc d = vt_desc_default();
+        memset(&m[k], 0, sizeof m[k]);
+        m[k].gpt = gpt; m[k].B = 8; m[k].T = 64; m[k].V = 64;
+        d.mode = ms[k];
+        d.order.threads = threads;
+        c[k] = vt_create(&d);
+        setup(c[k], &m[k]);
     }
-    if (vt_status_of(c) != VT_OK) fprintf(stderr, "error: %s\n", vt_error_message(c));
-    qsort(t, (size_t)steps, sizeof(double), cmpd);
-    med = 1e3 * t[steps / 2];
-    if (per_million) {
-        vt_log_stats st;
-        vt_log_stats_get(c, &st);
-        *per_million = 1e6 * (double)st.entries / (double)(st.values ? st.values : 1);
+    for (i = 0; i < steps + 3; i++)
+        for (k = 0; k < nm; k++) {
+            double t0 = vt__now();
+            vt_step_begin(c[k]);
+            step(c[k], i, &m[k]);
+            vt_step_end(c[k]);
+            if (i >= 3) t[k * steps + i - 3] = vt__now() - t0;
+        }
+    for (k = 0; k < nm; k++) {
+        if (vt_status_of(c[k]) != VT_OK) fprintf(stderr, "error: %s\n", vt_error_message(c[k]));
+        qsort(t + k * steps, (size_t)steps, sizeof(double), cmpd);
+        out[k] = 1e3 * t[k * steps + steps / 2];
+        if (per_million && ms[k] == VT_MODE_VERIFIED) {
+            vt_log_stats st;
+            vt_log_stats_get(c[k], &st);
+            *per_million = 1e6 * (double)st.entries / (double)(st.values ? st.values : 1);
+        }
+        vt_destroy(c[k]);
     }
-    vt_destroy(c);
     free(t);
-    return med;
 }
 
 static const char *mode_names[4] = {"verified", "round-only", "fp64", "native"};
@@ -125,18 +133,17 @@ int main(int argc, char **argv) {
     }
     if (steps < 1) steps = 1;
     if (only_mode >= 0) {
-        double pm, ms = median_ms(only_model == 1, modes[only_mode], threads, steps, &pm);
+        double pm, ms;
+        median_ms(only_model == 1, &modes[only_mode], 1, threads, steps, &ms, &pm);
         printf("%s %s: %.2f ms per step (median of %d)\n", only_model == 1 ? "gpt" : "mlp", mode_names[only_mode], ms, steps);
         return 0;
     }
     printf("%-28s %10s %10s %10s %10s %10s %10s\n", "model", "verified", "round-only", "fp64", "native", "ver/fp64", "ver/native");
     for (gpt = 0; gpt < 2; gpt++) {
-        double pm, v, r, f, n;
+        double pm = 0, t[4], v, r, f, n;
         if (only_model >= 0 && gpt != only_model) continue;
-        v = median_ms(gpt, VT_MODE_VERIFIED, threads, steps, &pm);
-        r = median_ms(gpt, VT_MODE_ROUND_ONLY, threads, steps, NULL);
-        f = median_ms(gpt, VT_MODE_FP64, threads, steps, NULL);
-        n = median_ms(gpt, VT_MODE_NATIVE, threads, steps, NULL);
+        median_ms(gpt, modes, 4, threads, steps, t, &pm);
+        v = t[0]; r = t[1]; f = t[2]; n = t[3];
         printf("%-28s %8.2fms %8.2fms %8.2fms %8.2fms %10.2f %10.2f   (%.1f entries per million)\n",
                gpt ? "gpt L4 C128 T64 B8" : "mlp 64-128-10 B64", v, r, f, n, v / f, v / n, pm);
     }
