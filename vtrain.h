@@ -4052,7 +4052,7 @@ static void vt__k_linear(vt__kern *k) {
 /* column sums of X (R,C) over rows (binary32 values), rows in chunks summed
    in fixed order: e = (gsum(chunk) + gamma(nch - 1 + [old])(1 + gsum(chunk)))
    (sum|X| + |old|), or 0 when the whole sum is exact (vt__sum_bound). */
-typedef struct { vt__kern *k; const double *X; int64_t R, C, chunk, nch; double *part, *mag; int *lsb; } vt__colsum_job;
+typedef struct { vt__kern *k; const double *X; int64_t R, C, chunk, nch; double *part, *mag; int *lsb; int bound; } vt__colsum_job;
 
 static void vt__colsum_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__colsum_job *j = (vt__colsum_job *)arg;
@@ -4070,6 +4070,7 @@ static void vt__colsum_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 for (c = 0; c < j->C; c++) P[c] += j->X[r * j->C + c];
         }
         for (c = 0; c < j->C; c++) { Mg[c] = 0; Ls[c] = VT__LSB_NONE; }
+        if (!j->bound) continue; /* magnitudes and lowest bits only feed the bound */
         for (r = r0; r < r1; r++)
             for (c = 0; c < j->C; c++) {
                 double x = j->X[r * j->C + c];
@@ -4082,7 +4083,7 @@ static void vt__colsum(vt__kern *k, const vt__kout *o, const double *X, int64_t 
     vt__colsum_job j;
     int64_t ch, c;
     double G;
-    j.k = k; j.X = X; j.R = R; j.C = C;
+    j.k = k; j.X = X; j.R = R; j.C = C; j.bound = o->e != NULL;
     j.chunk = chunk > 0 ? VT__MIN(chunk, R) : R;
     if (j.chunk < 1) j.chunk = 1;
     j.nch = (R + j.chunk - 1) / j.chunk;
