@@ -8202,22 +8202,7 @@ static int vt__bt_finite(const float *x, int64_t n) {
     return !(acc & 0x80000000u);
 }
 
-/* 1 if a*b+c is fused here (this file must be built with -ffp-contract=off) */
-static int vt__bt_contracts(void) {
-    volatile double v[3] = {1 + 0x1p-30, 1 - 0x1p-30, -1};
-    double a = v[0], b = v[1], c = v[2];
-    return a * b + c != 0;
-}
-
-VTDEF double vt_net_now(void) {
-#if defined(CLOCK_MONOTONIC)
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-#else
-    return (double)clock() / CLOCKS_PER_SEC;
-#endif
-}
+VTDEF double vt_net_now(void) { return vt__now(); }
 
 static void vt__bt_sleep(double s) {
 #if defined(CLOCK_MONOTONIC) && !defined(VTRAIN_NO_THREADS)
@@ -10192,7 +10177,7 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
         return NULL;
     }
     if (task->optimizer == NULL) { vt__tls_fail(VT_ERR_ARG, "vt_btard_peer_create: the task has no optimizer"); return NULL; }
-    if (vt__bt_contracts()) {
+    if (vt__contracts()) {
         vt__tls_fail(VT_ERR_BACKEND, "vt_btard_peer_create: this build fuses a*b+c into fma: compile with -ffp-contract=off");
         return NULL;
     }
