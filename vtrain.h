@@ -2113,6 +2113,7 @@ typedef struct {
     const double *e;
     double ef;          /* bound factor (calibrated) */
     int compact;
+    const struct vt__lazy *lz; /* a product's bound, computed where needed (>>gemm) */
 } vt__rjob;
 
 static int vt__ents_push(vt_ctx *c, vt__ents *t, int64_t i, float r, int full) {
@@ -2134,6 +2135,27 @@ static void vt__cast_block(double *x, int64_t n) {
     for (; i + 4 <= n; i += 4) _mm256_storeu_pd(x + i, _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_loadu_pd(x + i))));
 #endif
     for (; i < n; i++) x[i] = (double)(float)x[i];
+}
+
+/* the scalar pass over a block x[0,n) (element b0 of the point) that the
+   branch-free one flagged: entries and the first NaN */
+static void vt__round_look(const vt__rjob *j, vt__ents *t, const double *x, const double *e, int64_t n, int64_t b0) {
+    double ef2 = 2 * j->ef * VT__SAFE;
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        double xv = x[i];
+        if (xv != xv) { if (t->bad < 0) t->bad = b0 + i; continue; }
+        double w = e[i] * ef2 + fabs(xv) * (e[i] > 0 ? 0x1p-50 : 0.0);
+        if (vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w)) && e[i] > 0) {
+            int full = 1;
+            if (j->compact) {
+                double w5 = 2.5 * vt__widen(xv, e[i] * j->ef);
+                int64_t span = (int64_t)vt__key((float)(xv + w5)) - (int64_t)vt__key((float)(xv - w5));
+                full = span >= 255;
+            }
+            vt__ents_push(j->c, t, b0 + i, (float)xv, full);
+        }
+    }
 }
 
 static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -2170,21 +2192,7 @@ static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
             double xv = x[i], ev = e[i], w = ev * ef2 + fabs(xv) * (ev > 0 ? 0x1p-50 : 0.0);
             any |= (int)(vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w))) | (int)(xv != xv);
         }
-        if (any)
-            for (i = 0; i < n; i++) {
-                double xv = x[i];
-                if (xv != xv) { if (t->bad < 0) t->bad = b0 + i; continue; }
-                double w = e[i] * ef2 + fabs(xv) * (e[i] > 0 ? 0x1p-50 : 0.0);
-                if (vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w)) && e[i] > 0) {
-                    int full = 1;
-                    if (j->compact) {
-                        double w5 = 2.5 * vt__widen(xv, e[i] * j->ef);
-                        int64_t span = (int64_t)vt__key((float)(xv + w5)) - (int64_t)vt__key((float)(xv - w5));
-                        full = span >= 255;
-                    }
-                    vt__ents_push(j->c, t, b0 + i, (float)xv, full);
-                }
-            }
+        if (any) vt__round_look(j, t, x, e, n, b0);
         vt__cast_block(x, n);
     }
 }
@@ -2374,7 +2382,7 @@ static int64_t vt__cpu_cast(vt_ctx *c, double *x, int64_t n, int check_only) {
     int t, nt = c->pool.n;
     int64_t bad = -1;
     for (t = 0; t < nt; t++) c->tents[t].bad = -1;
-    job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0;
+    job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0; job.lz = NULL;
     vt__parallel(&c->pool, n, n, check_only ? vt__nan_task : vt__cast_task, &job);
     for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
     return bad;
@@ -2385,7 +2393,7 @@ static int64_t vt__cpu_round(vt_ctx *c, double *x, const double *e, int64_t n, d
     int t, nt = c->pool.n;
     int64_t bad = -1, k;
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
-    job.c = c; job.x = x; job.e = e; job.ef = ef; job.compact = compact;
+    job.c = c; job.x = x; job.e = e; job.ef = ef; job.compact = compact; job.lz = NULL;
     vt__parallel(&c->pool, n, 8 * n, vt__round_task, &job);
     for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
     /* threads own contiguous ranges in order: concatenating keeps index order */
@@ -2408,8 +2416,13 @@ static void vt__cpu_put(vt_ctx *c, double *x, const vt__ents *en) {
 
 /* Round x[0,n) in place to binary32 values (kept as doubles). kind and dims
    name the point in the log and in errors. e may be NULL (exact op). x and e
-   are backend addresses. */
-static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double *x, double *e, int64_t n) {
+   are backend addresses. lz (CPU backend only): the bound is a product's lazy
+   bound (>>gemm), e is not used. */
+struct vt__lazy;
+static int64_t vt__lazy_round(vt_ctx *c, double *x, const struct vt__lazy *z, double ef, int compact, vt__ents *out);
+static double vt__lazy_e(const struct vt__lazy *z, int64_t i);
+static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double *x, double *e, const struct vt__lazy *lz,
+                      int64_t n) {
     const vt__backend *be = c->be;
     int64_t bad = -1;
     double ef = 1;
@@ -2431,13 +2444,15 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
     c->stats.values += n;
     if (kind >= 0 && kind < VT_OP_COUNT * 8) { c->kstats[kind].points++; c->kstats[kind].values += n; }
     if (c->d.mode != VT_MODE_VERIFIED) e = NULL;
+    if (!e) lz = NULL;
     if (e && c->d.bound == VT_BOUND_CALIBRATED) ef = vt__calib_factor(&c->calib, kind, n);
     c->ents.n = 0;
 
     if (c->d.role == VT_ROLE_TRAIN || c->d.mode != VT_MODE_VERIFIED) {
         /* the trainer's rule; without a log (round-only, native, or training
            without one) the entries are only counted */
-        bad = e ? be->round(c, x, e, n, ef, compact, &c->ents) : be->cast(c, x, n, 0);
+        bad = lz  ? vt__lazy_round(c, x, lz, ef, compact, &c->ents)
+            : e ? be->round(c, x, e, n, ef, compact, &c->ents) : be->cast(c, x, n, 0);
         if (bad >= 0) goto nonfinite;
         c->stats.entries += c->ents.n;
         if (c->d.mode == VT_MODE_VERIFIED && (c->logf || c->d.log_memory)) vt__log_put_record(c, kind, ndim, dims, &c->ents);
@@ -2450,7 +2465,9 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
         gx = (double *)vt__arena_alloc(&c->scratch, sizeof(double) * (size_t)(2 * ne + 1));
         if (!gx) { vt__fail(c, VT_ERR_NOMEM, "out of memory for %lld log entries", (long long)ne); return; }
         ge = gx + ne;
-        be->gather(c, x, e, c->rents, ne, gx, ge);
+        if (lz)
+            for (k = 0; k < ne; k++) { gx[k] = x[c->rents[k].i]; ge[k] = vt__lazy_e(lz, c->rents[k].i); }
+        else be->gather(c, x, e, c->rents, ne, gx, ge);
         for (k = 0; k < ne; k++) {
             vt__rent *en = &c->rents[k];
             /* a calibrated bound (ef < 1) only decides what the trainer logs;
@@ -2981,7 +2998,7 @@ typedef struct {
 
 static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__stat_job *j = (vt__stat_job *)arg;
-    int64_t r, k;
+    int64_t r, r0, k;
     (void)tid;
     if (j->s_outer == 1 && j->s_k != 1) { /* lines are columns: walk rows, update all lines */
         int *L = j->lsb + lo, anycoarse = 0;
@@ -2991,23 +3008,32 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
             L[r - lo] = vt__coarse_line(j->X + r, j->s_k, j->K) ? VT__LSB_NONE : -VT__LSB_NONE;
             anycoarse |= L[r - lo] == VT__LSB_NONE;
         }
+        r = lo;
+#ifdef VT__AVX2
+        {   /* eight lines at a time down all K rows, the sums in registers */
+            const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+            for (; r + 8 <= hi; r += 8) {
+                __m256d s1a = zero, s1b = zero, s2a = zero, s2b = zero, mxa = zero, mxb = zero, mna = inf, mnb = inf;
+                const double *x = j->X + r;
+                for (k = 0; k < j->K; k++, x += j->s_k) {
+                    __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x)), b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + 4));
+                    s1a = _mm256_add_pd(s1a, a); s1b = _mm256_add_pd(s1b, b);
+                    s2a = _mm256_fmadd_pd(a, a, s2a); s2b = _mm256_fmadd_pd(b, b, s2b);
+                    mxa = _mm256_max_pd(mxa, a); mxb = _mm256_max_pd(mxb, b);
+                    mna = _mm256_min_pd(mna, _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ)));
+                    mnb = _mm256_min_pd(mnb, _mm256_blendv_pd(b, inf, _mm256_cmp_pd(b, zero, _CMP_EQ_OQ)));
+                }
+                _mm256_storeu_pd(j->n1 + r, s1a); _mm256_storeu_pd(j->n1 + r + 4, s1b);
+                _mm256_storeu_pd(j->n2 + r, s2a); _mm256_storeu_pd(j->n2 + r + 4, s2b);
+                _mm256_storeu_pd(j->mx + r, mxa); _mm256_storeu_pd(j->mx + r + 4, mxb);
+                _mm256_storeu_pd(mn + r, mna); _mm256_storeu_pd(mn + r + 4, mnb);
+            }
+        }
+#endif
+        r0 = r; /* the lines left over */
         for (k = 0; k < j->K; k++) {
             const double *x = j->X + k * j->s_k;
-            r = lo;
-#ifdef VT__AVX2
-            {   /* four lines at a time, branch-free */
-                const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
-                for (; r + 4 <= hi; r += 4) {
-                    __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + r));
-                    __m256d nz = _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ));
-                    _mm256_storeu_pd(j->n1 + r, _mm256_add_pd(_mm256_loadu_pd(j->n1 + r), a));
-                    _mm256_storeu_pd(j->n2 + r, _mm256_fmadd_pd(a, a, _mm256_loadu_pd(j->n2 + r)));
-                    _mm256_storeu_pd(j->mx + r, _mm256_max_pd(_mm256_loadu_pd(j->mx + r), a));
-                    _mm256_storeu_pd(mn + r, _mm256_min_pd(_mm256_loadu_pd(mn + r), nz));
-                }
-            }
-#endif
-            for (; r < hi; r++) {
+            for (r = r0; r < hi; r++) {
                 double a = fabs(x[r]);
                 j->n1[r] += a; j->n2[r] += a * a;
                 if (a > j->mx[r]) j->mx[r] = a;
@@ -3078,7 +3104,21 @@ typedef struct {
 } vt__gbound_job;
 
 /* e = G S, or 0 when S (1 + 2^-40) < 2^(L+53): every term (products of
-   binary32 values, C0, bias) is a multiple of 2^L and the sum is exact */
+   binary32 values, C0, bias) is a multiple of 2^L and the sum is exact.
+   One element (a1, a2, am, ath: row m's statistics, ath = th 2^-53): */
+static double vt__gb_e(const vt__gbound_job *j, double a1, double a2, double am, double ath, int64_t m, int64_t n) {
+    double s = a2 * j->b->n2[n], t = am * j->b->n1[n], u = a1 * j->b->mx[n], th = ath * j->b->th[n];
+    s = t < s ? t : s;
+    s = u < s ? u : s;
+    if (j->C0) {
+        double c0 = j->C0[m * j->ldc + n];
+        s += fabs(c0);
+        if (c0 != 0) th = VT__MIN(th, ldexp(1.0, VT__MIN(vt__lsb(c0) + 53, 1023)));
+    }
+    if (j->bias) { s += fabs(j->bias[n]); th = VT__MIN(th, j->bth[n]); }
+    return s * (1 + 0x1p-40) < th ? 0 : j->G * s;
+}
+
 static void vt__gbound_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gbound_job *j = (vt__gbound_job *)arg;
     int64_t m, n;
@@ -3105,26 +3145,10 @@ static void vt__gbound_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 }
             }
 #endif
-            for (; n < j->N; n++) {
-                double s = a2 * bn2[n], t = am * bn1[n], u = a1 * bmx[n], th = ath * bth[n];
-                s = t < s ? t : s;
-                s = u < s ? u : s;
-                E[n] = s * (1 + 0x1p-40) < th ? 0 : j->G * s;
-            }
+            for (; n < j->N; n++) E[n] = vt__gb_e(j, a1, a2, am, ath, m, n);
             continue;
         }
-        for (n = 0; n < j->N; n++) {
-            double s = a2 * bn2[n], t = am * bn1[n], u = a1 * bmx[n], th = ath * bth[n];
-            s = t < s ? t : s;
-            s = u < s ? u : s;
-            if (j->C0) {
-                double c0 = j->C0[m * j->ldc + n];
-                s += fabs(c0);
-                if (c0 != 0) th = VT__MIN(th, ldexp(1.0, VT__MIN(vt__lsb(c0) + 53, 1023)));
-            }
-            if (j->bias) { s += fabs(j->bias[n]); th = VT__MIN(th, j->bth[n]); }
-            E[n] = s * (1 + 0x1p-40) < th ? 0 : j->G * s;
-        }
+        for (n = 0; n < j->N; n++) E[n] = vt__gb_e(j, a1, a2, am, ath, m, n);
     }
 }
 
@@ -3139,36 +3163,45 @@ static void vt__tasks(vt__pool *p, int64_t n, int64_t work, vt__task_fn fn, void
 /* doubles of workspace the bound of an M x N product needs */
 #define VT__BOUND_WS(M, N) (5 * ((M) + (N)) + 2)
 
-static void vt__gemm_bound_ws(vt__pool *pool, int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A,
-                              int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0,
-                              int64_t ldc, const double *bias, int64_t kchunk, double *E, int64_t lde, double *st) {
-    vt__stat_job sa, sb;
-    vt__gbound_job gb;
+/* the statistics and the factor G of the bound (everything but E) */
+static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A,
+                                int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0,
+                                int64_t ldc, const double *bias, int64_t kchunk, double *st, vt__stat_job *sa,
+                                vt__stat_job *sb, vt__gbound_job *gb) {
     int *ls = (int *)(st + 4 * (M + N) + N);
     int64_t kc = (kchunk <= 0 || kchunk > K) ? K : kchunk, nch = K > 0 ? (K + kc - 1) / kc : 1, n;
-    sa.lsb = ls;
-    sb.lsb = ls + M;
-    sa.X = A; sa.s_outer = sam; sa.s_k = sak; sa.K = K;
-    sa.n1 = st; sa.n2 = st + M; sa.mx = st + 2 * M; sa.th = st + 3 * M;
-    sb.X = B; sb.s_outer = sbn; sb.s_k = sbk; sb.K = K;
-    sb.n1 = st + 4 * M; sb.n2 = sb.n1 + N; sb.mx = sb.n2 + N; sb.th = sb.mx + N;
-    vt__tasks(pool, M, M * K, vt__stat_task, &sa, tid);
-    vt__tasks(pool, N, N * K, vt__stat_task, &sb, tid);
-    gb.bth = sb.th + N;
+    sa->lsb = ls;
+    sb->lsb = ls + M;
+    sa->X = A; sa->s_outer = sam; sa->s_k = sak; sa->K = K;
+    sa->n1 = st; sa->n2 = st + M; sa->mx = st + 2 * M; sa->th = st + 3 * M;
+    sb->X = B; sb->s_outer = sbn; sb->s_k = sbk; sb->K = K;
+    sb->n1 = st + 4 * M; sb->n2 = sb->n1 + N; sb->mx = sb->n2 + N; sb->th = sb->mx + N;
+    vt__tasks(pool, M, M * K, vt__stat_task, sa, tid);
+    vt__tasks(pool, N, N * K, vt__stat_task, sb, tid);
+    gb->bth = sb->th + N;
     if (bias)
-        for (n = 0; n < N; n++) gb.bth[n] = bias[n] == 0 ? INFINITY : ldexp(1.0, VT__MIN(vt__lsb(bias[n]) + 53, 1023));
+        for (n = 0; n < N; n++) gb->bth[n] = bias[n] == 0 ? INFINITY : ldexp(1.0, VT__MIN(vt__lsb(bias[n]) + 53, 1023));
     if (C0) { /* an all-zero C0 (gradients after zero_grad) adds exact zeros: leave it out */
         int64_t m2, any = 0;
         for (m2 = 0; m2 < M && !any; m2++)
             for (n = 0; n < N; n++) any |= C0[m2 * ldc + n] != 0;
         if (!any) C0 = NULL;
     }
-    gb.a = &sa; gb.b = &sb; gb.C0 = C0; gb.ldc = ldc; gb.bias = bias; gb.E = E; gb.N = N; gb.lde = lde;
+    gb->a = sa; gb->b = sb; gb->C0 = C0; gb->ldc = ldc; gb->bias = bias; gb->E = NULL; gb->N = N; gb->lde = N;
     /* terms are exact (products of binary32 values, C0, bias): one chunk is a
        sum of K + [C0] + [bias] of them; chunks add nch - 1 + [C0] ordered
        roundings of inexact partials */
-    gb.G = nch > 1 ? vt__gsum(o, kc) + vt__g(o, nch - 1 + (C0 ? 1 : 0)) * (1 + vt__gsum(o, kc))
-                   : vt__gsum(o, K + (C0 ? 1 : 0) + (bias ? 1 : 0));
+    gb->G = nch > 1 ? vt__gsum(o, kc) + vt__g(o, nch - 1 + (C0 ? 1 : 0)) * (1 + vt__gsum(o, kc))
+                    : vt__gsum(o, K + (C0 ? 1 : 0) + (bias ? 1 : 0));
+}
+
+static void vt__gemm_bound_ws(vt__pool *pool, int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A,
+                              int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0,
+                              int64_t ldc, const double *bias, int64_t kchunk, double *E, int64_t lde, double *st) {
+    vt__stat_job sa, sb;
+    vt__gbound_job gb;
+    vt__gemm_bound_prep(pool, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, ldc, bias, kchunk, st, &sa, &sb, &gb);
+    gb.E = E; gb.lde = lde;
     vt__tasks(pool, M, M * N, vt__gbound_task, &gb, tid);
 }
 
@@ -3177,6 +3210,115 @@ static void vt__gemm_bound(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, in
                            const double *bias, int64_t kchunk, double *E) {
     double *st = (double *)vt__scratch(c, sizeof(double) * (size_t)VT__BOUND_WS(M, N));
     if (st) vt__gemm_bound_ws(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, ldc, bias, kchunk, E, N, st);
+}
+
+/* A LAZY BOUND. The bound of a product that writes its whole output (no old
+   value, no batch of products) is a function of A's row statistics, B's
+   column statistics and the bias, so vt__mm hands the rounding point those
+   instead of M N bounds, and the rounding point computes a bound only where
+   it looks. Row m has a cap W_m >= e[m,n] for every n: the same formula
+   over the maxima of the column statistics (correctly rounded products,
+   sums and minima of nonnegative values are monotone). A block of the row is
+   looked at only when x is within the cap (widened as vt__widen) of a
+   binary32 rounding boundary, or is NaN; the look computes each e exactly
+   as vt__gbound_task and applies vt__round_look, so the entries are those of
+   the written-out bound. This saves writing and reading two doubles per
+   output, most of a product's rounding-point cost. */
+static int vt__no_lazy; /* tests: write every bound out, to compare the two */
+typedef struct vt__lazy {
+    vt__stat_job sa, sb;
+    vt__gbound_job gb;
+    double cap2, cap1, capm, capb;   /* max over columns of n2, n1, mx and |bias| */
+    int64_t M, N;
+} vt__lazy;
+
+static double vt__lazy_e(const vt__lazy *z, int64_t i) {
+    const vt__gbound_job *g = &z->gb;
+    int64_t m = i / z->N;
+    return vt__gb_e(g, g->a->n1[m], g->a->n2[m], g->a->mx[m], g->a->th[m] * 0x1p-53, m, i % z->N);
+}
+
+static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__rjob *j = (vt__rjob *)arg;
+    const vt__lazy *z = j->lz;
+    const vt__gbound_job *g = &z->gb;
+    vt__ents *t = &j->c->tents[tid];
+    double ef2 = 2 * j->ef * VT__SAFE, e[256];
+    int64_t m, n0, i;
+    for (m = lo; m < hi; m++) {
+        double a1 = g->a->n1[m], a2 = g->a->n2[m], am = g->a->mx[m], ath = g->a->th[m] * 0x1p-53;
+        double s = a2 * z->cap2, s2 = am * z->cap1, s3 = a1 * z->capm, W;
+        s = s2 < s ? s2 : s;
+        s = s3 < s ? s3 : s;
+        W = g->G * (s + z->capb) * ef2;
+        for (n0 = 0; n0 < z->N; n0 += 256) {
+            int64_t n = VT__MIN(256, z->N - n0);
+            double *x = j->x + m * z->N + n0;
+            int any = !(W < INFINITY); /* NaN or infinite statistics: look everywhere */
+            i = 0;
+#ifdef VT__AVX2
+            {
+                const __m256d sign = _mm256_set1_pd(-0.0), tiny = _mm256_set1_pd(0x1p-50), wv = _mm256_set1_pd(W);
+                __m128i acc = _mm_setzero_si128();
+                __m256d nan = _mm256_setzero_pd();
+                for (; i + 4 <= n; i += 4) {
+                    __m256d xv = _mm256_loadu_pd(x + i);
+                    __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(_mm256_andnot_pd(sign, xv), tiny));
+                    __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
+                    acc = _mm_or_si128(acc, _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)));
+                    nan = _mm256_or_pd(nan, _mm256_cmp_pd(xv, xv, _CMP_UNORD_Q));
+                }
+                any |= !_mm_testz_si128(acc, acc) || _mm256_movemask_pd(nan) != 0;
+            }
+#endif
+            for (; i < n; i++) {
+                double xv = x[i], w = W + fabs(xv) * 0x1p-50;
+                any |= (int)(vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w))) | (int)(xv != xv);
+            }
+            if (any) {
+                for (i = 0; i < n; i++) e[i] = vt__gb_e(g, a1, a2, am, ath, m, n0 + i);
+                vt__round_look(j, t, x, e, n, m * z->N + n0);
+            }
+            vt__cast_block(x, n);
+        }
+    }
+}
+
+/* the trainer's rule for a point with a lazy bound (vt__cpu_round's twin) */
+static int64_t vt__lazy_round(vt_ctx *c, double *x, const vt__lazy *z, double ef, int compact, vt__ents *out) {
+    vt__rjob job;
+    int t, nt = c->pool.n;
+    int64_t bad = -1, k;
+    for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
+    job.c = c; job.x = x; job.e = NULL; job.ef = ef; job.compact = compact; job.lz = z;
+    vt__parallel(&c->pool, z->M, 4 * z->M * z->N, vt__lazy_round_task, &job);
+    for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
+    for (t = 0; t < nt && bad < 0; t++)
+        for (k = 0; k < c->tents[t].n; k++) vt__ents_push(c, out, c->tents[t].e[k].i, c->tents[t].e[k].r, c->tents[t].e[k].full);
+    return bad;
+}
+
+/* the statistics of C = A B (+ C0) (+ bias) in scratch memory (NULL when out
+   of it): a lazy bound when z->gb.C0 is NULL (no old value, or an all-zero
+   one), else the caller writes the bound out with vt__gbound_task */
+static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                               int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0, const double *bias,
+                               int64_t kchunk) {
+    vt__lazy *z = (vt__lazy *)vt__scratch(c, sizeof(vt__lazy));
+    double *st = (double *)vt__scratch(c, sizeof(double) * (size_t)VT__BOUND_WS(M, N));
+    int64_t n;
+    if (!z || !st) return NULL;
+    vt__gemm_bound_prep(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, N, bias, kchunk, st, &z->sa, &z->sb, &z->gb);
+    z->gb.a = &z->sa; z->gb.b = &z->sb;
+    z->M = M; z->N = N;
+    z->cap2 = z->cap1 = z->capm = z->capb = 0;
+    for (n = 0; n < N; n++) {
+        z->cap2 = VT__MAX(z->cap2, z->sb.n2[n]);
+        z->cap1 = VT__MAX(z->cap1, z->sb.n1[n]);
+        z->capm = VT__MAX(z->capm, z->sb.mx[n]);
+        if (bias) z->capb = VT__MAX(z->capb, fabs(bias[n]));
+    }
+    return z;
 }
 
 /* A whole product on the calling thread (thread tid of a pool task), for
@@ -3556,6 +3698,7 @@ typedef struct vt__kout {
     int64_t n;
     int acc;       /* x holds an old value that the kernel adds to */
     int exact;     /* kernel says: the values are exact T values, no rounding point */
+    const struct vt__lazy *lz; /* CPU: e is this product's lazy bound, not the array */
     int kind;
     int ndim;
     int64_t dims[VT_MAX_DIMS];
@@ -3622,6 +3765,7 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
     o->n = vt_numel(shape);
     o->acc = acc;
     o->exact = 0;
+    o->lz = NULL;
     o->kind = vt__kind(op, slot);
     o->ndim = shape->ndim;
     for (i = 0; i < shape->ndim; i++) o->dims[i] = shape->ne[i];
@@ -3653,7 +3797,7 @@ static void vt__run_kernel(vt_ctx *c, vt__kern *k) {
         if (!o->x) continue;
         if (kind < 0) kind = o->kind;
         if (o->exact) continue;
-        vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->n);
+        vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->lz, o->n);
         if (c->status != VT_OK) return;
     }
     if (kind >= 0 && kind < VT_OP_COUNT * 8) {
@@ -3793,6 +3937,11 @@ static void vt__put(const vt__kout *o, int64_t i, double v, double ev) {
     if (o->e) o->e[i] = ev;
 }
 
+/* the values o receives are the same on every machine (one IEEE operation
+   on binary32 values, or a copy): every bound is 0, so the kernel writes
+   none and the rounding point only casts (it still records the point) */
+static void vt__same_everywhere(vt__kout *o) { o->e = NULL; }
+
 typedef struct { vt__kern *k; int64_t R, C; const void *p; } vt__job;
 
 /* --- copy / view ----------------------------------------------------------- */
@@ -3808,6 +3957,7 @@ static void vt__k_copy(vt__kern *k) {
         k->out[0].exact = 1;
     } else {
         const double *dy = vt__d(t->grad);
+        vt__same_everywhere(&k->out[0]);
         for (i = 0; i < n; i++) vt__put(&k->out[0], i, dy[i], 0);
         k->out[0].exact = !k->out[0].acc;
     }
@@ -3854,12 +4004,12 @@ static void vt__k_binary_fwd(vt__kern *k) {
     const double *A = vt__d(a), *B = vt__d(b);
     int64_t i, n = vt_numel(t);
     int same = vt_numel(a) == n && vt_numel(b) == n;
-    double *x = k->out[0].x, *e = k->out[0].e;
+    double *x = k->out[0].x;
+    vt__same_everywhere(&k->out[0]);
     for (i = 0; i < n; i++) {
         double av = same ? A[i] : A[vt__boff(t, a, i)], bv = same ? B[i] : B[vt__boff(t, b, i)], v;
         v = t->op == VT_OP_ADD ? av + bv : t->op == VT_OP_SUB ? av - bv : av * bv;
         x[i] = v;
-        if (e) e[i] = 0;
     }
 }
 
@@ -3883,6 +4033,7 @@ static void vt__k_binary_bwd(vt__kern *k) {
         int *lsb;
         if (!o->x) continue;
         if (r == 1 && t->op != VT_OP_MUL) { /* same shape: a copy (or negation) of dy */
+            vt__same_everywhere(&k->out[si]);
             for (i = 0; i < n; i++) vt__put(o, i, sign * dy[i], 0);
             k->out[si].exact = !o->acc;
             continue;
@@ -3930,6 +4081,7 @@ static void vt__k_scale(vt__kern *k) {
     double s = t->fparam[0];
     const double *in = k->bwd ? vt__d(t->grad) : vt__d(t->src[0]);
     int64_t i, n = vt_numel(t);
+    vt__same_everywhere(&k->out[0]);
     for (i = 0; i < n; i++) {
         double v = in[i] * s;
         vt__put(&k->out[0], i, v, 0);
@@ -3948,12 +4100,21 @@ static int64_t vt__row_chunk(const vt__kern *k, const vt_tensor *x, int64_t rows
     return rows;
 }
 
-/* out = C0 + bias + A B through vt__gemm with the bound of its section */
-static void vt__mm(vt__kern *k, const vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+/* out = C0 + bias + A B through vt__gemm with the bound of its section; a
+   product that is the whole output leaves its bound lazy (vt__lazy) */
+static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                    int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, double *E, const double *bias,
                    int64_t kchunk) {
     int64_t i, j;
-    if (E) vt__gemm_bound(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, N, bias, kchunk, E);
+    if (E && E == o->e && M * N == o->n && !k->c->ncal && !vt__no_lazy) {
+        vt__lazy *z = vt__gemm_lazy(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk);
+        if (!z) return;
+        if (!z->gb.C0) o->lz = z;
+        else {
+            z->gb.E = E;
+            vt__parallel(&k->c->pool, M, M * N, vt__gbound_task, &z->gb);
+        }
+    } else if (E) vt__gemm_bound(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, N, bias, kchunk, E);
     if (!o->acc) {
         for (i = 0; i < M; i++)
             for (j = 0; j < N; j++) C[i * N + j] = bias ? bias[j] : 0.0;
@@ -3982,7 +4143,7 @@ static void vt__k_matmul(vt__kern *k) {
     int64_t sa = M * K, sb = shared ? 0 : K * N;
     if (!k->bwd) {
         for (bi = 0; bi < nbat; bi++) {
-            const vt__kout *o = &k->out[0];
+            vt__kout *o = &k->out[0];
             vt__mm(k, o, M, N, K, A + bi * sa, sam, sak, B + bi * sb, sbk, sbn, o->x + bi * M * N,
                    o->e ? o->e + bi * M * N : NULL, NULL, 0);
         }
@@ -3990,7 +4151,7 @@ static void vt__k_matmul(vt__kern *k) {
     }
     {
         const double *dy = vt__d(t->grad);
-        const vt__kout *oa = &k->out[0], *ob = &k->out[1];
+        vt__kout *oa = &k->out[0], *ob = &k->out[1];
         if (oa->x) {
             /* da (M,K) = dy (M,N) b^T; stored as a's layout: with ta, da is (K,M) = b dy^T */
             for (bi = 0; bi < nbat; bi++) {
@@ -4030,7 +4191,7 @@ static void vt__k_matmul(vt__kern *k) {
    Forward: y = x w^T + bias, IN + 2 terms. Backward: dx = dy w (OC terms);
    dw = dy^T x and dbias = column sums of dy over the R rows, in chunks of T
    rows summed in order (vt__row_chunk). */
-static void vt__colsum(vt__kern *k, const vt__kout *o, const double *X, int64_t R, int64_t C, int64_t chunk);
+static void vt__colsum(vt__kern *k, const vt__kout *o, const double *X, int64_t R, int64_t C, int64_t chunk, int bits);
 
 static void vt__k_linear(vt__kern *k) {
     vt_tensor *t = k->t, *x = t->src[0], *w = t->src[1], *bias = t->src[2];
@@ -4045,65 +4206,89 @@ static void vt__k_linear(vt__kern *k) {
         int64_t ch = vt__row_chunk(k, x, R);
         if (k->out[0].x) vt__mm(k, &k->out[0], R, IN, OC, dy, OC, 1, W, IN, 1, k->out[0].x, k->out[0].e, NULL, 0);
         if (k->out[1].x) vt__mm(k, &k->out[1], OC, IN, R, dy, 1, OC, X, IN, 1, k->out[1].x, k->out[1].e, NULL, ch);
-        if (bias && k->out[2].x) vt__colsum(k, &k->out[2], dy, R, OC, ch);
+        if (bias && k->out[2].x) vt__colsum(k, &k->out[2], dy, R, OC, ch, 24);
     }
 }
 
-/* column sums of X (R,C) over rows (binary32 values), rows in chunks summed
-   in fixed order: e = (gsum(chunk) + gamma(nch - 1 + [old])(1 + gsum(chunk)))
-   (sum|X| + |old|), or 0 when the whole sum is exact (vt__sum_bound). */
-typedef struct { vt__kern *k; const double *X; int64_t R, C, chunk, nch; double *part, *mag; int *lsb; int bound; } vt__colsum_job;
+/* column sums of X (R,C) over rows, rows in chunks summed in fixed order:
+   e = (gsum(chunk) + gamma(nch - 1 + [old])(1 + gsum(chunk))) (sum|X| + |old|),
+   or 0 when the whole sum is exact (vt__sum_bound). bits: significant bits
+   of X's values (24 for binary32 values, 53 for any binary64 value). The
+   lowest set bit L of a column is what vt__sum_bound needs; as in
+   vt__stat_task only a column of few-bit values (vt__coarse_line) pays for
+   the exact bit scan, the others take L = e - bits for their smallest
+   nonzero magnitude m = f 2^e, a lower bound (every value's lowest bit is
+   at least its own exponent minus bits). */
+typedef struct { vt__kern *k; const double *X; int64_t R, C, chunk, nch; double *part, *mag, *mn; int bound; } vt__colsum_job;
 
 static void vt__colsum_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__colsum_job *j = (vt__colsum_job *)arg;
-    int64_t ch, c, r;
+    int64_t ch, c, r, C = j->C;
     (void)tid;
     for (ch = lo; ch < hi; ch++) {
         int64_t r0 = ch * j->chunk, r1 = VT__MIN(j->R, r0 + j->chunk);
-        double *P = j->part + ch * j->C, *Mg = j->mag + ch * j->C;
-        int *Ls = j->lsb + ch * j->C;
-        if (j->k->o->chaos || j->k->o->f32) {
-            for (c = 0; c < j->C; c++) P[c] = vt__rsum(j->k->o, (uint64_t)(ch * j->C + c), j->X + r0 * j->C + c, j->C, r1 - r0);
-        } else {
-            for (c = 0; c < j->C; c++) P[c] = 0;
-            for (r = r0; r < r1; r++)
-                for (c = 0; c < j->C; c++) P[c] += j->X[r * j->C + c];
-        }
-        for (c = 0; c < j->C; c++) { Mg[c] = 0; Ls[c] = VT__LSB_NONE; }
-        if (!j->bound) continue; /* magnitudes and lowest bits only feed the bound */
-        for (r = r0; r < r1; r++)
-            for (c = 0; c < j->C; c++) {
-                double x = j->X[r * j->C + c];
-                if (x != 0) { int l = vt__lsb(x); Mg[c] += fabs(x); if (l < Ls[c]) Ls[c] = l; }
+        double *P = j->part + ch * C, *Mg = j->mag + ch * C, *Mn = j->mn + ch * C;
+        int fused = !(j->k->o->chaos || j->k->o->f32);
+        for (c = 0; c < C; c++) { P[c] = 0; Mg[c] = 0; Mn[c] = INFINITY; }
+        if (!fused)
+            for (c = 0; c < C; c++) P[c] = vt__rsum(j->k->o, (uint64_t)(ch * C + c), j->X + r0 * C + c, C, r1 - r0);
+        if (!fused && !j->bound) continue;
+        for (r = r0; r < r1; r++) {
+            const double *x = j->X + r * C;
+            c = 0;
+#ifdef VT__AVX2
+            if (j->bound) { /* magnitudes and smallest nonzero magnitudes feed the bound */
+                const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+                for (; c + 4 <= C; c += 4) {
+                    __m256d v = _mm256_loadu_pd(x + c), a = _mm256_andnot_pd(sign, v);
+                    if (fused) _mm256_storeu_pd(P + c, _mm256_add_pd(_mm256_loadu_pd(P + c), v));
+                    _mm256_storeu_pd(Mg + c, _mm256_add_pd(_mm256_loadu_pd(Mg + c), a));
+                    _mm256_storeu_pd(Mn + c, _mm256_min_pd(_mm256_loadu_pd(Mn + c), _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ))));
+                }
             }
+#endif
+            for (; c < C; c++) {
+                double a = fabs(x[c]);
+                if (fused) P[c] += x[c];
+                if (j->bound) { Mg[c] += a; if (a != 0 && a < Mn[c]) Mn[c] = a; }
+            }
+        }
     }
 }
 
-static void vt__colsum(vt__kern *k, const vt__kout *o, const double *X, int64_t R, int64_t C, int64_t chunk) {
+static void vt__colsum(vt__kern *k, const vt__kout *o, const double *X, int64_t R, int64_t C, int64_t chunk, int bits) {
     vt__colsum_job j;
-    int64_t ch, c;
+    int64_t ch, c, r;
     double G;
     j.k = k; j.X = X; j.R = R; j.C = C; j.bound = o->e != NULL;
     j.chunk = chunk > 0 ? VT__MIN(chunk, R) : R;
     if (j.chunk < 1) j.chunk = 1;
     j.nch = (R + j.chunk - 1) / j.chunk;
-    j.part = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(2 * j.nch * C));
-    j.lsb = (int *)vt__scratch(k->c, sizeof(int) * (size_t)(j.nch * C));
-    if (!j.part || !j.lsb) return;
+    j.part = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(3 * j.nch * C));
+    if (!j.part) return;
     j.mag = j.part + j.nch * C;
+    j.mn = j.mag + j.nch * C;
     vt__parallel(&k->c->pool, j.nch, R * C, vt__colsum_task, &j);
     G = vt__gsum(k->o, j.chunk) + vt__g(k->o, j.nch - 1 + (o->acc ? 1 : 0)) * (1 + vt__gsum(k->o, j.chunk));
     for (c = 0; c < C; c++) {
-        double v = o->acc ? o->x[c] : 0, m = o->acc ? fabs(o->x[c]) : 0;
-        int L = o->acc ? vt__lsb(o->x[c]) : VT__LSB_NONE;
+        double v = o->acc ? o->x[c] : 0, m = o->acc ? fabs(o->x[c]) : 0, mn = INFINITY;
+        int L = o->acc ? vt__lsb(o->x[c]) : VT__LSB_NONE, e;
         for (ch = 0; ch < j.nch; ch++) {
             v = VT__ACC(k->o, v + j.part[ch * C + c]);
             m += j.mag[ch * C + c];
-            L = VT__MIN(L, j.lsb[ch * C + c]);
+            mn = VT__MIN(mn, j.mn[ch * C + c]);
         }
         o->x[c] = v;
+        if (!o->e) continue;
+        if (vt__coarse_line(X + c, C, R)) {
+            for (r = 0; r < R; r++)
+                if (X[r * C + c] != 0) L = VT__MIN(L, vt__lsb(X[r * C + c]));
+        } else if (mn < INFINITY) {
+            frexp(mn, &e);
+            L = VT__MIN(L, e - bits);
+        }
         /* 0 only when the whole sum (R terms and the old value) is exact */
-        if (o->e) o->e[c] = vt__sum_bound(k->o, R + (o->acc ? 1 : 0), m, L) == 0 ? 0 : G * m;
+        o->e[c] = vt__sum_bound(k->o, R + (o->acc ? 1 : 0), m, L) == 0 ? 0 : G * m;
     }
 }
 
@@ -4118,6 +4303,7 @@ static void vt__k_relu(vt__kern *k) {
         for (i = 0; i < n; i++) k->out[0].x[i] = X[i] > 0 ? X[i] : 0.0;
     } else {
         const double *dy = vt__d(t->grad);
+        vt__same_everywhere(&k->out[0]);
         for (i = 0; i < n; i++) vt__put(&k->out[0], i, X[i] > 0 ? dy[i] : 0.0, 0);
     }
     k->out[0].exact = !k->out[0].acc;
@@ -4527,11 +4713,11 @@ static void vt__k_layernorm(vt__kern *k) {
             for (c = 0; c < j.C; c++) extra[c] = magp[c] = 0;
             for (r = 0; r < j.R; r++)
                 for (c = 0; c < j.C; c++) { extra[c] += j.mw[r * j.C + c]; magp[c] += fabs(j.pw[r * j.C + c]); }
-            vt__colsum(k, &k->out[1], j.pw, j.R, j.C, ch);
+            vt__colsum(k, &k->out[1], j.pw, j.R, j.C, ch, 53);
             if (k->out[1].e)
                 for (c = 0; c < j.C; c++) k->out[1].e[c] = 1.01 * (extra[c] + k->out[1].e[c] + VT__U * magp[c]);
         }
-        if (k->out[2].x) vt__colsum(k, &k->out[2], dy, j.R, j.C, ch);
+        if (k->out[2].x) vt__colsum(k, &k->out[2], dy, j.R, j.C, ch, 24);
     }
 }
 
@@ -4779,6 +4965,7 @@ static void vt__k_dropout(vt__kern *k) {
     uint64_t seed = (uint64_t)t->iparam[0], stream = (uint64_t)t->iparam[1];
     const double *in = k->bwd ? vt__d(t->grad) : vt__d(t->src[0]);
     int64_t i, n = vt_numel(t);
+    vt__same_everywhere(&k->out[0]);
     for (i = 0; i < n; i++) {
         double v = vt_rng_uniform(seed, stream, (uint64_t)i) >= p ? in[i] * s : 0.0;
         vt__put(&k->out[0], i, v, 0);
@@ -4814,6 +5001,7 @@ static void vt__k_reduce(vt__kern *k) {
                                      : 1.01 * (es / (double)n + VT__U * fabs(m));
     } else {
         double g = vt__d(t->grad)[0], v = mean ? g / (double)n : g;
+        vt__same_everywhere(&k->out[0]);
         for (i = 0; i < n; i++) vt__put(&k->out[0], i, v, 0);
         k->out[0].exact = !mean && !k->out[0].acc;
     }
@@ -4839,6 +5027,8 @@ static void vt__k_concat(vt__kern *k) {
     } else {
         const double *dy = vt__d(t->grad);
         int64_t i;
+        vt__same_everywhere(&k->out[0]);
+        vt__same_everywhere(&k->out[1]);
         for (o = 0; o < outer; o++) {
             if (k->out[0].x) for (i = 0; i < na; i++) vt__put(&k->out[0], o * na + i, dy[o * (na + nb) + i], 0);
             if (k->out[1].x) for (i = 0; i < nb; i++) vt__put(&k->out[1], o * nb + i, dy[o * (na + nb) + na + i], 0);
@@ -4862,6 +5052,7 @@ static void vt__k_split(vt__kern *k) {
     } else {
         const vt__kout *ox = &k->out[0];
         const double *dy = vt__d(t->grad);
+        vt__same_everywhere(&k->out[0]);
         if (!ox->acc) memset(ox->x, 0, sizeof(double) * (size_t)ox->n);
         for (o = 0; o < outer; o++)
             for (i = 0; i < len * inner; i++) vt__put(ox, o * nx + start * inner + i, dy[o * len * inner + i], 0);
@@ -4892,7 +5083,10 @@ static void vt__cpu_kernel(vt__kern *k) {
         vt__parallel(&k->c->pool, n, n * 40, vt__gelu_task, &j);
         break;
     }
-    case VT_OP_TANH: vt__k_elementwise(k, vt__tanh_task, 20); break;
+    case VT_OP_TANH:
+        if (k->bwd) vt__same_everywhere(&k->out[0]);
+        vt__k_elementwise(k, vt__tanh_task, 20);
+        break;
     case VT_OP_SOFTMAX: case VT_OP_LOG_SOFTMAX: vt__k_softmax(k); break;
     case VT_OP_CROSS_ENTROPY: vt__k_cross_entropy(k); break;
     case VT_OP_MSE: vt__k_mse(k); break;
@@ -5438,13 +5632,13 @@ static double vt__round_scalar(vt_ctx *c, int kind, double x, double e) {
     double h[2], *b;
     h[0] = x; h[1] = e;
     if (!c->be->has_memory) {
-        vt__round(c, kind, 1, &one, &h[0], &h[1], 1);
+        vt__round(c, kind, 1, &one, &h[0], &h[1], NULL, 1);
         return h[0];
     }
     b = (double *)c->be->alloc(c, sizeof h, 0);
     if (!b) return NAN;
     c->be->h2b(c, b, h, sizeof h);
-    vt__round(c, kind, 1, &one, b, b + 1, 1);
+    vt__round(c, kind, 1, &one, b, b + 1, NULL, 1);
     c->be->b2h(c, h, b, sizeof(double));
     return h[0];
 }
@@ -5466,8 +5660,9 @@ typedef struct vt__opt_job {
    Every input (g, m, v, w, the learning rate) is a binary32 value, the same
    on every machine, and the formulas are IEEE + - * / sqrt executed as
    written (no contraction), with bias corrections by repeated squaring: the
-   binary64 results are identical everywhere, so e = 0. The rounding points
-   still make m, v and w binary32 values; they log nothing. Every backend
+   binary64 results are identical everywhere, so e = 0 (no bound array at
+   all). The rounding points still make m, v and w binary32 values; they log
+   nothing. Every backend
    computes exactly these expressions in this order. */
 static void vt__opt_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__opt_job *j = (const vt__opt_job *)arg;
@@ -5507,8 +5702,6 @@ static void vt__cpu_optim(vt_ctx *c, const vt__opt_job *j) {
 VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
     vt__opt_job j;
     int64_t N, dims[1];
-    double *e = NULL;
-    int verified = c->d.mode == VT_MODE_VERIFIED || c->ncal;
     if (c->status != VT_OK) return c->status;
     if (!o) return vt__fail(c, VT_ERR_ARG, "vt_optim_step: optimizer is NULL");
     if (!(lr >= 0) || !isfinite(lr)) return vt__fail(c, VT_ERR_ARG, "vt_optim_step: learning rate %g is not a finite non-negative number", lr);
@@ -5521,9 +5714,7 @@ VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
        (cos in a cosine schedule): allow 64 binary64 ulps */
     j.lr = vt__round_scalar(c, vt__kind(VT_OP_OPTIM, 3), lr, 64 * VT__U * fabs(lr));
     j.w = (double *)c->be->alloc(c, sizeof(double) * (size_t)(2 * N + 1), 0);
-    if (verified) e = (double *)c->be->alloc(c, sizeof(double) * (size_t)(N + 1), 0);
-    if (!j.w || (verified && !e) || c->status != VT_OK) return c->status;
-    if (e) c->be->zero(c, e, N); /* see the comment above vt__opt_task */
+    if (!j.w || c->status != VT_OK) return c->status;
     j.g = j.w + N;
     vt__gather(c, o->np, o->p, j.w, j.g);
     j.m = (double *)vt__bptr(c, o->mt, 2);
@@ -5535,18 +5726,18 @@ VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
         j.bc2 = 1 - vt__powi(o->a.beta2, o->t);
         j.phase = 0;
         c->be->optim(c, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 0), 1, dims, j.m, e, N);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 0), 1, dims, j.m, NULL, NULL, N);
         j.phase = 1;
         c->be->optim(c, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 1), 1, dims, j.v, e, N);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 1), 1, dims, j.v, NULL, NULL, N);
     } else if (o->s.momentum != 0) {
         j.phase = 0;
         c->be->optim(c, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 4), 1, dims, j.m, e, N);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 4), 1, dims, j.m, NULL, NULL, N);
     }
     j.phase = 2;
     c->be->optim(c, &j);
-    vt__round(c, vt__kind(VT_OP_OPTIM, 2), 1, dims, j.w, e, N);
+    vt__round(c, vt__kind(VT_OP_OPTIM, 2), 1, dims, j.w, NULL, NULL, N);
     if (c->status == VT_OK) vt__scatter(c, o->np, o->p, j.w, 0);
     vt__reset_life(c, 0);
     return c->status;
@@ -5583,11 +5774,10 @@ static void vt__cpu_scale(vt_ctx *c, double *g, double s, int64_t n) {
 VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
     int i;
     int64_t N = vt_param_numel(c), dims[1], off = 0;
-    double n2 = 0, e2 = 0, S = 0, norm, coef, *g, *e;
+    double n2 = 0, e2 = 0, S = 0, norm, coef, *g;
     if (c->status != VT_OK) return NAN;
-    g = (double *)c->be->alloc(c, sizeof(double) * (size_t)(2 * N + 1), 0);
+    g = (double *)c->be->alloc(c, sizeof(double) * (size_t)(N + 1), 0);
     if (!g) return NAN;
-    e = g + N;
     vt__gather(c, c->nparams, c->params, NULL, g);
     for (i = 0; i < c->nparams && c->status == VT_OK; i++) {
         int64_t n = vt_numel(c->params[i]);
@@ -5603,10 +5793,11 @@ VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
     norm = vt__round_scalar(c, vt__kind(VT_OP_CLIP, 0), norm, norm > 0 ? 1.01 * (e2 / (2 * norm) + VT__U * norm) : sqrt(e2));
     coef = max_norm / (norm + 1e-6);
     if (coef < 1 && c->status == VT_OK) {
+        /* one IEEE product of binary32 values and a coefficient that is the
+           same everywhere: exact agreement, e = 0 (no bound array) */
         c->be->scale(c, g, coef, N);
-        c->be->zero(c, e, N);
         dims[0] = N;
-        vt__round(c, vt__kind(VT_OP_CLIP, 1), 1, dims, g, e, N);
+        vt__round(c, vt__kind(VT_OP_CLIP, 1), 1, dims, g, NULL, NULL, N);
         if (c->status == VT_OK) vt__scatter(c, c->nparams, c->params, g, 1);
     }
     vt__reset_life(c, 0);
@@ -7642,14 +7833,14 @@ static void vt__calibrate_node(vt_ctx *c, vt__kern *k) {
             int64_t viol = 0, cnt = 0;
             if (!p->x || p->exact) continue;
             for (j = 0; j < p->n; j++) {
-                double ep = p->e[j], d = fabs(q->x[j] - p->x[j]);
+                double ep = p->e ? p->e[j] : 0, eq = q->e ? q->e[j] : 0, d = fabs(q->x[j] - p->x[j]);
                 if (!(ep > 0)) {
-                    if (d != 0 && !(q->e[j] > 0)) viol++;
+                    if (d != 0 && !(eq > 0)) viol++;
                     continue;
                 }
                 cnt++;
                 if (d / (2 * ep) > mr) mr = d / (2 * ep);
-                if (d > (ep + q->e[j]) * VT__SAFE) viol++;
+                if (d > (ep + eq) * VT__SAFE) viol++;
             }
             ce = vt__calib_slot(c, c->cal_out, p->kind, p->n);
             if (!ce) return;

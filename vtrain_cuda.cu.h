@@ -518,10 +518,10 @@ typedef struct {
     vtk_out o; const double *X, *W, *Bb, *dy; int64_t R, C; double eps;
     double *XH, *DX; int bwd, f32; vtk_bnd bnd;
 } vtk_ln_a;
-typedef struct { const double *X; int64_t R, C, chunk, nch; double *part, *mag; int *lsb; int f32; } vtk_colsum_part_a;
+typedef struct { const double *X; int64_t R, C, chunk, nch; double *part, *mag, *mn; int f32; } vtk_colsum_part_a;
 typedef struct {
-    vtk_out o; const double *part, *mag; const int *lsb; int64_t C, nch, nterms; double G;
-    const double *extra, *magp; int f32; vtk_bnd bnd;
+    vtk_out o; const double *X, *part, *mag, *mn; int64_t R, C, nch, nterms; double G;
+    const double *extra, *magp; int f32, bits; vtk_bnd bnd;
 } vtk_colsum_fin_a;
 typedef struct { const double *DX, *XH; int64_t R, C; double *extra, *magp; } vtk_colabs_a;
 typedef struct { double *x; const double *tab; const int32_t *idx; int64_t P, C; } vtk_embed_fwd_a;
@@ -1234,33 +1234,45 @@ VTK_GLOBAL vtk_ln(vtk_ln_a a) {
 /* --- column sums in fixed-order chunks (vt__colsum) -------------------------
    Part: thread (chunk, column) sums its chunk's rows in order; fin: thread
    per column adds the chunk partials in chunk order. The bound: the CPU's
-   G (sum |X| + |old|), or 0 when the whole sum is exact. */
+   G (sum |X| + |old|), or 0 when the whole sum is exact, with the CPU's
+   lowest bit L (exact for a column of few-bit values, else e - bits for
+   the smallest nonzero magnitude). */
+VTK_DEV int vtk_coarse_line(const double *x, int64_t s, int64_t K);
 VTK_GLOBAL vtk_colsum_part(vtk_colsum_part_a a) {
     int64_t z;
     VTK_LOOP(z, a.nch * a.C) {
         int64_t ch = z / a.C, c = z % a.C, r0 = ch * a.chunk, r1 = r0 + a.chunk < a.R ? r0 + a.chunk : a.R, r;
-        double p = 0, mg = 0;
-        int L = VTK_LSB_NONE;
+        double p = 0, mg = 0, mn = VTK_INF;
         for (r = r0; r < r1; r++) {
-            double x = a.X[r * a.C + c];
+            double x = a.X[r * a.C + c], ab = fabs(x);
             p = vtk_acc(a.f32, p + x);
-            if (x != 0) { int l = vtk_lsb(x); mg += fabs(x); if (l < L) L = l; }
+            mg += ab;
+            if (ab != 0 && ab < mn) mn = ab;
         }
-        a.part[z] = p; a.mag[z] = mg; a.lsb[z] = L;
+        a.part[z] = p; a.mag[z] = mg; a.mn[z] = mn;
     }
 }
 VTK_GLOBAL vtk_colsum_fin(vtk_colsum_fin_a a) {
     int64_t c;
     VTK_LOOP(c, a.C) {
         double v = a.o.acc ? a.o.x[c] : 0, m = a.o.acc ? fabs(a.o.x[c]) : 0;
-        int L = a.o.acc ? vtk_lsb(a.o.x[c]) : VTK_LSB_NONE, ch;
+        double mn = VTK_INF;
+        int L = a.o.acc ? vtk_lsb(a.o.x[c]) : VTK_LSB_NONE, ch, ex;
+        int64_t r;
         for (ch = 0; ch < a.nch; ch++) {
             v = vtk_acc(a.f32, v + a.part[ch * a.C + c]);
             m += a.mag[ch * a.C + c];
-            if (a.lsb[ch * a.C + c] < L) L = a.lsb[ch * a.C + c];
+            if (a.mn[ch * a.C + c] < mn) mn = a.mn[ch * a.C + c];
         }
         a.o.x[c] = v;
         if (a.o.e) {
+            if (vtk_coarse_line(a.X + c, a.C, a.R)) {
+                for (r = 0; r < a.R; r++)
+                    if (a.X[r * a.C + c] != 0) { int l = vtk_lsb(a.X[r * a.C + c]); if (l < L) L = l; }
+            } else if (mn < VTK_INF) {
+                frexp(mn, &ex);
+                if (ex - a.bits < L) L = ex - a.bits;
+            }
             double e = vtk_sum_bound(&a.bnd, a.nterms, m, L) == 0 ? 0 : a.G * m;
             if (a.extra) e = 1.01 * (a.extra[c] + e + VTK_U * a.magp[c]); /* layernorm's dw: the xhat error */
             a.o.e[c] = e;
@@ -2762,7 +2774,7 @@ static void vt__cu_k_matmul(vt__kern *k) {
 }
 
 static void vt__cu_colsum(vt__kern *k, const vt__kout *o, const double *X, int64_t R, int64_t C, int64_t chunk,
-                          const double *extra, const double *magp) {
+                          int bits, const double *extra, const double *magp) {
     vt_ctx *c = k->c;
     vtk_colsum_part_a p;
     vtk_colsum_fin_a f;
@@ -2771,12 +2783,12 @@ static void vt__cu_colsum(vt__kern *k, const vt__kout *o, const double *X, int64
     if (chunk < 1) chunk = 1;
     nch = (R + chunk - 1) / chunk;
     p.X = X; p.R = R; p.C = C; p.chunk = chunk; p.nch = nch; p.f32 = k->o->f32;
-    p.part = (double *)vt__cu_tmp(c, sizeof(double) * (size_t)(2 * nch * C + 1));
-    p.lsb = (int *)vt__cu_tmp(c, sizeof(int) * (size_t)(nch * C + 1));
-    if (!p.part || !p.lsb) return;
+    p.part = (double *)vt__cu_tmp(c, sizeof(double) * (size_t)(3 * nch * C + 1));
+    if (!p.part) return;
     p.mag = p.part + nch * C;
+    p.mn = p.mag + nch * C;
     VT__CU_EW(c, vtk_colsum_part, nch * C, p);
-    f.o = vt__cu_out(o); f.part = p.part; f.mag = p.mag; f.lsb = p.lsb; f.C = C; f.nch = nch;
+    f.o = vt__cu_out(o); f.X = X; f.part = p.part; f.mag = p.mag; f.mn = p.mn; f.R = R; f.C = C; f.nch = nch; f.bits = bits;
     f.nterms = R + (o->acc ? 1 : 0);
     f.G = vt__gsum(k->o, chunk) + vt__g(k->o, nch - 1 + (o->acc ? 1 : 0)) * (1 + vt__gsum(k->o, chunk));
     f.extra = extra; f.magp = magp; f.f32 = k->o->f32; f.bnd = vt__cu_bnd(k->o);
@@ -2812,7 +2824,7 @@ static void vt__cu_k_linear(vt__kern *k) {
             d.C = k->out[1].x; d.ldc = IN; d.E = k->out[1].e; d.lde = IN; d.acc = k->out[1].acc;
             vt__cu_mm(k, &d);
         }
-        if (bias && k->out[2].x) vt__cu_colsum(k, &k->out[2], dy, R, OC, ch, NULL, NULL);
+        if (bias && k->out[2].x) vt__cu_colsum(k, &k->out[2], dy, R, OC, ch, 24, NULL, NULL);
     }
 }
 
@@ -2948,9 +2960,9 @@ static void vt__cu_k_layernorm(vt__kern *k) {
             if (!extra) return;
             ab.DX = a.DX; ab.XH = a.XH; ab.R = R; ab.C = C; ab.extra = extra; ab.magp = extra + C;
             VT__CU_EW(c, vtk_colabs, C, ab);
-            vt__cu_colsum(k, &k->out[1], a.XH, R, C, ch, extra, extra + C);
+            vt__cu_colsum(k, &k->out[1], a.XH, R, C, ch, 53, extra, extra + C);
         }
-        if (k->out[2].x) vt__cu_colsum(k, &k->out[2], a.dy, R, C, ch, NULL, NULL);
+        if (k->out[2].x) vt__cu_colsum(k, &k->out[2], a.dy, R, C, ch, 24, NULL, NULL);
     }
 }
 
