@@ -2171,15 +2171,16 @@ static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
         i = 0;
 #ifdef VT__AVX2
         {   /* the same arithmetic four at a time (conversions round to nearest
-               like the casts below); only "does this block need a look" */
-            const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), tiny = _mm256_set1_pd(0x1p-50);
+               like the casts below); only "does this block need a look". The
+               2^-50 |x| term is added everywhere: a wider test, never a
+               narrower one (the look applies the exact rule) */
+            const __m256d sign = _mm256_set1_pd(-0.0), tiny = _mm256_set1_pd(0x1p-50);
             const __m256d f2 = _mm256_set1_pd(ef2);
             __m128i acc = _mm_setzero_si128();
             __m256d nan = _mm256_setzero_pd();
             for (; i + 4 <= n; i += 4) {
                 __m256d xv = _mm256_loadu_pd(x + i), ev = _mm256_loadu_pd(e + i);
-                __m256d sel = _mm256_and_pd(_mm256_cmp_pd(ev, zero, _CMP_GT_OQ), tiny);
-                __m256d w = _mm256_add_pd(_mm256_mul_pd(ev, f2), _mm256_mul_pd(_mm256_andnot_pd(sign, xv), sel));
+                __m256d w = _mm256_add_pd(_mm256_mul_pd(ev, f2), _mm256_mul_pd(_mm256_andnot_pd(sign, xv), tiny));
                 __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
                 acc = _mm_or_si128(acc, _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)));
                 nan = _mm256_or_pd(nan, _mm256_cmp_pd(xv, xv, _CMP_UNORD_Q));
@@ -3773,9 +3774,10 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
     if (c->d.mode == VT_MODE_VERIFIED || c->ncal) {
         o->e = (double *)c->be->alloc(c, sizeof(double) * (size_t)(o->n ? o->n : 1), 0);
         /* kernels write every bound, except these backward kernels, which
-           leave parts of their output untouched (bound 0 there) */
+           leave parts of their output untouched (bound 0 there; the
+           attention kernels zero the parts they leave themselves) */
         if (o->e && slot > 0 &&
-            (op == VT_OP_VIEW || op == VT_OP_EMBEDDING || op == VT_OP_ATT_SCORES || op == VT_OP_ATT_MIX || op == VT_OP_SPLIT))
+            (op == VT_OP_VIEW || op == VT_OP_EMBEDDING || op == VT_OP_SPLIT))
             c->be->zero(c, o->e, o->n);
     }
 }
@@ -4232,7 +4234,10 @@ static void vt__colsum_task(void *arg, int64_t lo, int64_t hi, int tid) {
         for (c = 0; c < C; c++) { P[c] = 0; Mg[c] = 0; Mn[c] = INFINITY; }
         if (!fused)
             for (c = 0; c < C; c++) P[c] = vt__rsum(j->k->o, (uint64_t)(ch * C + c), j->X + r0 * C + c, C, r1 - r0);
-        if (!fused && !j->bound) continue;
+        else if (!j->bound)
+            for (r = r0; r < r1; r++)
+                for (c = 0; c < C; c++) P[c] += j->X[r * C + c];
+        if (!j->bound) continue;
         for (r = r0; r < r1; r++) {
             const double *x = j->X + r * C;
             c = 0;
@@ -4865,8 +4870,10 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
             /* dk (T,hs) = dpre^T (T,T) Q (T,hs) */
             vt__mm_serial(k->o, tid, 0, T, hs, T, dpre, 1, T, Q, C3, 1, P, hs, E, hs, ws, tb);
             vt__att_put_scaled(o, X + C, Ee ? Ee + C : NULL, C3, P, E, hs, T, hs, j->scale);
-            if (!o->acc)
-                for (t = 0; t < T; t++) memset(X + 2 * C + t * C3, 0, sizeof(double) * (size_t)hs);
+            for (t = 0; t < T; t++) {
+                if (!o->acc) memset(X + 2 * C + t * C3, 0, sizeof(double) * (size_t)hs);
+                if (Ee) memset(Ee + 2 * C + t * C3, 0, sizeof(double) * (size_t)hs);
+            }
         }
     }
 }
@@ -4930,8 +4937,10 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 const vt__kout *o = &k->out[1];
                 double *X = o->x + b * T * C3 + 2 * C + h * hs, *E = o->e ? o->e + b * T * C3 + 2 * C + h * hs : NULL;
                 vt__mm_serial(k->o, tid, o->acc, T, hs, T, A, 1, T, dout, C, 1, X, C3, E, C3, ws, tb);
-                if (!o->acc)
-                    for (t = 0; t < T; t++) { memset(X - 2 * C + t * C3, 0, sizeof(double) * (size_t)hs); memset(X - C + t * C3, 0, sizeof(double) * (size_t)hs); }
+                for (t = 0; t < T; t++) { /* the q and k parts of this head */
+                    if (!o->acc) { memset(X - 2 * C + t * C3, 0, sizeof(double) * (size_t)hs); memset(X - C + t * C3, 0, sizeof(double) * (size_t)hs); }
+                    if (E) { memset(E - 2 * C + t * C3, 0, sizeof(double) * (size_t)hs); memset(E - C + t * C3, 0, sizeof(double) * (size_t)hs); }
+                }
             }
         }
     }

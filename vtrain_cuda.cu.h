@@ -3057,10 +3057,11 @@ static void vt__cu_k_attention(vt__kern *k) {
                 pa.part = part; pa.scale = scale;
                 VT__CU_EW(c, vtk_att_put, B * T * C, pa);
             }
-            if (!o->acc) {
+            {   /* the v part: values 0 (written) or unchanged, bounds 0 */
                 vtk_att_zero_a z;
-                z.x = o->x; z.rows = B * T; z.stride = C3; z.off = 2 * C; z.width = C;
-                VT__CU_EW(c, vtk_att_zero, z.rows * z.width, z);
+                z.rows = B * T; z.stride = C3; z.off = 2 * C; z.width = C;
+                if (!o->acc) { z.x = o->x; VT__CU_EW(c, vtk_att_zero, z.rows * z.width, z); }
+                if (o->e) { z.x = o->e; VT__CU_EW(c, vtk_att_zero, z.rows * z.width, z); }
             }
         }
         return;
@@ -3103,10 +3104,11 @@ static void vt__cu_k_attention(vt__kern *k) {
                 d.C = o->x + 2 * C; d.ldc = C3; d.sc1 = d.se1 = T * C3; d.sc2 = d.se2 = hs;
                 d.E = o->e ? o->e + 2 * C : NULL; d.lde = C3; d.acc = o->acc;
                 vt__cu_mm(k, &d);
-                if (!o->acc) {
+                {   /* the q and k parts: values 0 (written) or unchanged, bounds 0 */
                     vtk_att_zero_a z;
-                    z.x = o->x; z.rows = B * T; z.stride = C3; z.off = 0; z.width = 2 * C;
-                    VT__CU_EW(c, vtk_att_zero, z.rows * z.width, z);
+                    z.rows = B * T; z.stride = C3; z.off = 0; z.width = 2 * C;
+                    if (!o->acc) { z.x = o->x; VT__CU_EW(c, vtk_att_zero, z.rows * z.width, z); }
+                    if (o->e) { z.x = o->e; VT__CU_EW(c, vtk_att_zero, z.rows * z.width, z); }
                 }
             }
         }
