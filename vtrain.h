@@ -8156,13 +8156,34 @@ VTDEF void vt_text_free(vt_text *t) {
 
 /* --- small helpers ----------------------------------------------------------- */
 
-static void vt__bt_p32(unsigned char *p, uint32_t v) { int i; for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
-static void vt__bt_p64(unsigned char *p, uint64_t v) { int i; for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i)); }
-static uint32_t vt__bt_g32(const unsigned char *p) { uint32_t v = 0; int i; for (i = 3; i >= 0; i--) v = (v << 8) | p[i]; return v; }
-static uint64_t vt__bt_g64(const unsigned char *p) { uint64_t v = 0; int i; for (i = 7; i >= 0; i--) v = (v << 8) | p[i]; return v; }
+/* little-endian integers on the wire (a plain load on little-endian hosts) */
+static int vt__bt_host_le(void) { uint32_t one = 1; unsigned char c; memcpy(&c, &one, 1); return c == 1; }
+static void vt__bt_p32(unsigned char *p, uint32_t v) {
+    int i;
+    if (vt__bt_host_le()) { memcpy(p, &v, 4); return; }
+    for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static void vt__bt_p64(unsigned char *p, uint64_t v) {
+    int i;
+    if (vt__bt_host_le()) { memcpy(p, &v, 8); return; }
+    for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t vt__bt_g32(const unsigned char *p) {
+    uint32_t v = 0;
+    int i;
+    if (vt__bt_host_le()) { memcpy(&v, p, 4); return v; }
+    for (i = 3; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+static uint64_t vt__bt_g64(const unsigned char *p) {
+    uint64_t v = 0;
+    int i;
+    if (vt__bt_host_le()) { memcpy(&v, p, 8); return v; }
+    for (i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
 static void vt__bt_pf64(unsigned char *p, double x) { uint64_t u; memcpy(&u, &x, 8); vt__bt_p64(p, u); }
 static double vt__bt_gf64(const unsigned char *p) { uint64_t u = vt__bt_g64(p); double x; memcpy(&x, &u, 8); return x; }
-static int vt__bt_host_le(void) { uint32_t one = 1; unsigned char c; memcpy(&c, &one, 1); return c == 1; }
 
 /* binary32 arrays <-> little-endian bytes */
 static void vt__bt_f2le(const float *x, int64_t n, unsigned char *o) {
@@ -8198,6 +8219,17 @@ static int vt__bt_finite(const float *x, int64_t n) {
     uint32_t acc = 0, u[8];
     int64_t i = 0;
     int k;
+#ifdef VT__AVX2
+    {
+        const __m256i ex = _mm256_set1_epi32(0x7f800000), one = _mm256_set1_epi32(0x00800000);
+        __m256i A = _mm256_setzero_si256();
+        for (; i + 8 <= n; i += 8) {
+            A = _mm256_or_si256(A, _mm256_add_epi32(_mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i)), ex), one));
+            if ((i & 511) == 0 && _mm256_movemask_ps(_mm256_castsi256_ps(A))) return 0;
+        }
+        if (_mm256_movemask_ps(_mm256_castsi256_ps(A))) return 0;
+    }
+#endif
     for (; i + 8 <= n; i += 8) {
         memcpy(u, x + i, sizeof u);
         for (k = 0; k < 8; k++) acc |= (u[k] & 0x7f800000u) + 0x00800000u;
@@ -8753,26 +8785,29 @@ static float vt__bt_unokey(uint32_t k) {
    (l0 + l1) + (l2 + l3): a fixed order, so anyone gets the same bits, and
    four independent chains instead of one. */
 static double vt__bt_dist2(const float *x, const double *v, int64_t L) {
-    double q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+    double q[4] = {0, 0, 0, 0};
     int64_t j = 0;
+#ifdef VT__AVX2 /* the four lanes in one register: the same sums */
+    __m256d Q = _mm256_setzero_pd();
     for (; j + 4 <= L; j += 4) {
-        double d0 = (double)x[j] - v[j], d1 = (double)x[j + 1] - v[j + 1];
-        double d2 = (double)x[j + 2] - v[j + 2], d3 = (double)x[j + 3] - v[j + 3];
-        q0 += d0 * d0; q1 += d1 * d1; q2 += d2 * d2; q3 += d3 * d3;
+        __m256d d = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + j)), _mm256_loadu_pd(v + j));
+        Q = _mm256_add_pd(Q, _mm256_mul_pd(d, d));
     }
-    if (j < L) { double d = (double)x[j] - v[j]; q0 += d * d; j++; }
-    if (j < L) { double d = (double)x[j] - v[j]; q1 += d * d; j++; }
-    if (j < L) { double d = (double)x[j] - v[j]; q2 += d * d; }
-    return (q0 + q1) + (q2 + q3);
+    _mm256_storeu_pd(q, Q);
+#endif
+    for (; j < L; j++) { double d = (double)x[j] - v[j]; q[j & 3] += d * d; }
+    return (q[0] + q[1]) + (q[2] + q[3]);
 }
 static double vt__bt_sq(const double *x, int64_t L) {
-    double q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+    double q[4] = {0, 0, 0, 0};
     int64_t j = 0;
-    for (; j + 4 <= L; j += 4) { q0 += x[j] * x[j]; q1 += x[j + 1] * x[j + 1]; q2 += x[j + 2] * x[j + 2]; q3 += x[j + 3] * x[j + 3]; }
-    if (j < L) { q0 += x[j] * x[j]; j++; }
-    if (j < L) { q1 += x[j] * x[j]; j++; }
-    if (j < L) { q2 += x[j] * x[j]; }
-    return (q0 + q1) + (q2 + q3);
+#ifdef VT__AVX2
+    __m256d Q = _mm256_setzero_pd();
+    for (; j + 4 <= L; j += 4) { __m256d d = _mm256_loadu_pd(x + j); Q = _mm256_add_pd(Q, _mm256_mul_pd(d, d)); }
+    _mm256_storeu_pd(q, Q);
+#endif
+    for (; j < L; j++) q[j & 3] += x[j] * x[j];
+    return (q[0] + q[1]) + (q[2] + q[3]);
 }
 
 VTDEF vt_status vt_centered_clip(const float *const *rows, int m, int64_t L, double tau, int max_iters,
@@ -9190,17 +9225,43 @@ static uint64_t vt__bt_zseed(const unsigned char r[32]) {
 
 /* s = <z, x - a> and |x - a| over one part (global offset off), binary64,
    each summed in four lanes (j mod 4) combined (l0 + l1) + (l2 + l3);
-   z_i = -1 if bit i%64 of vt_rng_u64(zseed, 0, i/64) is set, else +1 */
+   z_i = -1 if bit i%64 of vt_rng_u64(zseed, 0, i/64) is set, else +1.
+   The bits are realigned to the part (64 per block of 64 coordinates), so
+   four coordinates take one nibble, the four z of a nibble come from a
+   table, and the four lanes are one AVX2 register: the same products and
+   sums in the same order as the plain loop, so the same bits. */
+static const double vt__bt_ztab[16][4] = {
+    {1, 1, 1, 1}, {-1, 1, 1, 1}, {1, -1, 1, 1}, {-1, -1, 1, 1}, {1, 1, -1, 1}, {-1, 1, -1, 1}, {1, -1, -1, 1}, {-1, -1, -1, 1},
+    {1, 1, 1, -1}, {-1, 1, 1, -1}, {1, -1, 1, -1}, {-1, -1, 1, -1}, {1, 1, -1, -1}, {-1, 1, -1, -1}, {1, -1, -1, -1}, {-1, -1, -1, -1}};
 static void vt__bt_scalar(const float *x, const float *a, int64_t L, int64_t off, uint64_t zseed, double *s, double *nrm) {
     double ss[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};
-    uint64_t word = 0;
-    int64_t j;
-    for (j = 0; j < L; j++) {
-        int64_t i = off + j;
-        double dl = (double)x[j] - (double)a[j];
-        if (j == 0 || (i & 63) == 0) word = vt_rng_u64(zseed, 0, (uint64_t)(i >> 6));
-        ss[j & 3] += (double)(1 - 2 * (int)((word >> (i & 63)) & 1)) * dl; /* z = +-1: exact */
-        q[j & 3] += dl * dl;
+    int64_t j, e, w = off >> 6;
+    int sh = (int)(off & 63);
+    uint64_t next = vt_rng_u64(zseed, 0, (uint64_t)w);
+    for (j = 0; j < L; j += 64) { /* bits of coordinates off+j .. off+j+63 */
+        uint64_t bits = next, nib;
+        int64_t B = VT__MIN(64, L - j);
+        if (sh || B == 64) next = vt_rng_u64(zseed, 0, (uint64_t)++w);
+        if (sh) bits = (bits >> sh) | (next << (64 - sh));
+        e = 0;
+#ifdef VT__AVX2
+        {
+            __m256d S = _mm256_loadu_pd(ss), Q = _mm256_loadu_pd(q);
+            for (; e + 4 <= B; e += 4) {
+                __m256d d = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + j + e)), _mm256_cvtps_pd(_mm_loadu_ps(a + j + e)));
+                S = _mm256_add_pd(S, _mm256_mul_pd(_mm256_loadu_pd(vt__bt_ztab[(bits >> e) & 15]), d));
+                Q = _mm256_add_pd(Q, _mm256_mul_pd(d, d));
+            }
+            _mm256_storeu_pd(ss, S);
+            _mm256_storeu_pd(q, Q);
+        }
+#endif
+        for (; e < B; e++) {
+            double dl = (double)x[j + e] - (double)a[j + e];
+            nib = (bits >> (e & ~(int64_t)3)) & 15;
+            ss[e & 3] += vt__bt_ztab[nib][e & 3] * dl; /* z = +-1: exact */
+            q[e & 3] += dl * dl;
+        }
     }
     *s = (ss[0] + ss[1]) + (ss[2] + ss[3]);
     *nrm = sqrt((q[0] + q[1]) + (q[2] + q[3]));
@@ -9217,13 +9278,23 @@ static int vt__bt_check(const vt_btard_peer *p, const double *s, const double *n
         slack += c * nrm[w];
     }
     {
-        double g0 = 0, g1 = 0, g2 = 0, g3 = 0; /* four chains; (only a tolerance: no fixed order needed) */
-        for (j = 0; j + 4 <= L; j += 4) {
-            g0 += (double)a[j] * (double)a[j]; g1 += (double)a[j + 1] * (double)a[j + 1];
-            g2 += (double)a[j + 2] * (double)a[j + 2]; g3 += (double)a[j + 3] * (double)a[j + 3];
+        /* four lanes in a fixed order, so that every peer gets the same
+           tolerance (the rest goes to lane 0) */
+        double g[4] = {0, 0, 0, 0};
+        j = 0;
+#ifdef VT__AVX2
+        {
+            __m256d G = _mm256_setzero_pd();
+            for (; j + 4 <= L; j += 4) { __m256d d = _mm256_cvtps_pd(_mm_loadu_ps(a + j)); G = _mm256_add_pd(G, _mm256_mul_pd(d, d)); }
+            _mm256_storeu_pd(g, G);
         }
-        for (; j < L; j++) g0 += (double)a[j] * (double)a[j];
-        gn = sqrt((g0 + g1) + (g2 + g3));
+#endif
+        for (; j + 4 <= L; j += 4) {
+            g[0] += (double)a[j] * (double)a[j]; g[1] += (double)a[j + 1] * (double)a[j + 1];
+            g[2] += (double)a[j + 2] * (double)a[j + 2]; g[3] += (double)a[j + 3] * (double)a[j + 3];
+        }
+        for (; j < L; j++) g[0] += (double)a[j] * (double)a[j];
+        gn = sqrt((g[0] + g[1]) + (g[2] + g[3]));
     }
     tol = lam * nw * (2 * eps * (gn + tau) + 0x1p-23 * gn) * 1.01 + (double)(L + 4) * 0x1p-50 * sqrt((double)L) * slack + 1e-300;
     return fabs(S) <= tol;
