@@ -5945,7 +5945,20 @@ static void vt__block_digest(const vt_tensor *t, int64_t b, unsigned char out[32
     int64_t i, i0 = b * VT__DIG_BLOCK, i1 = VT__MIN(vt_numel(t), i0 + VT__DIG_BLOCK), k = 0;
     int contig = vt_is_contiguous(t);
     const double *d = vt__d(t);
+    uint32_t one = 1;
+    unsigned char le;
+    memcpy(&le, &one, 1);
     vt_sha256_init(&s);
+    if (contig && le) { /* the same bytes, converted 1024 at a time (vectorises) */
+        float f[1024];
+        for (i = i0; i < i1; i += k) {
+            k = VT__MIN(1024, i1 - i);
+            { int64_t e; for (e = 0; e < k; e++) f[e] = (float)d[i + e]; }
+            vt_sha256_update(&s, f, 4 * (size_t)k);
+        }
+        vt_sha256_final(&s, out);
+        return;
+    }
     for (i = i0; i < i1; i++) {
         uint32_t v = vt__fbits((float)(contig ? d[i] : d[vt__off(t, i)]));
         buf[k] = (unsigned char)v; buf[k + 1] = (unsigned char)(v >> 8);
