@@ -8325,7 +8325,14 @@ typedef struct vt__bt_msg {
     uint64_t tag;
     size_t n;
     unsigned char *p;
+    int inl; /* the header sits in p's block, after the payload: freeing p frees both */
 } vt__bt_msg;
+
+static VT__UNUSED void vt__bt_msg_free(vt__bt_msg *m) {
+    unsigned char *p = m->p;
+    if (!m->inl) VT_FREE(m, NULL);
+    VT_FREE(p, NULL);
+}
 
 /* find and unlink the first message matching (from, tag) */
 static VT__UNUSED vt__bt_msg *vt__bt_take(vt__bt_msg **head, vt__bt_msg **tail, int from, uint64_t tag) {
@@ -8352,8 +8359,7 @@ static VT__UNUSED int64_t vt__bt_purge(vt__bt_msg **head, vt__bt_msg **tail, uin
             if (*tail == m) *tail = prev;
             if (pending) pending[m->from] -= m->n;
             if (late_from) late_from[m->from]++;
-            VT_FREE(m->p, NULL);
-            VT_FREE(m, NULL);
+            vt__bt_msg_free(m);
             k++;
         } else prev = m;
         m = nx;
@@ -8362,16 +8368,18 @@ static VT__UNUSED int64_t vt__bt_purge(vt__bt_msg **head, vt__bt_msg **tail, uin
 }
 
 static VT__UNUSED void vt__bt_free_list(vt__bt_msg *m) {
-    while (m) { vt__bt_msg *nx = m->next; VT_FREE(m->p, NULL); VT_FREE(m, NULL); m = nx; }
+    while (m) { vt__bt_msg *nx = m->next; vt__bt_msg_free(m); m = nx; }
 }
 
+/* one allocation per message: the payload, then the header */
 static VT__UNUSED vt__bt_msg *vt__bt_newmsg(int from, uint64_t tag, const void *p, size_t n) {
-    vt__bt_msg *m = (vt__bt_msg *)VT_MALLOC(sizeof(vt__bt_msg), NULL);
-    if (!m) return NULL;
-    m->p = (unsigned char *)VT_MALLOC(n ? n : 1, NULL);
-    if (!m->p) { VT_FREE(m, NULL); return NULL; }
-    if (n) memcpy(m->p, p, n);
-    m->n = n; m->from = from; m->tag = tag; m->next = NULL;
+    size_t off = (n + 15) & ~(size_t)15;
+    unsigned char *b = (unsigned char *)VT_MALLOC(off + sizeof(vt__bt_msg), NULL);
+    vt__bt_msg *m;
+    if (!b) return NULL;
+    m = (vt__bt_msg *)(void *)(b + off);
+    if (n) memcpy(b, p, n);
+    m->p = b; m->n = n; m->from = from; m->tag = tag; m->next = NULL; m->inl = 1;
     return m;
 }
 
@@ -8473,7 +8481,7 @@ static int vt__bt_ip_recv_set(vt_net *t, const int *from, int cnt, uint64_t tag,
             if (!m) { b->want[from[i]] = 1; left++; continue; }
             b->pending[from[i]] -= m->n;
             p[i] = m->p; n[i] = m->n; got[i] = 1; k++;
-            VT_FREE(m, NULL);
+            if (!m->inl) VT_FREE(m, NULL);
             t->stats.recv_msgs++;
             t->stats.recv_bytes += (int64_t)n[i];
         }
@@ -8644,7 +8652,7 @@ static void vt__bt_mpi_poll(vt_net *t) {
             vt__bt_msg *q = (vt__bt_msg *)VT_MALLOC(sizeof(vt__bt_msg), NULL);
             if (!q) { t->stats.dropped++; VT_FREE(buf, NULL); continue; }
             memmove(buf, buf + 8, n);
-            q->p = buf; q->n = n; q->from = from; q->tag = tag; q->next = NULL;
+            q->p = buf; q->n = n; q->from = from; q->tag = tag; q->next = NULL; q->inl = 0;
             if (m->tail) m->tail->next = q;
             else m->head = q;
             m->tail = q;
@@ -9654,19 +9662,27 @@ static void vt__bt_send_aggh(vt_btard_peer *p, int rd, int phase) {
 static void vt__bt_send_agg(vt_btard_peer *p, int rd) {
     int i;
     size_t sz = 4 * (size_t)p->L;
-    unsigned char *b = (unsigned char *)VT_MALLOC(sz ? sz : 1, NULL);
-    if (!b) return;
-    vt__bt_f2le(p->agg + p->me * p->L, p->L, b);
+    const float *a = p->agg + p->me * p->L;
+    unsigned char *b = NULL; /* little-endian hosts send the floats as they are */
+    if (!vt__bt_host_le()) {
+        if (!(b = (unsigned char *)VT_MALLOC(sz ? sz : 1, NULL))) return;
+        vt__bt_f2le(a, p->L, b);
+    }
     for (i = 0; i < p->n; i++)
-        if (i != p->me) p->net->send(p->net, p->mem[i], vt__bt_tag(p, rd, VT__PH_AGG, 0), b, sz);
+        if (i != p->me) p->net->send(p->net, p->mem[i], vt__bt_tag(p, rd, VT__PH_AGG, 0), b ? (const void *)b : (const void *)a, sz);
     VT_FREE(b, NULL);
 }
 
 /* a part as bytes (with the attacks that corrupt what leaves the peer) */
 static void vt__bt_send_part(vt_btard_peer *p, int to, uint64_t tag, const float *x, int bcast) {
     size_t sz = 4 * (size_t)p->L;
-    unsigned char *b = (unsigned char *)VT_MALLOC(sz + 8, NULL);
-    if (!b) return;
+    unsigned char *b;
+    if (vt__bt_host_le() && !vt__bt_attacking(p, VT_ATTACK_GARBAGE) && !vt__bt_attacking(p, VT_ATTACK_WRONG_SIZE)) {
+        if (bcast) p->net->bcast(p->net, tag, x, sz, p->alive); /* the transport copies */
+        else p->net->send(p->net, to, tag, x, sz);
+        return;
+    }
+    if (!(b = (unsigned char *)VT_MALLOC(sz + 8, NULL))) return;
     vt__bt_f2le(x, p->L, b);
     if (vt__bt_attacking(p, VT_ATTACK_GARBAGE)) vt__bt_garbage(p, b, sz, tag);
     if (vt__bt_attacking(p, VT_ATTACK_WRONG_SIZE)) { memset(b + sz, 0, 4); sz += 4; }
