@@ -8413,6 +8413,7 @@ typedef struct vt__bt_hub {
 static int vt__bt_ip_put(vt__bt_hub *h, int from, int to, uint64_t tag, const void *p, size_t n) {
     vt__bt_box *b;
     vt__bt_msg *m;
+    int wake = 0;
     if (to < 0 || to >= h->n) return -1;
     b = &h->box[to];
     if (n > h->max_msg) {
@@ -8434,9 +8435,12 @@ static int vt__bt_ip_put(vt__bt_hub *h, int from, int to, uint64_t tag, const vo
     b->pending[from] += n;
     if (b->waiting && b->want_tag == tag && b->want[from]) {
         b->want[from] = 0;
-        if (--b->want_left == 0) pthread_cond_signal(&b->cv);
+        wake = --b->want_left == 0;
     }
     pthread_mutex_unlock(&b->mu);
+    /* after unlocking: the woken owner does not run into our lock (a spurious
+       wake-up of a later wait only makes it look at its queue again) */
+    if (wake) pthread_cond_signal(&b->cv);
     return 0;
 }
 
