@@ -710,6 +710,11 @@ struct vt_net {
     /* the same bytes to every other peer, or to those with to[rank] != 0 */
     int (*bcast)(vt_net *t, uint64_t tag, const void *p, size_t n, const unsigned char *to);
     int (*recv)(vt_net *t, int from, uint64_t tag, unsigned char **p, size_t *n, double deadline);
+    /* optional (NULL: recv one by one): the messages (from[i], tag) for each
+       i with from[i] >= 0, all against one deadline; got[i] = 1 with p[i],
+       n[i] for each that came. Returns how many came, -1 on failure. */
+    int (*recv_set)(vt_net *t, const int *from, int cnt, uint64_t tag, unsigned char **p, size_t *n, int *got,
+                    double deadline);
     void (*discard_before)(vt_net *t, uint64_t tag, int64_t *late_from);
     void (*destroy)(vt_net *t);
     vt_net_stats stats;
@@ -6140,7 +6145,20 @@ static void vt__block_digest(const vt_tensor *t, int64_t b, unsigned char out[32
     int64_t i, i0 = b * VT__DIG_BLOCK, i1 = VT__MIN(vt_numel(t), i0 + VT__DIG_BLOCK), k = 0;
     int contig = vt_is_contiguous(t);
     const double *d = vt__d(t);
+    uint32_t one = 1;
+    unsigned char le;
+    memcpy(&le, &one, 1);
     vt_sha256_init(&s);
+    if (contig && le) { /* the same bytes, converted 1024 at a time (vectorises) */
+        float f[1024];
+        for (i = i0; i < i1; i += k) {
+            k = VT__MIN(1024, i1 - i);
+            { int64_t e; for (e = 0; e < k; e++) f[e] = (float)d[i + e]; }
+            vt_sha256_update(&s, f, 4 * (size_t)k);
+        }
+        vt_sha256_final(&s, out);
+        return;
+    }
     for (i = i0; i < i1; i++) {
         uint32_t v = vt__fbits((float)(contig ? d[i] : d[vt__off(t, i)]));
         buf[k] = (unsigned char)v; buf[k + 1] = (unsigned char)(v >> 8);
@@ -8351,13 +8369,34 @@ VTDEF void vt_text_free(vt_text *t) {
 
 /* --- small helpers ----------------------------------------------------------- */
 
-static void vt__bt_p32(unsigned char *p, uint32_t v) { int i; for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
-static void vt__bt_p64(unsigned char *p, uint64_t v) { int i; for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i)); }
-static uint32_t vt__bt_g32(const unsigned char *p) { uint32_t v = 0; int i; for (i = 3; i >= 0; i--) v = (v << 8) | p[i]; return v; }
-static uint64_t vt__bt_g64(const unsigned char *p) { uint64_t v = 0; int i; for (i = 7; i >= 0; i--) v = (v << 8) | p[i]; return v; }
+/* little-endian integers on the wire (a plain load on little-endian hosts) */
+static int vt__bt_host_le(void) { uint32_t one = 1; unsigned char c; memcpy(&c, &one, 1); return c == 1; }
+static void vt__bt_p32(unsigned char *p, uint32_t v) {
+    int i;
+    if (vt__bt_host_le()) { memcpy(p, &v, 4); return; }
+    for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static void vt__bt_p64(unsigned char *p, uint64_t v) {
+    int i;
+    if (vt__bt_host_le()) { memcpy(p, &v, 8); return; }
+    for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t vt__bt_g32(const unsigned char *p) {
+    uint32_t v = 0;
+    int i;
+    if (vt__bt_host_le()) { memcpy(&v, p, 4); return v; }
+    for (i = 3; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+static uint64_t vt__bt_g64(const unsigned char *p) {
+    uint64_t v = 0;
+    int i;
+    if (vt__bt_host_le()) { memcpy(&v, p, 8); return v; }
+    for (i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
 static void vt__bt_pf64(unsigned char *p, double x) { uint64_t u; memcpy(&u, &x, 8); vt__bt_p64(p, u); }
 static double vt__bt_gf64(const unsigned char *p) { uint64_t u = vt__bt_g64(p); double x; memcpy(&x, &u, 8); return x; }
-static int vt__bt_host_le(void) { uint32_t one = 1; unsigned char c; memcpy(&c, &one, 1); return c == 1; }
 
 /* binary32 arrays <-> little-endian bytes */
 static void vt__bt_f2le(const float *x, int64_t n, unsigned char *o) {
@@ -8393,6 +8432,17 @@ static int vt__bt_finite(const float *x, int64_t n) {
     uint32_t acc = 0, u[8];
     int64_t i = 0;
     int k;
+#ifdef VT__AVX2
+    {
+        const __m256i ex = _mm256_set1_epi32(0x7f800000), one = _mm256_set1_epi32(0x00800000);
+        __m256i A = _mm256_setzero_si256();
+        for (; i + 8 <= n; i += 8) {
+            A = _mm256_or_si256(A, _mm256_add_epi32(_mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i)), ex), one));
+            if ((i & 511) == 0 && _mm256_movemask_ps(_mm256_castsi256_ps(A))) return 0;
+        }
+        if (_mm256_movemask_ps(_mm256_castsi256_ps(A))) return 0;
+    }
+#endif
     for (; i + 8 <= n; i += 8) {
         memcpy(u, x + i, sizeof u);
         for (k = 0; k < 8; k++) acc |= (u[k] & 0x7f800000u) + 0x00800000u;
@@ -8475,7 +8525,14 @@ typedef struct vt__bt_msg {
     uint64_t tag;
     size_t n;
     unsigned char *p;
+    int inl; /* the header sits in p's block, after the payload: freeing p frees both */
 } vt__bt_msg;
+
+static VT__UNUSED void vt__bt_msg_free(vt__bt_msg *m) {
+    unsigned char *p = m->p;
+    if (!m->inl) VT_FREE(m, NULL);
+    VT_FREE(p, NULL);
+}
 
 /* find and unlink the first message matching (from, tag) */
 static VT__UNUSED vt__bt_msg *vt__bt_take(vt__bt_msg **head, vt__bt_msg **tail, int from, uint64_t tag) {
@@ -8502,8 +8559,7 @@ static VT__UNUSED int64_t vt__bt_purge(vt__bt_msg **head, vt__bt_msg **tail, uin
             if (*tail == m) *tail = prev;
             if (pending) pending[m->from] -= m->n;
             if (late_from) late_from[m->from]++;
-            VT_FREE(m->p, NULL);
-            VT_FREE(m, NULL);
+            vt__bt_msg_free(m);
             k++;
         } else prev = m;
         m = nx;
@@ -8512,16 +8568,18 @@ static VT__UNUSED int64_t vt__bt_purge(vt__bt_msg **head, vt__bt_msg **tail, uin
 }
 
 static VT__UNUSED void vt__bt_free_list(vt__bt_msg *m) {
-    while (m) { vt__bt_msg *nx = m->next; VT_FREE(m->p, NULL); VT_FREE(m, NULL); m = nx; }
+    while (m) { vt__bt_msg *nx = m->next; vt__bt_msg_free(m); m = nx; }
 }
 
+/* one allocation per message: the payload, then the header */
 static VT__UNUSED vt__bt_msg *vt__bt_newmsg(int from, uint64_t tag, const void *p, size_t n) {
-    vt__bt_msg *m = (vt__bt_msg *)VT_MALLOC(sizeof(vt__bt_msg), NULL);
-    if (!m) return NULL;
-    m->p = (unsigned char *)VT_MALLOC(n ? n : 1, NULL);
-    if (!m->p) { VT_FREE(m, NULL); return NULL; }
-    if (n) memcpy(m->p, p, n);
-    m->n = n; m->from = from; m->tag = tag; m->next = NULL;
+    size_t off = (n + 15) & ~(size_t)15;
+    unsigned char *b = (unsigned char *)VT_MALLOC(off + sizeof(vt__bt_msg), NULL);
+    vt__bt_msg *m;
+    if (!b) return NULL;
+    m = (vt__bt_msg *)(void *)(b + off);
+    if (n) memcpy(b, p, n);
+    m->p = b; m->n = n; m->from = from; m->tag = tag; m->next = NULL; m->inl = 1;
     return m;
 }
 
@@ -8532,8 +8590,14 @@ typedef struct vt__bt_box {
     vt__bt_msg *head, *tail;
     size_t *pending;     /* bytes queued per sender */
     int64_t dropped;
-    int waiting, want_from; /* the owner sleeps until (want_from, want_tag) comes: */
-    uint64_t want_tag;      /* senders wake it for that message only */
+    /* The owner sleeps until every message it waits for has come: want[from]
+       marks the senders still missing under want_tag, want_left counts them,
+       and the sender of the last one wakes it. One wake-up per gather, not
+       one per message: with 16 peers on 2 cores each wake-up is a thread
+       switch. */
+    int waiting, want_left;
+    uint64_t want_tag;
+    unsigned char *want;    /* [n] */
 } vt__bt_box;
 
 typedef struct vt__bt_hub {
@@ -8549,6 +8613,7 @@ typedef struct vt__bt_hub {
 static int vt__bt_ip_put(vt__bt_hub *h, int from, int to, uint64_t tag, const void *p, size_t n) {
     vt__bt_box *b;
     vt__bt_msg *m;
+    int wake = 0;
     if (to < 0 || to >= h->n) return -1;
     b = &h->box[to];
     if (n > h->max_msg) {
@@ -8568,8 +8633,14 @@ static int vt__bt_ip_put(vt__bt_hub *h, int from, int to, uint64_t tag, const vo
     else b->head = m;
     b->tail = m;
     b->pending[from] += n;
-    if (b->waiting && b->want_from == from && b->want_tag == tag) pthread_cond_signal(&b->cv);
+    if (b->waiting && b->want_tag == tag && b->want[from]) {
+        b->want[from] = 0;
+        wake = --b->want_left == 0;
+    }
     pthread_mutex_unlock(&b->mu);
+    /* after unlocking: the woken owner does not run into our lock (a spurious
+       wake-up of a later wait only makes it look at its queue again) */
+    if (wake) pthread_cond_signal(&b->cv);
     return 0;
 }
 
@@ -8592,28 +8663,34 @@ static int vt__bt_ip_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, con
     return rc;
 }
 
-static int vt__bt_ip_recv(vt_net *t, int from, uint64_t tag, unsigned char **p, size_t *n, double deadline) {
+/* the messages (from[i], tag) for every i with from[i] >= 0, all against one
+   deadline; got[i] = 1 for each that came (*p[i] owned by the caller) */
+static int vt__bt_ip_recv_set(vt_net *t, const int *from, int cnt, uint64_t tag, unsigned char **p, size_t *n, int *got,
+                              double deadline) {
     vt__bt_hub *h = (vt__bt_hub *)t->impl;
     vt__bt_box *b = &h->box[t->rank];
-    *p = NULL;
-    *n = 0;
-    if (from < 0 || from >= h->n) return -1;
+    int i, k = 0;
+    for (i = 0; i < cnt; i++) {
+        p[i] = NULL; n[i] = 0; got[i] = 0;
+        if (from[i] >= h->n) return -1;
+    }
     pthread_mutex_lock(&b->mu);
     for (;;) {
-        vt__bt_msg *m = vt__bt_take(&b->head, &b->tail, from, tag);
+        int left = 0;
         double now;
-        if (m) {
-            b->pending[from] -= m->n;
-            pthread_mutex_unlock(&b->mu);
-            *p = m->p;
-            *n = m->n;
-            VT_FREE(m, NULL);
+        for (i = 0; i < cnt; i++) {
+            vt__bt_msg *m;
+            if (from[i] < 0 || got[i]) continue;
+            m = vt__bt_take(&b->head, &b->tail, from[i], tag);
+            if (!m) { b->want[from[i]] = 1; left++; continue; }
+            b->pending[from[i]] -= m->n;
+            p[i] = m->p; n[i] = m->n; got[i] = 1; k++;
+            if (!m->inl) VT_FREE(m, NULL);
             t->stats.recv_msgs++;
-            t->stats.recv_bytes += (int64_t)*n;
-            return 1;
+            t->stats.recv_bytes += (int64_t)n[i];
         }
         now = vt_net_now();
-        if (now >= deadline || h->closed) { pthread_mutex_unlock(&b->mu); return 0; }
+        if (!left || now >= deadline || h->closed) break;
         {
             struct timespec ts;
             double dl = deadline < now + 3600 ? deadline : now + 3600;
@@ -8621,12 +8698,25 @@ static int vt__bt_ip_recv(vt_net *t, int from, uint64_t tag, unsigned char **p, 
             ts.tv_nsec = (long)((dl - (double)ts.tv_sec) * 1e9);
             if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
             b->waiting = 1;
-            b->want_from = from;
+            b->want_left = left;
             b->want_tag = tag;
             pthread_cond_timedwait(&b->cv, &b->mu, &ts);
             b->waiting = 0;
+            for (i = 0; i < cnt; i++) if (from[i] >= 0) b->want[from[i]] = 0;
         }
     }
+    for (i = 0; i < cnt; i++) if (from[i] >= 0) b->want[from[i]] = 0;
+    pthread_mutex_unlock(&b->mu);
+    return k;
+}
+
+static int vt__bt_ip_recv(vt_net *t, int from, uint64_t tag, unsigned char **p, size_t *n, double deadline) {
+    int got = 0;
+    *p = NULL;
+    *n = 0;
+    if (from < 0 || from >= t->size) return -1;
+    if (vt__bt_ip_recv_set(t, &from, 1, tag, p, n, &got, deadline) < 0) return -1;
+    return got;
 }
 
 static void vt__bt_ip_discard(vt_net *t, uint64_t tag, int64_t *late_from) {
@@ -8650,6 +8740,7 @@ static void vt__bt_ip_destroy(vt_net *t) {
     for (i = 0; i < h->n; i++) {
         vt__bt_free_list(h->box[i].head);
         VT_FREE(h->box[i].pending, NULL);
+        VT_FREE(h->box[i].want, NULL);
         pthread_mutex_destroy(&h->box[i].mu);
         pthread_cond_destroy(&h->box[i].cv);
     }
@@ -8692,19 +8783,22 @@ VTDEF vt_net **vt_net_inproc_create(int n, size_t max_msg) {
         pthread_condattr_destroy(&ca);
         b->pending = (size_t *)VT_MALLOC(sizeof(size_t) * (size_t)n, NULL);
         if (b->pending) memset(b->pending, 0, sizeof(size_t) * (size_t)n);
+        b->want = (unsigned char *)VT_MALLOC((size_t)n, NULL);
+        if (b->want) memset(b->want, 0, (size_t)n);
         memset(&h->ep[i], 0, sizeof(vt_net));
         h->ep[i].rank = i;
         h->ep[i].size = n;
         h->ep[i].send = vt__bt_ip_send;
         h->ep[i].bcast = vt__bt_ip_bcast;
         h->ep[i].recv = vt__bt_ip_recv;
+        h->ep[i].recv_set = vt__bt_ip_recv_set;
         h->ep[i].discard_before = vt__bt_ip_discard;
         h->ep[i].destroy = vt__bt_ip_destroy;
         h->ep[i].impl = h;
         h->eps[i] = &h->ep[i];
     }
     for (i = 0; i < n; i++)
-        if (!h->box[i].pending) { h->live = 1; vt__bt_ip_destroy(&h->ep[0]); vt__tls_fail(VT_ERR_NOMEM, "out of memory"); return NULL; }
+        if (!h->box[i].pending || !h->box[i].want) { h->live = 1; vt__bt_ip_destroy(&h->ep[0]); vt__tls_fail(VT_ERR_NOMEM, "out of memory"); return NULL; }
     return h->eps;
 }
 #else
@@ -8762,7 +8856,7 @@ static void vt__bt_mpi_poll(vt_net *t) {
             vt__bt_msg *q = (vt__bt_msg *)VT_MALLOC(sizeof(vt__bt_msg), NULL);
             if (!q) { t->stats.dropped++; VT_FREE(buf, NULL); continue; }
             memmove(buf, buf + 8, n);
-            q->p = buf; q->n = n; q->from = from; q->tag = tag; q->next = NULL;
+            q->p = buf; q->n = n; q->from = from; q->tag = tag; q->next = NULL; q->inl = 0;
             if (m->tail) m->tail->next = q;
             else m->head = q;
             m->tail = q;
@@ -8916,26 +9010,29 @@ static float vt__bt_unokey(uint32_t k) {
    (l0 + l1) + (l2 + l3): a fixed order, so anyone gets the same bits, and
    four independent chains instead of one. */
 static double vt__bt_dist2(const float *x, const double *v, int64_t L) {
-    double q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+    double q[4] = {0, 0, 0, 0};
     int64_t j = 0;
+#ifdef VT__AVX2 /* the four lanes in one register: the same sums */
+    __m256d Q = _mm256_setzero_pd();
     for (; j + 4 <= L; j += 4) {
-        double d0 = (double)x[j] - v[j], d1 = (double)x[j + 1] - v[j + 1];
-        double d2 = (double)x[j + 2] - v[j + 2], d3 = (double)x[j + 3] - v[j + 3];
-        q0 += d0 * d0; q1 += d1 * d1; q2 += d2 * d2; q3 += d3 * d3;
+        __m256d d = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + j)), _mm256_loadu_pd(v + j));
+        Q = _mm256_add_pd(Q, _mm256_mul_pd(d, d));
     }
-    if (j < L) { double d = (double)x[j] - v[j]; q0 += d * d; j++; }
-    if (j < L) { double d = (double)x[j] - v[j]; q1 += d * d; j++; }
-    if (j < L) { double d = (double)x[j] - v[j]; q2 += d * d; }
-    return (q0 + q1) + (q2 + q3);
+    _mm256_storeu_pd(q, Q);
+#endif
+    for (; j < L; j++) { double d = (double)x[j] - v[j]; q[j & 3] += d * d; }
+    return (q[0] + q[1]) + (q[2] + q[3]);
 }
 static double vt__bt_sq(const double *x, int64_t L) {
-    double q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+    double q[4] = {0, 0, 0, 0};
     int64_t j = 0;
-    for (; j + 4 <= L; j += 4) { q0 += x[j] * x[j]; q1 += x[j + 1] * x[j + 1]; q2 += x[j + 2] * x[j + 2]; q3 += x[j + 3] * x[j + 3]; }
-    if (j < L) { q0 += x[j] * x[j]; j++; }
-    if (j < L) { q1 += x[j] * x[j]; j++; }
-    if (j < L) { q2 += x[j] * x[j]; }
-    return (q0 + q1) + (q2 + q3);
+#ifdef VT__AVX2
+    __m256d Q = _mm256_setzero_pd();
+    for (; j + 4 <= L; j += 4) { __m256d d = _mm256_loadu_pd(x + j); Q = _mm256_add_pd(Q, _mm256_mul_pd(d, d)); }
+    _mm256_storeu_pd(q, Q);
+#endif
+    for (; j < L; j++) q[j & 3] += x[j] * x[j];
+    return (q[0] + q[1]) + (q[2] + q[3]);
 }
 
 VTDEF vt_status vt_centered_clip(const float *const *rows, int m, int64_t L, double tau, int max_iters,
@@ -9185,6 +9282,9 @@ struct vt_btard_peer {
     vt_btard_stats st;
     int64_t *late;
     double sched;              /* the current phase's deadline (see vt__bt_gather) */
+    int *g_from, *g_got;       /* [N] vt__bt_gather's scratch for recv_set */
+    unsigned char **g_p;
+    size_t *g_n;
     int nbans;
     uint64_t secret;
 };
@@ -9350,17 +9450,43 @@ static uint64_t vt__bt_zseed(const unsigned char r[32]) {
 
 /* s = <z, x - a> and |x - a| over one part (global offset off), binary64,
    each summed in four lanes (j mod 4) combined (l0 + l1) + (l2 + l3);
-   z_i = -1 if bit i%64 of vt_rng_u64(zseed, 0, i/64) is set, else +1 */
+   z_i = -1 if bit i%64 of vt_rng_u64(zseed, 0, i/64) is set, else +1.
+   The bits are realigned to the part (64 per block of 64 coordinates), so
+   four coordinates take one nibble, the four z of a nibble come from a
+   table, and the four lanes are one AVX2 register: the same products and
+   sums in the same order as the plain loop, so the same bits. */
+static const double vt__bt_ztab[16][4] = {
+    {1, 1, 1, 1}, {-1, 1, 1, 1}, {1, -1, 1, 1}, {-1, -1, 1, 1}, {1, 1, -1, 1}, {-1, 1, -1, 1}, {1, -1, -1, 1}, {-1, -1, -1, 1},
+    {1, 1, 1, -1}, {-1, 1, 1, -1}, {1, -1, 1, -1}, {-1, -1, 1, -1}, {1, 1, -1, -1}, {-1, 1, -1, -1}, {1, -1, -1, -1}, {-1, -1, -1, -1}};
 static void vt__bt_scalar(const float *x, const float *a, int64_t L, int64_t off, uint64_t zseed, double *s, double *nrm) {
     double ss[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};
-    uint64_t word = 0;
-    int64_t j;
-    for (j = 0; j < L; j++) {
-        int64_t i = off + j;
-        double dl = (double)x[j] - (double)a[j];
-        if (j == 0 || (i & 63) == 0) word = vt_rng_u64(zseed, 0, (uint64_t)(i >> 6));
-        ss[j & 3] += (double)(1 - 2 * (int)((word >> (i & 63)) & 1)) * dl; /* z = +-1: exact */
-        q[j & 3] += dl * dl;
+    int64_t j, e, w = off >> 6;
+    int sh = (int)(off & 63);
+    uint64_t next = vt_rng_u64(zseed, 0, (uint64_t)w);
+    for (j = 0; j < L; j += 64) { /* bits of coordinates off+j .. off+j+63 */
+        uint64_t bits = next, nib;
+        int64_t B = VT__MIN(64, L - j);
+        if (sh || B == 64) next = vt_rng_u64(zseed, 0, (uint64_t)++w);
+        if (sh) bits = (bits >> sh) | (next << (64 - sh));
+        e = 0;
+#ifdef VT__AVX2
+        {
+            __m256d S = _mm256_loadu_pd(ss), Q = _mm256_loadu_pd(q);
+            for (; e + 4 <= B; e += 4) {
+                __m256d d = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + j + e)), _mm256_cvtps_pd(_mm_loadu_ps(a + j + e)));
+                S = _mm256_add_pd(S, _mm256_mul_pd(_mm256_loadu_pd(vt__bt_ztab[(bits >> e) & 15]), d));
+                Q = _mm256_add_pd(Q, _mm256_mul_pd(d, d));
+            }
+            _mm256_storeu_pd(ss, S);
+            _mm256_storeu_pd(q, Q);
+        }
+#endif
+        for (; e < B; e++) {
+            double dl = (double)x[j + e] - (double)a[j + e];
+            nib = (bits >> (e & ~(int64_t)3)) & 15;
+            ss[e & 3] += vt__bt_ztab[nib][e & 3] * dl; /* z = +-1: exact */
+            q[e & 3] += dl * dl;
+        }
     }
     *s = (ss[0] + ss[1]) + (ss[2] + ss[3]);
     *nrm = sqrt((q[0] + q[1]) + (q[2] + q[3]));
@@ -9377,13 +9503,23 @@ static int vt__bt_check(const vt_btard_peer *p, const double *s, const double *n
         slack += c * nrm[w];
     }
     {
-        double g0 = 0, g1 = 0, g2 = 0, g3 = 0; /* four chains; (only a tolerance: no fixed order needed) */
-        for (j = 0; j + 4 <= L; j += 4) {
-            g0 += (double)a[j] * (double)a[j]; g1 += (double)a[j + 1] * (double)a[j + 1];
-            g2 += (double)a[j + 2] * (double)a[j + 2]; g3 += (double)a[j + 3] * (double)a[j + 3];
+        /* four lanes in a fixed order, so that every peer gets the same
+           tolerance (the rest goes to lane 0) */
+        double g[4] = {0, 0, 0, 0};
+        j = 0;
+#ifdef VT__AVX2
+        {
+            __m256d G = _mm256_setzero_pd();
+            for (; j + 4 <= L; j += 4) { __m256d d = _mm256_cvtps_pd(_mm_loadu_ps(a + j)); G = _mm256_add_pd(G, _mm256_mul_pd(d, d)); }
+            _mm256_storeu_pd(g, G);
         }
-        for (; j < L; j++) g0 += (double)a[j] * (double)a[j];
-        gn = sqrt((g0 + g1) + (g2 + g3));
+#endif
+        for (; j + 4 <= L; j += 4) {
+            g[0] += (double)a[j] * (double)a[j]; g[1] += (double)a[j + 1] * (double)a[j + 1];
+            g[2] += (double)a[j + 2] * (double)a[j + 2]; g[3] += (double)a[j + 3] * (double)a[j + 3];
+        }
+        for (; j < L; j++) g[0] += (double)a[j] * (double)a[j];
+        gn = sqrt((g[0] + g[1]) + (g[2] + g[3]));
     }
     tol = lam * nw * (2 * eps * (gn + tau) + 0x1p-23 * gn) * 1.01 + (double)(L + 4) * 0x1p-50 * sqrt((double)L) * slack + 1e-300;
     return fabs(S) <= tol;
@@ -9604,9 +9740,14 @@ static void vt__bt_gather(vt_btard_peer *p, const int *ranks, int cnt, uint64_t 
     int i;
     for (i = 0; i < cnt; i++) {
         in[i].p = NULL; in[i].n = 0; in[i].got = 0;
-        if (ranks[i] == p->rank || ranks[i] < 0) continue;
-        in[i].got = p->net->recv(p->net, ranks[i], tag, &in[i].p, &in[i].n, dl) == 1;
+        p->g_from[i] = ranks[i] == p->rank ? -1 : ranks[i];
     }
+    if (p->net->recv_set) { /* one wait for the lot */
+        if (p->net->recv_set(p->net, p->g_from, cnt, tag, p->g_p, p->g_n, p->g_got, dl) >= 0)
+            for (i = 0; i < cnt; i++) { in[i].p = p->g_p[i]; in[i].n = p->g_n[i]; in[i].got = p->g_got[i]; }
+    } else
+        for (i = 0; i < cnt; i++)
+            if (p->g_from[i] >= 0) in[i].got = p->net->recv(p->net, ranks[i], tag, &in[i].p, &in[i].n, dl) == 1;
     vt__bt_settle(p);
     p->st.t_wait += vt_net_now() - t0;
 }
@@ -9725,19 +9866,27 @@ static void vt__bt_send_aggh(vt_btard_peer *p, int rd, int phase) {
 static void vt__bt_send_agg(vt_btard_peer *p, int rd) {
     int i;
     size_t sz = 4 * (size_t)p->L;
-    unsigned char *b = (unsigned char *)VT_MALLOC(sz ? sz : 1, NULL);
-    if (!b) return;
-    vt__bt_f2le(p->agg + p->me * p->L, p->L, b);
+    const float *a = p->agg + p->me * p->L;
+    unsigned char *b = NULL; /* little-endian hosts send the floats as they are */
+    if (!vt__bt_host_le()) {
+        if (!(b = (unsigned char *)VT_MALLOC(sz ? sz : 1, NULL))) return;
+        vt__bt_f2le(a, p->L, b);
+    }
     for (i = 0; i < p->n; i++)
-        if (i != p->me) p->net->send(p->net, p->mem[i], vt__bt_tag(p, rd, VT__PH_AGG, 0), b, sz);
+        if (i != p->me) p->net->send(p->net, p->mem[i], vt__bt_tag(p, rd, VT__PH_AGG, 0), b ? (const void *)b : (const void *)a, sz);
     VT_FREE(b, NULL);
 }
 
 /* a part as bytes (with the attacks that corrupt what leaves the peer) */
 static void vt__bt_send_part(vt_btard_peer *p, int to, uint64_t tag, const float *x, int bcast) {
     size_t sz = 4 * (size_t)p->L;
-    unsigned char *b = (unsigned char *)VT_MALLOC(sz + 8, NULL);
-    if (!b) return;
+    unsigned char *b;
+    if (vt__bt_host_le() && !vt__bt_attacking(p, VT_ATTACK_GARBAGE) && !vt__bt_attacking(p, VT_ATTACK_WRONG_SIZE)) {
+        if (bcast) p->net->bcast(p->net, tag, x, sz, p->alive); /* the transport copies */
+        else p->net->send(p->net, to, tag, x, sz);
+        return;
+    }
+    if (!(b = (unsigned char *)VT_MALLOC(sz + 8, NULL))) return;
     vt__bt_f2le(x, p->L, b);
     if (vt__bt_attacking(p, VT_ATTACK_GARBAGE)) vt__bt_garbage(p, b, sz, tag);
     if (vt__bt_attacking(p, VT_ATTACK_WRONG_SIZE)) { memset(b + sz, 0, 4); sz += 4; }
@@ -10446,6 +10595,8 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
         !VT__BT_A(p->pv_mem, int, N) || !VT__BT_A(p->pv_has, unsigned char, N) ||
         !VT__BT_A(p->pv_parts, unsigned char, NN * 32) || !VT__BT_A(p->pv_chunk, unsigned char, N * 32) ||
         !VT__BT_A(p->pv_sc, double, NN * 2) || !VT__BT_A(p->pv_agg, float, D + N) || !VT__BT_A(p->late, int64_t, N) ||
+        !VT__BT_A(p->g_from, int, N) || !VT__BT_A(p->g_got, int, N) || !VT__BT_A(p->g_p, unsigned char *, N) ||
+        !VT__BT_A(p->g_n, size_t, N) ||
         !vt__bt_reserve(&p->chunk, 256) || !vt__bt_reserve(&p->chunk_prev, 256) || !vt__bt_reserve(&p->tmp, 256)) {
         vt__tls_fail(VT_ERR_NOMEM, "vt_btard_peer_create: out of memory (%d peers, %lld parameters)", N, (long long)D);
         vt_btard_peer_destroy(p);
@@ -10491,6 +10642,7 @@ VTDEF void vt_btard_peer_destroy(vt_btard_peer *p) {
     VT_FREE(p->pv_mem, NULL); VT_FREE(p->pv_has, NULL); VT_FREE(p->pv_parts, NULL); VT_FREE(p->pv_chunk, NULL);
     VT_FREE(p->pv_sc, NULL); VT_FREE(p->pv_agg, NULL); VT_FREE(p->late, NULL); VT_FREE(p->est1, NULL);
     VT_FREE(p->est2, NULL); VT_FREE(p->ring, NULL); VT_FREE(p->ev, NULL);
+    VT_FREE(p->g_from, NULL); VT_FREE(p->g_got, NULL); VT_FREE(p->g_p, NULL); VT_FREE(p->g_n, NULL);
     VT_FREE(p->chunk.p, NULL); VT_FREE(p->chunk_prev.p, NULL); VT_FREE(p->tmp.p, NULL);
     VT_FREE(p, NULL);
 }

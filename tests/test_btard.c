@@ -102,6 +102,44 @@ TEST(cclip_matches_its_definition) {
     CHECK(bad == 0, "%d values differ from the reference implementation of the definition", bad);
 }
 
+/* the projection scalars and the finiteness check, written out plainly,
+   against the realigned-bits / four-lanes-in-a-register versions */
+static void scalar_ref(const float *x, const float *a, int64_t L, int64_t off, uint64_t zs, double *s, double *nrm) {
+    double l[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};
+    int64_t j;
+    for (j = 0; j < L; j++) {
+        uint64_t i = (uint64_t)(off + j);
+        double z = (vt_rng_u64(zs, 0, i / 64) >> (i % 64)) & 1 ? -1.0 : 1.0, dl = (double)x[j] - (double)a[j];
+        l[j % 4] += z * dl;
+        q[j % 4] += dl * dl;
+    }
+    *s = (l[0] + l[1]) + (l[2] + l[3]);
+    *nrm = sqrt((q[0] + q[1]) + (q[2] + q[3]));
+}
+TEST(projection_scalars_match_their_definition) {
+    float *x = rand_rows(2, 700, 5, 0), *a = x + 700;
+    int64_t L, off, j;
+    int bad = 0, badf = 0;
+    for (L = 0; L <= 300; L += L < 70 ? 1 : 23)
+        for (off = 0; off <= 200; off += off < 70 ? 1 : 19) {
+            double s1, n1, s2, n2;
+            vt__bt_scalar(x, a, L, off, 0xabcdefull + (uint64_t)off, &s1, &n1);
+            scalar_ref(x, a, L, off, 0xabcdefull + (uint64_t)off, &s2, &n2);
+            bad += memcmp(&s1, &s2, 8) != 0 || memcmp(&n1, &n2, 8) != 0;
+        }
+    CHECK(bad == 0, "%d (L, offset) pairs give other scalars than the definition", bad);
+    for (L = 1; L <= 80; L++)
+        for (j = 0; j < L; j++) {
+            float keep = x[j];
+            badf += !vt__bt_finite(x, L);
+            x[j] = (float)NAN; badf += vt__bt_finite(x, L);
+            x[j] = j % 2 ? (float)INFINITY : -(float)INFINITY; badf += vt__bt_finite(x, L);
+            x[j] = keep;
+        }
+    CHECK(badf == 0, "the finiteness check is wrong %d times", badf);
+    free(x);
+}
+
 TEST(cclip_median_tie_rule) {
     /* even count: the lower middle; -0 sorts below +0 */
     float r0[2] = {1, -0.0f}, r1[2] = {3, 0.0f}, r2[2] = {2, 0.0f}, r3[2] = {4, -0.0f}, out[2];
@@ -631,6 +669,7 @@ int main(int argc, char **argv) {
     RUN(cclip_matches_its_definition);
     RUN(cclip_median_tie_rule);
     RUN(cclip_nonfinite_rows_left_out);
+    RUN(projection_scalars_match_their_definition);
     RUN(cclip_bounds_outliers_and_converges);
     RUN(transport_inproc);
     RUN(honest_swarm_bit_identical);
