@@ -1685,6 +1685,27 @@ static double vt__g(const vt__ord *o, int64_t n) {
    results often sit exactly on a binary32 midpoint: a bound of gamma(n) S
    would log every one of them. vt__sum_bound returns 0 for them instead. */
 #define VT__LSB_NONE 100000
+/* frexp's exponent (x = f 2^e, 1/2 <= |f| < 1) of a finite nonzero x, and
+   2^k, from the bits: the bound passes call them per line and per column,
+   where a libm call costs more than the rest of the work */
+static int vt__fexp(double x) {
+    uint64_t b;
+    int ex, e;
+    memcpy(&b, &x, 8);
+    ex = (int)((b >> 52) & 0x7ff);
+    if (ex) return ex - 1022;
+    frexp(x, &e); /* subnormal */
+    return e;
+}
+static double vt__pow2(int k) {
+    uint64_t b;
+    double r;
+    if (k > 1023) return INFINITY;
+    if (k < -1022) return ldexp(1.0, k);
+    b = (uint64_t)(k + 1023) << 52;
+    memcpy(&r, &b, 8);
+    return r;
+}
 static int vt__lsb(double x) {
     uint64_t b, m;
     int ex, z = 0;
@@ -1711,7 +1732,7 @@ static double vt__gsum(const vt__ord *o, int64_t n) { return n <= 2 ? 0.0 : vt__
 /* the bound of a sum of n exact terms whose magnitudes add to mag and whose
    lowest set bits are at least L: 0 when exact in any order, else gsum */
 static double vt__sum_bound(const vt__ord *o, int64_t n, double mag, int L) {
-    if (L >= VT__LSB_NONE / 2 || mag * (1 + 0x1p-40) < ldexp(1.0, VT__MIN(L + 53, 1100))) return 0;
+    if (L >= VT__LSB_NONE / 2 || mag * (1 + 0x1p-40) < vt__pow2(VT__MIN(L + 53, 1100))) return 0;
     return vt__gsum(o, n) * mag;
 }
 
@@ -2218,12 +2239,33 @@ static int64_t vt__find_nan(const double *x, int64_t lo, int64_t hi) {
     return -1;
 }
 
+/* x = RNE32(x) and the first NaN, one pass per block of 256 (a cast keeps
+   NaN and never makes one: the scalar search after it finds the same index) */
 static void vt__cast_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__rjob *j = (vt__rjob *)arg;
     vt__ents *t = &j->c->tents[tid];
-    int64_t i, bad = vt__find_nan(j->x, lo, hi);
-    if (bad >= 0 && t->bad < 0) t->bad = bad;
-    for (i = lo; i < hi; i++) j->x[i] = (double)(float)j->x[i];
+    int64_t b0, i;
+    for (b0 = lo; b0 < hi; b0 += 256) {
+        int64_t n = VT__MIN(256, hi - b0);
+        double *x = j->x + b0;
+        int any = 0;
+        i = 0;
+#ifdef VT__AVX2
+        {
+            __m256d nan = _mm256_setzero_pd();
+            for (; i + 4 <= n; i += 4) {
+                __m256d v = _mm256_loadu_pd(x + i);
+                nan = _mm256_or_pd(nan, _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+                _mm256_storeu_pd(x + i, _mm256_cvtps_pd(_mm256_cvtpd_ps(v)));
+            }
+            any = _mm256_movemask_pd(nan) != 0;
+        }
+#endif
+        for (; i < n; i++) { any |= (int)(x[i] != x[i]); x[i] = (double)(float)x[i]; }
+        if (any && t->bad < 0)
+            for (i = 0; i < n; i++)
+                if (x[i] != x[i]) { t->bad = b0 + i; break; }
+    }
 }
 
 static void vt__nan_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -2990,7 +3032,7 @@ static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
         double a = x[k * s];
         int e;
         if (a == 0) continue;
-        frexp(a, &e);
+        e = vt__fexp(a);
         if (e - vt__lsb(a) >= 20) return 0;
         seen++;
     }
@@ -3052,8 +3094,8 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
         for (r = lo; r < hi; r++) {
             int l = L[r - lo], e;
             j->n2[r] = sqrt(j->n2[r]);
-            if (l <= -VT__LSB_NONE) { frexp(mn[r], &e); l = mn[r] == INFINITY ? VT__LSB_NONE : e - 24; }
-            j->th[r] = l >= VT__LSB_NONE ? INFINITY : ldexp(1.0, VT__MIN(l + 53, 1023));
+            if (l <= -VT__LSB_NONE) { e = vt__fexp(mn[r]); l = mn[r] == INFINITY ? VT__LSB_NONE : e - 24; }
+            j->th[r] = l >= VT__LSB_NONE ? INFINITY : vt__pow2(VT__MIN(l + 53, 1023));
         }
         return;
     }
@@ -3093,11 +3135,11 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
             for (k = 0; k < j->K; k++)
                 if (x[k * j->s_k] != 0) { int l = vt__lsb(x[k * j->s_k]); if (l < L) L = l; }
         } else if (mn < INFINITY) {
-            frexp(mn, &e);
+            e = vt__fexp(mn);
             L = e - 24;
         }
         j->n1[r] = s1; j->n2[r] = sqrt(s2); j->mx[r] = m;
-        j->th[r] = L >= VT__LSB_NONE ? INFINITY : ldexp(1.0, VT__MIN(L + 53, 1023));
+        j->th[r] = L >= VT__LSB_NONE ? INFINITY : vt__pow2(VT__MIN(L + 53, 1023));
     }
 }
 
@@ -3119,7 +3161,7 @@ static double vt__gb_e(const vt__gbound_job *j, double a1, double a2, double am,
     if (j->C0) {
         double c0 = j->C0[m * j->ldc + n];
         s += fabs(c0);
-        if (c0 != 0) th = VT__MIN(th, ldexp(1.0, VT__MIN(vt__lsb(c0) + 53, 1023)));
+        if (c0 != 0) th = VT__MIN(th, vt__pow2(VT__MIN(vt__lsb(c0) + 53, 1023)));
     }
     if (j->bias) { s += fabs(j->bias[n]); th = VT__MIN(th, j->bth[n]); }
     return s * (1 + 0x1p-40) < th ? 0 : j->G * s;
@@ -3186,7 +3228,7 @@ static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64
     vt__tasks(pool, N, N * K, vt__stat_task, sb, tid);
     gb->bth = sb->th + N;
     if (bias)
-        for (n = 0; n < N; n++) gb->bth[n] = bias[n] == 0 ? INFINITY : ldexp(1.0, VT__MIN(vt__lsb(bias[n]) + 53, 1023));
+        for (n = 0; n < N; n++) gb->bth[n] = bias[n] == 0 ? INFINITY : vt__pow2(VT__MIN(vt__lsb(bias[n]) + 53, 1023));
     if (C0) { /* an all-zero C0 (gradients after zero_grad) adds exact zeros: leave it out */
         int64_t m2, any = 0;
         for (m2 = 0; m2 < M && !any; m2++)
@@ -4294,7 +4336,7 @@ static void vt__colsum(vt__kern *k, const vt__kout *o, const double *X, int64_t 
             for (r = 0; r < R; r++)
                 if (X[r * C + c] != 0) L = VT__MIN(L, vt__lsb(X[r * C + c]));
         } else if (mn < INFINITY) {
-            frexp(mn, &e);
+            e = vt__fexp(mn);
             L = VT__MIN(L, e - bits);
         }
         /* 0 only when the whole sum (R terms and the old value) is exact */
