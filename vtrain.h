@@ -3143,6 +3143,13 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+typedef struct { vt__stat_job *a, *b; int64_t M; } vt__stat2_job;
+static void vt__stat2_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__stat2_job *j = (vt__stat2_job *)arg;
+    if (lo < j->M) vt__stat_task(j->a, lo, VT__MIN(hi, j->M), tid);
+    if (hi > j->M) vt__stat_task(j->b, VT__MAX(lo, j->M) - j->M, hi - j->M, tid);
+}
+
 typedef struct {
     const vt__stat_job *a, *b;
     double G;
@@ -3224,8 +3231,11 @@ static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64
     sa->n1 = st; sa->n2 = st + M; sa->mx = st + 2 * M; sa->th = st + 3 * M;
     sb->X = B; sb->s_outer = sbn; sb->s_k = sbk; sb->K = K;
     sb->n1 = st + 4 * M; sb->n2 = sb->n1 + N; sb->mx = sb->n2 + N; sb->th = sb->mx + N;
-    vt__tasks(pool, M, M * K, vt__stat_task, sa, tid);
-    vt__tasks(pool, N, N * K, vt__stat_task, sb, tid);
+    {   /* A's lines then B's, in one pass over the pool (both are K long) */
+        vt__stat2_job s2;
+        s2.a = sa; s2.b = sb; s2.M = M;
+        vt__tasks(pool, M + N, (M + N) * K, vt__stat2_task, &s2, tid);
+    }
     gb->bth = sb->th + N;
     if (bias)
         for (n = 0; n < N; n++) gb->bth[n] = bias[n] == 0 ? INFINITY : vt__pow2(VT__MIN(vt__lsb(bias[n]) + 53, 1023));
