@@ -3177,7 +3177,6 @@ static double vt__gb_e(const vt__gbound_job *j, double a1, double a2, double am,
 static void vt__gbound_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gbound_job *j = (vt__gbound_job *)arg;
     int64_t m, n;
-    const double *bn1 = j->b->n1, *bn2 = j->b->n2, *bmx = j->b->mx, *bth = j->b->th;
     (void)tid;
     for (m = lo; m < hi; m++) {
         double a1 = j->a->n1[m], a2 = j->a->n2[m], am = j->a->mx[m], ath = j->a->th[m] * 0x1p-53;
@@ -3186,6 +3185,7 @@ static void vt__gbound_task(void *arg, int64_t lo, int64_t hi, int tid) {
             n = 0;
 #ifdef VT__AVX2
             {   /* the loop below four at a time (min, compare and select as written) */
+                const double *bn1 = j->b->n1, *bn2 = j->b->n2, *bmx = j->b->mx, *bth = j->b->th;
                 const __m256d va1 = _mm256_set1_pd(a1), va2 = _mm256_set1_pd(a2), vam = _mm256_set1_pd(am);
                 const __m256d vth = _mm256_set1_pd(ath), vG = _mm256_set1_pd(j->G), c40 = _mm256_set1_pd(1 + 0x1p-40);
                 for (; n + 4 <= j->N; n += 4) {
