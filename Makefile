@@ -32,13 +32,13 @@ $(B):
 $(B)/%: examples/%.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
-$(B)/test_%: tests/test_%.c tests/test.h vtrain.h | $(B)
+$(B)/test_%: tests/test_%.c tests/test.h vtrain.h examples/chargpt.h examples/digitsmlp.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
 $(B)/bench_step: bench/step.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
-$(B)/bench_logsize: bench/logsize.c vtrain.h examples/chargpt.h | $(B)
+$(B)/bench_logsize: bench/logsize.c vtrain.h examples/chargpt.h examples/digitsmlp.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
 $(B)/bench_transcript: bench/transcript.c vtrain.h examples/chargpt.h | $(B)
@@ -138,13 +138,13 @@ $(B)/vtrain_cuda_ptx.h: $(B)/vtrain_cuda_90.ptx $(B)/vtrain_cuda_75.ptx
 	for a in 90 75; do echo "static const char vt__cuda_ptx_$$a[] ="; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $(B)/vtrain_cuda_$$a.ptx; echo ';'; done > $@
 
-$(B)/test_cuda: tests/test_cuda.c tests/test.h vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h | $(B)
+$(B)/test_cuda: tests/test_cuda.c tests/test.h vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitsmlp.h | $(B)
 	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
 
 $(B)/bench_gpu_step: bench/gpu_step.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h | $(B)
 	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
 
-$(B)/gpu_audit: tests/gpu/audit.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h | $(B)
+$(B)/gpu_audit: tests/gpu/audit.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitsmlp.h | $(B)
 	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
 
 cuda: $(B)/test_cuda $(B)/bench_gpu_step $(B)/gpu_audit

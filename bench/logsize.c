@@ -16,38 +16,10 @@
 #define VTRAIN_IMPLEMENTATION
 #include "../vtrain.h"
 #include "../examples/chargpt.h"
+#include "../examples/digitsmlp.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct { vt_digits d; vt_mlp m; vt_optim *opt; } mlp_app;
-static mlp_app g_mlp;
-
-static vt_status mlp_setup(vt_ctx *c, void *u) {
-    mlp_app *a = (mlp_app *)u;
-    int sizes[3] = {64, 128, 10};
-    vt_adamw_desc ad = vt_adamw_default();
-    vt_mlp_init(c, &a->m, 2, sizes, 0, 7);
-    ad.lr = 3e-3;
-    a->opt = vt_adamw_create(c, &ad);
-    return vt_status_of(c);
-}
-
-static vt_status mlp_step(vt_ctx *c, int64_t s, void *u) {
-    mlp_app *a = (mlp_app *)u;
-    int i;
-    int64_t xs[2] = {64, 64}, ys[1] = {64};
-    float x[64 * 64];
-    int32_t y[64];
-    for (i = 0; i < 64; i++) {
-        int n = (int)(vt_rng_u64(5, (uint64_t)s, (uint64_t)i) % (uint64_t)a->d.n);
-        memcpy(x + i * 64, a->d.x + n * 64, sizeof(float) * 64);
-        y[i] = a->d.y[n];
-    }
-    vt_backward(c, vt_cross_entropy(c, vt_mlp_forward(c, &a->m, vt_from_f32(c, 2, xs, x)), vt_from_i32(c, 1, ys, y)));
-    vt_optim_step(c, a->opt, 3e-3);
-    return vt_status_of(c);
-}
 
 static void run(const char *name, const vt_program *p, int64_t steps) {
     static const char *modes[3] = {"sound", "probabilistic", "calibrated"};
@@ -93,19 +65,22 @@ int main(int argc, char **argv) {
     int i;
     chargpt g;
     vt_program p;
+    vt_digits digits;
+    digitsmlp mlp;
     for (i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoll(argv[++i]);
-    if (vt_digits_load("data/digits.csv", &g_mlp.d) != VT_OK || chargpt_load(&g, "data/kjv_nt.txt") != VT_OK) {
+    if (vt_digits_load("data/digits.csv", &digits) != VT_OK || chargpt_load(&g, "data/kjv_nt.txt") != VT_OK) {
         fprintf(stderr, "error: %s\n", vt_last_error());
         return 1;
     }
     printf("%-22s %-14s %12s %12s %14s %11s  %s\n", "model", "bound", "bytes/step", "entries/M", "dense B/step", "smaller", "replays");
-    p.setup = mlp_setup; p.step = mlp_step; p.on_step = NULL; p.user = &g_mlp;
+    mlp = digitsmlp_new(&digits);
+    p = digitsmlp_program(&mlp);
     run("mlp 64-128-10 B64", &p, steps);
     g.cfg.layers = 3; g.cfg.heads = 4; g.cfg.width = 96; g.T = 64; g.B = 8; g.steps = steps;
     p = chargpt_program(&g);
     run("gpt L3 C96 T64 B8", &p, steps);
-    vt_digits_free(&g_mlp.d);
+    vt_digits_free(&digits);
     chargpt_free(&g);
     return 0;
 }

@@ -19,6 +19,7 @@
 #include "../vtrain.h"
 #include "test.h"
 #include "../examples/chargpt.h"
+#include "../examples/digitsmlp.h"
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -49,51 +50,12 @@ static const char *dev_name(int dev) { return dev == CPU ? "cpu" : dev == VT_CUD
 
 /* --- programs ----------------------------------------------------------------- */
 
-typedef struct { vt_digits *d; vt_mlp m; vt_optim *opt; int batch, act; } mlp_app;
 static vt_digits g_digits;
-
-static vt_status mlp_setup(vt_ctx *c, void *u) {
-    mlp_app *a = (mlp_app *)u;
-    int sizes[4] = {64, 48, 32, 10};
-    vt_adamw_desc ad = vt_adamw_default();
-    vt_mlp_init(c, &a->m, 3, sizes, a->act, 7);
-    ad.lr = 3e-3;
-    a->opt = vt_adamw_create(c, &ad);
-    return vt_status_of(c);
-}
-static vt_status mlp_step(vt_ctx *c, int64_t s, void *u) {
-    mlp_app *a = (mlp_app *)u;
-    int i;
-    int64_t xs[2], ys[1], idx[64];
-    float x[64 * 64];
-    int32_t y[64];
-    vt_tensor *in, *lg, *tg, *loss;
-    for (i = 0; i < a->batch; i++) {
-        int n = (int)(vt_rng_u64(5, (uint64_t)s, (uint64_t)i) % (uint64_t)a->d->n);
-        idx[i] = n;
-        memcpy(x + i * 64, a->d->x + n * 64, sizeof(float) * 64);
-        y[i] = a->d->y[n];
-    }
-    vt_commit_batch(c, idx, a->batch);
-    xs[0] = a->batch; xs[1] = 64; ys[0] = a->batch;
-    in = vt_from_f32(c, 2, xs, x);
-    lg = vt_mlp_forward(c, &a->m, in);
-    tg = vt_from_i32(c, 1, ys, y);
-    loss = vt_cross_entropy(c, lg, tg);
-    vt_backward(c, loss);
-    vt_clip_grad_norm(c, 5.0);
-    vt_optim_step(c, a->opt, vt_lr_cosine(s, 10, 200, 3e-3, 3e-4));
-    return vt_status_of(c);
-}
-static vt_program mlp_program(mlp_app *a) {
-    vt_program p;
-    p.setup = mlp_setup; p.step = mlp_step; p.on_step = NULL; p.user = a;
-    return p;
-}
-static mlp_app mlp_new(int act) {
-    mlp_app a;
-    memset(&a, 0, sizeof a);
-    a.d = &g_digits; a.batch = 32; a.act = act;
+/* 64-48-32-10, batch 32, clipping, cosine schedule, batches committed */
+static digitsmlp mlp_new(int act) {
+    digitsmlp a = digitsmlp_new(&g_digits);
+    a.nlayers = 3; a.sizes[1] = 48; a.sizes[2] = 32; a.sizes[3] = 10;
+    a.act = act; a.batch = 32; a.clip = 5.0; a.lr_min = 3e-4; a.commit = 1;
     return a;
 }
 
@@ -583,7 +545,7 @@ static void ops_check(const char *what, vt_program p1, vt_program p2, int64_t st
 TEST2(every_op_matches_cpu) {
     allops_app a1, a2;
     wide_app w1, w2;
-    mlp_app m1 = mlp_new(1), m2 = mlp_new(1);
+    digitsmlp m1 = mlp_new(1), m2 = mlp_new(1);
     chargpt c1 = gpt_new(), c2 = gpt_new();
     vt_program p1, p2;
     p1.setup = p2.setup = allops_setup; p1.step = p2.step = allops_step; p1.on_step = p2.on_step = NULL;
@@ -592,9 +554,9 @@ TEST2(every_op_matches_cpu) {
     p1.setup = p2.setup = wide_setup; p1.step = p2.step = wide_step;
     p1.user = &w1; p2.user = &w2;
     ops_check("wide rows", p1, p2, 3);
-    ops_check("mlp (tanh)", mlp_program(&m1), mlp_program(&m2), 3);
+    ops_check("mlp (tanh)", digitsmlp_program(&m1), digitsmlp_program(&m2), 3);
     m1 = mlp_new(2); m2 = mlp_new(2);
-    ops_check("mlp (gelu)", mlp_program(&m1), mlp_program(&m2), 3);
+    ops_check("mlp (gelu)", digitsmlp_program(&m1), digitsmlp_program(&m2), 3);
     ops_check("char gpt", chargpt_program(&c1), chargpt_program(&c2), 3);
     gpt_free(&c1); gpt_free(&c2);
 }
@@ -602,8 +564,8 @@ TEST2(every_op_matches_cpu) {
 /* --- training on one backend, auditing on the other ------------------------------------ */
 
 TEST2(mlp_gpu_trained_cpu_audited) {
-    mlp_app a = mlp_new(0), b = mlp_new(0);
-    vt_program pa = mlp_program(&a), pb = mlp_program(&b);
+    digitsmlp a = mlp_new(0), b = mlp_new(0);
+    vt_program pa = digitsmlp_program(&a), pb = digitsmlp_program(&b);
     lock_res r;
     CHECK(lockstep(&pa, &pb, g_dev, CPU, 60, VT_MODE_VERIFIED, 0, &r), "%s", r.why);
     NOTE("%s-trained MLP, 60 steps, every step's state identical on the cpu; %lld log entries", dev_name(g_dev), (long long)r.entries);
@@ -721,8 +683,8 @@ TEST2(gpu_transcript_audited_on_cpu) {
 /* --- modes ---------------------------------------------------------------------------------- */
 
 TEST2(native_gpu_differs_from_cpu) {
-    mlp_app a = mlp_new(1);
-    vt_program p = mlp_program(&a);
+    digitsmlp a = mlp_new(1);
+    vt_program p = digitsmlp_program(&a);
     vt_desc d = desc_on(g_dev);
     vt_report rg, rc;
     d.mode = VT_MODE_NATIVE;
@@ -738,8 +700,8 @@ TEST2(native_gpu_differs_from_cpu) {
 }
 
 TEST2(other_modes_run) {
-    mlp_app a = mlp_new(2), b = mlp_new(2);
-    vt_program pa = mlp_program(&a), pb = mlp_program(&b);
+    digitsmlp a = mlp_new(2), b = mlp_new(2);
+    vt_program pa = digitsmlp_program(&a), pb = digitsmlp_program(&b);
     vt_desc d;
     vt_report rg, rc;
     lock_res r;
@@ -805,8 +767,8 @@ TEST2(two_gpu_runs_write_identical_logs) {
 TEST(backend_selection) {
     vt_desc d = vt_desc_default();
     vt_ctx *c;
-    mlp_app a = mlp_new(0);
-    vt_program p = mlp_program(&a);
+    digitsmlp a = mlp_new(0);
+    vt_program p = digitsmlp_program(&a);
     vt_report r;
     d.backend = VT_BACKEND_CUDA;
     d.device = 0;

@@ -5,49 +5,15 @@
 #include "../vtrain.h"
 #include "test.h"
 #include "../examples/chargpt.h"
+#include "../examples/digitsmlp.h"
 
 /* --- programs ------------------------------------------------------------- */
 
-typedef struct { vt_digits d; vt_mlp m; vt_optim *opt; int batch; } mlp_app;
-
-static vt_status mlp_setup(vt_ctx *c, void *u) {
-    mlp_app *a = (mlp_app *)u;
-    int sizes[3] = {64, 48, 10};
-    vt_adamw_desc ad = vt_adamw_default();
-    vt_mlp_init(c, &a->m, 2, sizes, 0, 7);
-    ad.lr = 3e-3;
-    a->opt = vt_adamw_create(c, &ad);
-    return vt_status_of(c);
-}
-
-static vt_status mlp_step(vt_ctx *c, int64_t s, void *u) {
-    mlp_app *a = (mlp_app *)u;
-    int i;
-    int64_t xs[2], ys[1], idx[64];
-    float x[64 * 64];
-    int32_t y[64];
-    for (i = 0; i < a->batch; i++) {
-        int n = (int)(vt_rng_u64(5, (uint64_t)s, (uint64_t)i) % (uint64_t)a->d.n);
-        idx[i] = n;
-        memcpy(x + i * 64, a->d.x + n * 64, sizeof(float) * 64);
-        y[i] = a->d.y[n];
-    }
-    vt_commit_batch(c, idx, a->batch);
-    xs[0] = a->batch; xs[1] = 64; ys[0] = a->batch;
-    vt_backward(c, vt_cross_entropy(c, vt_mlp_forward(c, &a->m, vt_from_f32(c, 2, xs, x)), vt_from_i32(c, 1, ys, y)));
-    vt_clip_grad_norm(c, 5.0);
-    vt_optim_step(c, a->opt, vt_lr_cosine(s, 10, 200, 3e-3, 3e-4));
-    return vt_status_of(c);
-}
-
-static mlp_app g_mlp;
+static vt_digits g_digits;
+static digitsmlp g_mlp;
 static chargpt g_gpt;
 
-static vt_program mlp_program(void) {
-    vt_program p;
-    p.setup = mlp_setup; p.step = mlp_step; p.on_step = NULL; p.user = &g_mlp;
-    return p;
-}
+static vt_program mlp_program(void) { return digitsmlp_program(&g_mlp); }
 static vt_program gpt_program(void) {
     /* a tiny character GPT: 2 layers, width 32, 2 heads, context 16, batch 4 */
     g_gpt.cfg.layers = 2; g_gpt.cfg.width = 32; g_gpt.cfg.heads = 2; g_gpt.T = 16; g_gpt.B = 4;
@@ -183,7 +149,7 @@ TEST(memory_chunks_replay) {
     vt_desc dt = vt_desc_default(), da = vt_desc_default();
     vt_ctx *t, *a;
     vt_program p = mlp_program();
-    mlp_app ua = g_mlp, ub = g_mlp; /* one app per context: setup stores the model in it */
+    digitsmlp ua = g_mlp, ub = g_mlp; /* one app per context: setup stores the model in it */
     int64_t s;
     int same = 1;
     dt.log_memory = 1;
@@ -663,8 +629,10 @@ TEST(bounds_hold_for_every_op) {
 int main(int argc, char **argv) {
     TEST_FILTER(argc, argv);
     setvbuf(stdout, NULL, _IONBF, 0);
-    if (vt_digits_load("data/digits.csv", &g_mlp.d) != VT_OK) { printf("%s\n0 passed, 1 failed\n", vt_last_error()); return 1; }
-    g_mlp.batch = 32;
+    if (vt_digits_load("data/digits.csv", &g_digits) != VT_OK) { printf("%s\n0 passed, 1 failed\n", vt_last_error()); return 1; }
+    /* 64-48-10, batch 32, clipping, cosine schedule, batches committed */
+    g_mlp = digitsmlp_new(&g_digits);
+    g_mlp.sizes[1] = 48; g_mlp.batch = 32; g_mlp.clip = 5.0; g_mlp.lr_min = 3e-4; g_mlp.commit = 1;
     if (chargpt_load(&g_gpt, "data/kjv_nt.txt") != VT_OK) { printf("%s\n0 passed, 1 failed\n", vt_last_error()); return 1; }
     RUN(bounds_hold_for_every_op);
     RUN(mlp_replays_across_orders);
@@ -679,7 +647,7 @@ int main(int argc, char **argv) {
     RUN(tamper_truncated_and_checksum);
     RUN(log_of_another_program);
     RUN(round_only_fails_verified_fixes);
-    vt_digits_free(&g_mlp.d);
+    vt_digits_free(&g_digits);
     chargpt_free(&g_gpt);
     return TEST_SUMMARY();
 }

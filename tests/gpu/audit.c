@@ -16,43 +16,12 @@
 #define VTRAIN_CUDA_EMU
 #include "../../vtrain.h"
 #include "../../examples/chargpt.h"
+#include "../../examples/digitsmlp.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { vt_digits *d; vt_mlp m; vt_optim *opt; } mlp_app;
 static vt_digits g_digits;
-static vt_status mlp_setup(vt_ctx *c, void *u) {
-    mlp_app *a = (mlp_app *)u;
-    int sizes[3] = {64, 128, 10};
-    vt_adamw_desc ad = vt_adamw_default();
-    vt_mlp_init(c, &a->m, 2, sizes, 2, 7);
-    ad.lr = 3e-3;
-    a->opt = vt_adamw_create(c, &ad);
-    return vt_status_of(c);
-}
-static vt_status mlp_step(vt_ctx *c, int64_t s, void *u) {
-    mlp_app *a = (mlp_app *)u;
-    int i;
-    int64_t xs[2] = {64, 64}, ys[1] = {64}, idx[64];
-    float x[64 * 64];
-    int32_t y[64];
-    vt_tensor *in, *lg, *loss;
-    for (i = 0; i < 64; i++) {
-        int n = (int)(vt_rng_u64(5, (uint64_t)s, (uint64_t)i) % (uint64_t)a->d->n);
-        idx[i] = n;
-        memcpy(x + i * 64, a->d->x + n * 64, sizeof(float) * 64);
-        y[i] = a->d->y[n];
-    }
-    vt_commit_batch(c, idx, 64);
-    in = vt_from_f32(c, 2, xs, x);
-    lg = vt_mlp_forward(c, &a->m, in);
-    loss = vt_cross_entropy(c, lg, vt_from_i32(c, 1, ys, y));
-    vt_backward(c, loss);
-    vt_clip_grad_norm(c, 5.0);
-    vt_optim_step(c, a->opt, 3e-3);
-    return vt_status_of(c);
-}
 
 typedef struct { vt_gpt_config cfg; vt_gpt g; vt_optim *opt; int B, T; int32_t *x, *y; } g2_app;
 static vt_status g2_setup(vt_ctx *c, void *u) {
@@ -98,7 +67,7 @@ int main(int argc, char **argv) {
     vt_desc dt = vt_desc_default(), da = vt_desc_default();
     vt_program p;
     void *ua, *ub;
-    mlp_app ma, mb;
+    digitsmlp ma, mb;
     chargpt ca, cb;
     g2_app ga, gb;
     vt_ctx *t, *a;
@@ -120,14 +89,14 @@ int main(int argc, char **argv) {
         return 2;
     }
     steps = atoll(argv[4]);
-    memset(&ma, 0, sizeof ma);
     memset(&ca, 0, sizeof ca);
     memset(&ga, 0, sizeof ga);
     if (!strcmp(argv[1], "mlp")) {
         if (vt_digits_load("data/digits.csv", &g_digits) != VT_OK) { printf("%s\n", vt_last_error()); return 1; }
-        ma.d = &g_digits;
+        ma = digitsmlp_new(&g_digits);
+        ma.act = 2; ma.commit = 1; ma.clip = 5.0; /* gelu: the libm bounds too */
         mb = ma;
-        p.setup = mlp_setup; p.step = mlp_step;
+        p = digitsmlp_program(&ma);
         ua = &ma; ub = &mb;
     } else if (!strcmp(argv[1], "chargpt")) {
         if (chargpt_load(&ca, "data/kjv_nt.txt") != VT_OK) { printf("%s\n", vt_last_error()); return 1; }
