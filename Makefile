@@ -141,10 +141,10 @@ $(B)/vtrain_cuda_ptx.h: $(B)/vtrain_cuda_90.ptx $(B)/vtrain_cuda_75.ptx
 $(B)/test_cuda: tests/test_cuda.c tests/test.h vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitsmlp.h | $(B)
 	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
 
-$(B)/bench_gpu_step: bench/gpu_step.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h | $(B)
+$(B)/bench_gpu_step: bench/gpu_step.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/gpt2rand.h | $(B)
 	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
 
-$(B)/gpu_audit: tests/gpu/audit.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitsmlp.h | $(B)
+$(B)/gpu_audit: tests/gpu/audit.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitsmlp.h examples/gpt2rand.h | $(B)
 	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
 
 cuda: $(B)/test_cuda $(B)/bench_gpu_step $(B)/gpu_audit

@@ -19,38 +19,10 @@
 #define VTRAIN_CUDA
 #define VTRAIN_CUDA_EMU
 #include "../vtrain.h"
+#include "../examples/gpt2rand.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct { vt_gpt_config cfg; vt_gpt g; vt_optim *opt; int B, T; int32_t *x, *y; } g2_app;
-
-static vt_status g2_setup(vt_ctx *c, void *u) {
-    g2_app *a = (g2_app *)u;
-    vt_adamw_desc ad = vt_adamw_default();
-    vt_gpt_init(c, &a->g, &a->cfg, 1337);
-    ad.lr = 6e-4;
-    ad.weight_decay = 0.1;
-    a->opt = vt_adamw_create(c, &ad);
-    return vt_status_of(c);
-}
-static vt_status g2_step(vt_ctx *c, int64_t s, void *u) {
-    g2_app *a = (g2_app *)u;
-    int64_t ne[2], i, n = (int64_t)a->B * a->T;
-    vt_tensor *x, *y, *loss;
-    for (i = 0; i < n; i++) { /* tokens from (seed, step, position): no data set needed */
-        a->x[i] = (int32_t)(vt_rng_u64(31, (uint64_t)s, (uint64_t)i) % (uint64_t)a->cfg.vocab);
-        a->y[i] = (int32_t)(vt_rng_u64(32, (uint64_t)s, (uint64_t)i) % (uint64_t)a->cfg.vocab);
-    }
-    ne[0] = a->B; ne[1] = a->T;
-    x = vt_from_i32(c, 2, ne, a->x);
-    y = vt_from_i32(c, 2, ne, a->y);
-    loss = vt_gpt_forward(c, &a->g, x, y, s);
-    vt_backward(c, loss);
-    vt_clip_grad_norm(c, 1.0);
-    vt_optim_step(c, a->opt, 6e-4);
-    return vt_status_of(c);
-}
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -62,7 +34,7 @@ typedef struct { double med, mn, mx, log_bytes, entries, values, round_ms, round
 static void sync_dev(vt_ctx *c) { vt__cu *s = vt__cus(c); s->dev->sync(s); }
 static double g_nparams; /* counted in the first mode's context (setting up GPT-2 124M takes seconds) */
 
-static mode_res run_mode(g2_app *a, vt_mode mode, int device, int warmup, int steps) {
+static mode_res run_mode(gpt2rand *a, vt_mode mode, int device, int warmup, int steps) {
     mode_res r;
     vt_desc d = vt_desc_default();
     vt_ctx *c;
@@ -76,7 +48,7 @@ static mode_res run_mode(g2_app *a, vt_mode mode, int device, int warmup, int st
     d.log_memory = mode == VT_MODE_VERIFIED; /* the log chunk is built every step (no file) */
     c = vt_create(&d);
     if (!c) { printf("%s: %s\n", vt_mode_name(mode), vt_last_error()); free(t); return r; }
-    g2_setup(c, a);
+    gpt2rand_setup(c, a);
     if (!g_nparams) g_nparams = (double)vt_param_numel(c);
     for (k = 0; k < warmup + steps && vt_status_of(c) == VT_OK; k++) {
         double t0;
@@ -84,7 +56,7 @@ static mode_res run_mode(g2_app *a, vt_mode mode, int device, int warmup, int st
         sync_dev(c);
         t0 = vt__now();
         vt_step_begin(c);
-        g2_step(c, k, a);
+        gpt2rand_step(c, k, a);
         vt_step_end(c);
         sync_dev(c);
         if (k >= warmup) t[k - warmup] = vt__now() - t0;
@@ -115,7 +87,7 @@ static mode_res run_mode(g2_app *a, vt_mode mode, int device, int warmup, int st
         cs->round_seconds = cs->round_bytes = 0;
         for (k = 0; k < nprof; k++) {
             vt_step_begin(c);
-            g2_step(c, warmup + steps + k, a);
+            gpt2rand_step(c, warmup + steps + k, a);
             vt_step_end(c);
         }
         cs->profile = 0;
@@ -162,7 +134,7 @@ static double copy_bandwidth(int device) {
 }
 
 int main(int argc, char **argv) {
-    g2_app a;
+    gpt2rand a;
     int device = 0, warmup = 3, steps = 10, i, m;
     const char *modes = "verified,round_only,fp64,native";
     static const char *names[4] = {"verified", "round_only", "fp64", "native"};
@@ -192,8 +164,6 @@ int main(int argc, char **argv) {
         else { printf("unknown option %s (see the top of bench/gpu_step.c)\n", o); return 2; }
     }
     if (steps < 1) steps = 1;
-    a.x = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.B * (size_t)a.T);
-    a.y = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.B * (size_t)a.T);
     {
         vt_desc d = vt_desc_default();
         vt_ctx *c;
@@ -228,7 +198,6 @@ int main(int argc, char **argv) {
            "round_gbps=%.1f copy_gbps=%.1f digest_ms=%.2f\n", res[0].med, res[1].med, res[2].med, res[3].med, res[0].log_bytes,
            res[0].entries, res[0].round_ms, res[0].round_ms > 0 ? res[0].round_gb / (res[0].round_ms / 1e3) : 0, bw / 1e9,
            res[0].digest_ms);
-    free(a.x);
-    free(a.y);
+    gpt2rand_free(&a);
     return 0;
 }

@@ -17,43 +17,12 @@
 #include "../../vtrain.h"
 #include "../../examples/chargpt.h"
 #include "../../examples/digitsmlp.h"
+#include "../../examples/gpt2rand.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static vt_digits g_digits;
-
-typedef struct { vt_gpt_config cfg; vt_gpt g; vt_optim *opt; int B, T; int32_t *x, *y; } g2_app;
-static vt_status g2_setup(vt_ctx *c, void *u) {
-    g2_app *a = (g2_app *)u;
-    vt_adamw_desc ad = vt_adamw_default();
-    vt_gpt_init(c, &a->g, &a->cfg, 1337);
-    ad.lr = 6e-4;
-    ad.weight_decay = 0.1;
-    a->opt = vt_adamw_create(c, &ad);
-    if (!a->x) {
-        a->x = (int32_t *)malloc(sizeof(int32_t) * (size_t)(a->B * a->T));
-        a->y = (int32_t *)malloc(sizeof(int32_t) * (size_t)(a->B * a->T));
-    }
-    return vt_status_of(c);
-}
-static vt_status g2_step(vt_ctx *c, int64_t s, void *u) {
-    g2_app *a = (g2_app *)u;
-    int64_t ne[2], i, n = (int64_t)a->B * a->T;
-    vt_tensor *x, *y, *loss;
-    for (i = 0; i < n; i++) {
-        a->x[i] = (int32_t)(vt_rng_u64(31, (uint64_t)s, (uint64_t)i) % (uint64_t)a->cfg.vocab);
-        a->y[i] = (int32_t)(vt_rng_u64(32, (uint64_t)s, (uint64_t)i) % (uint64_t)a->cfg.vocab);
-    }
-    ne[0] = a->B; ne[1] = a->T;
-    x = vt_from_i32(c, 2, ne, a->x);
-    y = vt_from_i32(c, 2, ne, a->y);
-    loss = vt_gpt_forward(c, &a->g, x, y, s);
-    vt_backward(c, loss);
-    vt_clip_grad_norm(c, 1.0);
-    vt_optim_step(c, a->opt, vt_lr_cosine(s, 5, 100, 6e-4, 6e-5));
-    return vt_status_of(c);
-}
 
 static int backend(const char *s, vt_desc *d) {
     if (!strcmp(s, "cpu")) return 1;
@@ -69,7 +38,7 @@ int main(int argc, char **argv) {
     void *ua, *ub;
     digitsmlp ma, mb;
     chargpt ca, cb;
-    g2_app ga, gb;
+    gpt2rand ga, gb;
     vt_ctx *t, *a;
     int64_t steps, s, same = 0;
     double t0 = vt__now(), tt = 0, ta = 0;
@@ -108,8 +77,9 @@ int main(int argc, char **argv) {
         ga.cfg.vocab = 50257; ga.cfg.context = 1024; ga.cfg.layers = 12; ga.cfg.heads = 12; ga.cfg.width = 768;
         ga.T = argc > 5 ? atoi(argv[5]) : 64;
         ga.B = argc > 6 ? atoi(argv[6]) : 2;
+        ga.lr_min = 6e-5;
         gb = ga;
-        p.setup = g2_setup; p.step = g2_step;
+        p.setup = gpt2rand_setup; p.step = gpt2rand_step;
         ua = &ga; ub = &gb;
     } else {
         printf("unknown model %s\n", argv[1]);
@@ -162,6 +132,6 @@ int main(int argc, char **argv) {
     vt_destroy(a);
     if (!strcmp(argv[1], "mlp")) vt_digits_free(&g_digits);
     if (!strcmp(argv[1], "chargpt")) { free(cb.x); free(cb.y); chargpt_free(&ca); }
-    if (!strcmp(argv[1], "gpt2")) { free(ga.x); free(ga.y); free(gb.x); free(gb.y); }
+    if (!strcmp(argv[1], "gpt2")) { gpt2rand_free(&ga); gpt2rand_free(&gb); }
     return same == steps ? 0 : 1;
 }
