@@ -1149,18 +1149,34 @@ static void vt__sha_blocks_ni(uint32_t h[8], const unsigned char *p, size_t nblo
     s0 = _mm_alignr_epi8(t, s1, 8);
     s1 = _mm_blend_epi16(s1, t, 0xF0);
     while (nblocks--) {
-        __m128i a0 = s0, a1 = s1, w[4], m;
-        int i;
-        for (i = 0; i < 16; i++) {
-            if (i < 4) w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), bswap);
-            else {
-                __m128i x = _mm_add_epi32(_mm_sha256msg1_epu32(w[i & 3], w[(i + 1) & 3]), _mm_alignr_epi8(w[(i + 3) & 3], w[(i + 2) & 3], 4));
-                w[i & 3] = _mm_sha256msg2_epu32(x, w[(i + 3) & 3]);
-            }
-            m = _mm_add_epi32(w[i & 3], _mm_loadu_si128((const __m128i *)&vt__sha_k[4 * i]));
-            s1 = _mm_sha256rnds2_epu32(s1, s0, m);
-            s0 = _mm_sha256rnds2_epu32(s0, s1, _mm_shuffle_epi32(m, 0x0E));
-        }
+        __m128i a0 = s0, a1 = s1, w0, w1, w2, w3, m;
+        /* four rounds on W (message words 4i..4i+3 plus their constants) */
+#define VT__SHA_R4(W, i)                                                         \
+        m = _mm_add_epi32(W, _mm_loadu_si128((const __m128i *)&vt__sha_k[4 * (i)])); \
+        s1 = _mm_sha256rnds2_epu32(s1, s0, m);                                   \
+        s0 = _mm_sha256rnds2_epu32(s0, s1, _mm_shuffle_epi32(m, 0x0E))
+        /* the next four words of the schedule into W0, from W0..W3 (oldest first) */
+#define VT__SHA_NEXT(W0, W1, W2, W3) \
+        W0 = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(W0, W1), _mm_alignr_epi8(W3, W2, 4)), W3)
+        w0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 0)), bswap);
+        w1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16)), bswap);
+        w2 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 32)), bswap);
+        w3 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 48)), bswap);
+        VT__SHA_R4(w0, 0); VT__SHA_R4(w1, 1); VT__SHA_R4(w2, 2); VT__SHA_R4(w3, 3);
+        VT__SHA_NEXT(w0, w1, w2, w3); VT__SHA_R4(w0, 4);
+        VT__SHA_NEXT(w1, w2, w3, w0); VT__SHA_R4(w1, 5);
+        VT__SHA_NEXT(w2, w3, w0, w1); VT__SHA_R4(w2, 6);
+        VT__SHA_NEXT(w3, w0, w1, w2); VT__SHA_R4(w3, 7);
+        VT__SHA_NEXT(w0, w1, w2, w3); VT__SHA_R4(w0, 8);
+        VT__SHA_NEXT(w1, w2, w3, w0); VT__SHA_R4(w1, 9);
+        VT__SHA_NEXT(w2, w3, w0, w1); VT__SHA_R4(w2, 10);
+        VT__SHA_NEXT(w3, w0, w1, w2); VT__SHA_R4(w3, 11);
+        VT__SHA_NEXT(w0, w1, w2, w3); VT__SHA_R4(w0, 12);
+        VT__SHA_NEXT(w1, w2, w3, w0); VT__SHA_R4(w1, 13);
+        VT__SHA_NEXT(w2, w3, w0, w1); VT__SHA_R4(w2, 14);
+        VT__SHA_NEXT(w3, w0, w1, w2); VT__SHA_R4(w3, 15);
+#undef VT__SHA_R4
+#undef VT__SHA_NEXT
         s0 = _mm_add_epi32(s0, a0);
         s1 = _mm_add_epi32(s1, a1);
         p += 64;
