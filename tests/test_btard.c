@@ -660,6 +660,56 @@ TEST(rogue_garbage_everywhere) {
     for (i = 0; i < n; i++) e[i]->destroy(e[i]);
 }
 
+/* a peer whose weights silently split from the others' (one bit of one
+   weight, between steps, as a memory fault would) is banned for it by the
+   weights digest in the next commitment, and by nobody else */
+typedef struct { vt_btard_peer *p; int steps, done, flip_at; } split_job;
+static void *run_split(void *a) {
+    split_job *j = (split_job *)a;
+    while (j->done < j->steps) {
+        if (j->done == j->flip_at) {
+            vt_tensor *w = vt_param_at(vt_btard_ctx(j->p), 0);
+            double *x = (double *)w->data + 5;
+            *x = (double)nextafterf((float)*x, 1e30f);
+        }
+        if (vt_btard_step(j->p) != VT_OK) break;
+        j->done++;
+    }
+    return NULL;
+}
+TEST(split_weights_banned) {
+    int n = 5, i, steps = 6;
+    vt_net **e = vt_net_inproc_create(n, 0);
+    vt_btard_cfg cfg = small_cfg(51);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_peer *p[5];
+    split_job jb[5];
+    pthread_t th[5];
+    unsigned char d0[32], d1[32];
+    for (i = 0; i < n; i++) {
+        p[i] = vt_btard_peer_create(&cfg, &t, e[i], NULL);
+        jb[i].p = p[i]; jb[i].steps = steps; jb[i].done = 0; jb[i].flip_at = i == n - 1 ? 3 : -1;
+    }
+    for (i = 0; i < n; i++) pthread_create(&th[i], NULL, run_split, &jb[i]);
+    for (i = 0; i < n; i++) pthread_join(th[i], NULL);
+    vt_btard_digest(p[0], d0);
+    for (i = 0; i < n - 1; i++) {
+        const vt_btard_event *ev;
+        int k = vt_btard_events(p[i], &ev), q, why = -1;
+        CHECK(jb[i].done == steps, "peer %d stopped after %d steps: %s", i, jb[i].done, vt_btard_error(p[i]));
+        vt_btard_digest(p[i], d1);
+        CHECK(!memcmp(d0, d1, 32), "peer %d's weights differ", i);
+        CHECK(vt_btard_alive_count(p[i]) == n - 1 && !vt_btard_alive(p[i], n - 1), "peer %d: %d alive", i, vt_btard_alive_count(p[i]));
+        for (q = 0; q < k; q++) if (ev[q].kind == VT_EV_BAN && ev[q].peer == n - 1) why = (int)ev[q].reason;
+        CHECK(why == VT_BAN_WEIGHTS, "peer %d banned the split peer for %d", i, why);
+    }
+    /* from where it stands, the four others all changed their weights: it
+       bans them and goes on alone, cut off from the swarm */
+    CHECK(vt_btard_alive_count(p[n - 1]) <= 1, "the split peer still counts %d peers alive", vt_btard_alive_count(p[n - 1]));
+    for (i = 0; i < n; i++) vt_btard_peer_destroy(p[i]);
+    for (i = 0; i < n; i++) e[i]->destroy(e[i]);
+}
+
 int main(int argc, char **argv) {
     TEST_FILTER(argc, argv);
     if (vt_btard_digits_load(&g_d, "data/digits.csv", 16, 8, 0.05) != VT_OK) {
@@ -676,6 +726,7 @@ int main(int argc, char **argv) {
     RUN(every_attack_caught_and_attributed);
     RUN(bad_input_attributed);
     RUN(rogue_garbage_everywhere);
+    RUN(split_weights_banned);
     RUN(nudge_invisible_to_a_tolerance);
     RUN(forged_chunk_does_not_replay);
     RUN(chunks_replay_out_of_sequence);

@@ -49,6 +49,38 @@ TEST(sha256_block_paths_agree) {
     }
 }
 
+/* two messages hashed at once give the digests of two separate hashes, at
+   every length around the block and chunk edges, from unaligned buffers;
+   so do two state blocks digested together (lengths that differ too) */
+TEST(sha256_two_at_once) {
+    static unsigned char a[5000], b[5000];
+    size_t n, i;
+    int r;
+    for (i = 0; i < sizeof a; i++) { a[i] = (unsigned char)vt_rng_u64(10, 0, i); b[i] = (unsigned char)vt_rng_u64(10, 1, i); }
+    for (n = 0; n + 3 < sizeof a; n += (n < 300 ? 1 : 61)) {
+        unsigned char h1[32], h2[32], r1[32], r2[32];
+        vt__sha256_2(a + 1, b + 3, n, h1, h2);
+        vt_sha256(a + 1, n, r1);
+        vt_sha256(b + 3, n, r2);
+        CHECK(!memcmp(h1, r1, 32) && !memcmp(h2, r2, 32), "%zu bytes: the pair differs from two hashes", n);
+    }
+    for (r = 0; r < 6; r++) {
+        static const int64_t na[6] = {16384, 16384, 40000, 100, 1, 16385}, nb[6] = {16384, 100, 40000, 16384, 1, 3};
+        vt_desc d = vt_desc_default();
+        vt_ctx *c = vt_create(&d);
+        vt_tensor *x = vt_param(c, "x", 1, &na[r]), *y = vt_param(c, "y", 1, &nb[r]);
+        unsigned char p1[32], p2[32], s1[32], s2[32];
+        int64_t k;
+        for (k = 0; k < na[r]; k++) ((double *)x->data)[k] = (float)vt_rng_normal(11, 0, (uint64_t)k);
+        for (k = 0; k < nb[r]; k++) ((double *)y->data)[k] = (float)vt_rng_normal(11, 1, (uint64_t)k);
+        vt__block_digest2(x, na[r] > 16384 ? 1 : 0, y, 0, p1, p2);
+        vt__block_digest(x, na[r] > 16384 ? 1 : 0, s1);
+        vt__block_digest(y, 0, s2);
+        CHECK(!memcmp(p1, s1, 32) && !memcmp(p2, s2, 32), "blocks of %lld and %lld values: the pair differs", (long long)na[r], (long long)nb[r]);
+        vt_destroy(c);
+    }
+}
+
 /* Philox4x32-10 known answers (Random123's kat_vectors) */
 TEST(philox_known_answers) {
     uint32_t c1[4] = {0, 0, 0, 0}, k1[2] = {0, 0};
@@ -245,6 +277,7 @@ TEST(no_contraction_here) {
 int main(void) {
     RUN(sha256_vectors);
     RUN(sha256_block_paths_agree);
+    RUN(sha256_two_at_once);
     RUN(philox_known_answers);
     RUN(det_log_accuracy);
     RUN(normal_moments);
