@@ -81,24 +81,28 @@ static float *rand_rows(int m, int64_t L, uint64_t seed, double outlier) {
     return x;
 }
 
+/* every row count (four rows at a time and the rest), every length modulo
+   four, a non-finite row among the valid ones */
 TEST(cclip_matches_its_definition) {
-    int m, bad = 0;
-    for (m = 1; m <= 17; m += 4) {
-        int64_t L = 37 + 11 * m, j;
-        float *x = rand_rows(m, L, (uint64_t)m, m > 4 ? -1000 : 0), *a = (float *)malloc(sizeof(float) * (size_t)L),
-              *b = (float *)malloc(sizeof(float) * (size_t)L);
-        const float *rows[17];
-        double tau;
-        int i;
-        for (i = 0; i < m; i++) rows[i] = x + i * L;
-        for (tau = 0.05; tau < 100; tau *= 10) {
-            vt_cclip_info info;
-            CHECK(vt_centered_clip(rows, m, L, tau, 100, 0, a, &info) == VT_OK, "%s", vt_last_error());
-            cclip_ref(rows, m, L, tau, 100, b);
-            for (j = 0; j < L; j++) bad += memcmp(&a[j], &b[j], 4) != 0;
+    int m, e, bad = 0;
+    for (m = 1; m <= 17; m += 2)
+        for (e = 0; e < 4; e++) {
+            int64_t L = 37 + 11 * m + e, j;
+            float *x = rand_rows(m, L, (uint64_t)(m * 4 + e), m > 4 ? -1000 : 0), *a = (float *)malloc(sizeof(float) * (size_t)L),
+                  *b = (float *)malloc(sizeof(float) * (size_t)L);
+            const float *rows[17];
+            double tau;
+            int i;
+            for (i = 0; i < m; i++) rows[i] = x + i * L;
+            if (m > 6 && e == 2) x[2 * L + 5] = (float)NAN;
+            for (tau = 0.05; tau < 100; tau *= 10) {
+                vt_cclip_info info;
+                CHECK(vt_centered_clip(rows, m, L, tau, 100, 0, a, &info) == VT_OK, "%s", vt_last_error());
+                cclip_ref(rows, m, L, tau, 100, b);
+                for (j = 0; j < L; j++) bad += memcmp(&a[j], &b[j], 4) != 0;
+            }
+            free(x); free(a); free(b);
         }
-        free(x); free(a); free(b);
-    }
     CHECK(bad == 0, "%d values differ from the reference implementation of the definition", bad);
 }
 
