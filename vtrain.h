@@ -8442,8 +8442,10 @@ VTDEF void vt_text_free(vt_text *t) {
         aggregator. (vtrain's engine stops on a NaN, so an honest gradient
         has none. An Inf is treated alike: a gradient that overflowed means
         the run has diverged anyway.)
-   6. ALL-GATHER (point to point). Each aggregated part is checked against
-      its hash. A peer that got none, or a wrong one, says so in its reveal,
+   6. ALL-GATHER. Each aggregated part is checked against its hash. The
+      part travels in the same message as the hash (it goes to the same
+      members at the same moment), but it is checked like a point-to-point
+      copy: a peer that got none, or a wrong one, says so in its reveal,
       and the aggregator must then broadcast the part.
    7. MPRNG. Peers reveal the secrets they committed to in step 2, and
       r = SHA-256(step, round, all secrets in rank order). A withheld or wrong
@@ -8715,11 +8717,10 @@ enum {
     VT__PH_COMMIT,    /* hashes, MPRNG commitment, weights digest, verdict (bcast) */
     VT__PH_ACCPUB,    /* the accused's chunk (bcast) */
     VT__PH_PART,      /* a gradient part to its aggregator (p2p) */
-    VT__PH_AGGH,      /* an aggregator's hash or complaints (bcast) */
+    VT__PH_AGGH,      /* an aggregator's hash or complaints, and its aggregate (bcast) */
     VT__PH_PUB1,      /* a worker publishes a part it was said not to deliver (bcast) */
     VT__PH_PUB2,      /* an aggregator publishes a part it says is not finite (bcast) */
-    VT__PH_AGGH2,     /* a complaining aggregator's hash, after the publications (bcast) */
-    VT__PH_AGG,       /* an aggregated part (p2p, the all-gather) */
+    VT__PH_AGGH2,     /* a complaining aggregator's hash and aggregate, after the publications (bcast) */
     VT__PH_REVEAL,    /* MPRNG reveal and all-gather complaints (bcast) */
     VT__PH_AGGPUB,    /* an aggregator publishes its aggregate (bcast) */
     VT__PH_SCALARS,   /* projection scalars (bcast) */
@@ -10190,30 +10191,22 @@ static void vt__bt_aggregate(vt_btard_peer *p) {
     p->st.t_aggregate += vt_net_now() - t0;
 }
 
-/* AGGH: [magic][n][hash 32][n status bytes] */
-static void vt__bt_send_aggh(vt_btard_peer *p, int rd, int phase) {
-    size_t sz = 40 + (size_t)p->n;
+/* AGGH: [magic][n][hash 32][n status bytes], then, if the aggregator has
+   an aggregate (no complaints), the aggregate (4L bytes, little-endian).
+   The header is the broadcast commitment. The aggregate goes to the same
+   members at the same moment, so it rides in the same message; it is
+   still checked against the hash, and a missing or wrong copy is an
+   all-gather complaint as for a point-to-point one. */
+static void vt__bt_send_aggh(vt_btard_peer *p, int rd, int phase, int with_agg) {
+    size_t hs = 40 + (size_t)p->n, sz = hs + (with_agg ? 4 * (size_t)p->L : 0);
     unsigned char *b = (unsigned char *)VT_MALLOC(sz, NULL);
     if (!b) return;
     vt__bt_p32(b, VT__BT_M_AGGH);
     vt__bt_p32(b + 4, (uint32_t)p->n);
     memcpy(b + 8, p->a_hash + (size_t)p->me * 32, 32);
     memcpy(b + 40, p->a_stat + (size_t)p->me * p->N, (size_t)p->n);
+    if (with_agg) vt__bt_f2le(p->agg + p->me * p->L, p->L, b + hs);
     p->net->bcast(p->net, vt__bt_tag(p, rd, phase, 0), b, sz, p->alive);
-    VT_FREE(b, NULL);
-}
-
-static void vt__bt_send_agg(vt_btard_peer *p, int rd) {
-    int i;
-    size_t sz = 4 * (size_t)p->L;
-    const float *a = p->agg + p->me * p->L;
-    unsigned char *b = NULL; /* little-endian hosts send the floats as they are */
-    if (!vt__bt_host_le()) {
-        if (!(b = (unsigned char *)VT_MALLOC(sz ? sz : 1, NULL))) return;
-        vt__bt_f2le(a, p->L, b);
-    }
-    for (i = 0; i < p->n; i++)
-        if (i != p->me) p->net->send(p->net, p->mem[i], vt__bt_tag(p, rd, VT__PH_AGG, 0), b ? (const void *)b : (const void *)a, sz);
     VT_FREE(b, NULL);
 }
 
@@ -10252,7 +10245,7 @@ static int vt__bt_part_ok(const vt_btard_peer *p, const unsigned char *m, size_t
 static int vt__bt_round(vt_btard_peer *p, int rd) {
     int i, k, w, n, me, N, bans0 = p->nbans, missing, any;
     int64_t L;
-    vt__bt_in *in = NULL;
+    vt__bt_in *in = NULL, *ag = NULL; /* ag: the AGGH messages, kept for their aggregates */
     unsigned char *buf = NULL, *hh = p->hs; /* hh: the hashes of received messages */
     size_t sz;
     int ret = 0, recomputed = 0;
@@ -10267,9 +10260,11 @@ static int vt__bt_round(vt_btard_peer *p, int rd) {
     n = p->n; me = p->me; L = p->L; N = p->N;
     if (me < 0) return -1;
     in = (vt__bt_in *)VT_MALLOC(sizeof(vt__bt_in) * (size_t)N, NULL);
+    ag = (vt__bt_in *)VT_MALLOC(sizeof(vt__bt_in) * (size_t)N, NULL);
     sz = 120 + 32 * (size_t)n + 16 * (size_t)n + 64 + 4 * (size_t)L;
     buf = (unsigned char *)VT_MALLOC(sz, NULL);
-    if (!in || !buf) { vt__bt_fail(p, VT_ERR_NOMEM, "out of memory"); ret = -1; goto done; }
+    if (!in || !ag || !buf) { vt__bt_fail(p, VT_ERR_NOMEM, "out of memory"); ret = -1; goto done; }
+    memset(ag, 0, sizeof(vt__bt_in) * (size_t)N);
     memset(p->c_has, 0, (size_t)N);
     memset(p->a_stat, 0, (size_t)N * N);
     memset(p->r_comp, 0, (size_t)N * N);
@@ -10389,26 +10384,26 @@ static int vt__bt_round(vt_btard_peer *p, int rd) {
     vt__bt_in_free(in, n);
     if (!any) vt__bt_aggregate(p);
     else memset(p->a_hash + (size_t)me * 32, 0, 32);
-    vt__bt_send_aggh(p, rd, VT__PH_AGGH);
-    if (!any) vt__bt_send_agg(p, rd);
-    vt__bt_gather(p, p->mem, n, vt__bt_tag(p, rd, VT__PH_AGGH, 0), vt__bt_next(p, p->cfg.timeout), in);
-    for (i = 0, missing = 0; i < n; i++) missing += i != me && !in[i].got;
+    vt__bt_send_aggh(p, rd, VT__PH_AGGH, !any);
+    vt__bt_gather(p, p->mem, n, vt__bt_tag(p, rd, VT__PH_AGGH, 0), vt__bt_next(p, p->cfg.timeout), ag);
+    for (i = 0, missing = 0; i < n; i++) missing += i != me && !ag[i].got;
     if (vt__bt_cut_off(p, missing, n - 1)) { ret = -1; goto done; }
     for (i = 0; i < n; i++) {
-        const unsigned char *m = in[i].p;
-        int bad = 0;
+        const unsigned char *m = ag[i].p;
+        int bad = 0, c = 0;
         if (i == me) continue;
-        if (!in[i].got) { vt__bt_ban(p, p->mem[i], VT_BAN_SILENT, -1, rd); continue; }
-        if (in[i].n != 40 + (size_t)n || vt__bt_g32(m) != VT__BT_M_AGGH || vt__bt_g32(m + 4) != (uint32_t)n) bad = 1;
+        if (!ag[i].got) { vt__bt_ban(p, p->mem[i], VT_BAN_SILENT, -1, rd); continue; }
+        if (ag[i].n < 40 + (size_t)n || vt__bt_g32(m) != VT__BT_M_AGGH || vt__bt_g32(m + 4) != (uint32_t)n) bad = 1;
         for (w = 0; w < n && !bad; w++) {
             unsigned char s = m[40 + w];
             if (s > 2 || (s && (!p->c_has[w] || w == i))) bad = 1;
+            c |= s;
         }
+        if (!bad && c && ag[i].n != 40 + (size_t)n) bad = 1; /* complaints come without an aggregate */
         if (bad) { vt__bt_ban(p, p->mem[i], VT_BAN_MALFORMED, -1, rd); continue; }
         memcpy(p->a_hash + (size_t)i * 32, m + 8, 32);
         memcpy(p->a_stat + (size_t)i * N, m + 40, (size_t)n);
     }
-    vt__bt_in_free(in, n);
     if (p->nbans != bans0) goto done;
 
     /* complaints: publication on the broadcast channel decides */
@@ -10473,8 +10468,7 @@ static int vt__bt_round(vt_btard_peer *p, int rd) {
             if (mine) {
                 memset(p->a_stat + (size_t)me * N, 0, (size_t)n);
                 vt__bt_aggregate(p);
-                vt__bt_send_aggh(p, rd, VT__PH_AGGH2);
-                vt__bt_send_agg(p, rd);
+                vt__bt_send_aggh(p, rd, VT__PH_AGGH2, 1);
             }
             vt__bt_gather(p, who, n, vt__bt_tag(p, rd, VT__PH_AGGH2, 0), vt__bt_next(p, p->cfg.timeout), in);
             for (a = 0; a < n; a++) {
@@ -10482,10 +10476,14 @@ static int vt__bt_round(vt_btard_peer *p, int rd) {
                 int bad = 0;
                 if (who[a] < 0 || a == me) continue;
                 if (!in[a].got) { vt__bt_ban(p, who[a], VT_BAN_SILENT, -1, rd); continue; }
-                if (in[a].n != 40 + (size_t)n || vt__bt_g32(m) != VT__BT_M_AGGH || vt__bt_g32(m + 4) != (uint32_t)n) bad = 1;
+                if (in[a].n < 40 + (size_t)n || vt__bt_g32(m) != VT__BT_M_AGGH || vt__bt_g32(m + 4) != (uint32_t)n) bad = 1;
                 for (w = 0; w < n && !bad; w++) if (m[40 + w]) bad = 1;
                 if (bad) { vt__bt_ban(p, who[a], VT_BAN_MALFORMED, -1, rd); continue; }
                 memcpy(p->a_hash + (size_t)a * 32, m + 8, 32);
+                /* this message carries the aggregate now */
+                vt_net_free(ag[a].p);
+                ag[a] = in[a];
+                in[a].p = NULL;
             }
             vt__bt_in_free(in, n);
             VT_FREE(who, NULL);
@@ -10494,7 +10492,13 @@ static int vt__bt_round(vt_btard_peer *p, int rd) {
     }
 
     /* ---- 6. ALL-GATHER -------------------------------------------------------------------------- */
-    vt__bt_gather(p, p->mem, n, vt__bt_tag(p, rd, VT__PH_AGG, 0), vt__bt_next(p, p->cfg.timeout), in);
+    /* the aggregates came with AGGH (or AGGH2): after the 40 + n header bytes */
+    for (i = 0; i < n; i++) {
+        size_t hs = 40 + (size_t)n;
+        in[i].got = i != me && ag[i].got && ag[i].n >= hs;
+        in[i].p = in[i].got ? ag[i].p + hs : NULL;
+        in[i].n = in[i].got ? ag[i].n - hs : 0;
+    }
     vt__bt_hash_in(in, n, 4 * (size_t)L, hh);
     for (i = 0; i < n; i++) {
         if (i == me) continue;
@@ -10502,7 +10506,8 @@ static int vt__bt_round(vt_btard_peer *p, int rd) {
         if (memcmp(hh + 32 * (size_t)i, p->a_hash + (size_t)i * 32, 32)) { p->r_comp[(size_t)me * N + i] = 1; continue; }
         vt__bt_le2f(in[i].p, L, p->agg + i * L);
     }
-    vt__bt_in_free(in, n);
+    for (i = 0; i < n; i++) { in[i].p = NULL; in[i].got = 0; } /* views into ag */
+    vt__bt_in_free(ag, n);
 
     /* ---- 7. MPRNG reveal --------------------------------------------------------------------------- */
     sz = 40 + (size_t)n;
@@ -10664,7 +10669,9 @@ static int vt__bt_round(vt_btard_peer *p, int rd) {
     }
     ret = 1;
 done:
+    if (ag) vt__bt_in_free(ag, n);
     VT_FREE(in, NULL);
+    VT_FREE(ag, NULL);
     VT_FREE(buf, NULL);
     if (ret >= 0 && !p->alive[p->rank]) ret = -1;
     return ret;
