@@ -9051,7 +9051,20 @@ VTDEF vt_net **vt_net_inproc_create(int n, size_t max_msg) {
 #ifdef VTRAIN_MPI
 #define VT__BT_MPI_TAG 4242
 
+/* a send in flight; the sends of one broadcast share their buffer, which
+   holds [int: sends not yet done][pad to 16][u64 tag][payload] */
 typedef struct vt__bt_mpis { MPI_Request req; unsigned char *buf; struct vt__bt_mpis *next; } vt__bt_mpis;
+#define VT__BT_MPI_HDR 16
+static void vt__bt_mpi_unref(unsigned char *buf) {
+    int left;
+    memcpy(&left, buf, sizeof left);
+    if (--left == 0) VT_FREE(buf, NULL);
+    else memcpy(buf, &left, sizeof left);
+}
+static void vt__bt_mpi_done(vt__bt_mpis *d) {
+    vt__bt_mpi_unref(d->buf);
+    VT_FREE(d, NULL);
+}
 
 typedef struct vt__bt_mpi {
     MPI_Comm comm;
@@ -9097,34 +9110,50 @@ static void vt__bt_mpi_poll(vt_net *t) {
     for (sp = &m->sends; *sp;) {
         int done = 0;
         MPI_Test(&(*sp)->req, &done, MPI_STATUS_IGNORE);
-        if (done) { vt__bt_mpis *d = *sp; *sp = d->next; VT_FREE(d->buf, NULL); VT_FREE(d, NULL); }
+        if (done) { vt__bt_mpis *d = *sp; *sp = d->next; vt__bt_mpi_done(d); }
         else sp = &(*sp)->next;
     }
 }
 
-static int vt__bt_mpi_send(vt_net *t, int to, uint64_t tag, const void *p, size_t n) {
+/* one buffer, sent to every rank with to[rank] set (to == NULL: all but me;
+   only = -1), or to rank `only` */
+static int vt__bt_mpi_dest(const vt_net *t, int only, const unsigned char *to, int i) {
+    return only < 0 ? i != t->rank && (!to || to[i]) : i == only;
+}
+static int vt__bt_mpi_post(vt_net *t, int only, const unsigned char *to, uint64_t tag, const void *p, size_t n) {
     vt__bt_mpi *m = (vt__bt_mpi *)t->impl;
-    vt__bt_mpis *s;
-    if (to < 0 || to >= t->size || n > (size_t)0x7fffff00) return -1;
-    s = (vt__bt_mpis *)VT_MALLOC(sizeof(vt__bt_mpis), NULL);
-    if (!s) return -1;
-    s->buf = (unsigned char *)VT_MALLOC(n + 8, NULL);
-    if (!s->buf) { VT_FREE(s, NULL); return -1; }
-    vt__bt_p64(s->buf, tag);
-    if (n) memcpy(s->buf + 8, p, n);
-    MPI_Isend(s->buf, (int)(n + 8), MPI_BYTE, to, VT__BT_MPI_TAG, m->comm, &s->req);
-    s->next = m->sends;
-    m->sends = s;
-    t->stats.sent_msgs++;
-    t->stats.sent_bytes += (int64_t)n;
-    return 0;
+    unsigned char *buf;
+    int i, cnt = 0, rc = 0;
+    if (n > (size_t)0x7fffff00) return -1;
+    for (i = 0; i < t->size; i++) cnt += vt__bt_mpi_dest(t, only, to, i);
+    if (!cnt) return 0;
+    buf = (unsigned char *)VT_MALLOC(VT__BT_MPI_HDR + 8 + n, NULL);
+    if (!buf) return -1;
+    memcpy(buf, &cnt, sizeof cnt);
+    vt__bt_p64(buf + VT__BT_MPI_HDR, tag);
+    if (n) memcpy(buf + VT__BT_MPI_HDR + 8, p, n);
+    for (i = 0; i < t->size; i++) {
+        vt__bt_mpis *s;
+        if (!vt__bt_mpi_dest(t, only, to, i)) continue;
+        s = (vt__bt_mpis *)VT_MALLOC(sizeof(vt__bt_mpis), NULL);
+        if (!s) { vt__bt_mpi_unref(buf); rc = -1; continue; } /* not sent: done */
+        s->buf = buf;
+        MPI_Isend(buf + VT__BT_MPI_HDR, (int)(n + 8), MPI_BYTE, i, VT__BT_MPI_TAG, m->comm, &s->req);
+        s->next = m->sends;
+        m->sends = s;
+        t->stats.sent_msgs++;
+        t->stats.sent_bytes += (int64_t)n;
+    }
+    return rc;
+}
+
+static int vt__bt_mpi_send(vt_net *t, int to, uint64_t tag, const void *p, size_t n) {
+    if (to < 0 || to >= t->size) return -1;
+    return vt__bt_mpi_post(t, to, NULL, tag, p, n);
 }
 
 static int vt__bt_mpi_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, const unsigned char *to) {
-    int i, rc = 0;
-    for (i = 0; i < t->size; i++)
-        if (i != t->rank && (!to || to[i]) && vt__bt_mpi_send(t, i, tag, p, n) < 0) rc = -1;
-    return rc;
+    return vt__bt_mpi_post(t, -1, to, tag, p, n);
 }
 
 /* Waiting: poll, yielding the core between polls for VT__BT_YIELD_S (see
@@ -9195,8 +9224,7 @@ static void vt__bt_mpi_destroy(vt_net *t) {
         m->sends = d->next;
         MPI_Cancel(&d->req);
         MPI_Request_free(&d->req);
-        VT_FREE(d->buf, NULL);
-        VT_FREE(d, NULL);
+        vt__bt_mpi_done(d);
     }
     vt__bt_free_list(m->head);
     MPI_Comm_free(&m->comm);
