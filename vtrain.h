@@ -8878,8 +8878,6 @@ static int vt__bt_ip_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, con
     return rc;
 }
 
-/* the messages (from[i], tag) for every i with from[i] >= 0, all against one
-   deadline; got[i] = 1 for each that came (*p[i] owned by the caller) */
 /* A wait first yields the core (sched_yield) for VT__BT_YIELD_S seconds and
    looks again, then blocks. With more peers than cores the others run in
    the meantime, and a message that lands needs no wake-up (a futex wake and
@@ -8889,6 +8887,8 @@ static int vt__bt_ip_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, con
 #ifndef VT__BT_YIELD_S
 #define VT__BT_YIELD_S 2e-3
 #endif
+/* the messages (from[i], tag) for every i with from[i] >= 0, all against one
+   deadline; got[i] = 1 for each that came (*p[i] owned by the caller) */
 static int vt__bt_ip_recv_set(vt_net *t, const int *from, int cnt, uint64_t tag, unsigned char **p, size_t *n, int *got,
                               double deadline) {
     vt__bt_hub *h = (vt__bt_hub *)t->impl;
