@@ -4960,15 +4960,16 @@ typedef struct {
     vt__kern *k;
     int64_t B, T, C, NH, hs;
     double scale;
-    double *ws;      /* per thread: bound workspace, a T x T product and its bound */
-    int64_t wsn;     /* doubles per thread */
+    double *ws;      /* per thread: bound workspace, a T x W product and its bound (W = max(T, hs):
+                        the products are T x T and T x hs) */
+    int64_t W, wsn;  /* doubles per thread */
     void **tb;       /* per thread packing buffers */
 } vt__att_job;
 
 #define VT__ATT_SETUP(j, tq)                                                                     \
     int64_t T = (j)->T, C = (j)->C, NH = (j)->NH, hs = (j)->hs, C3 = 3 * (j)->C;                \
     int64_t b = (tq) / NH, h = (tq) % NH;                                                        \
-    double *ws = (j)->ws + (int64_t)tid * (j)->wsn, *P = ws + VT__BOUND_WS(T, T), *PE = P + T * T; \
+    double *ws = (j)->ws + (int64_t)tid * (j)->wsn, *P = ws + VT__BOUND_WS(T, (j)->W), *PE = P + T * (j)->W; \
     void *tb = (j)->tb[tid];                                                                     \
     (void)C; (void)hs; (void)C3; (void)P; (void)PE; (void)tb
 
@@ -5103,7 +5104,8 @@ static void vt__k_attention(vt__kern *k, vt__task_fn fn) {
     else { j.B = t->ne[0]; j.T = t->ne[2]; j.C = 0; }
     j.hs = t->iparam[1];
     j.scale = 1.0 / sqrt((double)t->iparam[1]);
-    j.wsn = VT__BOUND_WS(j.T, j.T) + 2 * j.T * j.T + 8;
+    j.W = VT__MAX(j.T, j.hs);
+    j.wsn = VT__BOUND_WS(j.T, j.W) + 2 * j.T * j.W + 8;
     j.ws = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(j.wsn * nt));
     j.tb = vt__tbufs(k->c, vt__gemm_tbytes(k->o));
     if (!j.ws || !j.tb) return;

@@ -829,6 +829,9 @@ TEST(grad_attention) {
     run_attention("attention B2 T5 C12 NH3", 2, 5, 12, 3, 1.0);
     run_attention("attention B3 T7 C8 NH2", 3, 7, 8, 2, 1.5);
     run_attention("attention B1 T4 C6 NH1", 1, 4, 6, 1, 1.0);
+    /* heads wider than the sequence: the per-thread products are T x hs */
+    run_attention("attention B1 T2 C32 NH1", 1, 2, 32, 1, 1.0);
+    run_attention("attention B2 T3 C48 NH2", 2, 3, 48, 2, 1.0);
 }
 
 /* ==========================================================================
