@@ -2178,6 +2178,8 @@ static float vt__unkey(int32_t k) {
     return f;
 }
 static uint32_t vt__fbits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
+/* a little-endian host: binary32 values in memory are their wire bytes */
+static int vt__host_le(void) { uint32_t one = 1; unsigned char c; memcpy(&c, &one, 1); return c == 1; }
 static float vt__bitsf(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
 
 #define VT__SAFE (1 + 0x1p-20)
@@ -6289,11 +6291,8 @@ static void vt__block_digest(const vt_tensor *t, int64_t b, unsigned char out[32
     int64_t i, i0 = b * VT__DIG_BLOCK, i1 = VT__MIN(vt_numel(t), i0 + VT__DIG_BLOCK), k = 0;
     int contig = vt_is_contiguous(t);
     const double *d = vt__d(t);
-    uint32_t one = 1;
-    unsigned char le;
-    memcpy(&le, &one, 1);
     vt_sha256_init(&s);
-    if (contig && le) { /* the same bytes, converted 1024 at a time (vectorises) */
+    if (contig && vt__host_le()) { /* the same bytes, converted 1024 at a time (vectorises) */
         float f[1024];
         for (i = i0; i < i1; i += k) {
             k = VT__MIN(1024, i1 - i);
@@ -6321,10 +6320,7 @@ static void vt__block_digest2(const vt_tensor *ta, int64_t ba, const vt_tensor *
     const double *da = vt__d(ta), *db = vt__d(tb);
     float fa[1024], fb[1024];
     vt_sha256_ctx sa, sb;
-    uint32_t one = 1;
-    unsigned char le;
-    memcpy(&le, &one, 1);
-    if (!le || !vt_is_contiguous(ta) || !vt_is_contiguous(tb)) {
+    if (!vt__host_le() || !vt_is_contiguous(ta) || !vt_is_contiguous(tb)) {
         vt__block_digest(ta, ba, oa);
         vt__block_digest(tb, bb, ob);
         return;
@@ -8581,28 +8577,27 @@ VTDEF void vt_text_free(vt_text *t) {
 /* --- small helpers ----------------------------------------------------------- */
 
 /* little-endian integers on the wire (a plain load on little-endian hosts) */
-static int vt__bt_host_le(void) { uint32_t one = 1; unsigned char c; memcpy(&c, &one, 1); return c == 1; }
 static void vt__bt_p32(unsigned char *p, uint32_t v) {
     int i;
-    if (vt__bt_host_le()) { memcpy(p, &v, 4); return; }
+    if (vt__host_le()) { memcpy(p, &v, 4); return; }
     for (i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
 static void vt__bt_p64(unsigned char *p, uint64_t v) {
     int i;
-    if (vt__bt_host_le()) { memcpy(p, &v, 8); return; }
+    if (vt__host_le()) { memcpy(p, &v, 8); return; }
     for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
 static uint32_t vt__bt_g32(const unsigned char *p) {
     uint32_t v = 0;
     int i;
-    if (vt__bt_host_le()) { memcpy(&v, p, 4); return v; }
+    if (vt__host_le()) { memcpy(&v, p, 4); return v; }
     for (i = 3; i >= 0; i--) v = (v << 8) | p[i];
     return v;
 }
 static uint64_t vt__bt_g64(const unsigned char *p) {
     uint64_t v = 0;
     int i;
-    if (vt__bt_host_le()) { memcpy(&v, p, 8); return v; }
+    if (vt__host_le()) { memcpy(&v, p, 8); return v; }
     for (i = 7; i >= 0; i--) v = (v << 8) | p[i];
     return v;
 }
@@ -8612,17 +8607,17 @@ static double vt__bt_gf64(const unsigned char *p) { uint64_t u = vt__bt_g64(p); 
 /* binary32 arrays <-> little-endian bytes */
 static void vt__bt_f2le(const float *x, int64_t n, unsigned char *o) {
     int64_t i;
-    if (vt__bt_host_le()) { memcpy(o, x, 4 * (size_t)n); return; }
+    if (vt__host_le()) { memcpy(o, x, 4 * (size_t)n); return; }
     for (i = 0; i < n; i++) { uint32_t b; memcpy(&b, &x[i], 4); vt__bt_p32(o + 4 * i, b); }
 }
 static void vt__bt_le2f(const unsigned char *p, int64_t n, float *x) {
     int64_t i;
-    if (vt__bt_host_le()) { memcpy(x, p, 4 * (size_t)n); return; }
+    if (vt__host_le()) { memcpy(x, p, 4 * (size_t)n); return; }
     for (i = 0; i < n; i++) { uint32_t b = vt__bt_g32(p + 4 * i); memcpy(&x[i], &b, 4); }
 }
 /* SHA-256 of n binary32 values as little-endian bytes */
 static void vt__bt_hash_f32(const float *x, int64_t n, unsigned char out[32]) {
-    if (vt__bt_host_le()) vt_sha256(x, 4 * (size_t)n, out);
+    if (vt__host_le()) vt_sha256(x, 4 * (size_t)n, out);
     else {
         unsigned char buf[4096];
         vt_sha256_ctx s;
@@ -8640,7 +8635,7 @@ static void vt__bt_hash_f32(const float *x, int64_t n, unsigned char out[32]) {
 /* the n parts of L values at x (the commitments), two at a time */
 static void vt__bt_hash_parts(const float *x, int n, int64_t L, unsigned char *out) {
     int k = 0;
-    if (vt__bt_host_le())
+    if (vt__host_le())
         for (; k + 1 < n; k += 2) vt__sha256_2(x + k * L, x + (k + 1) * L, 4 * (size_t)L, out + 32 * k, out + 32 * (k + 1));
     for (; k < n; k++) vt__bt_hash_f32(x + k * L, L, out + 32 * k);
 }
@@ -9347,7 +9342,8 @@ static void vt__cc_move(const float *const *x, const double *c, int nr, double *
 #ifdef VT__AVX2
     {
         __m256d S2 = _mm256_setzero_pd(), V2 = S2, N = _mm256_set1_pd(nv);
-        /* sixteen coordinates at a time: four independent row sums */
+        /* sixteen coordinates at a time: four independent row sums (the
+           rest below, one at a time, continues each lane j % 4 in order) */
         for (; j + 16 <= L; j += 16) {
             __m256d v0 = _mm256_loadu_pd(v + j), v1 = _mm256_loadu_pd(v + j + 4), v2_ = _mm256_loadu_pd(v + j + 8), v3 = _mm256_loadu_pd(v + j + 12);
             __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, t;
@@ -9365,16 +9361,6 @@ static void vt__cc_move(const float *const *x, const double *c, int nr, double *
             t = _mm256_div_pd(a2, N); v2_ = _mm256_add_pd(v2_, t); S2 = _mm256_add_pd(S2, _mm256_mul_pd(t, t)); V2 = _mm256_add_pd(V2, _mm256_mul_pd(v2_, v2_));
             t = _mm256_div_pd(a3, N); v3 = _mm256_add_pd(v3, t); S2 = _mm256_add_pd(S2, _mm256_mul_pd(t, t)); V2 = _mm256_add_pd(V2, _mm256_mul_pd(v3, v3));
             _mm256_storeu_pd(v + j, v0); _mm256_storeu_pd(v + j + 4, v1); _mm256_storeu_pd(v + j + 8, v2_); _mm256_storeu_pd(v + j + 12, v3);
-        }
-        for (; j + 4 <= L; j += 4) {
-            __m256d vj = _mm256_loadu_pd(v + j), acc = _mm256_setzero_pd(), st;
-            for (i = 0; i < nr; i++)
-                acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_set1_pd(c[i]), _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x[i] + j)), vj)));
-            st = _mm256_div_pd(acc, N);
-            vj = _mm256_add_pd(vj, st);
-            _mm256_storeu_pd(v + j, vj);
-            S2 = _mm256_add_pd(S2, _mm256_mul_pd(st, st));
-            V2 = _mm256_add_pd(V2, _mm256_mul_pd(vj, vj));
         }
         _mm256_storeu_pd(qs, S2);
         _mm256_storeu_pd(qv, V2);
@@ -10244,7 +10230,7 @@ static void vt__bt_send_aggh(vt_btard_peer *p, int rd, int phase, int with_agg) 
 static void vt__bt_send_part(vt_btard_peer *p, int to, uint64_t tag, const float *x, int bcast) {
     size_t sz = 4 * (size_t)p->L;
     unsigned char *b;
-    if (vt__bt_host_le() && !vt__bt_attacking(p, VT_ATTACK_GARBAGE) && !vt__bt_attacking(p, VT_ATTACK_WRONG_SIZE)) {
+    if (vt__host_le() && !vt__bt_attacking(p, VT_ATTACK_GARBAGE) && !vt__bt_attacking(p, VT_ATTACK_WRONG_SIZE)) {
         if (bcast) p->net->bcast(p->net, tag, x, sz, p->alive); /* the transport copies */
         else p->net->send(p->net, to, tag, x, sz);
         return;
@@ -10822,7 +10808,7 @@ static void vt__bt_xdigest(const float *x, int64_t d, unsigned char out[32]) {
     int64_t h = (d + 1) / 2; /* values in the first half; the second has d - h */
     unsigned char b[8 + 64];
     vt_sha256_ctx s;
-    if (vt__bt_host_le()) {
+    if (vt__host_le()) {
         vt_sha256_ctx a, c;
         vt_sha256_init(&a);
         vt_sha256_init(&c);

@@ -617,10 +617,20 @@ static void *rogue(void *a) {
     return NULL;
 }
 
-typedef struct { vt_btard_peer *p; int steps, done; } peer_job;
+/* a peer on its own thread for `steps` steps; at step flip_at (if >= 0) one
+   bit of one of its weights flips first, as a memory fault would */
+typedef struct { vt_btard_peer *p; int steps, done, flip_at; } peer_job;
 static void *run_peer(void *a) {
     peer_job *j = (peer_job *)a;
-    while (j->done < j->steps && vt_btard_step(j->p) == VT_OK) j->done++;
+    while (j->done < j->steps) {
+        if (j->done == j->flip_at) {
+            vt_tensor *w = vt_param_at(vt_btard_ctx(j->p), 0);
+            double *x = (double *)w->data + 5;
+            *x = (double)nextafterf((float)*x, 1e30f);
+        }
+        if (vt_btard_step(j->p) != VT_OK) break;
+        j->done++;
+    }
     return NULL;
 }
 
@@ -638,7 +648,7 @@ TEST(rogue_garbage_everywhere) {
     cfg.compute_timeout = 0.6;
     for (i = 0; i < n - 1; i++) {
         p[i] = vt_btard_peer_create(&cfg, &t, e[i], NULL);
-        jb[i].p = p[i]; jb[i].steps = steps; jb[i].done = 0;
+        jb[i].p = p[i]; jb[i].steps = steps; jb[i].done = 0; jb[i].flip_at = -1;
     }
     ra.e = e[n - 1]; ra.n = n; ra.stop = 0;
     pthread_create(&th[n - 1], NULL, rogue, &ra);
@@ -667,34 +677,20 @@ TEST(rogue_garbage_everywhere) {
 /* a peer whose weights silently split from the others' (one bit of one
    weight, between steps, as a memory fault would) is banned for it by the
    weights digest in the next commitment, and by nobody else */
-typedef struct { vt_btard_peer *p; int steps, done, flip_at; } split_job;
-static void *run_split(void *a) {
-    split_job *j = (split_job *)a;
-    while (j->done < j->steps) {
-        if (j->done == j->flip_at) {
-            vt_tensor *w = vt_param_at(vt_btard_ctx(j->p), 0);
-            double *x = (double *)w->data + 5;
-            *x = (double)nextafterf((float)*x, 1e30f);
-        }
-        if (vt_btard_step(j->p) != VT_OK) break;
-        j->done++;
-    }
-    return NULL;
-}
 TEST(split_weights_banned) {
     int n = 5, i, steps = 6;
     vt_net **e = vt_net_inproc_create(n, 0);
     vt_btard_cfg cfg = small_cfg(51);
     vt_btard_task t = vt_btard_digits_task(&g_d);
     vt_btard_peer *p[5];
-    split_job jb[5];
+    peer_job jb[5];
     pthread_t th[5];
     unsigned char d0[32], d1[32];
     for (i = 0; i < n; i++) {
         p[i] = vt_btard_peer_create(&cfg, &t, e[i], NULL);
         jb[i].p = p[i]; jb[i].steps = steps; jb[i].done = 0; jb[i].flip_at = i == n - 1 ? 3 : -1;
     }
-    for (i = 0; i < n; i++) pthread_create(&th[i], NULL, run_split, &jb[i]);
+    for (i = 0; i < n; i++) pthread_create(&th[i], NULL, run_peer, &jb[i]);
     for (i = 0; i < n; i++) pthread_join(th[i], NULL);
     vt_btard_digest(p[0], d0);
     for (i = 0; i < n - 1; i++) {
