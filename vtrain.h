@@ -10256,6 +10256,16 @@ static int vt__bt_part_ok(const vt_btard_peer *p, const unsigned char *m, size_t
     return 1;
 }
 
+/* drop what is queued for earlier phases than round rd of this step, and
+   note who sent it late */
+static void vt__bt_drop_late(vt_btard_peer *p, int rd) {
+    int q;
+    memset(p->late, 0, sizeof(int64_t) * (size_t)p->N);
+    p->net->discard_before(p->net, vt__bt_tag(p, rd, 0, 0), p->late);
+    for (q = 0; q < p->N; q++)
+        if (p->late[q]) { vt__bt_event(p, rd, VT_EV_LATE, q, -1, VT_BAN_SILENT, p->late[q]); p->st.late += p->late[q]; }
+}
+
 /* --- one round (steps 2 to 8 of >>btard): 1 done, 0 restart, -1 stop ----------------------- */
 
 static int vt__bt_round(vt_btard_peer *p, int rd) {
@@ -10268,9 +10278,7 @@ static int vt__bt_round(vt_btard_peer *p, int rd) {
     double t0, dl;
     if (rd > 0) {
         p->sched = vt_net_now();
-        memset(p->late, 0, sizeof(int64_t) * (size_t)p->N);
-        p->net->discard_before(p->net, vt__bt_tag(p, rd, 0, 0), p->late);
-        for (i = 0; i < p->N; i++) if (p->late[i]) { vt__bt_event(p, rd, VT_EV_LATE, i, -1, VT_BAN_SILENT, p->late[i]); p->st.late += p->late[i]; }
+        vt__bt_drop_late(p, rd);
     }
     vt__bt_partition(p);
     n = p->n; me = p->me; L = p->L; N = p->N;
@@ -10834,9 +10842,7 @@ VTDEF vt_status vt_btard_step(vt_btard_peer *p) {
     if (p->status != VT_OK) return p->status;
     if (!p->alive[p->rank]) return VT_ERR_STATE;
     if (p->step >= 0xFFFFFF) { vt__bt_fail(p, VT_ERR_STATE, "step %lld: the tag space has 2^24 steps", (long long)p->step); return p->status; }
-    memset(p->late, 0, sizeof(int64_t) * (size_t)p->N);
-    p->net->discard_before(p->net, vt__bt_tag(p, 0, 0, 0), p->late);
-    for (q = 0; q < p->N; q++) if (p->late[q]) { vt__bt_event(p, 0, VT_EV_LATE, q, -1, VT_BAN_SILENT, p->late[q]); p->st.late += p->late[q]; }
+    vt__bt_drop_late(p, 0);
     if (p->cfg.defence == VT_DEFENCE_MEAN) {
         vt__bt_step_mean(p);
         p->step++;
@@ -11153,6 +11159,10 @@ VTDEF vt_status vt_btard_simulate(const vt_btard_cfg *cfg, const vt_btard_task *
         }
     }
     for (i = 0; i < n; i++) if (attacks && attacks[i].kind != VT_ATTACK_NONE) pthread_join(tid[i], NULL);
+    /* everyone has stopped: what is still queued for a step already taken
+       came late (a run can end before a late message lands) */
+    for (i = 0; i < n; i++)
+        if ((!attacks || attacks[i].kind == VT_ATTACK_NONE) && peers[i]->status == VT_OK) vt__bt_drop_late(peers[i], 0);
     o = peers[obsv];
     res->steps = th[obsv].done;
     res->status = o->status;

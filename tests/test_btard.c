@@ -309,6 +309,7 @@ TEST(honest_swarm_bit_identical) {
     CHECK(r1.stats.validations > 0 && r1.stats.accusations == 0, "validations %lld, accusations %lld",
           (long long)r1.stats.validations, (long long)r1.stats.accusations);
     CHECK(r1.stats.audits == 0 && r1.stats.restarts == 0, "audits %lld restarts %lld", (long long)r1.stats.audits, (long long)r1.stats.restarts);
+    CHECK(r1.stats.late == 0, "%lld honest messages counted late", (long long)r1.stats.late);
     CHECK(g_acc > 0.6, "accuracy %.3f after 30 steps", g_acc);
     /* the validators' reduction order does not matter: another order, the same run */
     c.audit_order = "threads:1,block:7,nofma";
