@@ -947,7 +947,9 @@ typedef struct vt_btard_result {
 
 /* Run n peers, one thread each, over an in-process transport for nsteps.
    attacks[i] is peer i's behaviour (NULL: all honest). After each of its
-   steps the observer (the lowest honest rank) calls obs. */
+   steps the observer (the lowest honest rank) calls obs. When every peer
+   has stopped, each honest peer drops what is still queued and records it
+   as VT_EV_LATE, as it would at the start of another step. */
 VTDEF vt_status vt_btard_simulate(const vt_btard_cfg *cfg, const vt_btard_task *task, int n,
                                   const vt_btard_attack *attacks, int64_t nsteps, vt_btard_observer obs,
                                   void *obs_user, vt_btard_result *res);
