@@ -10,7 +10,9 @@
    The trainer's log chunk of each step goes to the auditor in memory; after
    every step both state digests (weights and AdamW moments) and both chunk
    hashes are printed and compared. Exit status 0 when every step is
-   identical. tests/gpu/run.sh runs it on a GPU machine. */
+   identical. tests/gpu/run.sh runs it on a GPU machine. On the emulator
+   with gpt2, set VTRAIN_EMU_GUARD=0: the memory guard's mprotect calls
+   over gigabytes of device memory make it several times slower. */
 #define VTRAIN_IMPLEMENTATION
 #define VTRAIN_CUDA
 #define VTRAIN_CUDA_EMU
