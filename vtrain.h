@@ -8797,6 +8797,16 @@ static VT__UNUSED vt__bt_msg *vt__bt_newmsg(int from, uint64_t tag, const void *
     return m;
 }
 
+/* recv for a transport with recv_set: a set of one */
+static VT__UNUSED int vt__bt_recv_one(vt_net *t, int from, uint64_t tag, unsigned char **p, size_t *n, double deadline) {
+    int got = 0;
+    *p = NULL;
+    *n = 0;
+    if (from < 0 || from >= t->size) return -1;
+    if (t->recv_set(t, &from, 1, tag, p, n, &got, deadline) < 0) return -1;
+    return got;
+}
+
 #ifndef VTRAIN_NO_THREADS
 typedef struct vt__bt_box {
     pthread_mutex_t mu;
@@ -8940,15 +8950,6 @@ static int vt__bt_ip_recv_set(vt_net *t, const int *from, int cnt, uint64_t tag,
     return k;
 }
 
-static int vt__bt_ip_recv(vt_net *t, int from, uint64_t tag, unsigned char **p, size_t *n, double deadline) {
-    int got = 0;
-    *p = NULL;
-    *n = 0;
-    if (from < 0 || from >= t->size) return -1;
-    if (vt__bt_ip_recv_set(t, &from, 1, tag, p, n, &got, deadline) < 0) return -1;
-    return got;
-}
-
 static void vt__bt_ip_discard(vt_net *t, uint64_t tag, int64_t *late_from) {
     vt__bt_hub *h = (vt__bt_hub *)t->impl;
     vt__bt_box *b = &h->box[t->rank];
@@ -9020,7 +9021,7 @@ VTDEF vt_net **vt_net_inproc_create(int n, size_t max_msg) {
         h->ep[i].size = n;
         h->ep[i].send = vt__bt_ip_send;
         h->ep[i].bcast = vt__bt_ip_bcast;
-        h->ep[i].recv = vt__bt_ip_recv;
+        h->ep[i].recv = vt__bt_recv_one;
         h->ep[i].recv_set = vt__bt_ip_recv_set;
         h->ep[i].discard_before = vt__bt_ip_discard;
         h->ep[i].destroy = vt__bt_ip_destroy;
@@ -9191,15 +9192,6 @@ static int vt__bt_mpi_recv_set(vt_net *t, const int *from, int cnt, uint64_t tag
     return k;
 }
 
-static int vt__bt_mpi_recv(vt_net *t, int from, uint64_t tag, unsigned char **p, size_t *n, double deadline) {
-    int got = 0;
-    *p = NULL;
-    *n = 0;
-    if (from < 0 || from >= t->size) return -1;
-    if (vt__bt_mpi_recv_set(t, &from, 1, tag, p, n, &got, deadline) < 0) return -1;
-    return got;
-}
-
 static void vt__bt_mpi_discard(vt_net *t, uint64_t tag, int64_t *late_from) {
     vt__bt_mpi *m = (vt__bt_mpi *)t->impl;
     vt__bt_mpi_poll(t);
@@ -9259,7 +9251,7 @@ VTDEF vt_net *vt_net_mpi_create(size_t max_msg) {
     t->size = size;
     t->send = vt__bt_mpi_send;
     t->bcast = vt__bt_mpi_bcast;
-    t->recv = vt__bt_mpi_recv;
+    t->recv = vt__bt_recv_one;
     t->recv_set = vt__bt_mpi_recv_set;
     t->discard_before = vt__bt_mpi_discard;
     t->destroy = vt__bt_mpi_destroy;
