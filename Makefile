@@ -18,7 +18,7 @@ LDLIBS  = -lm -lpthread
 B       = build
 
 EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab $(B)/btard_swarm
-TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_cuda $(B)/test_btard
+TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_cuda $(B)/test_btard
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard
 
 .PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript clean compile-checks
@@ -32,7 +32,7 @@ $(B):
 $(B)/%: examples/%.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
-$(B)/test_%: tests/test_%.c tests/test.h vtrain.h examples/chargpt.h examples/digitsmlp.h | $(B)
+$(B)/test_%: tests/test_%.c tests/test.h tests/allops.h vtrain.h examples/chargpt.h examples/digitsmlp.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
 $(B)/bench_step: bench/step.c vtrain.h | $(B)
@@ -138,7 +138,7 @@ $(B)/vtrain_cuda_ptx.h: $(B)/vtrain_cuda_90.ptx $(B)/vtrain_cuda_75.ptx
 	for a in 90 75; do echo "static const char vt__cuda_ptx_$$a[] ="; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $(B)/vtrain_cuda_$$a.ptx; echo ';'; done > $@
 
-$(B)/test_cuda: tests/test_cuda.c tests/test.h vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitsmlp.h | $(B)
+$(B)/test_cuda: tests/test_cuda.c tests/test.h tests/allops.h vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitsmlp.h | $(B)
 	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
 
 $(B)/bench_gpu_step: bench/gpu_step.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/gpt2rand.h | $(B)
@@ -156,8 +156,8 @@ cuda-compile-checks: compile-checks $(B)/vtrain_cuda_ptx.h
 	$(call compile_check,cuda_cxx_gpp,g++ -x c++ $(WFLAGS) $(CU_CFLAGS) tests/compile/cuda.c -o $(B)/cc_cuda_cxx_gpp $(CU_LIBS))
 	$(call compile_check,cuda_cxx_clangpp,clang++ -x c++ $(WFLAGS) $(CU_CFLAGS) tests/compile/cuda.c -o $(B)/cc_cuda_cxx_clangpp $(CU_LIBS))
 
-test: $(TESTS) compile-checks cuda-compile-checks
-	@bash tests/run.sh $(TESTS) tests/mpi_run.sh
+test: $(TESTS) $(EXAMPLES) compile-checks cuda-compile-checks
+	@bash tests/run.sh $(TESTS) tests/mpi_run.sh tests/examples_golden.sh
 
 bench: bench-step bench-logsize bench-transcript bench-gemm
 bench-logsize: $(B)/bench_logsize

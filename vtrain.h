@@ -228,43 +228,67 @@ typedef enum vt_role { VT_ROLE_TRAIN, VT_ROLE_AUDIT } vt_role;
 
 typedef enum vt_backend_kind { VT_BACKEND_CPU, VT_BACKEND_CUDA } vt_backend_kind;
 
-/* Ops. One list gives the enum and the name table. */
-#define VT__OP_LIST(X)                                                         \
-    X(NONE, "leaf")                                                            \
-    X(VIEW, "view")                                                            \
-    X(COPY, "copy")                                                            \
-    X(ADD, "add")                                                              \
-    X(SUB, "sub")                                                              \
-    X(MUL, "mul")                                                              \
-    X(SCALE, "scale")                                                          \
-    X(MATMUL, "matmul")                                                        \
-    X(LINEAR, "linear")                                                        \
-    X(RELU, "relu")                                                            \
-    X(GELU, "gelu")                                                            \
-    X(TANH, "tanh")                                                            \
-    X(SOFTMAX, "softmax")                                                      \
-    X(LOG_SOFTMAX, "log_softmax")                                              \
-    X(CROSS_ENTROPY, "cross_entropy")                                          \
-    X(MSE, "mse")                                                              \
-    X(LAYERNORM, "layernorm")                                                  \
-    X(EMBEDDING, "embedding")                                                  \
-    X(ATT_SCORES, "att_scores")                                                \
-    X(ATT_SOFTMAX, "att_softmax")                                              \
-    X(ATT_MIX, "att_mix")                                                      \
-    X(DROPOUT, "dropout")                                                      \
-    X(SUM, "sum")                                                              \
-    X(MEAN, "mean")                                                            \
-    X(CONCAT, "concat")                                                        \
-    X(SPLIT, "split")                                                          \
-    X(OPTIM, "optim")                                                          \
-    X(CLIP, "clip")                                                            \
-    X(SCALAR, "scalar")
+/* Ops. One list gives the enum, the name table and every per-op fact the
+   engine needs; "how to add an op" is at the top of the >>ops section.
+
+   AN OP'S ID IS PART OF THE FILE FORMAT. A rounding point's kind is
+   id * 8 + slot, and kinds are written into every rounding log and into
+   calibration tables. So ids are fixed here, in the list itself: never
+   renumbered, never reused (an op that goes away keeps its row, marked
+   VT__OPF_RETIRED); a new op is appended at the end with the next id and
+   VT__OP_TABLE + 1 in its "table" column, and VT__OP_TABLE is raised to
+   it. Each log header records the op table it was written with; a reader
+   refuses a log from a newer table, naming both. The rows must stay in id
+   order (a compile-time check below): inserting a row in the middle does
+   not compile, which is the point.
+
+   X(id, NAME, "name", table, flags, slot names)
+     table       the op-table revision that introduced the op (0: vtrain 0.1.0)
+     flags       VT__OPF_* below
+     slot names  NULL: slot 0 is "name", slot 1+i "name.d<i>" (the gradient
+                 of src[i]); else the names of the slots, space-separated */
+#define VT__OPF_ENGINE 1u     /* the engine's own rounding points, not a graph op: no constructor, no kernel */
+#define VT__OPF_RETIRED 2u    /* nothing produces it any more; its id stays taken */
+#define VT__OPF_NOFWD 4u      /* the forward is a view of its input: no kernel runs, no rounding point */
+#define VT__OPF_BWD_SPARSE 8u /* the backward kernel writes only part of its outputs (their bounds start at 0) */
+#define VT__OP_TABLE 0
+
+#define VT__OP_LIST(X)                                                                          \
+    X( 0, NONE,          "leaf",          0, VT__OPF_ENGINE, NULL)                             \
+    X( 1, VIEW,          "view",          0, VT__OPF_NOFWD | VT__OPF_BWD_SPARSE, NULL)         \
+    X( 2, COPY,          "copy",          0, 0, NULL)                                          \
+    X( 3, ADD,           "add",           0, 0, NULL)                                          \
+    X( 4, SUB,           "sub",           0, 0, NULL)                                          \
+    X( 5, MUL,           "mul",           0, 0, NULL)                                          \
+    X( 6, SCALE,         "scale",         0, 0, NULL)                                          \
+    X( 7, MATMUL,        "matmul",        0, 0, NULL)                                          \
+    X( 8, LINEAR,        "linear",        0, 0, NULL)                                          \
+    X( 9, RELU,          "relu",          0, 0, NULL)                                          \
+    X(10, GELU,          "gelu",          0, 0, NULL)                                          \
+    X(11, TANH,          "tanh",          0, 0, NULL)                                          \
+    X(12, SOFTMAX,       "softmax",       0, 0, NULL)                                          \
+    X(13, LOG_SOFTMAX,   "log_softmax",   0, 0, NULL)                                          \
+    X(14, CROSS_ENTROPY, "cross_entropy", 0, 0, NULL)                                          \
+    X(15, MSE,           "mse",           0, 0, NULL)                                          \
+    X(16, LAYERNORM,     "layernorm",     0, 0, NULL)                                          \
+    X(17, EMBEDDING,     "embedding",     0, VT__OPF_BWD_SPARSE, NULL)                         \
+    X(18, ATT_SCORES,    "att_scores",    0, 0, NULL)                                          \
+    X(19, ATT_SOFTMAX,   "att_softmax",   0, 0, NULL)                                          \
+    X(20, ATT_MIX,       "att_mix",       0, 0, NULL)                                          \
+    X(21, DROPOUT,       "dropout",       0, 0, NULL)                                          \
+    X(22, SUM,           "sum",           0, 0, NULL)                                          \
+    X(23, MEAN,          "mean",          0, 0, NULL)                                          \
+    X(24, CONCAT,        "concat",        0, 0, NULL)                                          \
+    X(25, SPLIT,         "split",         0, VT__OPF_BWD_SPARSE, NULL)                         \
+    X(26, OPTIM,         "optim",         0, VT__OPF_ENGINE, "m v w lr momentum w")            \
+    X(27, CLIP,          "clip",          0, VT__OPF_ENGINE, "norm grad")                      \
+    X(28, SCALAR,        "scalar",        0, VT__OPF_ENGINE | VT__OPF_RETIRED, NULL)
 
 typedef enum vt_op {
-#define VT__X(name, str) VT_OP_##name,
+#define VT__X(id, name, str, table, flags, slots) VT_OP_##name = id,
     VT__OP_LIST(VT__X)
 #undef VT__X
-    VT_OP_COUNT
+    VT_OP_COUNT /* the number of ids: 0 .. VT_OP_COUNT - 1 are all taken (list order = id order) */
 } vt_op;
 
 /* Tensor flags */
@@ -372,6 +396,8 @@ typedef struct vt_log_stats {
     double seconds;          /* per kind: time in kernels and rounding (the backward
                                 time of an op is under its gradient kinds) */
     double round_seconds;    /* of which in the rounding points */
+    int64_t runs;            /* per kind: outputs of this kind produced, in every mode,
+                                exact ones (no rounding point) included */
 } vt_log_stats;
 
 typedef struct vt_report {
@@ -1067,7 +1093,20 @@ VTDEF void vt_btard_digits_free(vt_btard_digits *d);
 
 /* Compile-time checks that the name tables match their enums. */
 typedef char vt__assert_status_count[(VT_STATUS_COUNT == 14) ? 1 : -1];
-typedef char vt__assert_op_count[(VT_OP_COUNT == 29) ? 1 : -1];
+/* The op list is in id order with no gap: each row's id equals its
+   position. A row inserted anywhere but at the end, or a reused id, fails
+   here (see VT__OP_LIST). */
+enum vt__op_seq {
+#define VT__X(id, name, str, table, flags, slots) VT__OPSEQ_##name,
+    VT__OP_LIST(VT__X)
+#undef VT__X
+    VT__OPSEQ_END
+};
+#define VT__X(id, name, str, table, flags, slots) \
+    typedef char vt__assert_op_id_##name[((int)VT__OPSEQ_##name == (id) && (table) <= VT__OP_TABLE) ? 1 : -1];
+VT__OP_LIST(VT__X)
+#undef VT__X
+typedef char vt__assert_op_count[((int)VT__OPSEQ_END == (int)VT_OP_COUNT) ? 1 : -1];
 
 /* ==========================================================================
    >>errors
@@ -1083,11 +1122,17 @@ static const char *vt__status_msgs[] = {
     VT__STATUS_LIST(VT__X)
 #undef VT__X
 };
-static const char *vt__op_names[] = {
-#define VT__X(name, str) str,
+static const struct vt__opinfo {
+    const char *name;
+    int table;          /* op-table revision that introduced it */
+    unsigned flags;     /* VT__OPF_* */
+    const char *slots;  /* slot names, or NULL */
+} vt__ops[] = {
+#define VT__X(id, name, str, table, flags, slots) {str, table, flags, slots},
     VT__OP_LIST(VT__X)
 #undef VT__X
 };
+static unsigned vt__op_flags(int op) { return (unsigned)op < VT_OP_COUNT ? vt__ops[op].flags : VT__OPF_RETIRED; }
 
 static VT__THREAD_LOCAL char vt__tls_err[768];
 static VT__THREAD_LOCAL vt_status vt__tls_status;
@@ -1100,7 +1145,7 @@ VTDEF const char *vt_status_message(vt_status s) {
     return (unsigned)s < VT_STATUS_COUNT ? vt__status_msgs[s] : "unknown status";
 }
 VTDEF const char *vt_op_name(vt_op op) {
-    return (unsigned)op < VT_OP_COUNT ? vt__op_names[op] : "?";
+    return (unsigned)op < VT_OP_COUNT ? vt__ops[op].name : "?";
 }
 VTDEF const char *vt_mode_name(vt_mode m) {
     static const char *n[] = {"verified", "round-only", "native", "fp64"};
@@ -2188,15 +2233,27 @@ static float vt__bitsf(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
 /* e = 0 certifies that every machine computes exactly x: nothing to widen */
 static double vt__widen(double x, double e) { return e > 0 ? 2 * e * VT__SAFE + fabs(x) * 0x1p-50 : 0; }
 
-/* point kinds: op * 8 + slot; slot 0 is the forward output, slot 1+i the
-   gradient of src[i]; the optimizer's slots: 0 m, 1 v, 2 w, 3 lr. */
+/* point kinds: id * 8 + slot, written into logs and calibration tables
+   (ids are fixed in VT__OP_LIST); slot 0 is the forward output, slot 1+i
+   the gradient of src[i]; the engine's ops name their slots in the list
+   (the optimizer's: 0 m, 1 v, 2 w, 3 lr, 4 momentum). */
 static int vt__kind(vt_op op, int slot) { return (int)op * 8 + slot; }
+/* 1 if kind names an op that op table `table` has (and that is a graph or engine op) */
+static int vt__kind_in_table(int64_t kind, int table) {
+    int op = (int)(kind / 8);
+    return kind >= 0 && op > 0 && op < VT_OP_COUNT && vt__ops[op].table <= table;
+}
 static void vt__kind_name(int kind, char *buf, size_t n) {
-    static const char *opt[] = {"m", "v", "w", "lr", "momentum", "w", "?", "?"};
     int op = kind / 8, slot = kind % 8;
-    if (op == VT_OP_OPTIM) snprintf(buf, n, "optim.%s", opt[slot]);
-    else if (op == VT_OP_CLIP) snprintf(buf, n, "clip.%s", slot == 0 ? "norm" : "grad");
-    else if (slot == 0) snprintf(buf, n, "%s", vt_op_name((vt_op)op));
+    const char *sl = (unsigned)op < VT_OP_COUNT ? vt__ops[op].slots : NULL;
+    if (sl) { /* the slot-th word of the op's slot names */
+        int k;
+        size_t w;
+        for (k = 0; k < slot && *sl; k++) { sl += strcspn(sl, " "); sl += *sl == ' '; }
+        w = strcspn(sl, " ");
+        if (w) snprintf(buf, n, "%s.%.*s", vt_op_name((vt_op)op), (int)w, sl);
+        else snprintf(buf, n, "%s.?", vt_op_name((vt_op)op));
+    } else if (slot == 0) snprintf(buf, n, "%s", vt_op_name((vt_op)op));
     else snprintf(buf, n, "%s.d%d", vt_op_name((vt_op)op), slot - 1);
 }
 static void vt__pt_name(int kind, int ndim, const int64_t *dims, char *buf, size_t n) {
@@ -2571,6 +2628,7 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
     int compact = c->d.compact_log >= 0;
     char nm[128];
     if (c->status != VT_OK) return;
+    if (kind >= 0 && kind < VT_OP_COUNT * 8) c->kstats[kind].runs++;
     if (c->d.mode == VT_MODE_FP64) {
         bad = be->cast(c, x, n, 1);
         if (bad >= 0) goto nonfinite;
@@ -3924,12 +3982,10 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
     o->e = NULL;
     if (c->d.mode == VT_MODE_VERIFIED || c->ncal) {
         o->e = (double *)c->be->alloc(c, sizeof(double) * (size_t)(o->n ? o->n : 1), 0);
-        /* kernels write every bound, except these backward kernels, which
-           leave parts of their output untouched (bound 0 there; the
-           attention kernels zero the parts they leave themselves) */
-        if (o->e && slot > 0 &&
-            (op == VT_OP_VIEW || op == VT_OP_EMBEDDING || op == VT_OP_SPLIT))
-            c->be->zero(c, o->e, o->n);
+        /* kernels write every bound, except the backward kernels that leave
+           parts of their output untouched (VT__OPF_BWD_SPARSE: bound 0
+           there; the attention kernels zero the parts they leave themselves) */
+        if (o->e && slot > 0 && (vt__op_flags(op) & VT__OPF_BWD_SPARSE)) c->be->zero(c, o->e, o->n);
     }
 }
 
@@ -3949,7 +4005,10 @@ static void vt__run_kernel(vt_ctx *c, vt__kern *k) {
         vt__kout *o = &k->out[i];
         if (!o->x) continue;
         if (kind < 0) kind = o->kind;
-        if (o->exact) continue;
+        if (o->exact) {
+            if (o->kind >= 0 && o->kind < VT_OP_COUNT * 8) c->kstats[o->kind].runs++;
+            continue;
+        }
         vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->lz, o->n);
         if (c->status != VT_OK) return;
     }
@@ -5979,8 +6038,12 @@ VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double ma
 
    file    = header chunk*
    header  = "VTRAINLG" u32 version(1) u32 body_len body sha256(magic..body)
-   body    = u8 mode u8 bound u8 compact u8 0  f64 lambda  f64 margin
+   body    = u8 mode u8 bound u8 compact u8 optable  f64 lambda  f64 margin
              u32 n  n x (u32 kind, u64 n, f64 factor)     (the calibration table)
+   optable is the op-table revision the writer knew (VT__OP_TABLE): record
+   kinds and the calibration table's kinds are id * 8 + slot with the ids of
+   VT__OP_LIST, which never change; a reader refuses a table newer than its
+   own, and a kind whose op that table does not have.
    chunk   = "VTCK" u64 step u32 points u32 entries u64 body_len
              record* sha256(chunk header + body)
            | "VTCR" (the same header) short* sha256(...)
@@ -6018,7 +6081,8 @@ static vt_status vt__log_open_write(vt_ctx *c) {
     vt__buf_put(c, &b, "VTRAINLG", 8);
     vt__put_u32(t, VT__LOG_VERSION); vt__buf_put(c, &b, t, 4);
     vt__put_u32(t, 0); vt__buf_put(c, &b, t, 4); /* body length, patched below */
-    t[0] = (unsigned char)c->d.mode; t[1] = (unsigned char)c->d.bound; t[2] = (unsigned char)(c->d.compact_log >= 0); t[3] = 0;
+    t[0] = (unsigned char)c->d.mode; t[1] = (unsigned char)c->d.bound; t[2] = (unsigned char)(c->d.compact_log >= 0);
+    t[3] = (unsigned char)VT__OP_TABLE;
     vt__buf_put(c, &b, t, 4);
     { uint64_t u; memcpy(&u, &c->ord.lambda, 8); vt__put_u64(t, u); vt__buf_put(c, &b, t, 8); }
     { uint64_t u; memcpy(&u, &c->calib.margin, 8); vt__put_u64(t, u); vt__buf_put(c, &b, t, 8); }
@@ -6073,10 +6137,13 @@ static vt_status vt__log_open_read(vt_ctx *c) {
     {
         const unsigned char *p = body + 16;
         uint64_t u;
-        int mode = p[0], bound = p[1];
-        if (mode != VT_MODE_VERIFIED || bound >= VT_BOUND_COUNT) {
+        int mode = p[0], bound = p[1], table = p[3];
+        if (mode != VT_MODE_VERIFIED || bound >= VT_BOUND_COUNT || table > VT__OP_TABLE) {
             VT_FREE(body, c->u);
             if (mode != VT_MODE_VERIFIED) return vt__fail(c, VT_ERR_FORMAT, "'%s' was written in mode %d; only verified runs have a log to audit", path, mode);
+            if (table > VT__OP_TABLE)
+                return vt__fail(c, VT_ERR_FORMAT, "'%s' was written with op table %d, this vtrain (%s) knows op table %d: "
+                                                  "audit it with a newer vtrain", path, table, VTRAIN_VERSION_STRING, VT__OP_TABLE);
             return vt__fail(c, VT_ERR_FORMAT, "'%s': unknown bound mode %d", path, bound);
         }
         c->d.bound = (vt_bound_mode)p[1];
@@ -6098,6 +6165,13 @@ static vt_status vt__log_open_read(vt_ctx *c) {
             e->kind = (int)vt__get_u32(q);
             e->n = (int64_t)vt__get_u64(q + 4);
             u = vt__get_u64(q + 12); memcpy(&e->factor, &u, 8);
+            if (!vt__kind_in_table(e->kind, table)) {
+                char nm[64];
+                vt__kind_name(e->kind, nm, sizeof nm);
+                VT_FREE(body, c->u);
+                return vt__fail(c, VT_ERR_FORMAT, "'%s': calibration entry %u has kind %d (%s), which op table %d does not have",
+                                path, i, e->kind, nm, table);
+            }
         }
         c->calib.count = (int)n;
     }

@@ -53,6 +53,45 @@ static void vt_test_failf(const char *file, int line, const char *fmt, ...) {
 
 #define TEST_SUMMARY() (printf("%d passed, %d failed\n", vt_test_pass, vt_test_fail), vt_test_fail ? 1 : 0)
 
+/* --- op coverage -------------------------------------------------------------
+   Which ops a test program ran, forward and backward: vt_test_cover(c)
+   records the rounding-point kinds context c produced (call it before
+   vt_destroy), vt_test_cover_kind(k) records one, and
+   vt_test_check_coverage(where, engine) fails for every op of VT__OP_LIST
+   this program never ran: a graph op's forward (unless it is a view) and
+   at least one of its gradients, and with engine = 1 the engine's own
+   points (optimizer, clipping). Retired ids are skipped. */
+#ifdef VT_POINT_KINDS
+static unsigned char vt_test_ran[VT_POINT_KINDS];
+static VT__UNUSED void vt_test_cover_kind(int kind) {
+    if (kind >= 0 && kind < VT_POINT_KINDS) vt_test_ran[kind] = 1;
+}
+static VT__UNUSED void vt_test_cover(const vt_ctx *c) {
+    int k;
+    if (!c) return;
+    for (k = 0; k < VT_POINT_KINDS; k++) {
+        vt_log_stats s;
+        vt_log_kind_stats(c, k, &s, NULL, 0);
+        if (s.runs > 0) vt_test_ran[k] = 1;
+    }
+}
+static VT__UNUSED void vt_test_check_coverage(const char *where, int engine) {
+    int op, slot;
+    for (op = 1; op < VT_OP_COUNT; op++) {
+        unsigned f = vt__op_flags(op);
+        int fwd = vt_test_ran[op * 8], bwd = 0;
+        for (slot = 1; slot < 8; slot++) bwd |= vt_test_ran[op * 8 + slot];
+        if (f & VT__OPF_RETIRED) continue;
+        if (f & VT__OPF_ENGINE) {
+            CHECK(!engine || fwd || bwd, "op %d (%s): %s never runs it", op, vt_op_name((vt_op)op), where);
+            continue;
+        }
+        CHECK(fwd || (f & VT__OPF_NOFWD), "op %d (%s): %s never runs its forward", op, vt_op_name((vt_op)op), where);
+        CHECK(bwd, "op %d (%s): %s never runs its backward", op, vt_op_name((vt_op)op), where);
+    }
+}
+#endif
+
 /* relative-or-absolute closeness */
 static VT__UNUSED int vt_test_close(double a, double b, double rtol, double atol) {
     return fabs(a - b) <= atol + rtol * fabs(b);

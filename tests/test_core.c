@@ -270,6 +270,35 @@ TEST(order_strings) {
 }
 
 /* the library refuses a build that fuses a*b+c */
+/* Op ids are part of the log format (a rounding point's kind is id * 8 +
+   slot): these are the ids of op table 0 (vtrain 0.1.0) and must never
+   change. New ops take new ids; this table only grows. */
+TEST(op_ids_pinned) {
+    static const struct { int id; const char *name; } pinned[] = {
+        {0, "leaf"}, {1, "view"}, {2, "copy"}, {3, "add"}, {4, "sub"}, {5, "mul"}, {6, "scale"}, {7, "matmul"},
+        {8, "linear"}, {9, "relu"}, {10, "gelu"}, {11, "tanh"}, {12, "softmax"}, {13, "log_softmax"},
+        {14, "cross_entropy"}, {15, "mse"}, {16, "layernorm"}, {17, "embedding"}, {18, "att_scores"},
+        {19, "att_softmax"}, {20, "att_mix"}, {21, "dropout"}, {22, "sum"}, {23, "mean"}, {24, "concat"},
+        {25, "split"}, {26, "optim"}, {27, "clip"}, {28, "scalar"}};
+    static const struct { int kind; const char *name; } kinds[] = {
+        {7 * 8, "matmul"}, {8 * 8 + 2, "linear.d1"}, {26 * 8 + 0, "optim.m"}, {26 * 8 + 1, "optim.v"}, {26 * 8 + 2, "optim.w"},
+        {26 * 8 + 3, "optim.lr"}, {26 * 8 + 4, "optim.momentum"}, {27 * 8, "clip.norm"}, {27 * 8 + 1, "clip.grad"}};
+    int i;
+    char nm[64];
+    for (i = 0; i < (int)(sizeof pinned / sizeof pinned[0]); i++)
+        CHECK(!strcmp(vt_op_name((vt_op)pinned[i].id), pinned[i].name), "op id %d is '%s', op table 0 says '%s'", pinned[i].id,
+              vt_op_name((vt_op)pinned[i].id), pinned[i].name);
+    CHECK(VT_OP_MATMUL == 7 && VT_OP_OPTIM == 26 && VT_OP_CLIP == 27, "enum values moved");
+    CHECK(VT_OP_COUNT >= 29, "VT_OP_COUNT %d: ids are never removed", (int)VT_OP_COUNT);
+    for (i = 0; i < (int)(sizeof kinds / sizeof kinds[0]); i++) {
+        vt__kind_name(kinds[i].kind, nm, sizeof nm);
+        CHECK(!strcmp(nm, kinds[i].name), "kind %d is named '%s', want '%s'", kinds[i].kind, nm, kinds[i].name);
+    }
+    for (i = 0; i < VT_OP_COUNT; i++) /* every op of a later table comes after op table 0's */
+        CHECK(i < 29 ? vt__ops[i].table == 0 : vt__ops[i].table > 0, "op %d (%s) has op table %d", i, vt_op_name((vt_op)i),
+              vt__ops[i].table);
+}
+
 TEST(no_contraction_here) {
     CHECK(!vt__contracts(), "this test program contracts a*b+c into fma");
 }
@@ -289,6 +318,7 @@ int main(void) {
     RUN(shape_errors);
     RUN(nan_is_reported);
     RUN(order_strings);
+    RUN(op_ids_pinned);
     RUN(no_contraction_here);
     return TEST_SUMMARY();
 }

@@ -343,12 +343,71 @@ TEST(fixtures_retrain_identical) {
     }
 }
 
+/* a copy of a fixture log with its header edited (and its checksum made
+   right again, as a forger would): returns the audit's report */
+static void audit_edited_header(const char *src, void (*edit)(unsigned char *body, uint32_t blen), vt_report *r) {
+    size_t n;
+    unsigned char *b = slurp(src, &n);
+    const char *dst = "build/fixture_edited.vtlog", *cdst = "build/fixture_edited.vtlog.commits";
+    char csrc[600];
+    uint32_t blen;
+    FILE *f;
+    vt_desc d = vt_desc_default();
+    digitsmlp a;
+    vt_program p = mlp_program(&a);
+    memset(r, 0, sizeof *r);
+    r->status = VT_ERR_IO;
+    if (!b || n < 48) { free(b); return; }
+    blen = (uint32_t)b[12] | (uint32_t)b[13] << 8 | (uint32_t)b[14] << 16 | (uint32_t)b[15] << 24;
+    edit(b, blen);
+    vt_sha256(b, 16 + blen, b + 16 + blen);
+    f = fopen(dst, "wb");
+    if (f) { fwrite(b, 1, n, f); fclose(f); }
+    free(b);
+    snprintf(csrc, sizeof csrc, "%s.commits", src);
+    b = slurp(csrc, &n);
+    f = fopen(cdst, "wb");
+    if (f && b) fwrite(b, 1, n, f);
+    if (f) fclose(f);
+    free(b);
+    d.role = VT_ROLE_AUDIT;
+    d.log_path = dst;
+    vt_run(&d, &p, FIX_STEPS, r);
+}
+static void edit_version(unsigned char *b, uint32_t blen) { (void)blen; b[8] = 99; }
+static void edit_table(unsigned char *b, uint32_t blen) { (void)blen; b[16 + 3] = 200; }
+static void edit_calib_kind(unsigned char *b, uint32_t blen) { /* the first calibration entry's kind: op 250 */
+    (void)blen;
+    b[16 + 24] = 0xd0; b[16 + 25] = 0x07; b[16 + 26] = 0; b[16 + 27] = 0;
+}
+
+/* A log of a newer format version, or of a newer op table, is refused with
+   a message that names both; so is a calibration table naming an op that
+   its op table does not have. */
+TEST(newer_formats_refused_by_name) {
+    vt_report r;
+    char path[600];
+    if (!load_data()) { CHECK(0, "cannot load the data"); return; }
+    path_join(path, sizeof path, FIX_DIR, "digits.vtlog");
+    audit_edited_header(path, edit_version, &r);
+    CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "version 99") && strstr(r.message, "reads 1"), "version: %s", r.message);
+    NOTE("%s", r.message);
+    audit_edited_header(path, edit_table, &r);
+    CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "op table 200") && strstr(r.message, "knows op table 0"), "op table: %s", r.message);
+    NOTE("%s", r.message);
+    path_join(path, sizeof path, FIX_DIR, "digits_calibrated.vtlog");
+    audit_edited_header(path, edit_calib_kind, &r);
+    CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "kind 2000") && strstr(r.message, "op table 0"), "calibration kind: %s", r.message);
+    NOTE("%s", r.message);
+}
+
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "--write")) return write_set(argv[2]);
     TEST_FILTER(argc, argv);
     RUN(fixtures_v1_replay);
     RUN(fixtures_v1_audit_from_checkpoint);
     RUN(fixtures_retrain_identical);
+    RUN(newer_formats_refused_by_name);
     vt_digits_free(&g_digits);
     chargpt_free(&g_gpt);
     return TEST_SUMMARY();

@@ -306,6 +306,7 @@ static double gc_run(gc *g) {
         }
     }
     for (i = 0; i < np; i++) { free(vals[i]); free(grads[i]); }
+    vt_test_cover(c); /* the ops this case checked (every_op_covered) */
     vt_destroy(c);
     if (nfail && g->hint) NOTE("%s FAILED: %s", g->name, g->hint);
     g->worst = worst;
@@ -1454,6 +1455,10 @@ static void run_gpt(const char *name, double dropout, int pre_steps) {
     gc_run(&g);
 }
 
+/* The cases above checked the gradient of every op of VT__OP_LIST: an op
+   added to vtrain.h without a finite-difference check fails here. */
+TEST(every_op_covered) { vt_test_check_coverage("the gradient checks", 0); }
+
 TEST(grad_gpt) { run_gpt("gpt V13 ctx8 L2 NH2 C8, B2 T6", 0.0, 0); }
 
 /* dropout inside the model: every finite-difference loss in a fresh context
@@ -1494,5 +1499,6 @@ int main(void) {
     RUN(grad_verified_mlp);
     RUN(grad_gpt);
     RUN(grad_gpt_dropout);
+    RUN(every_op_covered);
     return TEST_SUMMARY();
 }
