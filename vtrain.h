@@ -2074,9 +2074,6 @@ struct vt_ctx {
 };
 
 static vt_status vt__fail(vt_ctx *c, vt_status s, const char *fmt, ...) VT__PRINTF(3, 4);
-#ifdef VTRAIN_CUDA
-static vt_status vt__cuda_attach(vt_ctx *c); /* vtrain_cuda.cu.h */
-#endif
 static vt_status vt__fail(vt_ctx *c, vt_status s, const char *fmt, ...) {
     va_list ap;
     if (!c) return s;
@@ -2153,6 +2150,202 @@ static void vt__put_u32(unsigned char *p, uint32_t v) { int i; for (i = 0; i < 4
 static void vt__put_u64(unsigned char *p, uint64_t v) { int i; for (i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i)); }
 static uint32_t vt__get_u32(const unsigned char *p) { uint32_t v = 0; int i; for (i = 3; i >= 0; i--) v = (v << 8) | p[i]; return v; }
 static uint64_t vt__get_u64(const unsigned char *p) { uint64_t v = 0; int i; for (i = 7; i >= 0; i--) v = (v << 8) | p[i]; return v; }
+
+/* ==========================================================================
+   >>backend  what a backend is, which one a context gets, where values live
+
+   A backend runs kernels and owns the memory they touch. The CPU backend
+   (>>cpu, and the rounding and optimizer primitives of >>rounding and
+   >>optim) is always there; its memory is the host's. A backend with memory
+   of its own (CUDA, vtrain_cuda.cu.h) keeps each tensor's storage there too
+   (vt_tensor.bmem) and the engine moves values on demand: vt__bp/vt__bptr
+   give a kernel the backend copy, vt__h/vt__hw the host one, and
+   vt_tensor.loc says which is current. Every address a backend member
+   receives is a backend address (host memory for the CPU).
+
+   The table is declared once, by VT__BACKEND_LIST: it generates the struct
+   and fills each instance by member name (VT__BACKEND_TABLE(name,
+   has_memory, prefix) takes prefix##member for every member), so an
+   instance that lacks a member does not compile. A backend marks a member
+   it does not have by defining prefix##member as NULL; vt_create refuses a
+   backend whose required member is NULL (the last column: 1 always, 2 when
+   the backend has memory of its own, 0 optional).
+
+   ADDING A BACKEND
+     1. a vt_backend_kind value (public types) and a row in vt__backends below;
+     2. a prefix (vt__xyz_) and one function per member of VT__BACKEND_LIST,
+        NULL macros for the optional ones it lacks, its table with
+        VT__BACKEND_TABLE("xyz", has_memory, vt__xyz_), and an attach
+        function that opens the device and sets c->be (see vt__cuda_attach);
+     3. its kernels compute every op's binary64 values with the bounds
+        derived beside the CPU kernels (>>cpu, >>gemm): any order, the same
+        formulas; rounding primitives that emit entries in index order;
+     4. tests: the kernel-by-kernel check against the CPU op and the
+        trained-here, audited-on-the-CPU runs of tests/test_cuda.c, and the
+        op coverage check (every_op_covered) over its kernel check.
+   ========================================================================== */
+
+struct vt__kern;
+struct vt__opt_job;
+struct vt__rent;
+
+/* X(P, return type, member, parameters, required) */
+#define VT__BACKEND_LIST(X, P)                                                                               \
+    /* run node k->t forward (k->bwd 0) or backward, writing k->out[] (values, bounds) */                     \
+    X(P, void, kernel, (struct vt__kern *k), 1)                                                                \
+    /* memory of its own: root's storage there, allocated on first use; copies both ways */                   \
+    X(P, void *, storage, (vt_ctx *c, vt_tensor *root), 2)                                                     \
+    X(P, void, h2b, (vt_ctx *c, void *dst, const void *host, size_t bytes), 2)                                 \
+    X(P, void, b2h, (vt_ctx *c, void *host, const void *src, size_t bytes), 2)                                 \
+    /* free the alloc()s of a life: 0 the op, 1 the step */                                                    \
+    X(P, void, reset, (vt_ctx *c, int life), 0)                                                                \
+    /* work memory: life 0 until the op ends, 1 until the step ends */                                         \
+    X(P, void *, alloc, (vt_ctx *c, size_t bytes, int life), 1)                                                \
+    X(P, void, copy, (vt_ctx *c, double *dst, const double *src, int64_t n), 1)                                \
+    X(P, void, zero, (vt_ctx *c, double *x, int64_t n), 1)                                                     \
+    /* rounding points (vt__round); each returns the first NaN's index or -1. cast: x = RNE32(x)             \
+       (check_only: look for NaN only); round: the trainer's rule with bounds e * ef, entries               \
+       appended to out in index order; gather: x and e at m indices (e may be NULL); put: x[i] = r */      \
+    X(P, int64_t, cast, (vt_ctx *c, double *x, int64_t n, int check_only), 1)                                 \
+    X(P, int64_t, round, (vt_ctx *c, double *x, const double *e, int64_t n, double ef, int compact, vt__ents *out), 1) \
+    X(P, void, gather, (vt_ctx *c, const double *x, const double *e, const struct vt__rent *at, int64_t m,    \
+                        double *xo, double *eo), 1)                                                            \
+    X(P, void, put, (vt_ctx *c, double *x, const vt__ents *en), 1)                                             \
+    /* g = RNE32(g + h): the second gradient of a tensor an op used twice */                                   \
+    X(P, void, add_round, (vt_ctx *c, double *g, const double *h, int64_t n, int cast), 1)                     \
+    /* the optimizer: one phase over the flat parameter vector (vt_optim_step) */                              \
+    X(P, void, optim, (vt_ctx *c, const struct vt__opt_job *j), 1)                                             \
+    /* clipping: parameter i's squared gradient norm (any order within it) and S = sum g^2 for the           \
+       bound; g *= s */                                                                                        \
+    X(P, double, sumsq, (vt_ctx *c, int i, const double *g, int64_t n, double *S), 1)                          \
+    X(P, void, scale, (vt_ctx *c, double *g, double s, int64_t n), 1)                                          \
+    /* SHA-256 of each 64 KiB block of t's binary32 values (vt__block_digest); 0: the engine hashes */        \
+    X(P, int, block_digests, (vt_ctx *c, const vt_tensor *t, unsigned char *out), 0)                           \
+    X(P, void, destroy, (vt_ctx *c), 0)
+
+typedef struct vt__backend {
+    const char *name;
+    int has_memory; /* 1: tensors are mirrored in memory of its own (see above) */
+#define VT__X(P, ret, member, params, req) ret(*member) params;
+    VT__BACKEND_LIST(VT__X, _)
+#undef VT__X
+} vt__backend;
+
+/* an instance, filled by member name: prefix##member for every member */
+#define VT__BACKEND_FILL(P, ret, member, params, req) P##member,
+#define VT__BACKEND_TABLE(name, has_memory, prefix) {name, has_memory, VT__BACKEND_LIST(VT__BACKEND_FILL, prefix)}
+
+/* the first required member that is NULL, or NULL */
+static const char *vt__backend_missing(const vt__backend *be) {
+#define VT__X(P, ret, member, params, req) \
+    if (!be->member && ((req) == 1 || ((req) == 2 && be->has_memory))) return #member;
+    VT__BACKEND_LIST(VT__X, _)
+#undef VT__X
+    return NULL;
+}
+
+/* The backends of this build. vt_create looks d.backend up here before it
+   allocates anything (a build without one says how to get it), then
+   attaches it: the CPU table first, which attach may replace. */
+static vt_status vt__cpu_attach(vt_ctx *c);  /* >>optim, after the last CPU primitive */
+#ifdef VTRAIN_CUDA
+static vt_status vt__cuda_attach(vt_ctx *c); /* vtrain_cuda.cu.h */
+#define VT__CUDA_ATTACH vt__cuda_attach
+#else
+#define VT__CUDA_ATTACH NULL
+#endif
+static const struct vt__backend_entry {
+    vt_backend_kind kind;
+    vt_status (*attach)(vt_ctx *c); /* NULL: not in this build */
+    const char *absent;             /* ... and what to do about it */
+} vt__backends[] = {
+    {VT_BACKEND_CPU, vt__cpu_attach, NULL},
+    {VT_BACKEND_CUDA, VT__CUDA_ATTACH, "this program was built without the CUDA backend: define VTRAIN_CUDA "
+                                       "where VTRAIN_IMPLEMENTATION is defined (see vtrain_cuda.cu.h)"},
+};
+
+static const struct vt__backend_entry *vt__backend_find(vt_backend_kind k) {
+    size_t i;
+    for (i = 0; i < sizeof vt__backends / sizeof vt__backends[0]; i++)
+        if (vt__backends[i].kind == k) return &vt__backends[i];
+    return NULL;
+}
+
+static vt_status vt__backend_attach(vt_ctx *c) {
+    const struct vt__backend_entry *b = vt__backend_find(c->d.backend);
+    const char *missing;
+    if (vt__cpu_attach(c) != VT_OK) return c->status;
+    if (b && b->attach != vt__cpu_attach && b->attach(c) != VT_OK) return c->status;
+    missing = vt__backend_missing(c->be);
+    if (missing) return vt__fail(c, VT_ERR_BACKEND, "vt_create: backend '%s' lacks its required member '%s'", c->be->name, missing);
+    return VT_OK;
+}
+
+/* --- where values live ------------------------------------------------------ */
+
+static double *vt__d(const vt_tensor *t) { return (double *)t->data; }
+static int32_t *vt__i(const vt_tensor *t) { return (int32_t *)t->data; }
+
+/* Where values live. With the CPU backend t->data is the only copy. A
+   backend with memory of its own mirrors each storage (a root tensor: views
+   share their root's); loc says which copy is current, and these move values
+   when the other side asks:
+     vt__h / vt__hi    host values to read
+     vt__hw / vt__hwi  host values about to be changed on the host
+     vt__bptr          backend address for a kernel: mode 0 read, 1 write
+                       every element (nothing uploaded), 2 read and write */
+#define VT__LOC_HOST 1u
+#define VT__LOC_DEV 2u
+static size_t vt__bytes(const vt_tensor *t) {
+    int64_t n = vt_numel(t);
+    return (size_t)(n ? n : 1) * (t->dtype == VT_I32 ? sizeof(int32_t) : sizeof(double));
+}
+static vt_tensor *vt__root(const vt_tensor *t) {
+    while (t->view_src) t = t->view_src;
+    return (vt_tensor *)(uintptr_t)t;
+}
+static void vt__sync_host(vt_ctx *c, const vt_tensor *t) {
+    vt_tensor *r;
+    if (!c->be->has_memory || !t) return;
+    r = vt__root(t);
+    if (!(r->loc & VT__LOC_HOST)) {
+        void *b = c->be->storage(c, r);
+        if (b) c->be->b2h(c, r->data, b, vt__bytes(r));
+        r->loc |= VT__LOC_HOST;
+    }
+}
+static double *vt__h(vt_ctx *c, const vt_tensor *t) { vt__sync_host(c, t); return vt__d(t); }
+static int32_t *vt__hi(vt_ctx *c, const vt_tensor *t) { vt__sync_host(c, t); return vt__i(t); }
+static void vt__host_dirty(vt_ctx *c, vt_tensor *t) {
+    if (!c->be->has_memory) return;
+    vt__sync_host(c, t);
+    vt__root(t)->loc = VT__LOC_HOST;
+}
+static double *vt__hw(vt_ctx *c, vt_tensor *t) { vt__host_dirty(c, t); return vt__d(t); }
+static int32_t *vt__hwi(vt_ctx *c, vt_tensor *t) { vt__host_dirty(c, t); return vt__i(t); }
+static void *vt__bptr(vt_ctx *c, const vt_tensor *t, int mode) {
+    vt_tensor *r;
+    char *base;
+    if (!c->be->has_memory) return t->data;
+    r = vt__root(t);
+    if (r != t && mode == 1) mode = 2; /* part of a storage: keep the rest */
+    base = (char *)c->be->storage(c, r);
+    if (!base) return NULL;
+    if (mode != 1 && !(r->loc & VT__LOC_DEV)) {
+        c->be->h2b(c, base, r->data, vt__bytes(r));
+        r->loc |= VT__LOC_DEV;
+    }
+    if (mode) r->loc = VT__LOC_DEV;
+    return base + ((const char *)t->data - (const char *)r->data);
+}
+static double *vt__bp(vt_ctx *c, const vt_tensor *t) { return (double *)vt__bptr(c, t, 0); }
+
+/* the end of an op (life 0) or of a step (life 1): work memory is reused */
+static void vt__reset_life(vt_ctx *c, int life) {
+    vt__arena_reset(&c->scratch);
+    if (life) vt__arena_reset(&c->step);
+    if (c->be->reset) c->be->reset(c, life);
+}
 
 /* ==========================================================================
    >>rounding  the numeric contract
@@ -2529,49 +2722,6 @@ static vt_status vt__log_get_record(vt_ctx *c, int kind, int ndim, const int64_t
     return VT_OK;
 }
 
-/* --- backends ------------------------------------------------------------- */
-
-/* A backend runs kernels and owns the memory they touch. The CPU backend's
-   memory is the host's. A backend with memory of its own (CUDA) keeps each
-   tensor's storage there too (vt_tensor.bmem) and the engine moves values
-   on demand: vt__bp/vt__bpw give a kernel the backend copy, vt__h/vt__hw the
-   host one, and vt_tensor.loc says which is current. Every address below is
-   a backend address (host memory for the CPU). */
-struct vt__kern;
-struct vt__opt_job;
-typedef struct vt__backend {
-    const char *name;
-    int has_memory;                                   /* 1: tensors are mirrored, see above */
-    void (*kernel)(struct vt__kern *k);               /* run node k->t forward (k->bwd 0) or backward */
-    /* memory (has_memory only; NULL for the CPU) */
-    void *(*storage)(vt_ctx *c, vt_tensor *root);     /* root's storage, allocated on first use */
-    void (*h2b)(vt_ctx *c, void *dst, const void *host, size_t bytes);
-    void (*b2h)(vt_ctx *c, void *host, const void *src, size_t bytes);
-    void (*reset)(vt_ctx *c, int life);               /* free the alloc()s of a life (0 op, 1 step) */
-    /* work memory: life 0 until the op ends, 1 until the step ends */
-    void *(*alloc)(vt_ctx *c, size_t bytes, int life);
-    void (*copy)(vt_ctx *c, double *dst, const double *src, int64_t n);
-    void (*zero)(vt_ctx *c, double *x, int64_t n);
-    /* rounding points (vt__round): all return the first NaN's index or -1.
-       cast: x = RNE32(x) (check_only: look for NaN only); round: the trainer's
-       rule with bounds e * ef, entries appended to out in index order;
-       gather: x and e at m indices (e may be NULL); put: x[i] = r for entries */
-    int64_t (*cast)(vt_ctx *c, double *x, int64_t n, int check_only);
-    int64_t (*round)(vt_ctx *c, double *x, const double *e, int64_t n, double ef, int compact, vt__ents *out);
-    void (*gather)(vt_ctx *c, const double *x, const double *e, const struct vt__rent *at, int64_t m, double *xo, double *eo);
-    void (*put)(vt_ctx *c, double *x, const vt__ents *en);
-    /* g = RNE32(g + h) (the second gradient of a tensor used twice by an op) */
-    void (*add_round)(vt_ctx *c, double *g, const double *h, int64_t n, int cast);
-    /* the optimizer: one phase over the flat parameter vector (vt_optim_step) */
-    void (*optim)(vt_ctx *c, const struct vt__opt_job *j);
-    /* gradient clipping: the squared norm of parameter i's gradient (a sum in
-       any order within the parameter) and S = sum g^2 for the bound; g *= s */
-    double (*sumsq)(vt_ctx *c, int i, const double *g, int64_t n, double *S);
-    void (*scale)(vt_ctx *c, double *g, double s, int64_t n);
-    /* optional: SHA-256 of each 64 KiB block of t's binary32 values (vt__block_digest) */
-    int (*block_digests)(vt_ctx *c, const vt_tensor *t, unsigned char *out);
-    void (*destroy)(vt_ctx *c);
-} vt__backend;
 
 /* --- the rounding point -------------------------------------------------- */
 
@@ -3588,70 +3738,6 @@ VTDEF void vt_set_name(vt_tensor *t, const char *name) {
     snprintf(t->name, sizeof t->name, "%s", name ? name : "");
 }
 
-static double *vt__d(const vt_tensor *t) { return (double *)t->data; }
-static int32_t *vt__i(const vt_tensor *t) { return (int32_t *)t->data; }
-
-/* Where values live. With the CPU backend t->data is the only copy. A
-   backend with memory of its own mirrors each storage (a root tensor: views
-   share their root's); loc says which copy is current, and these move values
-   when the other side asks:
-     vt__h / vt__hi    host values to read
-     vt__hw / vt__hwi  host values about to be changed on the host
-     vt__bptr          backend address for a kernel: mode 0 read, 1 write
-                       every element (nothing uploaded), 2 read and write */
-#define VT__LOC_HOST 1u
-#define VT__LOC_DEV 2u
-static size_t vt__bytes(const vt_tensor *t) {
-    int64_t n = vt_numel(t);
-    return (size_t)(n ? n : 1) * (t->dtype == VT_I32 ? sizeof(int32_t) : sizeof(double));
-}
-static vt_tensor *vt__root(const vt_tensor *t) {
-    while (t->view_src) t = t->view_src;
-    return (vt_tensor *)(uintptr_t)t;
-}
-static void vt__sync_host(vt_ctx *c, const vt_tensor *t) {
-    vt_tensor *r;
-    if (!c->be->has_memory || !t) return;
-    r = vt__root(t);
-    if (!(r->loc & VT__LOC_HOST)) {
-        void *b = c->be->storage(c, r);
-        if (b) c->be->b2h(c, r->data, b, vt__bytes(r));
-        r->loc |= VT__LOC_HOST;
-    }
-}
-static double *vt__h(vt_ctx *c, const vt_tensor *t) { vt__sync_host(c, t); return vt__d(t); }
-static int32_t *vt__hi(vt_ctx *c, const vt_tensor *t) { vt__sync_host(c, t); return vt__i(t); }
-static void vt__host_dirty(vt_ctx *c, vt_tensor *t) {
-    if (!c->be->has_memory) return;
-    vt__sync_host(c, t);
-    vt__root(t)->loc = VT__LOC_HOST;
-}
-static double *vt__hw(vt_ctx *c, vt_tensor *t) { vt__host_dirty(c, t); return vt__d(t); }
-static int32_t *vt__hwi(vt_ctx *c, vt_tensor *t) { vt__host_dirty(c, t); return vt__i(t); }
-static void *vt__bptr(vt_ctx *c, const vt_tensor *t, int mode) {
-    vt_tensor *r;
-    char *base;
-    if (!c->be->has_memory) return t->data;
-    r = vt__root(t);
-    if (r != t && mode == 1) mode = 2; /* part of a storage: keep the rest */
-    base = (char *)c->be->storage(c, r);
-    if (!base) return NULL;
-    if (mode != 1 && !(r->loc & VT__LOC_DEV)) {
-        c->be->h2b(c, base, r->data, vt__bytes(r));
-        r->loc |= VT__LOC_DEV;
-    }
-    if (mode) r->loc = VT__LOC_DEV;
-    return base + ((const char *)t->data - (const char *)r->data);
-}
-static double *vt__bp(vt_ctx *c, const vt_tensor *t) { return (double *)vt__bptr(c, t, 0); }
-
-/* the end of an op (life 0) or of a step (life 1): work memory is reused */
-static void vt__reset_life(vt_ctx *c, int life) {
-    vt__arena_reset(&c->scratch);
-    if (life) vt__arena_reset(&c->step);
-    if (c->be->reset) c->be->reset(c, life);
-}
-
 static void vt__shape_str(const vt_tensor *t, char *buf, size_t n) {
     int i;
     size_t l;
@@ -3921,22 +4007,6 @@ typedef struct vt__kern {
     int bwd;
     vt__kout out[VT_MAX_SRC];
 } vt__kern;
-
-/* the CPU backend: host memory, the kernels of >>cpu, the primitives of
-   >>rounding and >>optim */
-static void vt__cpu_kernel(vt__kern *k);
-static void *vt__cpu_alloc(vt_ctx *c, size_t bytes, int life);
-static void vt__cpu_copy(vt_ctx *c, double *dst, const double *src, int64_t n);
-static void vt__cpu_zero(vt_ctx *c, double *x, int64_t n);
-static void vt__cpu_add_round(vt_ctx *c, double *g, const double *h, int64_t n, int cast);
-static void vt__cpu_optim(vt_ctx *c, const struct vt__opt_job *j);
-static double vt__cpu_sumsq(vt_ctx *c, int i, const double *g, int64_t n, double *S);
-static void vt__cpu_scale(vt_ctx *c, double *g, double s, int64_t n);
-static const vt__backend vt__cpu_backend = {
-    "cpu", 0, vt__cpu_kernel, NULL, NULL, NULL, NULL,
-    vt__cpu_alloc, vt__cpu_copy, vt__cpu_zero,
-    vt__cpu_cast, vt__cpu_round, vt__cpu_gather, vt__cpu_put, vt__cpu_add_round,
-    vt__cpu_optim, vt__cpu_sumsq, vt__cpu_scale, NULL, NULL};
 
 static void *vt__cpu_alloc(vt_ctx *c, size_t bytes, int life) {
     void *p = vt__arena_alloc(life ? &c->step : &c->scratch, bytes);
@@ -5992,6 +6062,24 @@ static void vt__cpu_scale(vt_ctx *c, double *g, double s, int64_t n) {
     for (k = 0; k < n; k++) g[k] *= s;
 }
 
+/* --- the CPU backend's table (>>backend): host memory, the kernels of >>cpu,
+   the primitives of >>rounding and of this section. It has no memory of its
+   own, nothing to reset or destroy, and the engine hashes its tensors. */
+#define vt__cpu_storage NULL
+#define vt__cpu_h2b NULL
+#define vt__cpu_b2h NULL
+#define vt__cpu_reset NULL
+#define vt__cpu_block_digests NULL
+#define vt__cpu_destroy NULL
+static const vt__backend vt__cpu_backend = VT__BACKEND_TABLE("cpu", 0, vt__cpu_);
+#undef vt__cpu_storage
+#undef vt__cpu_h2b
+#undef vt__cpu_b2h
+#undef vt__cpu_reset
+#undef vt__cpu_block_digests
+#undef vt__cpu_destroy
+static vt_status vt__cpu_attach(vt_ctx *c) { c->be = &vt__cpu_backend; return VT_OK; }
+
 VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
     int i;
     int64_t N = vt_param_numel(c), dims[1], off = 0;
@@ -7848,17 +7936,14 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
         vt__tls_fail(VT_ERR_ARG, "vt_create: unknown mode %d or bound mode %d", (int)dd.mode, (int)dd.bound);
         return NULL;
     }
-    if (dd.backend != VT_BACKEND_CPU && dd.backend != VT_BACKEND_CUDA) {
+    if (!vt__backend_find(dd.backend)) {
         vt__tls_fail(VT_ERR_ARG, "vt_create: unknown backend %d", (int)dd.backend);
         return NULL;
     }
-#ifndef VTRAIN_CUDA
-    if (dd.backend == VT_BACKEND_CUDA) {
-        vt__tls_fail(VT_ERR_BACKEND, "vt_create: this program was built without the CUDA backend: define VTRAIN_CUDA "
-                                     "where VTRAIN_IMPLEMENTATION is defined (see vtrain_cuda.cu.h)");
+    if (!vt__backend_find(dd.backend)->attach) {
+        vt__tls_fail(VT_ERR_BACKEND, "vt_create: %s", vt__backend_find(dd.backend)->absent);
         return NULL;
     }
-#endif
     if (dd.role == VT_ROLE_AUDIT && !dd.log_path && !dd.log_memory && !dd.transcript) {
         vt__tls_fail(VT_ERR_ARG, "vt_create: an auditor needs the trainer's log (log_path, or log_memory and vt_feed_chunk)");
         return NULL;
@@ -7882,15 +7967,12 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
     if (!c->tents) { vt__tls_fail(VT_ERR_NOMEM, "vt_create: out of memory"); vt_destroy(c); return NULL; }
     memset(c->tents, 0, sizeof(vt__ents) * (size_t)c->pool.n);
     c->grad_enabled = 1;
-    c->be = &vt__cpu_backend;
-#ifdef VTRAIN_CUDA
-    if (dd.backend == VT_BACKEND_CUDA && vt__cuda_attach(c) != VT_OK) {
+    if (vt__backend_attach(c) != VT_OK) {
         snprintf(vt__tls_err, sizeof vt__tls_err, "%s", c->msg);
         vt__tls_status = c->status;
         vt_destroy(c);
         return NULL;
     }
-#endif
     c->calib.margin = 0;
     if (dd.bound == VT_BOUND_CALIBRATED && dd.role == VT_ROLE_TRAIN) {
         c->calib.e = (vt_calib_entry *)VT_MALLOC(sizeof(vt_calib_entry) * (size_t)dd.calib->count, c->u);

@@ -2419,7 +2419,7 @@ static void vt__cu_scale(vt_ctx *c, double *g, double sc, int64_t n) {
 }
 /* SHA-256 of each 64 KiB block of a state tensor's binary32 values, hashed
    where the values are (the device), 32 bytes per block come back */
-static int vt__cu_digests(vt_ctx *c, const vt_tensor *t, unsigned char *out) {
+static int vt__cu_block_digests(vt_ctx *c, const vt_tensor *t, unsigned char *out) {
     vt__cu *s = vt__cus(c);
     vtk_sha_a a;
     int64_t n = vt_numel(t), nb = (n + VTK_DIG - 1) / VTK_DIG;
@@ -3217,11 +3217,8 @@ static void vt__cu_destroy(vt_ctx *c) {
     c->bes = NULL;
 }
 
-static const vt__backend vt__cuda_backend = {
-    "cuda", 1, vt__cu_kernel, vt__cu_storage, vt__cu_h2b, vt__cu_b2h, vt__cu_reset,
-    vt__cu_alloc, vt__cu_copy, vt__cu_zero,
-    vt__cu_cast, vt__cu_round, vt__cu_gather, vt__cu_put, vt__cu_add_round,
-    vt__cu_optim, vt__cu_sumsq, vt__cu_scale, vt__cu_digests, vt__cu_destroy};
+/* the table (>>backend in vtrain.h): every member, by name */
+static const vt__backend vt__cuda_backend = VT__BACKEND_TABLE("cuda", 1, vt__cu_);
 
 /* vt_create with d.backend == VT_BACKEND_CUDA: the device d.device (an
    ordinal, or VT_CUDA_EMULATOR) becomes this context's backend, or the
