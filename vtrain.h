@@ -227,6 +227,9 @@ typedef enum vt_bound_mode {
 typedef enum vt_role { VT_ROLE_TRAIN, VT_ROLE_AUDIT } vt_role;
 
 typedef enum vt_backend_kind { VT_BACKEND_CPU, VT_BACKEND_CUDA } vt_backend_kind;
+/* vt_desc.device for VT_BACKEND_CUDA: the emulator instead of a GPU (in a
+   program whose implementation file defines VTRAIN_CUDA_EMU) */
+#define VT_CUDA_EMULATOR (-1)
 
 /* Ops. One list gives the enum, the name table and every per-op fact the
    engine needs; "how to add an op" is at the top of the >>ops section.
@@ -5396,6 +5399,32 @@ static void vt__cpu_kernel(vt__kern *k) {
 
 /* ==========================================================================
    >>ops  constructors: check shapes, make the node, record it, run it
+
+   HOW TO ADD AN OP. An op lives in these places; the tests named fail
+   until each is done.
+     1. VT__OP_LIST (public types): a row at the END with the next id, the
+        next op-table revision, its flags (VT__OPF_BWD_SPARSE if its
+        backward writes only part of a gradient) and slot names if it is an
+        engine point; raise VT__OP_TABLE; add the id to op_ids_pinned
+        (tests/test_core.c). Never renumber or reuse an id: logs carry them.
+     2. Its constructor: the declaration under "ops" in >>public functions,
+        the definition below (check every shape and argument with a message
+        that names the op, make the node with vt__node, vt__run it).
+     3. Its CPU kernel, forward and backward, in >>cpu, with its bound
+        derived in a comment beside it (the ingredients are in >>rounding);
+        a case in vt__cpu_kernel's switch.
+     4. Its CUDA kernel in vtrain_cuda.cu.h: an argument struct (>>cuda-args),
+        the kernel beside a note naming the CPU kernel it mirrors
+        (>>cuda-kernels), its row in VT__KLIST, the host side and a case in
+        vt__cu_kernel's switch (>>cuda-backend).
+     5. A finite-difference gradient check in tests/test_grad.c
+        (every_op_covered there fails without one).
+     6. The all-ops program, tests/allops.h: test_replay replays it across
+        orders and checks the op's bound against other orders, test_cuda
+        compares its kernels with the CPU's (every_op_covered in both).
+     7. A PyTorch reference case: tests/fixtures/make_reference.py writes
+        reference.txt, tests/test_reference.c compares.
+     8. The README's API table.
    ========================================================================== */
 
 static vt_dtype vt__vdt(const vt_ctx *c) { return c->d.mode == VT_MODE_FP64 ? VT_F64 : VT_F32; }

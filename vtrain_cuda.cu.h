@@ -1656,8 +1656,7 @@ VTK_GLOBAL vtk_gather_rows(vtk_gather_rows_a a) {
 #include <cuda.h>
 #include <cublas_v2.h>
 
-/* d.device = VT_CUDA_EMULATOR runs the backend on the emulator (VTRAIN_CUDA_EMU builds) */
-#define VT_CUDA_EMULATOR (-1)
+/* d.device = VT_CUDA_EMULATOR (vtrain.h) runs the backend on the emulator (VTRAIN_CUDA_EMU builds) */
 
 enum {
 #define VT__X(name, bar, maxb) VT__K_##name,

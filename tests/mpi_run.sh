@@ -6,8 +6,11 @@ set -u
 cd "$(dirname "$0")/.."
 NP=${NP:-4}
 fail() { echo "mpi_run: $1"; echo "0 passed, 1 failed"; exit 1; }
-command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
-  fail "mpicc or mpirun not found (apt-get install -y libopenmpi-dev openmpi-bin)"
+if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
+  echo "skipped: mpi: no mpicc or mpirun: BTARD peers as MPI ranks are not tested (Open MPI: apt-get install libopenmpi-dev openmpi-bin)"
+  echo "0 passed, 0 failed, 1 skipped"
+  exit 0
+fi
 mkdir -p build
 # -ffp-contract=off: the numeric contract needs arithmetic exactly as written
 mpicc -DVTRAIN_MPI -std=c99 -O2 ${ARCH:--march=native} -ffp-contract=off -Wall -Wextra -Werror \
