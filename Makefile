@@ -98,8 +98,9 @@ HAVE_CLANG   := $(call have,clang)
 HAVE_GXX     := $(call have,g++)
 HAVE_CLANGXX := $(call have,clang++)
 # record one skipped group: $(call skip,GROUP,WHY)
+# (WHY: no commas, no quotes)
 define skip
-	@echo "skip $(1) $(2)" >> $(B)/compile_checks.txt; echo "skipped: $(1): $(2)"
+	@echo 'skip $(1) $(2)' >> $(B)/compile_checks.txt; echo 'skipped: $(1): $(2)'
 endef
 
 # Compile checks: C99 and C++ with gcc and clang, two translation units,
@@ -122,12 +123,12 @@ ifeq ($(HAVE_GXX),1)
 	$(call compile_check,cxx_gpp,g++ -x c++ $(WFLAGS) tests/compile/single.c -o $(B)/cc_cxx_gpp $(LDLIBS))
 	$(call compile_check,two_tus_cxx,g++ -x c++ $(WFLAGS) tests/compile/impl.c tests/compile/user.c -o $(B)/cc_two_tus_cxx $(LDLIBS))
 else
-	$(call skip,g++,"no g++: vtrain.h as C++ with g++ is not checked (apt-get install g++)")
+	$(call skip,g++,no g++: vtrain.h as C++ with g++ is not checked (apt-get install g++))
 endif
 ifeq ($(HAVE_CLANGXX),1)
 	$(call compile_check,cxx_clangpp,clang++ -x c++ $(WFLAGS) tests/compile/single.c -o $(B)/cc_cxx_clangpp $(LDLIBS))
 else
-	$(call skip,clang++,"no clang++: vtrain.h as C++ with clang++ is not checked (apt-get install clang)")
+	$(call skip,clang++,no clang++: vtrain.h as C++ with clang++ is not checked (apt-get install clang))
 endif
 ifeq ($(HAVE_CLANG),1)
 	$(call compile_check,c99_clang,clang -std=c99 $(WFLAGS) tests/compile/single.c -o $(B)/cc_c99_clang $(LDLIBS))
@@ -139,7 +140,7 @@ ifeq ($(HAVE_CLANG),1)
 	then echo "ok gcc_clang_replay" >> $(B)/compile_checks.txt; echo "compile check gcc_clang_replay: ok"; \
 	else echo "fail gcc_clang_replay" >> $(B)/compile_checks.txt; echo "compile check gcc_clang_replay: FAILED"; cat $(B)/cc_cross.log; fi
 else
-	$(call skip,clang,"no clang: the clang C99 check and the gcc-to-clang log replay are not run (apt-get install clang)")
+	$(call skip,clang,no clang: the clang C99 check and the gcc-to-clang log replay are not run (apt-get install clang))
 endif
 
 # --- the CUDA backend (vtrain_cuda.cu.h) ------------------------------------
@@ -194,7 +195,7 @@ TEST_CUDA = compile-checks
 endif
 test: $(TESTS) $(EXAMPLES) $(TEST_CUDA)
 ifneq ($(HAVE_CUDA),1)
-	$(call skip,cuda,"no nvcc at '$(NVCC)' or no cuda.h in '$(CUDA_INC)': the CUDA kernels are not compiled to PTX and the CUDA backend is not tested on its emulator (the NVIDIA CUDA toolkit: Debian nvidia-cuda-toolkit, or NVCC= and CUDA_INC=)")
+	$(call skip,cuda,no nvcc at $(NVCC) or no cuda.h in $(CUDA_INC): the CUDA kernels are not compiled to PTX and the CUDA backend is not tested on its emulator (the NVIDIA CUDA toolkit: Debian nvidia-cuda-toolkit; or set NVCC= and CUDA_INC=))
 endif
 	@bash tests/run.sh $(TESTS) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/examples_golden.sh
 
