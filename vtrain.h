@@ -8379,6 +8379,60 @@ VTDEF void vt_text_free(vt_text *t) {
 }
 
 /* ==========================================================================
+   >>companion  the internal interface of companion headers (vtrain_btard.h)
+
+   A companion header sits beside vtrain.h the way sokol_gl.h sits beside
+   sokol_gfx.h: its implementation is compiled in the same translation unit,
+   after this one. It may use vtrain's public API and, of the private parts,
+   only what this section lists; everything else private may change without
+   a word. Whoever changes one of these changes the companions with it.
+   VT__COMPANION numbers this list: a companion checks it and refuses to
+   compile against another.
+
+   Build settings a companion can count on: _POSIX_C_SOURCE (top of this
+   file); <math.h> <stdarg.h> <stdio.h> <stdlib.h> <string.h> <time.h>, and
+   <pthread.h> <sched.h> unless VTRAIN_NO_THREADS, are included; the
+   floating-point pragmas at the top of the implementation (no fma
+   contraction; GCC: also O3) end with it, so a companion sets the same ones
+   around its own implementation.
+
+   Macros (top of the implementation):
+     VT_MALLOC(sz, u), VT_REALLOC(p, sz, u), VT_FREE(p, u)
+                       the allocator; u is a context's user pointer, NULL
+                       outside a context
+     VT__MIN(a, b)     the smaller (evaluates an argument twice)
+     VT__UNUSED        a static function that a configuration may not call
+     VT__PRINTF(f, a)  printf-style format checking of argument f from a
+     VT__AVX2          defined when the kernels use AVX2 and FMA
+                       (<immintrin.h> is included); never with VTRAIN_NO_SIMD
+
+   The rounding log's chunk (>>log): VT__CHUNK_HDR header bytes, "VTCK" or
+   "VTCR" at 0, u64 step at 4, u32 points at 12, u32 entries at 16, u64
+   body length at 20 (little-endian), then the body, then the SHA-256 of
+   everything before it. vtrain_btard.h restamps a chunk's step (and
+   forges chunks for the forged-log attack) with this layout.
+
+   Functions, defined in the sections named (declared again here, so that
+   a change of signature fails to compile in vtrain.h itself):
+   ========================================================================== */
+
+#define VT__COMPANION 1
+
+/* >>errors: set the calling thread's error (vt_last_status, vt_last_error)
+   where there is no context; returns s */
+static vt_status vt__tls_fail(vt_status s, const char *fmt, ...) VT__PRINTF(2, 3);
+/* >>threads: seconds on a monotonic clock (CPU seconds without one) */
+static double vt__now(void);
+/* >>rounding: 1 on a little-endian host, where binary32 values in memory
+   are their wire bytes */
+static int vt__host_le(void);
+/* >>setup: 1 if this build fuses a*b+c into one fma (vt_create refuses) */
+static int vt__contracts(void);
+/* >>hash: n more bytes into each of two SHA-256 states; the digests of two
+   vt_sha256_update calls, two blocks at once with SHA-NI */
+static void vt__sha256_update2(vt_sha256_ctx *a, const void *pa, vt_sha256_ctx *b, const void *pb, size_t n);
+
+/* ==========================================================================
    >>btard  Byzantine-tolerant collaborative training (BTARD)
 
    n peers train one model together and any minority of them may lie, go
