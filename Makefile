@@ -35,6 +35,9 @@ $(B)/%: examples/%.c vtrain.h | $(B)
 $(B)/test_%: tests/test_%.c tests/test.h vtrain.h examples/chargpt.h examples/digitsmlp.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
+# the BTARD programs also include vtrain_btard.h
+$(B)/test_btard $(B)/btard_swarm: vtrain_btard.h
+
 $(B)/bench_step: bench/step.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
@@ -47,14 +50,14 @@ $(B)/bench_transcript: bench/transcript.c vtrain.h examples/chargpt.h | $(B)
 $(B)/bench_gemm: bench/gemm.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS) -lopenblas
 
-$(B)/bench_btard: bench/btard.c vtrain.h | $(B)
+$(B)/bench_btard: bench/btard.c vtrain.h vtrain_btard.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
 # BTARD peers as MPI ranks (Open MPI: apt-get install libopenmpi-dev openmpi-bin)
 MPICC  ?= mpicc
 # (containers often forbid the cross-memory attach Open MPI uses between ranks)
 MPIRUN ?= OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
-$(B)/bench_btard_mpi: bench/btard.c vtrain.h | $(B)
+$(B)/bench_btard_mpi: bench/btard.c vtrain.h vtrain_btard.h | $(B)
 	$(MPICC) -DVTRAIN_MPI $(CFLAGS) $< -o $@ $(LDLIBS)
 
 demo: $(B)/demo
