@@ -24,8 +24,6 @@
        VTRAIN_NO_THREADS    no pthreads: everything on the calling thread
        VTRAIN_CUDA          the CUDA backend: vtrain_cuda.cu.h (next to this
                             file) is compiled in; vt_desc.backend selects it
-       VTRAIN_MPI           BTARD peers as MPI ranks (vt_net_mpi_create);
-                            includes <mpi.h>: build with mpicc
 
    BUILD: link with -lm -lpthread. Compile with -ffp-contract=off (no implicit
    fused multiply-add) and never with -ffast-math: the numeric contract needs
@@ -126,18 +124,8 @@
    cuBLAS's DGEMM). VT_I32 tensors store int32_t. Shapes are row-major, like
    PyTorch: ne[0] is the outermost dimension, ne[ndim-1] the innermost.
 
-   BTARD: Byzantine-tolerant collaborative training (the ">>btard" section).
-   n peers train one model over a transport (vt_net: in-process threads, or
-   MPI ranks with VTRAIN_MPI); any minority may lie, go silent or send
-   garbage. Validators recompute other peers' gradients bit for bit from
-   their committed rounding logs, so a one-bit lie is caught and the liar
-   banned; honest peers keep bit-identical weights.
-
-       vt_btard_cfg cfg = vt_btard_cfg_default();   // tau, validators, deadlines
-       vt_btard_task task = { init, optimizer, loss, ... };  // the model, its data
-       vt_btard_peer *p = vt_btard_peer_create(&cfg, &task, net, NULL);
-       for (s = 0; s < steps; s++) vt_btard_step(p);   // one whole BTARD step
-       // or: vt_btard_simulate(&cfg, &task, 16, attacks, steps, obs, u, &res)
+   COLLABORATIVE TRAINING among peers who may lie (Byzantine-tolerant) is in
+   the companion header vtrain_btard.h, beside this one: include it after.
 
    THREAD SAFETY: a vt_ctx is used by one thread at a time (it runs its own
    worker threads inside). Separate contexts are independent. The free
