@@ -6865,8 +6865,8 @@ static void vt__run_commitment(const unsigned char mroot[32], const unsigned cha
 
 /* root.txt from the commitments written so far */
 static vt_status vt__write_root(vt_ctx *c) {
-    vt_leaf_info *L;
-    int64_t n, k;
+    vt_leaf_info *L = NULL;
+    int64_t n = 0, k;
     unsigned char(*lv)[32], root[32], run[32];
     char text[512], h1[65], h2[65], h3[65], path[700];
     if (!c->tdir[0] || c->d.role != VT_ROLE_TRAIN) return VT_OK;
