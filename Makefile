@@ -93,7 +93,8 @@ test-asan: | $(B)
 	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript $(B)/asan/test_btard
 
 # Compile checks: C99 and C++ with gcc and clang, two translation units,
-# VTRAIN_STATIC, VTRAIN_NO_THREADS. Each one also links and runs.
+# VTRAIN_STATIC, VTRAIN_NO_THREADS, of vtrain.h alone and of vtrain.h with
+# vtrain_btard.h. Each one also links and runs.
 WFLAGS = -O1 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror
 define compile_check
 	@if $(2) > $(B)/cc_$(1).log 2>&1 && ./$(B)/cc_$(1) $(B)/cc_$(1).vtlog >> $(B)/cc_$(1).log 2>&1; \
@@ -112,6 +113,19 @@ compile-checks: | $(B)
 	$(call compile_check,static,gcc -std=c99 -DVTRAIN_STATIC $(WFLAGS) -Wno-unused-function tests/compile/single.c -o $(B)/cc_static $(LDLIBS))
 	$(call compile_check,no_threads,gcc -std=gnu99 -DVTRAIN_NO_THREADS $(WFLAGS) tests/compile/single.c -o $(B)/cc_no_threads -lm)
 	$(call compile_check,no_simd,gcc -std=c99 -DVTRAIN_NO_SIMD $(WFLAGS) tests/compile/single.c -o $(B)/cc_no_simd $(LDLIBS))
+	@# vtrain_btard.h after vtrain.h: C99, C++ with both compilers, two TUs, VTRAIN_STATIC and
+	@# VTRAIN_NO_THREADS (its own #ifdef paths); single.c and impl.c/user.c stay vtrain.h alone
+	$(call compile_check,btard_c99_gcc,gcc -std=c99 -pedantic $(WFLAGS) tests/compile/btard.c -o $(B)/cc_btard_c99_gcc $(LDLIBS))
+	$(call compile_check,btard_cxx_gpp,g++ -x c++ $(WFLAGS) tests/compile/btard.c -o $(B)/cc_btard_cxx_gpp $(LDLIBS))
+	$(call compile_check,btard_cxx_clangpp,clang++ -x c++ $(WFLAGS) tests/compile/btard.c -o $(B)/cc_btard_cxx_clangpp $(LDLIBS))
+	$(call compile_check,btard_two_tus,gcc -std=c99 $(WFLAGS) tests/compile/btard_impl.c tests/compile/btard_user.c -o $(B)/cc_btard_two_tus $(LDLIBS))
+	$(call compile_check,btard_static,gcc -std=c99 -DVTRAIN_STATIC $(WFLAGS) -Wno-unused-function tests/compile/btard.c -o $(B)/cc_btard_static $(LDLIBS))
+	$(call compile_check,btard_no_threads,gcc -std=gnu99 -DVTRAIN_NO_THREADS $(WFLAGS) tests/compile/btard.c -o $(B)/cc_btard_no_threads -lm)
+	@# vtrain_btard.h's implementation without vtrain.h's before it: refused, with the message that names the order
+	@if ! gcc -std=c99 -fsyntax-only tests/compile/btard_order.c > $(B)/cc_btard_order.log 2>&1 && \
+	    grep -q "vtrain.h's implementation is not in this file before it" $(B)/cc_btard_order.log; \
+	then echo "ok btard_order" >> $(B)/compile_checks.txt; echo "compile check btard_order: ok"; \
+	else echo "fail btard_order" >> $(B)/compile_checks.txt; echo "compile check btard_order: FAILED"; cat $(B)/cc_btard_order.log; fi
 	@# a log written by a gcc build replays on a clang build, and the reverse
 	@if gcc -std=c99 -O2 $(ARCH) -Wall -Wextra -Werror tests/compile/cross.c -o $(B)/cc_xgcc $(LDLIBS) > $(B)/cc_cross.log 2>&1 && \
 	    clang -std=c99 -O2 $(ARCH) -Wall -Wextra -Werror tests/compile/cross.c -o $(B)/cc_xclang $(LDLIBS) >> $(B)/cc_cross.log 2>&1 && \

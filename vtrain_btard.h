@@ -62,12 +62,16 @@
    vtrain.h's ">>companion" section.
 */
 
-#ifndef VTRAIN_BTARD_H
-#define VTRAIN_BTARD_H
-
+/* this header is built on vtrain.h's declarations (and, for the
+   implementation, on its implementation): without them, only the message */
 #ifndef VTRAIN_H
 #error "vtrain_btard.h: include vtrain.h before vtrain_btard.h"
+#define VTRAIN_BTARD_H
+#define VTRAIN_BTARD_IMPLEMENTATION_INCLUDED
 #endif
+
+#ifndef VTRAIN_BTARD_H
+#define VTRAIN_BTARD_H
 
 #define VTRAIN_BTARD_VERSION_STRING "0.1.0"
 
@@ -378,16 +382,21 @@ VTDEF void vt_btard_digits_free(vt_btard_digits *d);
    ==========================================================================
    ========================================================================== */
 #ifdef VTRAIN_IMPLEMENTATION
-#ifndef VTRAIN_BTARD_IMPLEMENTATION_INCLUDED
-#define VTRAIN_BTARD_IMPLEMENTATION_INCLUDED
 
 /* vtrain.h's implementation, earlier in this translation unit, defines
-   VT__COMPANION: the version of the internal interface this file uses */
-#if !defined(VT__COMPANION)
+   VT__COMPANION: the version of the internal interface this file uses
+   (vtrain.h's >>companion section). Without it the implementation below
+   is skipped, so the message is the only error. */
+#if !defined(VT__COMPANION) && !defined(VTRAIN_BTARD_IMPLEMENTATION_INCLUDED)
 #error "vtrain_btard.h: VTRAIN_IMPLEMENTATION is defined but vtrain.h's implementation is not in this file before it: write #define VTRAIN_IMPLEMENTATION, #include \"vtrain.h\", then #include \"vtrain_btard.h\""
-#elif VT__COMPANION != 1
+#define VTRAIN_BTARD_IMPLEMENTATION_INCLUDED
+#elif defined(VT__COMPANION) && VT__COMPANION != 1
 #error "vtrain_btard.h: this vtrain.h has another companion interface (VT__COMPANION) than the one vtrain_btard.h was written for (1): take both headers from one release"
+#define VTRAIN_BTARD_IMPLEMENTATION_INCLUDED
 #endif
+
+#ifndef VTRAIN_BTARD_IMPLEMENTATION_INCLUDED
+#define VTRAIN_BTARD_IMPLEMENTATION_INCLUDED
 
 #include <math.h>
 #include <stdarg.h>
