@@ -1,4 +1,5 @@
-# vtrain: examples, tests and benches. Users need none of this: copy vtrain.h.
+# vtrain: examples, tests and benches. Users need none of this: copy vtrain.h
+# (and vtrain_btard.h for BTARD).
 #
 #   make demo    train the character GPT, audit it in another order, compare native
 #   make test    the test suite (last line: "N passed, M failed")
@@ -53,7 +54,8 @@ $(B)/bench_gemm: bench/gemm.c vtrain.h | $(B)
 $(B)/bench_btard: bench/btard.c vtrain.h vtrain_btard.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
-# BTARD peers as MPI ranks (Open MPI: apt-get install libopenmpi-dev openmpi-bin)
+# BTARD peers as MPI ranks: VTRAIN_MPI, an option of vtrain_btard.h (Open MPI: apt-get install
+# libopenmpi-dev openmpi-bin)
 MPICC  ?= mpicc
 # (containers often forbid the cross-memory attach Open MPI uses between ranks)
 MPIRUN ?= OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
