@@ -8070,18 +8070,19 @@ VTDEF void vt_text_free(vt_text *t) {
 
    Build settings a companion can count on: _POSIX_C_SOURCE (top of this
    file); <math.h> <stdarg.h> <stdio.h> <stdlib.h> <string.h> <time.h>, and
-   <pthread.h> <sched.h> unless VTRAIN_NO_THREADS, are included; the
+   <pthread.h> <sched.h> unless VTRAIN_NO_THREADS, are included. The
    floating-point pragmas at the top of the implementation (no fma
-   contraction; GCC: also O3) end with it, so a companion sets the same ones
-   around its own implementation.
+   contraction; GCC: also O3) are popped at its end, so a companion sets
+   the same ones around its own implementation.
 
    Macros (top of the implementation):
      VT_MALLOC(sz, u), VT_REALLOC(p, sz, u), VT_FREE(p, u)
                        the allocator; u is a context's user pointer, NULL
                        outside a context
      VT__MIN(a, b)     the smaller (evaluates an argument twice)
-     VT__UNUSED        a static function that a configuration may not call
-     VT__PRINTF(f, a)  printf-style format checking of argument f from a
+     VT__UNUSED        marks a static function some configurations never call
+     VT__PRINTF(f, a)  checks printf formats: argument f is the format, the
+                       values start at argument a
      VT__AVX2          defined when the kernels use AVX2 and FMA
                        (<immintrin.h> is included); never with VTRAIN_NO_SIMD
 
