@@ -735,14 +735,17 @@ VTDEF void vt_text_free(vt_text *t);
 #define VT__THREAD_LOCAL __thread
 #define VT__UNUSED __attribute__((unused))
 #define VT__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define VT__NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
 #define VT__THREAD_LOCAL __declspec(thread)
 #define VT__UNUSED
 #define VT__PRINTF(a, b)
+#define VT__NOINLINE __declspec(noinline)
 #else
 #define VT__THREAD_LOCAL
 #define VT__UNUSED
 #define VT__PRINTF(a, b)
+#define VT__NOINLINE
 #endif
 
 #if defined(__FMA__) || defined(FP_FAST_FMA)
@@ -833,7 +836,13 @@ static const uint32_t vt__sha_k[64] = {
 /* the same compression with the x86 SHA extensions (about 5x faster): the
    state is kept as (A,B,E,F) in S0 and (C,D,G,H) in S1, two rounds per
    sha256rnds2. The 16 four-round groups are written out so that the
-   message schedule stays in four registers. */
+   message schedule stays in four registers. The SHA instructions have no
+   VEX form, and a legacy SSE instruction run while the upper halves of the
+   AVX registers hold data pays an AVX-SSE transition on Intel: so the two
+   block functions stay out of line (VT__NOINLINE), entered by a call, before
+   which the compiler clears those halves (vzeroupper). Inlined into
+   vt__block_digest2 beside its AVX conversion loop, they made every step's
+   commitment 4x slower on a Xeon. */
 #define VT__SHA_BSWAP _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL)
 /* four rounds on W (message words 4i..4i+3) */
 #define VT__SHA_R4(S0, S1, W, i)                                                     \
@@ -866,7 +875,7 @@ static void vt__sha_ni_out(__m128i s0, __m128i s1, uint32_t h[8]) {
     _mm_storeu_si128((__m128i *)&h[4], _mm_alignr_epi8(u, t, 8));
 }
 
-static void vt__sha_blocks_ni(uint32_t h[8], const unsigned char *p, size_t nblocks) {
+static VT__NOINLINE void vt__sha_blocks_ni(uint32_t h[8], const unsigned char *p, size_t nblocks) {
     __m128i s0, s1;
     vt__sha_ni_in(h, &s0, &s1);
     while (nblocks--) {
@@ -891,7 +900,7 @@ static void vt__sha_blocks_ni(uint32_t h[8], const unsigned char *p, size_t nblo
 
 /* two messages at once: a sha256rnds2 waits for the one before it, so a
    second independent chain fills the gaps (about 1.8x the throughput) */
-static void vt__sha_blocks_ni2(uint32_t ha[8], const unsigned char *pa, uint32_t hb[8], const unsigned char *pb, size_t nblocks) {
+static VT__NOINLINE void vt__sha_blocks_ni2(uint32_t ha[8], const unsigned char *pa, uint32_t hb[8], const unsigned char *pb, size_t nblocks) {
     __m128i s0, s1, t0, t1;
     vt__sha_ni_in(ha, &s0, &s1);
     vt__sha_ni_in(hb, &t0, &t1);
