@@ -424,7 +424,11 @@ VTDEF void vt_btard_digits_free(vt_btard_digits *d);
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
 #pragma GCC push_options
+#ifdef VTRAIN_NO_O3
+#pragma GCC optimize("fp-contract=off")
+#else
 #pragma GCC optimize("O3", "fp-contract=off")
+#endif
 #endif
 
 /* ==========================================================================
