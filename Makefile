@@ -1,4 +1,5 @@
-# vtrain: examples, tests and benches. Users need none of this: copy vtrain.h.
+# vtrain: examples, tests and benches. Users need none of this: copy vtrain.h
+# (and vtrain_btard.h for BTARD).
 #
 #   make demo    train the character GPT, audit it in another order, compare native
 #   make test    the test suite (last line: "N passed, M failed")
@@ -35,6 +36,9 @@ $(B)/%: examples/%.c vtrain.h | $(B)
 $(B)/test_%: tests/test_%.c tests/test.h tests/allops.h vtrain.h examples/chargpt.h examples/digitsmlp.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
+# the BTARD programs also include vtrain_btard.h
+$(B)/test_btard $(B)/btard_swarm: vtrain_btard.h
+
 $(B)/bench_step: bench/step.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
@@ -47,14 +51,15 @@ $(B)/bench_transcript: bench/transcript.c vtrain.h examples/chargpt.h | $(B)
 $(B)/bench_gemm: bench/gemm.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS) -lopenblas
 
-$(B)/bench_btard: bench/btard.c vtrain.h | $(B)
+$(B)/bench_btard: bench/btard.c vtrain.h vtrain_btard.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
-# BTARD peers as MPI ranks (Open MPI: apt-get install libopenmpi-dev openmpi-bin)
+# BTARD peers as MPI ranks: VTRAIN_MPI, an option of vtrain_btard.h (Open MPI: apt-get install
+# libopenmpi-dev openmpi-bin)
 MPICC  ?= mpicc
 # (containers often forbid the cross-memory attach Open MPI uses between ranks)
 MPIRUN ?= OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
-$(B)/bench_btard_mpi: bench/btard.c vtrain.h | $(B)
+$(B)/bench_btard_mpi: bench/btard.c vtrain.h vtrain_btard.h | $(B)
 	$(MPICC) -DVTRAIN_MPI $(CFLAGS) $< -o $@ $(LDLIBS)
 
 demo: $(B)/demo
@@ -104,7 +109,8 @@ define skip
 endef
 
 # Compile checks: C99 and C++ with gcc and clang, two translation units,
-# VTRAIN_STATIC, VTRAIN_NO_THREADS. Each one also links and runs.
+# VTRAIN_STATIC, VTRAIN_NO_THREADS, of vtrain.h alone and of vtrain.h with
+# vtrain_btard.h. Each one also links and runs.
 WFLAGS = -O1 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror
 define compile_check
 	@if $(2) > $(B)/cc_$(1).log 2>&1 && ./$(B)/cc_$(1) $(B)/cc_$(1).vtlog >> $(B)/cc_$(1).log 2>&1; \
@@ -119,17 +125,31 @@ compile-checks: | $(B)
 	$(call compile_check,static,$(CC) -std=c99 -DVTRAIN_STATIC $(WFLAGS) -Wno-unused-function tests/compile/single.c -o $(B)/cc_static $(LDLIBS))
 	$(call compile_check,no_threads,$(CC) -std=gnu99 -DVTRAIN_NO_THREADS $(WFLAGS) tests/compile/single.c -o $(B)/cc_no_threads -lm)
 	$(call compile_check,no_simd,$(CC) -std=c99 -DVTRAIN_NO_SIMD $(WFLAGS) tests/compile/single.c -o $(B)/cc_no_simd $(LDLIBS))
+	$(call compile_check,no_o3,$(CC) -std=c99 -O0 -DVTRAIN_NO_O3 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror tests/compile/single.c -o $(B)/cc_no_o3 $(LDLIBS))
 ifeq ($(HAVE_GXX),1)
 	$(call compile_check,cxx_gpp,g++ -x c++ $(WFLAGS) tests/compile/single.c -o $(B)/cc_cxx_gpp $(LDLIBS))
 	$(call compile_check,two_tus_cxx,g++ -x c++ $(WFLAGS) tests/compile/impl.c tests/compile/user.c -o $(B)/cc_two_tus_cxx $(LDLIBS))
+	$(call compile_check,btard_cxx_gpp,g++ -x c++ $(WFLAGS) tests/compile/btard.c -o $(B)/cc_btard_cxx_gpp $(LDLIBS))
 else
-	$(call skip,g++,no g++: vtrain.h as C++ with g++ is not checked (apt-get install g++))
+	$(call skip,g++,no g++: vtrain.h and vtrain_btard.h as C++ with g++ are not checked (apt-get install g++))
 endif
 ifeq ($(HAVE_CLANGXX),1)
 	$(call compile_check,cxx_clangpp,clang++ -x c++ $(WFLAGS) tests/compile/single.c -o $(B)/cc_cxx_clangpp $(LDLIBS))
+	$(call compile_check,btard_cxx_clangpp,clang++ -x c++ $(WFLAGS) tests/compile/btard.c -o $(B)/cc_btard_cxx_clangpp $(LDLIBS))
 else
-	$(call skip,clang++,no clang++: vtrain.h as C++ with clang++ is not checked (apt-get install clang))
+	$(call skip,clang++,no clang++: vtrain.h and vtrain_btard.h as C++ with clang++ are not checked (apt-get install clang))
 endif
+	@# vtrain_btard.h after vtrain.h: C99, C++ with both compilers (above), two TUs, VTRAIN_STATIC and
+	@# VTRAIN_NO_THREADS (its own #ifdef paths); single.c and impl.c/user.c stay vtrain.h alone
+	$(call compile_check,btard_c99_gcc,$(CC) -std=c99 -pedantic $(WFLAGS) tests/compile/btard.c -o $(B)/cc_btard_c99_gcc $(LDLIBS))
+	$(call compile_check,btard_two_tus,$(CC) -std=c99 $(WFLAGS) tests/compile/btard_impl.c tests/compile/btard_user.c -o $(B)/cc_btard_two_tus $(LDLIBS))
+	$(call compile_check,btard_static,$(CC) -std=c99 -DVTRAIN_STATIC $(WFLAGS) -Wno-unused-function tests/compile/btard.c -o $(B)/cc_btard_static $(LDLIBS))
+	$(call compile_check,btard_no_threads,$(CC) -std=gnu99 -DVTRAIN_NO_THREADS $(WFLAGS) tests/compile/btard.c -o $(B)/cc_btard_no_threads -lm)
+	@# vtrain_btard.h's implementation without vtrain.h's before it: refused, with the message that names the order
+	@if ! $(CC) -std=c99 -fsyntax-only tests/compile/btard_order.c > $(B)/cc_btard_order.log 2>&1 && \
+	    grep -q "vtrain.h's implementation is not in this file before it" $(B)/cc_btard_order.log; \
+	then echo "ok btard_order" >> $(B)/compile_checks.txt; echo "compile check btard_order: ok"; \
+	else echo "fail btard_order" >> $(B)/compile_checks.txt; echo "compile check btard_order: FAILED"; cat $(B)/cc_btard_order.log; fi
 ifeq ($(HAVE_CLANG),1)
 	$(call compile_check,c99_clang,clang -std=c99 $(WFLAGS) tests/compile/single.c -o $(B)/cc_c99_clang $(LDLIBS))
 	@# a log written by a gcc build replays on a clang build, and the reverse

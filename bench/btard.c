@@ -21,6 +21,7 @@
      honest gradient, next to a tolerance-based check at 1e-4. */
 #define VTRAIN_IMPLEMENTATION
 #include "../vtrain.h"
+#include "../vtrain_btard.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,6 +15,7 @@
    gradient of 20 steps ago (the paper's 1000 is longer than these runs). */
 #define VTRAIN_IMPLEMENTATION
 #include "../vtrain.h"
+#include "../vtrain_btard.h"
 
 #include <stdio.h>
 #include <stdlib.h>

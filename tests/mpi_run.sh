@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds tests/test_btard_mpi.c with mpicc and runs it as real processes,
+# Builds tests/test_btard_mpi.c (vtrain.h, then vtrain_btard.h with its
+# VTRAIN_MPI transport) with mpicc and runs it as real processes,
 # `mpirun -np 4` (NP=... for more). The last line is "N passed, M failed".
 # Needs Open MPI (Debian: apt-get install -y libopenmpi-dev openmpi-bin).
 set -u
@@ -15,7 +16,7 @@ mkdir -p build
 # -ffp-contract=off: the numeric contract needs arithmetic exactly as written
 mpicc -DVTRAIN_MPI -std=c99 -O2 ${ARCH:--march=native} -ffp-contract=off -Wall -Wextra -Werror \
   tests/test_btard_mpi.c -o build/test_btard_mpi -lm -lpthread || fail "build failed"
-# the MPI transport also compiles warning-free as C++ (counted as one more test)
+# vtrain_btard.h's MPI transport also compiles warning-free as C++ (counted as one more test)
 cxx_pass=0; cxx_fail=0
 if command -v mpicxx >/dev/null; then
   if mpicxx -x c++ -DVTRAIN_MPI ${ARCH:--march=native} -ffp-contract=off -Wall -Wextra -Werror -fsyntax-only \

@@ -7,6 +7,7 @@
    in bench/btard.c and examples/btard_swarm.c. */
 #define VTRAIN_IMPLEMENTATION
 #include "../vtrain.h"
+#include "../vtrain_btard.h"
 #include "test.h"
 
 static vt_btard_digits g_d;

@@ -9,6 +9,7 @@
    "N passed, M failed"; the other ranks print nothing to stdout. */
 #define VTRAIN_IMPLEMENTATION
 #include "../vtrain.h"
+#include "../vtrain_btard.h"
 #include "test.h"
 
 #include <mpi.h>
