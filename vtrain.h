@@ -427,6 +427,12 @@ typedef struct vt_log_stats {
     double round_seconds;    /* of which in the rounding points */
     int64_t runs;            /* per kind: outputs of this kind produced, in every mode,
                                 exact ones (no rounding point) included */
+    int64_t multi;           /* auditor: entries whose plausible interval holds more than one
+                                binary32 value (a dishonest trainer could have written another) */
+    double freedom_bits;     /* auditor: sum over entries of log2(values in the interval): the
+                                bits a trainer could choose freely while passing the audit */
+    int64_t exact;           /* values of correctly rounded products that the bound could not
+                                decide and that were evaluated exactly (no log entry) */
 } vt_log_stats;
 
 typedef struct vt_report {
@@ -897,14 +903,16 @@ VT__EF double vt__dsigmoid(double x) {
     return E / (1.0 + E);
 }
 
-/* cos(pi p / 2) for p in [0, 1] (the cosine schedule): t = (pi/2) q with
-   q = p, or q = 1 - p (exact for p >= 1/2) and sin t = cos(pi p / 2); t is
-   in [0, pi/4], where the Taylor series to t^18 (cos) and t^17 (sin) leave
-   remainders below 2^-58 relative. Near p = 1 the result is relatively
-   accurate (the sine of a small t), so a schedule that decays to 0 keeps
-   its relative accuracy to the last step. */
-VT__EF double vt__dcospi2(double p) {
-    double q = p <= 0.5 ? p : 1.0 - p, t = 1.5707963267948966 * q, t2 = t * t, c;
+/* cos(pi p / 2) for p in [0, 1] (the cosine schedule), given p and q =
+   1 - p, each with at most one rounding (the caller computes both as
+   quotients of integers): t = (pi/2) p and cos t where p <= 1/2, else
+   t = (pi/2) q and sin t = cos(pi p / 2); t is in [0, pi/4], where the
+   Taylor series to t^18 (cos) and t^17 (sin) leave remainders below 2^-58
+   relative. Near p = 1 the result is relatively accurate (the sine of a
+   small, relatively accurate t), so a schedule that decays to 0 keeps its
+   relative accuracy to the last step. */
+VT__EF double vt__dcospi2(double p, double q) {
+    double t = 1.5707963267948966 * (p <= 0.5 ? p : q), t2 = t * t, c;
     if (p <= 0.5) {
         c = -1.0 / 6402373705728000.0;
         c = c * t2 + 1.0 / 20922789888000.0;
@@ -926,6 +934,123 @@ VT__EF double vt__dcospi2(double p) {
     c = c * t2 + 1.0 / 120.0;
     c = c * t2 - 1.0 / 6.0;
     return t + t * (t2 * c);
+}
+/* --- exact sums of products of binary32 values, rounded once to binary32 ---
+
+   vt__xacc holds a sum of binary32 values and of products a b of two of
+   them exactly (such a product is exact in binary64, and its lowest set bit
+   is at least 2^-298): a fixed-point number with 32-bit digits, digit i
+   worth 2^(32 i - 320), kept in int64 limbs whose carries are resolved at
+   the end (a limb takes 2^29 additions before it could overflow; the
+   caller's sums are far shorter). 21 digits reach 2^352, beyond any sum of
+   fewer than 2^90 such terms. vt__xacc_round32 returns RNE32 of the exact
+   sum, as a double: the correctly rounded value, which every machine
+   computes alike. An exact sum of zero is -0 when every term was -0 (as
+   IEEE addition gives in any order), else +0. Only integer arithmetic: the
+   same source runs on the CPU and in CUDA kernels. */
+#define VT__XD 21
+#define VT__XE0 (-320)
+typedef struct { int64_t d[VT__XD]; int negzero; } vt__xacc;
+
+VT__EF void vt__xacc_init(vt__xacc *a) {
+    int i;
+    for (i = 0; i < VT__XD; i++) a->d[i] = 0;
+    a->negzero = 1;
+}
+
+/* t exactly: a finite binary64 value whose lowest set bit is at least 2^-320 */
+VT__EF void vt__xacc_add(vt__xacc *a, double t) {
+    uint64_t b = VT__EF_BITS(t), m, lo, hi;
+    int ex = (int)((b >> 52) & 0x7ff), p, d, s;
+    int64_t c0, c1, c2;
+    if (!(b << 1)) { if (!(b >> 63)) a->negzero = 0; return; } /* +0, -0 */
+    a->negzero = 0;
+    m = b & 0x000fffffffffffffull;
+    if (ex) m |= 0x0010000000000000ull; else ex = 1;
+    p = ex - 1075 - VT__XE0; /* t = m 2^(p + E0) */
+    while (p < 0) { m >>= 1; p++; } /* only zero bits leave: the caller's promise */
+    d = p >> 5; s = p & 31;
+    lo = (m & 0xffffffffull) << s; /* < 2^63 */
+    hi = (m >> 32) << s;           /* < 2^52 */
+    c0 = (int64_t)(lo & 0xffffffffull);
+    c1 = (int64_t)((lo >> 32) + (hi & 0xffffffffull));
+    c2 = (int64_t)(hi >> 32);
+    if (b >> 63) { a->d[d] -= c0; a->d[d + 1] -= c1; a->d[d + 2] -= c2; }
+    else { a->d[d] += c0; a->d[d + 1] += c1; a->d[d + 2] += c2; }
+}
+
+/* every digit into [0, 2^32), the sign in the top limb (floor division
+   written out: right shifts of negative integers are not portable C) */
+VT__EF void vt__xacc_carry(int64_t *d) {
+    int i;
+    for (i = 0; i < VT__XD - 1; i++) {
+        int64_t q = d[i] >= 0 ? d[i] / 4294967296LL : -((-d[i] - 1) / 4294967296LL) - 1;
+        d[i] -= q * 4294967296LL;
+        d[i + 1] += q;
+    }
+}
+
+VT__EF double vt__xacc_round32(vt__xacc *a) {
+    int64_t *d = a->d;
+    int i, top, tb, P, q, k, neg = 0, sticky = 0, rbit;
+    uint64_t mant = 0;
+    double v, scale;
+    vt__xacc_carry(d);
+    if (d[VT__XD - 1] < 0) {
+        neg = 1;
+        for (i = 0; i < VT__XD; i++) d[i] = -d[i];
+        vt__xacc_carry(d);
+    }
+    for (top = VT__XD - 1; top >= 0 && d[top] == 0; top--) {}
+    if (top < 0) return a->negzero ? -0.0 : 0.0;
+    for (tb = 31; tb > 0 && !((d[top] >> tb) & 1); tb--) {}
+    P = 32 * top + tb;                         /* the leading 1: 2^(P + E0) */
+    q = P + VT__XE0 < -126 ? -149 - VT__XE0 : P - 23; /* the lowest kept bit: 24 bits, or the subnormal quantum */
+    for (k = P; k >= q; k--) mant = (mant << 1) | (uint64_t)((d[k >> 5] >> (k & 31)) & 1);
+    rbit = q > 0 ? (int)((d[(q - 1) >> 5] >> ((q - 1) & 31)) & 1) : 0;
+    for (k = 0; k < ((q - 1) >> 5) && !sticky; k++) sticky = d[k] != 0;
+    if (q - 1 > 0 && !sticky) sticky = (d[(q - 1) >> 5] & ((1LL << ((q - 1) & 31)) - 1)) != 0;
+    if (rbit && (sticky || (mant & 1))) mant++;
+    if (q + VT__XE0 + (mant >> 24 ? 24 : 23) >= 128) return neg ? -VT__EF_INF : VT__EF_INF;
+    scale = VT__EF_DBL((uint64_t)(q + VT__XE0 + 1023) << 52); /* 2^(q + E0): a normal binary64 */
+    v = (double)mant * scale;
+    return neg ? -v : v;
+}
+
+/* A correctly rounded product (CORRECTLY ROUNDED PRODUCTS in >>rounding):
+   its output C[off + m N + n] = RNE32(sum_k A[m sam + k sak] B[k sbk + n sbn]
+   + C0[m N + n] + bias[n]) exactly; B NULL: the terms are A's alone. An
+   output is a list of such blocks (a batched product has one per batch), in
+   the order of off. Addresses are the backend's (device memory in a CUDA
+   kernel). */
+typedef struct vt__xblk {
+    int64_t off, M, N, K;
+    const double *A; int64_t sam, sak;
+    const double *B; int64_t sbk, sbn;
+    const double *C0;   /* the old values of an accumulating output, copied; or NULL */
+    const double *bias; /* or NULL */
+} vt__xblk;
+typedef struct vt__xprod { vt__xblk *b; int n, cap; } vt__xprod;
+
+/* RNE32 of output i of the blocks b[0..nb), exactly */
+VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
+    int lo = 0, hi = nb - 1;
+    int64_t m, nn, k;
+    const vt__xblk *z;
+    vt__xacc a;
+    while (lo < hi) { /* the last block whose off <= i */
+        int mid = (lo + hi + 1) / 2;
+        if (b[mid].off <= i) lo = mid; else hi = mid - 1;
+    }
+    z = &b[lo];
+    m = (i - z->off) / z->N;
+    nn = (i - z->off) % z->N;
+    vt__xacc_init(&a);
+    for (k = 0; k < z->K; k++)
+        vt__xacc_add(&a, z->B ? z->A[m * z->sam + k * z->sak] * z->B[k * z->sbk + nn * z->sbn] : z->A[m * z->sam + k * z->sak]);
+    if (z->C0) vt__xacc_add(&a, z->C0[m * z->N + nn]);
+    if (z->bias) vt__xacc_add(&a, z->bias[nn]);
+    return vt__xacc_round32(&a);
 }
 #endif /* >>elementary */
 
@@ -2112,6 +2237,9 @@ struct vt__rent;
     X(P, void, gather, (vt_ctx *c, const double *x, const double *e, const struct vt__rent *at, int64_t m,    \
                         double *xo, double *eo), 1)                                                            \
     X(P, void, put, (vt_ctx *c, double *x, const vt__ents *en), 1)                                             \
+    /* x[i] = RNE32 of the exact product at each entry's index (vt__xprod): the correctly rounded    \
+       products' fallback where the bound cannot decide */                                                      \
+    X(P, void, exact, (vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at), 1)                    \
     /* g = RNE32(g + h): the second gradient of a tensor an op used twice */                                   \
     X(P, void, add_round, (vt_ctx *c, double *g, const double *h, int64_t n, int cast), 1)                     \
     /* the optimizer: one phase over the flat parameter vector (vt_optim_step) */                              \
@@ -2308,6 +2436,23 @@ static void vt__reset_life(vt_ctx *c, int life) {
    [x - 2e, x + 2e], which contains x' (both are within e of exact): the
    auditor's rounding equals the trainer's. By induction over points and
    steps, both hold identical binary32 state.
+
+   CORRECTLY ROUNDED PRODUCTS. The outputs of matrix products (vt_linear
+   forward and backward, vt_matmul forward and backward: everything vt__mm
+   computes, and the CUDA backend's same products) need no log at all. Each
+   output element is defined as RNE32 of the exact value of its sum of
+   products (plus bias and old value): where the sound bound decides (RNE32
+   is constant on [x - w, x + w], which contains the exact value) that is
+   RNE32(x); elsewhere, for the rare element the bound cannot decide, the
+   backend evaluates the sum exactly (vt__xacc: integer arithmetic, the same
+   source on the CPU and the GPU) and rounds it once. Trainer and auditor
+   apply the same rule, so every machine computes the same binary32 value,
+   the log records nothing for these points (a record with entries there is
+   refused), and a dishonest trainer has no choice to make. The cost is the
+   exact evaluation of the undecided elements (about 10^-5 of them on
+   training data: K integer additions each) and the auditor's own pass of
+   the trainer's rule. Where an op's output is such a sum, register it
+   (vt__xprod_add) and it joins this rule.
 
    COMPACT ENTRIES. An entry stores only the low 8 bits of r's ordered key
    when every honest auditor's plausible interval I_A = [RNE32(x' - w'),
@@ -2711,7 +2856,7 @@ struct vt__lazy;
 static int64_t vt__lazy_round(vt_ctx *c, double *x, const struct vt__lazy *z, double ef, int compact, vt__ents *out);
 static double vt__lazy_e(const struct vt__lazy *z, int64_t i);
 static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double *x, double *e, const struct vt__lazy *lz,
-                      int64_t n) {
+                      const vt__xprod *xp, int64_t n) {
     const vt__backend *be = c->be;
     int64_t bad = -1;
     double ef = 1;
@@ -2734,9 +2879,40 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
     c->stats.values += n;
     if (kind >= 0 && kind < VT_OP_COUNT * 8) { c->kstats[kind].points++; c->kstats[kind].values += n; }
     if (c->d.mode != VT_MODE_VERIFIED) e = NULL;
-    if (!e) lz = NULL;
+    if (!e) { lz = NULL; xp = NULL; }
     if (e && c->d.bound == VT_BOUND_CALIBRATED) ef = vt__calib_factor(&c->calib, kind, n);
     c->ents.n = 0;
+
+    if (xp) {
+        /* a correctly rounded product, the same rule for trainer and auditor:
+           RNE32(x) where the sound bound decides, the exact value elsewhere,
+           no log entry (CORRECTLY ROUNDED PRODUCTS) */
+        int64_t nx;
+        bad = lz ? vt__lazy_round(c, x, lz, 1, 0, &c->ents) : be->round(c, x, e, n, 1, 0, &c->ents);
+        if (bad >= 0) goto nonfinite;
+        nx = c->ents.n;
+        if (nx) be->exact(c, x, xp, &c->ents);
+        c->ents.n = 0;
+        c->stats.exact += nx;
+        if (kind >= 0 && kind < VT_OP_COUNT * 8) c->kstats[kind].exact += nx;
+        if (c->status != VT_OK) return;
+        if (c->d.role == VT_ROLE_TRAIN) {
+            if (c->logf || c->d.log_memory) vt__log_put_record(c, kind, ndim, dims, &c->ents);
+        } else {
+            int64_t ne = 0;
+            if (vt__log_get_record(c, kind, ndim, dims, n, &c->rents, &ne, &c->crents) != VT_OK) return;
+            if (ne) {
+                vt__pt_name(kind, ndim, dims, nm, sizeof nm);
+                vt__fail(c, VT_ERR_IMPLAUSIBLE, "log entries at step %lld, point %lld (%s): %lld entries for a correctly "
+                                                "rounded product, which every machine computes alike (a forged or foreign log)",
+                         (long long)c->step_no, (long long)c->point, nm, (long long)ne);
+                return;
+            }
+            c->chunk_points++;
+        }
+        c->point++;
+        return;
+    }
 
     if (c->d.role == VT_ROLE_TRAIN || c->d.mode != VT_MODE_VERIFIED) {
         /* the trainer's rule; without a log (round-only, native, or training
@@ -2791,6 +2967,12 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
             if (vt__fbits(r) != vt__fbits((float)xv)) {
                 c->stats.corrections++;
                 if (kind >= 0 && kind < VT_OP_COUNT * 8) c->kstats[kind].corrections++;
+            }
+            if (kh > kl) { /* the trainer's freedom at this entry */
+                double bits = log2((double)((int64_t)kh - kl + 1));
+                c->stats.multi++;
+                c->stats.freedom_bits += bits;
+                if (kind >= 0 && kind < VT_OP_COUNT * 8) { c->kstats[kind].multi++; c->kstats[kind].freedom_bits += bits; }
             }
             vt__ents_push(c, &c->ents, en->i, r, en->full);
         }
@@ -3946,6 +4128,7 @@ typedef struct vt__kout {
     int acc;       /* x holds an old value that the kernel adds to */
     int exact;     /* kernel says: the values are exact T values, no rounding point */
     const struct vt__lazy *lz; /* CPU: e is this product's lazy bound, not the array */
+    vt__xprod *xp; /* a correctly rounded product (vt__xprod_add), or NULL */
     int kind;
     int ndim;
     int64_t dims[VT_MAX_DIMS];
@@ -3997,6 +4180,7 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
     o->acc = acc;
     o->exact = 0;
     o->lz = NULL;
+    o->xp = NULL;
     o->kind = vt__kind(op, slot);
     o->ndim = shape->ndim;
     for (i = 0; i < shape->ndim; i++) o->dims[i] = shape->ne[i];
@@ -4030,7 +4214,7 @@ static void vt__run_kernel(vt_ctx *c, vt__kern *k) {
             if (o->kind >= 0 && o->kind < VT_OP_COUNT * 8) c->kstats[o->kind].runs++;
             continue;
         }
-        vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->lz, o->n);
+        vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->lz, o->xp, o->n);
         if (c->status != VT_OK) return;
     }
     if (kind >= 0 && kind < VT_OP_COUNT * 8) {
@@ -4335,10 +4519,53 @@ static int64_t vt__row_chunk(const vt__kern *k, const vt_tensor *x, int64_t rows
 
 /* out = C0 + bias + A B through vt__gemm with the bound of its section; a
    product that is the whole output leaves its bound lazy (vt__lazy) */
+/* register a block of output o as a correctly rounded product (the CPU's
+   and every backend's GEMM outputs in verified mode); an accumulating
+   output's old values are copied first. 1 on success. */
+static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int64_t N, int64_t K, const double *A,
+                         int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *bias) {
+    vt__xprod *xp = o->xp;
+    vt__xblk *z;
+    if (!xp) { /* the list is host memory (a backend uploads it); the copy of C0 is the backend's */
+        xp = (vt__xprod *)vt__scratch(c, sizeof(vt__xprod));
+        if (!xp) return 0;
+        memset(xp, 0, sizeof *xp);
+    }
+    if (xp->n == xp->cap) { /* work memory is not freed before the op ends: grow by copying */
+        int cap = xp->cap ? 2 * xp->cap : 4;
+        vt__xblk *nb = (vt__xblk *)vt__scratch(c, sizeof(vt__xblk) * (size_t)cap);
+        if (!nb) return 0;
+        if (xp->n) memcpy(nb, xp->b, sizeof(vt__xblk) * (size_t)xp->n);
+        xp->b = nb;
+        xp->cap = cap;
+    }
+    z = &xp->b[xp->n];
+    z->off = (int64_t)(C - o->x); z->M = M; z->N = N; z->K = K;
+    z->A = A; z->sam = sam; z->sak = sak; z->B = B; z->sbk = sbk; z->sbn = sbn; z->bias = bias; z->C0 = NULL;
+    if (o->acc) {
+        double *c0 = (double *)c->be->alloc(c, sizeof(double) * (size_t)(M * N + 1), 0);
+        if (!c0) return 0;
+        c->be->copy(c, c0, C, M * N);
+        z->C0 = c0;
+    }
+    xp->n++;
+    o->xp = xp;
+    return 1;
+}
+
+static void vt__cpu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at) {
+    int64_t q;
+    (void)c;
+    for (q = 0; q < at->n; q++) x[at->e[q].i] = vt__xprod_value(xp->b, xp->n, at->e[q].i);
+}
+
 static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                    int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, double *E, const double *bias,
                    int64_t kchunk) {
     int64_t i, j;
+    if (E && k->c->d.mode == VT_MODE_VERIFIED && !k->c->ncal && M > 0 && N > 0 &&
+        !vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias))
+        return;
     if (E && E == o->e && M * N == o->n && !k->c->ncal && !vt__no_lazy) {
         vt__lazy *z = vt__gemm_lazy(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk);
         if (!z) return;
@@ -5337,7 +5564,9 @@ static void vt__cpu_kernel(vt__kern *k) {
         that names the op, make the node with vt__node, vt__run it).
      3. Its CPU kernel, forward and backward, in >>cpu, with its bound
         derived in a comment beside it (the ingredients are in >>rounding);
-        a case in vt__cpu_kernel's switch.
+        a case in vt__cpu_kernel's switch. An output that is a sum of
+        products computed with vt__mm is a correctly rounded product
+        (>>rounding) by itself; the CUDA kernel must then set crp too.
      4. Its CUDA kernel in vtrain_cuda.cu.h: an argument struct (>>cuda-args),
         the kernel beside a note naming the CPU kernel it mirrors
         (>>cuda-kernels), its row in VT__KLIST, the host side and a case in
@@ -5877,13 +6106,13 @@ static double vt__round_scalar(vt_ctx *c, int kind, double x, double e) {
     double h[2], *b;
     h[0] = x; h[1] = e;
     if (!c->be->has_memory) {
-        vt__round(c, kind, 1, &one, &h[0], &h[1], NULL, 1);
+        vt__round(c, kind, 1, &one, &h[0], &h[1], NULL, NULL, 1);
         return h[0];
     }
     b = (double *)c->be->alloc(c, sizeof h, 0);
     if (!b) return NAN;
     c->be->h2b(c, b, h, sizeof h);
-    vt__round(c, kind, 1, &one, b, b + 1, NULL, 1);
+    vt__round(c, kind, 1, &one, b, b + 1, NULL, NULL, 1);
     c->be->b2h(c, h, b, sizeof(double));
     return h[0];
 }
@@ -5981,18 +6210,18 @@ VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
         j.bc2 = 1 - vt__powi(o->a.beta2, o->t);
         j.phase = 0;
         c->be->optim(c, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 0), 1, dims, j.m, NULL, NULL, N);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 0), 1, dims, j.m, NULL, NULL, NULL, N);
         j.phase = 1;
         c->be->optim(c, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 1), 1, dims, j.v, NULL, NULL, N);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 1), 1, dims, j.v, NULL, NULL, NULL, N);
     } else if (o->s.momentum != 0) {
         j.phase = 0;
         c->be->optim(c, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 4), 1, dims, j.m, NULL, NULL, N);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 4), 1, dims, j.m, NULL, NULL, NULL, N);
     }
     j.phase = 2;
     c->be->optim(c, &j);
-    vt__round(c, vt__kind(VT_OP_OPTIM, 2), 1, dims, j.w, NULL, NULL, N);
+    vt__round(c, vt__kind(VT_OP_OPTIM, 2), 1, dims, j.w, NULL, NULL, NULL, N);
     if (c->status == VT_OK) vt__scatter(c, o->np, o->p, j.w, 0);
     vt__reset_life(c, 0);
     return c->status;
@@ -6070,7 +6299,7 @@ VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
            same everywhere: exact agreement, e = 0 (no bound array) */
         c->be->scale(c, g, coef, N);
         dims[0] = N;
-        vt__round(c, vt__kind(VT_OP_CLIP, 1), 1, dims, g, NULL, NULL, N);
+        vt__round(c, vt__kind(VT_OP_CLIP, 1), 1, dims, g, NULL, NULL, NULL, N);
         if (c->status == VT_OK) vt__scatter(c, c->nparams, c->params, g, 1);
     }
     vt__reset_life(c, 0);
@@ -6084,11 +6313,11 @@ VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
    one ulp away would move a schedule that decays to 0 by far more than one
    ulp of the learning rate near its end). */
 VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr) {
-    double p, cq;
+    double den, cq;
     if (step < warmup) return max_lr * (double)(step + 1) / (double)warmup;
     if (step >= total) return min_lr;
-    p = (double)(step - warmup) / (double)VT__MAX(1, total - warmup);
-    cq = vt__dcospi2(p);
+    den = (double)VT__MAX(1, total - warmup);
+    cq = vt__dcospi2((double)(step - warmup) / den, (double)(total - step) / den);
     return min_lr + (max_lr - min_lr) * (cq * cq);
 }
 

@@ -502,6 +502,7 @@ typedef struct { vtk_out o; const double *in; int64_t n; double s; } vtk_scale_p
 typedef struct { vtk_out o; const double *X, *dy; int64_t n; } vtk_relu_a;
 typedef struct { vtk_out o; const double *X, *dy; double *tc; int64_t n; int bwd; } vtk_gelu_a;
 typedef struct { const double *in; double *out; } vtk_probe_a;
+typedef struct { double *x; const vt__xblk *b; int nb; const int64_t *idx; int64_t n; } vtk_exact_a;
 typedef struct { vtk_out o; const double *X, *Y, *dy; int64_t n; int bwd; } vtk_tanh_a;
 typedef struct {
     vtk_out o; const double *X, *Y, *dy;
@@ -588,7 +589,7 @@ typedef struct { double *g; const double *A; int64_t nbat, M, K, sa; } vtk_gathe
     X(vtk_scale_vec, 0, 1024) X(vtk_sha, 0, 1024) X(vtk_stats_rows, 1, VTK_MAXB)                      \
     X(vtk_stats_cols, 0, 1024) X(vtk_stats_fin, 0, 1024) X(vtk_gbound, 0, 1024)                       \
     X(vtk_mm_init, 0, 1024) X(vtk_chunk_add, 0, 1024) X(vtk_to_f32, 0, 1024) X(vtk_gather_rows, 0, 1024)  \
-    X(vtk_probe, 0, 1024)
+    X(vtk_probe, 0, 1024) X(vtk_exact, 0, 1024)
 
 #if VTK_KERNELS
 /* ==========================================================================
@@ -924,6 +925,14 @@ VTK_GLOBAL vtk_probe(vtk_probe_a a) {
         a.out[1] = vt__dexp(a.in[3]);
         a.out[2] = vt__dlog(a.in[4]);
     }
+}
+
+/* the correctly rounded products' fallback (vt__cpu_exact): each entry's
+   value exactly, one thread each (they are rare: where the bound cannot
+   decide) */
+VTK_GLOBAL vtk_exact(vtk_exact_a a) {
+    int64_t q;
+    VTK_LOOP(q, a.n) a.x[a.idx[q]] = vt__xprod_value(a.b, a.nb, a.idx[q]);
 }
 
 /* GELU as x sigmoid(2z), vtrain's own sigmoid: the same bits everywhere, no bound */
@@ -2453,6 +2462,7 @@ typedef struct vt__mmd {
     const double *bias;                  /* per column, or NULL */
     int acc;
     int64_t kchunk;                      /* 0: one chunk */
+    int crp;                             /* 1: a correctly rounded product (linear, matmul: as vt__mm) */
     int64_t nb1, nb2;                    /* batches q = q1 nb2 + q2 */
     int64_t sa1, sa2, sb1, sb2, sc1, sc2, se1, se2;
 } vt__mmd;
@@ -2520,9 +2530,21 @@ static void vt__cu_stats(vt_ctx *c, const double *X, int64_t nl, int64_t K, int6
 static void vt__cu_mm(vt__kern *k, const vt__mmd *d) {
     vt_ctx *c = k->c;
     const vt__ord *o = k->o;
-    int64_t nbat = d->nb1 * d->nb2, K = d->K, MN = d->M * d->N, kc, nch, q1, ch;
-    int f32 = o->f32, direct;
+    int64_t nbat = d->nb1 * d->nb2, K = d->K, MN = d->M * d->N, kc, nch, q1, q2, ch;
+    int f32 = o->f32, direct, i;
     if (c->status != VT_OK || d->M <= 0 || d->N <= 0 || nbat <= 0) return;
+    if (d->crp && d->E && c->d.mode == VT_MODE_VERIFIED && !c->ncal) {
+        /* every batch a correctly rounded product, as vt__mm registers them */
+        vt__kout *out = NULL;
+        for (i = 0; i < VT_MAX_SRC; i++)
+            if (k->out[i].x && d->C >= k->out[i].x && d->C < k->out[i].x + k->out[i].n) out = &k->out[i];
+        if (!out || d->ldc != d->N) { vt__fail(c, VT_ERR_STATE, "CUDA backend: a product outside its output"); return; }
+        for (q1 = 0; q1 < d->nb1; q1++)
+            for (q2 = 0; q2 < d->nb2; q2++)
+                if (!vt__xprod_add(c, out, d->C + q1 * d->sc1 + q2 * d->sc2, d->M, d->N, K, d->A + q1 * d->sa1 + q2 * d->sa2,
+                                   d->sam, d->sak, d->B + q1 * d->sb1 + q2 * d->sb2, d->sbk, d->sbn, d->bias))
+                    return;
+    }
     kc = (d->kchunk <= 0 || d->kchunk > K) ? K : d->kchunk;
     nch = K > 0 ? (K + kc - 1) / kc : 1;
     if (nch > 1 && nbat > 1) { vt__fail(c, VT_ERR_STATE, "CUDA backend: chunked products are not batched"); return; }
@@ -2709,6 +2731,7 @@ static void vt__cu_k_matmul(vt__kern *k) {
         d.A = A; d.sam = sam; d.sak = sak; d.B = B; d.sbk = sbk; d.sbn = sbn;
         d.C = o->x; d.ldc = N; d.E = o->e; d.lde = N; d.acc = o->acc;
         d.nb2 = nbat; d.sa2 = sa; d.sb2 = sb; d.sc2 = M * N; d.se2 = M * N;
+        d.crp = 1;
         vt__cu_mm(k, &d);
         return;
     }
@@ -2727,6 +2750,7 @@ static void vt__cu_k_matmul(vt__kern *k) {
             }
             d.C = oa->x; d.ldc = d.N; d.E = oa->e; d.lde = d.N; d.acc = oa->acc;
             d.nb2 = nbat; d.sc2 = sa; d.se2 = sa;
+            d.crp = 1;
             vt__cu_mm(k, &d);
         }
         if (ob->x) {
@@ -2762,6 +2786,7 @@ static void vt__cu_k_matmul(vt__kern *k) {
                 d.nb2 = nbat; d.sc2 = K * N; d.se2 = K * N;
             }
             d.C = ob->x; d.ldc = d.N; d.E = ob->e; d.lde = d.N; d.acc = ob->acc;
+            d.crp = 1;
             vt__cu_mm(k, &d);
         }
     }
@@ -2800,6 +2825,7 @@ static void vt__cu_k_linear(vt__kern *k) {
         d.A = X; d.sam = IN; d.sak = 1; d.B = W; d.sbk = 1; d.sbn = IN;
         d.C = k->out[0].x; d.ldc = OC; d.E = k->out[0].e; d.lde = OC; d.acc = k->out[0].acc;
         d.bias = bias ? vt__bp(c, bias) : NULL;
+        d.crp = 1;
         vt__cu_mm(k, &d);
         return;
     }
@@ -2810,12 +2836,14 @@ static void vt__cu_k_linear(vt__kern *k) {
             d = vt__cu_mmd(R, IN, OC);
             d.A = dy; d.sam = OC; d.sak = 1; d.B = W; d.sbk = IN; d.sbn = 1;
             d.C = k->out[0].x; d.ldc = IN; d.E = k->out[0].e; d.lde = IN; d.acc = k->out[0].acc;
+            d.crp = 1;
             vt__cu_mm(k, &d);
         }
         if (k->out[1].x) { /* dw = dy^T x, rows in chunks summed in order */
             d = vt__cu_mmd(OC, IN, R);
             d.A = dy; d.sam = 1; d.sak = OC; d.B = X; d.sbk = IN; d.sbn = 1; d.kchunk = ch;
             d.C = k->out[1].x; d.ldc = IN; d.E = k->out[1].e; d.lde = IN; d.acc = k->out[1].acc;
+            d.crp = 1;
             vt__cu_mm(k, &d);
         }
         if (bias && k->out[2].x) vt__cu_colsum(k, &k->out[2], dy, R, OC, ch, 24, NULL, NULL);
@@ -3193,6 +3221,23 @@ static void vt__cu_kernel(vt__kern *k) {
     case VT_OP_SPLIT: vt__cu_k_split(k); break;
     default: vt__fail(k->c, VT_ERR_STATE, "cuda backend: no kernel for op %s", vt_op_name(t->op));
     }
+}
+
+/* the correctly rounded products' fallback: the block list and the indices
+   go up to the device, vtk_exact writes the values */
+static void vt__cu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at) {
+    vtk_exact_a a;
+    int64_t q, *idx = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)(at->n + 1)), *didx;
+    vt__xblk *db;
+    if (!idx || !at->n) return;
+    for (q = 0; q < at->n; q++) idx[q] = at->e[q].i;
+    db = (vt__xblk *)vt__cu_tmp(c, sizeof(vt__xblk) * (size_t)xp->n);
+    didx = (int64_t *)vt__cu_tmp(c, sizeof(int64_t) * (size_t)at->n);
+    if (!db || !didx || !vt__cu_h2d(c, db, xp->b, sizeof(vt__xblk) * (size_t)xp->n) ||
+        !vt__cu_h2d(c, didx, idx, sizeof(int64_t) * (size_t)at->n))
+        return;
+    a.x = x; a.b = db; a.nb = xp->n; a.idx = didx; a.n = at->n;
+    VT__CU_EW(c, vtk_exact, at->n, a);
 }
 
 /* --- attach and destroy ------------------------------------------------------------ */
