@@ -2454,23 +2454,30 @@ static void vt__reset_life(vt_ctx *c, int life) {
    the trainer's rule. Where an op's output is such a sum, register it
    (vt__xprod_add) and it joins this rule.
 
+   TWO HONEST BOUNDS. The trainer's bound e and an auditor's e' for one
+   element are the same formula of values that agree to gamma(n) relative
+   (a formula's inputs are mostly the same everywhere: statistics of the
+   binary32 operands); the rule assumes they agree to 2^-20 relative, and
+   tests/test_bounds.c measures the largest ratio across orders on
+   adversarial inputs. That is what the factor 1 + 2^-20 in w pays for: the
+   auditor's w' = 2e'(1 + 2^-20) + 2^-50|x'| covers |x - x'| <= e + e', so
+   an honest entry is always plausible.
+
    COMPACT ENTRIES. An entry stores only the low 8 bits of r's ordered key
    when every honest auditor's plausible interval I_A = [RNE32(x' - w'),
    RNE32(x' + w')] holds at most 256 binary32 values: the entry then names
    exactly one value of I_A, whatever the auditor's own x'. The trainer
-   cannot see x', so it bounds I_A: |x' - x| <= e + e' (both are within
-   their bounds of x*), and with e' <= 2e and |x'| <= 2|x| (two honest
-   machines' bounds and values of one element differ by less than a factor
-   2: every bound formula is continuous in values that agree to gamma(n)
-   relative, see test_bounds' bound-stability check), x' + w' <= x + W and
-   x' - w' >= x - W for W = 7.01 e + 2^-48 |x| (7.01 >= 3 + 4 (1 + 2^-20)).
-   So I_A lies inside [RNE32(x - W), RNE32(x + W)], and the trainer writes a
-   compact entry exactly when that holds at most 256 values (vt__compact_ok),
+   cannot see x', so it bounds I_A: |x' - x| <= e + e' and w' <= 2e'(1 +
+   2^-20) + 2^-50 |x'| with e' <= e (1 + 2^-20) (TWO HONEST BOUNDS), so x' +
+   w' <= x + W and x' - w' >= x - W for W = 4.01 e + 2^-48 |x|. So I_A lies
+   inside [RNE32(x - W), RNE32(x + W)], and the trainer writes a compact
+   entry exactly when that holds at most 256 values (vt__compact_ok),
    otherwise all 32 bits (a flag bit in the index says which). The auditor
-   decodes a compact entry inside its own I_A, from its low end; a compact
-   entry where I_A holds more than 256 values cannot come from an honest
-   trainer and is refused (never decoded against a guess). The calibrated
-   factor plays no part: compactness and plausibility use the sound bound.
+   decodes a compact entry inside its own I_A, from its low end
+   (vt__decode_entry); a compact entry where I_A holds more than 256 values
+   cannot come from an honest trainer and is refused (never decoded against
+   a guess). The calibrated factor plays no part: compactness and
+   plausibility use the sound bound.
 
    BOUND MODES. sound: the bounds above, for any input. calibrated: e is
    multiplied by a factor per (point kind, size) measured by vt_calibrate
@@ -2594,8 +2601,24 @@ static void vt__cast_block(double *x, int64_t n) {
    auditor's plausible interval then holds at most 256 binary32 values (see
    COMPACT ENTRIES above; the calibrated factor plays no part) */
 static int vt__compact_ok(double x, double e) {
-    double W = 7.01 * e + fabs(x) * 0x1p-48;
+    double W = 4.01 * e + fabs(x) * 0x1p-48;
     return (int64_t)vt__key((float)(x + W)) - (int64_t)vt__key((float)(x - W)) <= 255;
+}
+
+/* The auditor's reading of one entry (value bits v, full or the low 8 bits
+   of the ordered key) against its own value x and sound bound e: 0 and the
+   value in *r, or 1 (a compact entry where the interval holds more than 256
+   values) or 2 (a value outside the interval); [*kl, *kh] are the interval's
+   keys. COMPACT ENTRIES says why the decoding is unique. */
+static int vt__decode_entry(double x, double e, int full, uint32_t v, float *r, int32_t *kl, int32_t *kh) {
+    double w = vt__widen(x, e);
+    int32_t kr;
+    *kl = vt__key((float)(x - w));
+    *kh = vt__key((float)(x + w));
+    if (!full && (int64_t)*kh - *kl > 255) return 1;
+    if (full) { *r = vt__bitsf(v); kr = vt__key(*r); }
+    else { kr = *kl + (int32_t)((v - (uint32_t)*kl) & 0xFFu); *r = vt__unkey(kr); }
+    return (*r != *r || kr < *kl || kr > *kh) ? 2 : 0;
 }
 
 /* the scalar pass over a block x[0,n) (element b0 of the point) that the
@@ -2939,29 +2962,26 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
             /* a calibrated bound (ef < 1) only decides what the trainer logs;
                an entry is plausible within the sound interval, and a compact
                one decodes within it (COMPACT ENTRIES) */
-            double xv = gx[k], w = e ? vt__widen(xv, ge[k]) : 0;
-            int32_t kl = vt__key((float)(xv - w)), kh = vt__key((float)(xv + w)), kr;
+            double xv = gx[k];
+            int32_t kl, kh;
             float r;
-            if (!en->full && (int64_t)kh - kl > 255) {
+            int d = vt__decode_entry(xv, e ? ge[k] : 0, en->full, en->v, &r, &kl, &kh);
+            if (d) {
                 vt__pt_name(kind, ndim, dims, nm, sizeof nm);
-                vt__fail(c, VT_ERR_IMPLAUSIBLE,
-                         "implausible log entry at step %lld, point %lld (%s), index %lld: a compact entry (low 8 bits %02x), "
-                         "but the auditor's interval [%.9g, %.9g] around its own value %.17g holds %lld values: an honest "
-                         "trainer writes all 32 bits there",
-                         (long long)c->step_no, (long long)c->point, nm, (long long)en->i, (unsigned)en->v,
-                         (double)vt__unkey(kl), (double)vt__unkey(kh), xv, (long long)kh - kl + 1);
-                return;
-            }
-            if (en->full) { r = vt__bitsf(en->v); kr = vt__key(r); }
-            else { kr = kl + (int32_t)((en->v - (uint32_t)kl) & 0xFFu); r = vt__unkey(kr); }
-            if (r != r || kr < kl || kr > kh) {
-                vt__pt_name(kind, ndim, dims, nm, sizeof nm);
-                vt__fail(c, VT_ERR_IMPLAUSIBLE,
-                         "implausible log entry at step %lld, point %lld (%s), index %lld: log value %.9g (bits %08x%s) "
-                         "is outside the auditor's interval [%.9g, %.9g] around its own value %.17g",
-                         (long long)c->step_no, (long long)c->point, nm, (long long)en->i, (double)r,
-                         (unsigned)en->v, en->full ? "" : ", low 8 bits of key",
-                         (double)vt__unkey(kl), (double)vt__unkey(kh), xv);
+                if (d == 1)
+                    vt__fail(c, VT_ERR_IMPLAUSIBLE,
+                             "implausible log entry at step %lld, point %lld (%s), index %lld: a compact entry (low 8 bits %02x), "
+                             "but the auditor's interval [%.9g, %.9g] around its own value %.17g holds %lld values: an honest "
+                             "trainer writes all 32 bits there",
+                             (long long)c->step_no, (long long)c->point, nm, (long long)en->i, (unsigned)en->v,
+                             (double)vt__unkey(kl), (double)vt__unkey(kh), xv, (long long)kh - kl + 1);
+                else
+                    vt__fail(c, VT_ERR_IMPLAUSIBLE,
+                             "implausible log entry at step %lld, point %lld (%s), index %lld: log value %.9g (bits %08x%s) "
+                             "is outside the auditor's interval [%.9g, %.9g] around its own value %.17g",
+                             (long long)c->step_no, (long long)c->point, nm, (long long)en->i, (double)r,
+                             (unsigned)en->v, en->full ? "" : ", low 8 bits of key",
+                             (double)vt__unkey(kl), (double)vt__unkey(kh), xv);
                 return;
             }
             if (vt__fbits(r) != vt__fbits((float)xv)) {

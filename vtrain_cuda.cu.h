@@ -743,7 +743,7 @@ VTK_DEV int vtk_round_codes(const vtk_round_a *a, int64_t base, unsigned char *c
                 if (VTK_FBITS(fl) != VTK_FBITS(fh) && ev > 0) {
                     cd = 2;
                     if (a->compact) { /* vt__compact_ok */
-                        double W = 7.01 * ev + fabs(xv) * 0x1p-48;
+                        double W = 4.01 * ev + fabs(xv) * 0x1p-48;
                         cd = (int64_t)vtk_key((float)(xv + W)) - (int64_t)vtk_key((float)(xv - W)) <= 255 ? 1 : 2;
                     }
                 }
