@@ -679,6 +679,13 @@ TEST(compact_entries_decode_uniquely) {
 TEST(probabilistic_transcript_needs_consent) {
     vt_desc d = vt_desc_default();
     vt_ctx *c;
+    static const char *files[] = {"manifest.txt", "log.vtlog", "commits.bin", "root.txt"};
+    int i;
+    for (i = 0; i < 4; i++) { /* a fresh directory each run */
+        char p[128];
+        snprintf(p, sizeof p, "build/t_prob_run/%s", files[i]);
+        remove(p);
+    }
     d.bound = VT_BOUND_PROBABILISTIC;
     d.transcript = "build/t_prob_run";
     c = vt_create(&d);
