@@ -23,7 +23,7 @@ TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard
 
 .PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript clean compile-checks
-.PHONY: swarm bench-btard bench-btard-mpi test-mpi
+.PHONY: swarm bench-btard bench-btard-mpi test-mpi test-bounds
 
 all: $(EXAMPLES) $(TESTS) $(BENCHES)
 
@@ -38,6 +38,14 @@ $(B)/test_%: tests/test_%.c tests/test.h tests/allops.h vtrain.h examples/chargp
 
 # the BTARD programs also include vtrain_btard.h
 $(B)/test_btard $(B)/btard_swarm: vtrain_btard.h
+
+# the bound-hunting test needs __float128 (libquadmath, which gcc brings on x86)
+HAVE_QUADMATH := $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -lquadmath -o /dev/null 2>/dev/null && echo 1)
+$(B)/test_bounds: tests/test_bounds.c tests/test.h vtrain.h | $(B)
+	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS) -lquadmath
+# the long hunt: more seeds, longer rows, every order
+test-bounds: $(B)/test_bounds
+	./$(B)/test_bounds --long
 
 $(B)/bench_step: bench/step.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
@@ -213,11 +221,14 @@ TEST_CUDA = cuda-compile-checks $(B)/test_cuda
 else
 TEST_CUDA = compile-checks
 endif
-test: $(TESTS) $(EXAMPLES) $(TEST_CUDA)
+test: $(TESTS) $(EXAMPLES) $(TEST_CUDA) $(if $(HAVE_QUADMATH),$(B)/test_bounds)
 ifneq ($(HAVE_CUDA),1)
 	$(call skip,cuda,no nvcc at $(NVCC) or no cuda.h in $(CUDA_INC): the CUDA kernels are not compiled to PTX and the CUDA backend is not tested on its emulator (the NVIDIA CUDA toolkit: Debian nvidia-cuda-toolkit; or set NVCC= and CUDA_INC=))
 endif
-	@bash tests/run.sh $(TESTS) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/examples_golden.sh
+ifneq ($(HAVE_QUADMATH),1)
+	$(call skip,bounds,no libquadmath: the bound-hunting test against __float128 is not run (gcc on x86 brings it: libquadmath0))
+endif
+	@bash tests/run.sh $(TESTS) $(if $(HAVE_QUADMATH),$(B)/test_bounds) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/examples_golden.sh
 
 bench: bench-step bench-logsize bench-transcript bench-gemm
 bench-logsize: $(B)/bench_logsize

@@ -1,4 +1,4 @@
-/* vtrain.h - v0.1.0 - MIT or public domain (see end of file) - bit-exact, verifiable neural-network training in one C header
+/* vtrain.h - v0.2.0 - MIT or public domain (see end of file) - bit-exact, verifiable neural-network training in one C header
 
    Training that replays bit for bit on any hardware. Every op computes in
    binary64, rounds its output to binary32 at a "rounding point", and logs the
@@ -181,9 +181,9 @@
 #define VTRAIN_H
 
 #define VTRAIN_VERSION_MAJOR 0
-#define VTRAIN_VERSION_MINOR 1
+#define VTRAIN_VERSION_MINOR 2
 #define VTRAIN_VERSION_PATCH 0
-#define VTRAIN_VERSION_STRING "0.1.0"
+#define VTRAIN_VERSION_STRING "0.2.0"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -396,6 +396,8 @@ typedef struct vt_desc {
     int ckpt_every;           /* trainer: a checkpoint every N steps (0: 100) */
     int resume;               /* trainer: continue the transcript from its last checkpoint */
     int64_t audit_from;       /* auditor: start from the checkpoint at this step (0: step 0) */
+    int allow_probabilistic;  /* 1: a transcript may use VT_BOUND_PROBABILISTIC (refused otherwise:
+                                 its promise assumes random rounding errors, see BOUND MODES) */
     int log_memory;           /* 1: step chunks in memory too: the trainer's via vt_step_chunk after
                                  each step, the auditor's from vt_feed_chunk before each step
                                  (no file needed; peers exchange chunks this way) */
@@ -425,6 +427,12 @@ typedef struct vt_log_stats {
     double round_seconds;    /* of which in the rounding points */
     int64_t runs;            /* per kind: outputs of this kind produced, in every mode,
                                 exact ones (no rounding point) included */
+    int64_t multi;           /* auditor: entries whose plausible interval holds more than one
+                                binary32 value (a dishonest trainer could have written another) */
+    double freedom_bits;     /* auditor: sum over entries of log2(values in the interval): the
+                                bits a trainer could choose freely while passing the audit */
+    int64_t exact;           /* values of correctly rounded products that the bound could not
+                                decide and that were evaluated exactly (no log entry) */
 } vt_log_stats;
 
 typedef struct vt_report {
@@ -476,7 +484,9 @@ VTDEF vt_tensor *vt_new_persistent(vt_ctx *c, vt_dtype dt, int ndim, const int64
 VTDEF vt_tensor *vt_param(vt_ctx *c, const char *name, int ndim, const int64_t *ne);
 VTDEF vt_tensor *vt_from_f32(vt_ctx *c, int ndim, const int64_t *ne, const float *v); /* step arena */
 VTDEF vt_tensor *vt_from_i32(vt_ctx *c, int ndim, const int64_t *ne, const int32_t *v);
-VTDEF vt_tensor *vt_from_f64(vt_ctx *c, int ndim, const int64_t *ne, const double *v); /* VT_F64 values */
+/* VT_F64: binary64 values in VT_MODE_FP64; in the other modes they are
+   rounded to binary32 on entry, like VT_F32 (every bound assumes binary32 inputs) */
+VTDEF vt_tensor *vt_from_f64(vt_ctx *c, int ndim, const int64_t *ne, const double *v);
 VTDEF vt_status vt_write_f32(vt_ctx *c, vt_tensor *t, const float *v);
 VTDEF vt_status vt_write_f64(vt_ctx *c, vt_tensor *t, const double *v);
 VTDEF vt_status vt_write_i32(vt_ctx *c, vt_tensor *t, const int32_t *v);
@@ -549,8 +559,13 @@ VTDEF vt_adamw_desc vt_adamw_default(void); /* 1e-3, 0.9, 0.999, 1e-8, 0.01 */
 VTDEF vt_sgd_desc vt_sgd_default(void);     /* 1e-2, 0, 0, 0 */
 VTDEF vt_optim *vt_adamw_create(vt_ctx *c, const vt_adamw_desc *d); /* over all params so far */
 VTDEF vt_optim *vt_sgd_create(vt_ctx *c, const vt_sgd_desc *d);
-VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr); /* lr passes a rounding point */
+/* lr passes a rounding point: it may differ between machines by up to 32
+   binary64 ulps (a schedule computed with a libm); a constant or
+   vt_lr_cosine is the same double everywhere */
+VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr);
 VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm); /* returns the (T-valued) norm */
+/* warm-up (linear over `warmup` steps), then cosine from max_lr to min_lr at
+   `total`: the same double on every machine (vtrain's own cosine) */
 VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr);
 
 /* --- randomness: counter-based, keyed by (seed, stream, index) ------------ */
@@ -739,6 +754,307 @@ VTDEF void vt_text_free(vt_text *t);
 #endif /* VTRAIN_H */
 
 /* ==========================================================================
+   >>elementary  exp, expm1, log, tanh, sigmoid and cos(pi p / 2), written
+   in plain IEEE binary64 arithmetic
+
+   WHY. Libraries disagree: two conforming libms return exp(x) an ulp or two
+   apart, and CUDA's differs from both. Calling them would make every
+   transcendental output a machine-dependent value, bounded only by an
+   accuracy that no libm guarantees. These functions use + - * / on
+   binary64, comparisons and exponent-field arithmetic only, each operation
+   written out (no contraction: the pragmas of the implementation, nvcc
+   -fmad=false) and none whose result IEEE-754 leaves open, so every
+   conforming machine, CPU or GPU, computes the same bits from the same
+   input: what they produce from binary32 inputs is the same everywhere
+   (an e = 0 value in >>rounding's words), and needs no allowance at all.
+   One source serves the CPU, the CUDA kernels under nvcc (vtrain_cuda.cu.h
+   includes this block with VTRAIN_ELEMENTARY_DEVICE) and the emulator.
+   Vector versions must do the same operations in the same order.
+
+   ACCURACY (checked against __float128 by tests/test_bounds.c): exp and
+   expm1 within 1 ulp, expm1 within 4 ulps for |x| in (0.35, 1), log within
+   2 ulps, tanh and sigmoid within 3 ulps, cospi2 within 2 ulps; glibc is
+   within 1 ulp. Outputs are rounded to binary32 (2^29 binary64 ulps) at
+   the next rounding point, so training does not see the difference.
+   Where an input differs between machines (log of a sum in log_softmax and
+   cross_entropy) the kernel's bound uses VT__DLOG_ERR, derived at vt__dlog.
+   COST: about libm's for exp (13 multiply-adds), one division more for log.
+   ========================================================================== */
+#if (defined(VTRAIN_IMPLEMENTATION) || defined(VTRAIN_ELEMENTARY_DEVICE)) && !defined(VT__ELEMENTARY_DEFINED)
+#define VT__ELEMENTARY_DEFINED 1
+#if defined(__CUDACC__)
+#define VT__EF static __device__ __forceinline__
+#define VT__EF_BITS(d) ((uint64_t)__double_as_longlong(d))
+#define VT__EF_DBL(b) __longlong_as_double((long long)(b))
+#define VT__EF_INF __longlong_as_double(0x7ff0000000000000LL)
+#else
+#include <string.h>
+#if defined(__GNUC__) || defined(__clang__)
+#define VT__EF static __attribute__((unused))
+#else
+#define VT__EF static
+#endif
+VT__EF uint64_t vt__ef_bits(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
+VT__EF double vt__ef_dbl(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
+#define VT__EF_BITS(d) vt__ef_bits(d)
+#define VT__EF_DBL(b) vt__ef_dbl(b)
+#define VT__EF_INF VT__EF_DBL(0x7ff0000000000000ull)
+#endif
+
+/* exp(r) - 1 for |r| <= 0.35: Taylor to r^13 (the remainder is below
+   2^-62 relative), Horner from the highest term */
+VT__EF double vt__dexpm1_core(double r) {
+    double p = 1.0 / 6227020800.0;
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    return r + (p * r) * r;
+}
+
+/* exp(x) = 2^k exp(r): k = round(x / ln2) (adding and removing 1.5 2^52
+   rounds to an integer), r = x - k ln2 in two parts (Cody and Waite): ln2's
+   high part has 32 bits, so k ln2_hi (|k| < 2^11) and x - k ln2_hi are exact;
+   then 2^k from the exponent field, in two factors where 2^k is not normal */
+VT__EF double vt__dexp(double x) {
+    double kd, r, y;
+    int64_t k;
+    if (!(x < 709.782712893384)) return x != x ? x : VT__EF_INF;
+    if (x < -745.2) return 0.0;
+    kd = (x * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;
+    k = (int64_t)kd;
+    r = (x - kd * 0x1.62e42fee00000p-1) - kd * 0x1.a39ef35793c76p-33;
+    y = 1.0 + vt__dexpm1_core(r);
+    if (k > 1023) return y * 2.0 * VT__EF_DBL((uint64_t)(k - 1 + 1023) << 52);
+    if (k < -1021) return y * VT__EF_DBL((uint64_t)(k + 1000 + 1023) << 52) * 0x1p-1000;
+    return y * VT__EF_DBL((uint64_t)(k + 1023) << 52);
+}
+
+VT__EF double vt__dexpm1(double x) {
+    if (x <= 0.35 && x >= -0.35) return vt__dexpm1_core(x);
+    return vt__dexp(x) - 1.0;
+}
+
+/* log(x) = k ln2 + log(m), x = 2^k m, m in [sqrt(1/2), sqrt(2)) (subnormals
+   scaled by 2^54 first), log m = 2 atanh(s) = 2 (s + s^3/3 + ... + s^23/23),
+   s = f/(2 + f), f = m - 1 (exact), |s| < 0.1716: the series' remainder is
+   below 2^-60 relative.
+   VT__DLOG_ERR: f is exact and 2 + f rounds at most once, so s carries at
+   most 2u relative error (u = 2^-53), and log m = 2 atanh(s) (slope 1.03 s
+   at most in s) about 2.1u plus the roundings of the polynomial's small
+   correction and of 2s + ...: within 3.5u |log m|. With k != 0 the two
+   additions of k ln2_lo and k ln2_hi round once each (u |log x| + u 0.35),
+   and |log x| >= 0.34: in all, |vt__dlog(x) - log x| <= 8u |log x|. */
+#define VT__DLOG_ERR (8 * 0x1p-53)
+VT__EF double vt__dlog(double x) {
+    uint64_t b;
+    int k = 0;
+    double m, f, s, z, p;
+    if (!(x > 0)) return x == 0 ? -VT__EF_INF : (x - x) / (x - x);
+    if (x == VT__EF_INF) return x;
+    if (x < 0x1p-1022) { x *= 0x1p54; k = -54; }
+    b = VT__EF_BITS(x);
+    k += (int)((b >> 52) & 0x7ff) - 1022;
+    m = VT__EF_DBL((b & 0x000fffffffffffffull) | 0x3fe0000000000000ull); /* [0.5, 1) */
+    if (m < 0.70710678118654752440) { m *= 2.0; k--; }
+    f = m - 1.0;
+    s = f / (2.0 + f);
+    z = s * s;
+    p = 1.0 / 23;
+    p = p * z + 1.0 / 21;
+    p = p * z + 1.0 / 19;
+    p = p * z + 1.0 / 17;
+    p = p * z + 1.0 / 15;
+    p = p * z + 1.0 / 13;
+    p = p * z + 1.0 / 11;
+    p = p * z + 1.0 / 9;
+    p = p * z + 1.0 / 7;
+    p = p * z + 1.0 / 5;
+    p = p * z + 1.0 / 3;
+    return k * 0x1.62e42fee00000p-1 + (k * 0x1.a39ef35793c76p-33 + (2.0 * s + 2.0 * s * (z * p)));
+}
+
+/* tanh(x) = sign(x) e / (e + 2), e = expm1(2|x|): no cancellation at small
+   |x|; 1 beyond 20 (tanh 20 = 1 - 2^-57.7, which rounds to 1 - 2^-53 at
+   worst: within 1 ulp) */
+VT__EF double vt__dtanh(double x) {
+    double a = x < 0 ? -x : x, e, t;
+    if (!(a < 20)) return x != x ? x : (x > 0 ? 1.0 : -1.0);
+    e = vt__dexpm1(2.0 * a);
+    t = e / (e + 2.0);
+    return x < 0 ? -t : t;
+}
+
+/* sigmoid(x) = 1 / (1 + exp(-x)), as exp(x) / (1 + exp(x)) below 0: no
+   cancellation on either side (1 + tanh(x/2) = 2 sigmoid(x) is what GELU
+   needs where 1 + tanh cancels) */
+VT__EF double vt__dsigmoid(double x) {
+    double E;
+    if (x != x) return x;
+    if (x >= 0) return 1.0 / (1.0 + vt__dexp(-x));
+    E = vt__dexp(x);
+    return E / (1.0 + E);
+}
+
+/* cos(pi p / 2) for p in [0, 1] (the cosine schedule), given p and q =
+   1 - p, each with at most one rounding (the caller computes both as
+   quotients of integers): t = (pi/2) p and cos t where p <= 1/2, else
+   t = (pi/2) q and sin t = cos(pi p / 2); t is in [0, pi/4], where the
+   Taylor series to t^18 (cos) and t^17 (sin) leave remainders below 2^-58
+   relative. Near p = 1 the result is relatively accurate (the sine of a
+   small, relatively accurate t), so a schedule that decays to 0 keeps its
+   relative accuracy to the last step. */
+VT__EF double vt__dcospi2(double p, double q) {
+    double t = 1.5707963267948966 * (p <= 0.5 ? p : q), t2 = t * t, c;
+    if (p <= 0.5) {
+        c = -1.0 / 6402373705728000.0;
+        c = c * t2 + 1.0 / 20922789888000.0;
+        c = c * t2 - 1.0 / 87178291200.0;
+        c = c * t2 + 1.0 / 479001600.0;
+        c = c * t2 - 1.0 / 3628800.0;
+        c = c * t2 + 1.0 / 40320.0;
+        c = c * t2 - 1.0 / 720.0;
+        c = c * t2 + 1.0 / 24.0;
+        c = c * t2 - 0.5;
+        return 1.0 + t2 * c;
+    }
+    c = 1.0 / 355687428096000.0;
+    c = c * t2 - 1.0 / 1307674368000.0;
+    c = c * t2 + 1.0 / 6227020800.0;
+    c = c * t2 - 1.0 / 39916800.0;
+    c = c * t2 + 1.0 / 362880.0;
+    c = c * t2 - 1.0 / 5040.0;
+    c = c * t2 + 1.0 / 120.0;
+    c = c * t2 - 1.0 / 6.0;
+    return t + t * (t2 * c);
+}
+/* --- exact sums of products of binary32 values, rounded once to binary32 ---
+
+   vt__xacc holds a sum of binary32 values and of products a b of two of
+   them exactly (such a product is exact in binary64, and its lowest set bit
+   is at least 2^-298): a fixed-point number with 32-bit digits, digit i
+   worth 2^(32 i - 320), kept in int64 limbs whose carries are resolved at
+   the end (a limb takes 2^29 additions before it could overflow; the
+   caller's sums are far shorter). 21 digits reach 2^352, beyond any sum of
+   fewer than 2^90 such terms. vt__xacc_round32 returns RNE32 of the exact
+   sum, as a double: the correctly rounded value, which every machine
+   computes alike. An exact sum of zero is -0 when every term was -0 (as
+   IEEE addition gives in any order), else +0. Only integer arithmetic: the
+   same source runs on the CPU and in CUDA kernels. */
+#define VT__XD 21
+#define VT__XE0 (-320)
+typedef struct { int64_t d[VT__XD]; int negzero; } vt__xacc;
+
+VT__EF void vt__xacc_init(vt__xacc *a) {
+    int i;
+    for (i = 0; i < VT__XD; i++) a->d[i] = 0;
+    a->negzero = 1;
+}
+
+/* t exactly: a finite binary64 value whose lowest set bit is at least 2^-320 */
+VT__EF void vt__xacc_add(vt__xacc *a, double t) {
+    uint64_t b = VT__EF_BITS(t), m, lo, hi;
+    int ex = (int)((b >> 52) & 0x7ff), p, d, s;
+    int64_t c0, c1, c2;
+    if (!(b << 1)) { if (!(b >> 63)) a->negzero = 0; return; } /* +0, -0 */
+    a->negzero = 0;
+    m = b & 0x000fffffffffffffull;
+    if (ex) m |= 0x0010000000000000ull; else ex = 1;
+    p = ex - 1075 - VT__XE0; /* t = m 2^(p + E0) */
+    while (p < 0) { m >>= 1; p++; } /* only zero bits leave: the caller's promise */
+    d = p >> 5; s = p & 31;
+    lo = (m & 0xffffffffull) << s; /* < 2^63 */
+    hi = (m >> 32) << s;           /* < 2^52 */
+    c0 = (int64_t)(lo & 0xffffffffull);
+    c1 = (int64_t)((lo >> 32) + (hi & 0xffffffffull));
+    c2 = (int64_t)(hi >> 32);
+    if (b >> 63) { a->d[d] -= c0; a->d[d + 1] -= c1; a->d[d + 2] -= c2; }
+    else { a->d[d] += c0; a->d[d + 1] += c1; a->d[d + 2] += c2; }
+}
+
+/* every digit into [0, 2^32), the sign in the top limb (floor division
+   written out: right shifts of negative integers are not portable C) */
+VT__EF void vt__xacc_carry(int64_t *d) {
+    int i;
+    for (i = 0; i < VT__XD - 1; i++) {
+        int64_t q = d[i] >= 0 ? d[i] / 4294967296LL : -((-d[i] - 1) / 4294967296LL) - 1;
+        d[i] -= q * 4294967296LL;
+        d[i + 1] += q;
+    }
+}
+
+VT__EF double vt__xacc_round32(vt__xacc *a) {
+    int64_t *d = a->d;
+    int i, top, tb, P, q, k, neg = 0, sticky = 0, rbit;
+    uint64_t mant = 0;
+    double v, scale;
+    vt__xacc_carry(d);
+    if (d[VT__XD - 1] < 0) {
+        neg = 1;
+        for (i = 0; i < VT__XD; i++) d[i] = -d[i];
+        vt__xacc_carry(d);
+    }
+    for (top = VT__XD - 1; top >= 0 && d[top] == 0; top--) {}
+    if (top < 0) return a->negzero ? -0.0 : 0.0;
+    for (tb = 31; tb > 0 && !((d[top] >> tb) & 1); tb--) {}
+    P = 32 * top + tb;                         /* the leading 1: 2^(P + E0) */
+    q = P + VT__XE0 < -126 ? -149 - VT__XE0 : P - 23; /* the lowest kept bit: 24 bits, or the subnormal quantum */
+    for (k = P; k >= q; k--) mant = (mant << 1) | (uint64_t)((d[k >> 5] >> (k & 31)) & 1);
+    rbit = q > 0 ? (int)((d[(q - 1) >> 5] >> ((q - 1) & 31)) & 1) : 0;
+    for (k = 0; k < ((q - 1) >> 5) && !sticky; k++) sticky = d[k] != 0;
+    if (q - 1 > 0 && !sticky) sticky = (d[(q - 1) >> 5] & ((1LL << ((q - 1) & 31)) - 1)) != 0;
+    if (rbit && (sticky || (mant & 1))) mant++;
+    if (q + VT__XE0 + (mant >> 24 ? 24 : 23) >= 128) return neg ? -VT__EF_INF : VT__EF_INF;
+    scale = VT__EF_DBL((uint64_t)(q + VT__XE0 + 1023) << 52); /* 2^(q + E0): a normal binary64 */
+    v = (double)mant * scale;
+    return neg ? -v : v;
+}
+
+/* A correctly rounded product (CORRECTLY ROUNDED PRODUCTS in >>rounding):
+   its output C[off + m N + n] = RNE32(sum_k A[m sam + k sak] B[k sbk + n sbn]
+   + C0[m N + n] + bias[n]) exactly; B NULL: the terms are A's alone. An
+   output is a list of such blocks (a batched product has one per batch), in
+   the order of off. Addresses are the backend's (device memory in a CUDA
+   kernel). */
+typedef struct vt__xblk {
+    int64_t off, M, N, K;
+    const double *A; int64_t sam, sak;
+    const double *B; int64_t sbk, sbn;
+    const double *C0;   /* the old values of an accumulating output, copied; or NULL */
+    const double *bias; /* or NULL */
+} vt__xblk;
+typedef struct vt__xprod { vt__xblk *b; int n, cap; } vt__xprod;
+
+/* RNE32 of output i of the blocks b[0..nb), exactly */
+VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
+    int lo = 0, hi = nb - 1;
+    int64_t m, nn, k;
+    const vt__xblk *z;
+    vt__xacc a;
+    while (lo < hi) { /* the last block whose off <= i */
+        int mid = (lo + hi + 1) / 2;
+        if (b[mid].off <= i) lo = mid; else hi = mid - 1;
+    }
+    z = &b[lo];
+    m = (i - z->off) / z->N;
+    nn = (i - z->off) % z->N;
+    vt__xacc_init(&a);
+    for (k = 0; k < z->K; k++)
+        vt__xacc_add(&a, z->B ? z->A[m * z->sam + k * z->sak] * z->B[k * z->sbk + nn * z->sbn] : z->A[m * z->sam + k * z->sak]);
+    if (z->C0) vt__xacc_add(&a, z->C0[m * z->N + nn]);
+    if (z->bias) vt__xacc_add(&a, z->bias[nn]);
+    return vt__xacc_round32(&a);
+}
+#endif /* >>elementary */
+
+/* ==========================================================================
    ==========================================================================
    IMPLEMENTATION
    ==========================================================================
@@ -785,6 +1101,12 @@ VTDEF void vt_text_free(vt_text *t);
 #else
 #pragma GCC optimize("O3", "fp-contract=off")
 #endif
+#endif
+
+/* x87 arithmetic (FLT_EVAL_METHOD 2: every double evaluated in 80 bits and
+   rounded twice) computes other binary64 values than IEEE binary64 */
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 2
+#error "vtrain: this compiler evaluates double in extended precision (FLT_EVAL_METHOD 2); compile with -msse2 -mfpmath=sse"
 #endif
 
 #ifndef VT_ASSERT
@@ -1606,35 +1928,6 @@ static double vt__sum_bound(const vt__ord *o, int64_t n, double mag, int L) {
     return vt__gsum(o, n) * mag;
 }
 
-/* libm wrappers: under chaos, move the result by k ulps, |k| <= 3, keyed by
-   the argument, as another conforming libm might. */
-static double vt__perturb(const vt__ord *o, double x, double v) {
-    uint64_t b, h, bv;
-    double r;
-    if (!o->chaos || v == 0 || !isfinite(v)) return v;
-    memcpy(&b, &x, 8);
-    h = vt__mix(b ^ o->seed);
-    /* k in [-3, 3] steps along the bit pattern: k ulps away from or towards 0 */
-    memcpy(&bv, &v, 8);
-    bv += (uint64_t)((int64_t)(h % 7) - 3);
-    memcpy(&r, &bv, 8);
-    return isfinite(r) && (r > 0) == (v > 0) ? r : v;
-}
-static double vt__exp(const vt__ord *o, double x) { return vt__perturb(o, x, exp(x)); }
-static double vt__log(const vt__ord *o, double x) { return vt__perturb(o, x, log(x)); }
-static double vt__tanh(const vt__ord *o, double x) { return vt__perturb(o, x, tanh(x)); }
-/* tanh from one exp (libm's tanh is several times slower): with E = exp(2|z|)
-   carrying at most 8u relative error, t = (E - 1)/(E + 1) has absolute error
-   at most 2E/(E+1)^2 8u + 3u <= 7u: the caller uses VT__TANH_ERR, absolute. */
-#define VT__TANH_ERR (7 * VT__U)
-static double vt__tanh_exp(const vt__ord *o, double z) {
-    double a = fabs(z), E, t;
-    if (a > 20) return z > 0 ? 1.0 : -1.0; /* |tanh| rounds to 1 - 2^-58 or closer: within 2u */
-    E = vt__exp(o, 2 * a);
-    t = (E - 1) / (E + 1);
-    return z < 0 ? -t : t;
-}
-
 /* Sum of n terms x[i*s]. */
 static double vt__rsum(const vt__ord *o, uint64_t row, const double *x, int64_t s, int64_t n) {
     if (n <= 0) return 0;
@@ -1944,6 +2237,9 @@ struct vt__rent;
     X(P, void, gather, (vt_ctx *c, const double *x, const double *e, const struct vt__rent *at, int64_t m,    \
                         double *xo, double *eo), 1)                                                            \
     X(P, void, put, (vt_ctx *c, double *x, const vt__ents *en), 1)                                             \
+    /* x[i] = RNE32 of the exact product at each entry's index (vt__xprod): the correctly rounded    \
+       products' fallback where the bound cannot decide */                                                      \
+    X(P, void, exact, (vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at), 1)                    \
     /* g = RNE32(g + h): the second gradient of a tensor an op used twice */                                   \
     X(P, void, add_round, (vt_ctx *c, double *g, const double *h, int64_t n, int cast), 1)                     \
     /* the optimizer: one phase over the flat parameter vector (vt_optim_step) */                              \
@@ -2092,27 +2388,41 @@ static void vt__reset_life(vt_ctx *c, int life) {
    on the machine.
 
    WHAT AN OP HANDS THE ROUNDING POINT. Its binary64 values x[i] and bounds
-   e[i] >= |x[i] - exact[i]|, where exact is the real-number result of the
-   op's definition applied to its (identical, binary32) inputs, valid for any
-   IEEE binary64 implementation, in any summation order, with or without fma.
-   What may differ between two conforming machines is (1) the order, blocking
-   and fusing (fma) of every reduction, and (2) libm results. Arithmetic
-   written out in a kernel runs exactly as written on every backend (no
-   contraction: see the pragmas above, -ffp-contract=off, nvcc -fmad=false),
-   so on identical binary32 inputs it yields identical binary64 results and
-   needs no bound: e = 0 for such values (the optimizer update, scaling,
-   products and sums of two operands). Each kernel derives its bound in a
-   comment beside it. Ingredients:
+   e[i], valid for any IEEE binary64 implementation, in any summation order,
+   with or without fma, and meaning exactly one of two things:
+     e = 0   every conforming machine computes exactly this x: it comes from
+             the op's identical binary32 inputs by a fixed sequence of IEEE
+             operations (+ - * / sqrt, comparisons, vtrain's own exp, log,
+             tanh and sigmoid of >>elementary, which are such sequences),
+             written out in the kernel and run as written on every backend
+             (no contraction: the pragmas above, -ffp-contract=off, nvcc
+             -fmad=false; vt_create refuses a build that contracts, and a
+             machine that flushes subnormals). Sums of two terms, a row of
+             length one, the optimizer update, GELU and tanh are such values.
+     e > 0   x is within e of the reference value x*: the real-number result
+             of the op's definition in which every value of the first kind
+             is taken as computed (the same everywhere) and every reduction
+             whose order is free (a sum, a dot product, a GEMM) is exact.
+             Two machines' values are then within e + e' of each other.
+   No libm function is called: the only inputs that differ between machines
+   are the results of reductions, and of arithmetic downstream of them. Each
+   kernel derives its bound in a comment beside it. Ingredients:
      * a sum of n terms in any order: |err| <= gamma(n) sum |terms|,
-       gamma(n) = n u / (1 - n u), u = 2^-53;
+       gamma(n) = n u / (1 - n u), u = 2^-53 (gsum: n - 1 roundings of
+       exact terms; 0 for n <= 2, one addition of the same operands);
      * a correctly rounded + - * / sqrt on inputs that may differ between
-       machines (because they come from a reduction or libm): u |result|;
-     * a libm function: at most 4 ulps (8u relative) unless documented better,
-       propagated through the formula by its condition number;
+       machines (because they come from a reduction): u |result|, plus the
+       inputs' bounds propagated by the operation's condition number;
+     * vtrain's own log of an input that differs between machines (the log of
+       a softmax's sum): VT__DLOG_ERR relative, derived at vt__dlog;
      * a fixed-order outer reduction (a weight gradient summed per sequence,
        then over sequences left to right): gamma(chunk) + gamma(chunks + 1)
        instead of gamma(all rows) - the order of the outer sum is part of the
        op's definition, so every backend must keep it.
+   tests/test_bounds.c hunts for violations: adversarial inputs (wide
+   dynamic range, cancellation, binary32 midpoints, subnormals, reductions
+   of 8192+ terms, rows of length 1 and 2) against a __float128 evaluation
+   of x*, and e = 0 values compared bit for bit across orders.
 
    WHAT THE TRAINER DOES. r = RNE32(x). With w = 2e(1 + 2^-20) + 2^-50 |x|
    (the extra terms cover the rounding of the bound itself and of x +- w), it
@@ -2127,15 +2437,62 @@ static void vt__reset_life(vt_ctx *c, int life) {
    auditor's rounding equals the trainer's. By induction over points and
    steps, both hold identical binary32 state.
 
-   COMPACT ENTRIES. The auditor's plausible interval lies inside
-   [x - 5e, x + 5e]; when that spans fewer than 256 binary32 values, an entry
-   stores only the low 8 bits of r's ordered key, which picks r uniquely in
-   the auditor's interval. Otherwise it stores all 32 bits (a flag bit in the
-   index says which).
+   CORRECTLY ROUNDED PRODUCTS. The outputs of matrix products (vt_linear
+   forward and backward, vt_matmul forward and backward: everything vt__mm
+   computes, and the CUDA backend's same products) need no log at all. Each
+   output element is defined as RNE32 of the exact value of its sum of
+   products (plus bias and old value): where the sound bound decides (RNE32
+   is constant on [x - w, x + w], which contains the exact value) that is
+   RNE32(x); elsewhere, for the rare element the bound cannot decide, the
+   backend evaluates the sum exactly (vt__xacc: integer arithmetic, the same
+   source on the CPU and the GPU) and rounds it once. Trainer and auditor
+   apply the same rule, so every machine computes the same binary32 value,
+   the log records nothing for these points (a record with entries there is
+   refused), and a dishonest trainer has no choice to make. The cost is the
+   exact evaluation of the undecided elements (about 10^-5 of them on
+   training data: K integer additions each) and the auditor's own pass of
+   the trainer's rule. Where an op's output is such a sum, register it
+   (vt__xprod_add) and it joins this rule.
 
-   BOUND MODES. sound: the bounds above. probabilistic: vt__g uses
-   lambda sqrt(n) u for the sums. calibrated: e is multiplied by a factor
-   per (point kind, size) measured by vt_calibrate and recorded in the log.
+   TWO HONEST BOUNDS. The trainer's bound e and an auditor's e' for one
+   element are the same formula of values that agree to gamma(n) relative
+   (a formula's inputs are mostly the same everywhere: statistics of the
+   binary32 operands); the rule assumes they agree to 2^-20 relative, and
+   tests/test_bounds.c measures the largest ratio across orders on
+   adversarial inputs. That is what the factor 1 + 2^-20 in w pays for: the
+   auditor's w' = 2e'(1 + 2^-20) + 2^-50|x'| covers |x - x'| <= e + e', so
+   an honest entry is always plausible.
+
+   COMPACT ENTRIES. An entry stores only the low 8 bits of r's ordered key
+   when every honest auditor's plausible interval I_A = [RNE32(x' - w'),
+   RNE32(x' + w')] holds at most 256 binary32 values: the entry then names
+   exactly one value of I_A, whatever the auditor's own x'. The trainer
+   cannot see x', so it bounds I_A: |x' - x| <= e + e' and w' <= 2e'(1 +
+   2^-20) + 2^-50 |x'| with e' <= e (1 + 2^-20) (TWO HONEST BOUNDS), so x' +
+   w' <= x + W and x' - w' >= x - W for W = 4.01 e + 2^-48 |x|. So I_A lies
+   inside [RNE32(x - W), RNE32(x + W)], and the trainer writes a compact
+   entry exactly when that holds at most 256 values (vt__compact_ok),
+   otherwise all 32 bits (a flag bit in the index says which). The auditor
+   decodes a compact entry inside its own I_A, from its low end
+   (vt__decode_entry); a compact entry where I_A holds more than 256 values
+   cannot come from an honest trainer and is refused (never decoded against
+   a guess). The calibrated factor plays no part: compactness and
+   plausibility use the sound bound.
+
+   BOUND MODES. sound: the bounds above, for any input. calibrated: e is
+   multiplied by a factor per (point kind, size) measured by vt_calibrate
+   and recorded in the log; it only decides what the trainer logs, the
+   auditor checks plausibility against the sound bound, so a too-small
+   factor makes an honest audit fail, never a forged one pass.
+   probabilistic: vt__g uses lambda sqrt(n) u instead of n u for the sums
+   (Higham and Mary 2019). ITS PROMISE ASSUMES RANDOM ROUNDING ERRORS: it
+   holds with probability at least 1 - 2n exp(-lambda^2 / 2) per sum when
+   the rounding errors of a sum behave as independent, mean-zero random
+   variables, which training data usually gives. Inputs chosen by an
+   adversary (long sums built to land near a binary32 midpoint) break that
+   assumption, and then honest audits fail. It is never the default, a
+   transcript records it, and vt_create refuses it for a transcript unless
+   vt_desc.allow_probabilistic is set.
    ========================================================================== */
 
 /* ordered key: consecutive integers over binary32 values, -0 just below +0 */
@@ -2240,6 +2597,30 @@ static void vt__cast_block(double *x, int64_t n) {
     for (; i < n; i++) x[i] = (double)(float)x[i];
 }
 
+/* 1 if an entry for x with (sound) bound e may be written compact: every
+   auditor's plausible interval then holds at most 256 binary32 values (see
+   COMPACT ENTRIES above; the calibrated factor plays no part) */
+static int vt__compact_ok(double x, double e) {
+    double W = 4.01 * e + fabs(x) * 0x1p-48;
+    return (int64_t)vt__key((float)(x + W)) - (int64_t)vt__key((float)(x - W)) <= 255;
+}
+
+/* The auditor's reading of one entry (value bits v, full or the low 8 bits
+   of the ordered key) against its own value x and sound bound e: 0 and the
+   value in *r, or 1 (a compact entry where the interval holds more than 256
+   values) or 2 (a value outside the interval); [*kl, *kh] are the interval's
+   keys. COMPACT ENTRIES says why the decoding is unique. */
+static int vt__decode_entry(double x, double e, int full, uint32_t v, float *r, int32_t *kl, int32_t *kh) {
+    double w = vt__widen(x, e);
+    int32_t kr;
+    *kl = vt__key((float)(x - w));
+    *kh = vt__key((float)(x + w));
+    if (!full && (int64_t)*kh - *kl > 255) return 1;
+    if (full) { *r = vt__bitsf(v); kr = vt__key(*r); }
+    else { kr = *kl + (int32_t)((v - (uint32_t)*kl) & 0xFFu); *r = vt__unkey(kr); }
+    return (*r != *r || kr < *kl || kr > *kh) ? 2 : 0;
+}
+
 /* the scalar pass over a block x[0,n) (element b0 of the point) that the
    branch-free one flagged: entries and the first NaN */
 static void vt__round_look(const vt__rjob *j, vt__ents *t, const double *x, const double *e, int64_t n, int64_t b0) {
@@ -2250,13 +2631,7 @@ static void vt__round_look(const vt__rjob *j, vt__ents *t, const double *x, cons
         if (xv != xv) { if (t->bad < 0) t->bad = b0 + i; continue; }
         double w = e[i] * ef2 + fabs(xv) * (e[i] > 0 ? 0x1p-50 : 0.0);
         if (vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w)) && e[i] > 0) {
-            int full = 1;
-            if (j->compact) {
-                double w5 = 2.5 * vt__widen(xv, e[i] * j->ef);
-                int64_t span = (int64_t)vt__key((float)(xv + w5)) - (int64_t)vt__key((float)(xv - w5));
-                full = span >= 255;
-            }
-            vt__ents_push(j->c, t, b0 + i, (float)xv, full);
+            vt__ents_push(j->c, t, b0 + i, (float)xv, !j->compact || !vt__compact_ok(xv, e[i]));
         }
     }
 }
@@ -2504,7 +2879,7 @@ struct vt__lazy;
 static int64_t vt__lazy_round(vt_ctx *c, double *x, const struct vt__lazy *z, double ef, int compact, vt__ents *out);
 static double vt__lazy_e(const struct vt__lazy *z, int64_t i);
 static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double *x, double *e, const struct vt__lazy *lz,
-                      int64_t n) {
+                      const vt__xprod *xp, int64_t n) {
     const vt__backend *be = c->be;
     int64_t bad = -1;
     double ef = 1;
@@ -2527,9 +2902,40 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
     c->stats.values += n;
     if (kind >= 0 && kind < VT_OP_COUNT * 8) { c->kstats[kind].points++; c->kstats[kind].values += n; }
     if (c->d.mode != VT_MODE_VERIFIED) e = NULL;
-    if (!e) lz = NULL;
+    if (!e) { lz = NULL; xp = NULL; }
     if (e && c->d.bound == VT_BOUND_CALIBRATED) ef = vt__calib_factor(&c->calib, kind, n);
     c->ents.n = 0;
+
+    if (xp) {
+        /* a correctly rounded product, the same rule for trainer and auditor:
+           RNE32(x) where the sound bound decides, the exact value elsewhere,
+           no log entry (CORRECTLY ROUNDED PRODUCTS) */
+        int64_t nx;
+        bad = lz ? vt__lazy_round(c, x, lz, 1, 0, &c->ents) : be->round(c, x, e, n, 1, 0, &c->ents);
+        if (bad >= 0) goto nonfinite;
+        nx = c->ents.n;
+        if (nx) be->exact(c, x, xp, &c->ents);
+        c->ents.n = 0;
+        c->stats.exact += nx;
+        if (kind >= 0 && kind < VT_OP_COUNT * 8) c->kstats[kind].exact += nx;
+        if (c->status != VT_OK) return;
+        if (c->d.role == VT_ROLE_TRAIN) {
+            if (c->logf || c->d.log_memory) vt__log_put_record(c, kind, ndim, dims, &c->ents);
+        } else {
+            int64_t ne = 0;
+            if (vt__log_get_record(c, kind, ndim, dims, n, &c->rents, &ne, &c->crents) != VT_OK) return;
+            if (ne) {
+                vt__pt_name(kind, ndim, dims, nm, sizeof nm);
+                vt__fail(c, VT_ERR_IMPLAUSIBLE, "log entries at step %lld, point %lld (%s): %lld entries for a correctly "
+                                                "rounded product, which every machine computes alike (a forged or foreign log)",
+                         (long long)c->step_no, (long long)c->point, nm, (long long)ne);
+                return;
+            }
+            c->chunk_points++;
+        }
+        c->point++;
+        return;
+    }
 
     if (c->d.role == VT_ROLE_TRAIN || c->d.mode != VT_MODE_VERIFIED) {
         /* the trainer's rule; without a log (round-only, native, or training
@@ -2555,27 +2961,38 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
             vt__rent *en = &c->rents[k];
             /* a calibrated bound (ef < 1) only decides what the trainer logs;
                an entry is plausible within the sound interval, and a compact
-               one decodes from that interval's low end when it holds fewer
-               than 256 values (the calibrated interval may have missed r) */
-            double xv = gx[k], w = e ? vt__widen(xv, ge[k]) : 0, wc = e ? vt__widen(xv, ge[k] * ef) : 0;
-            int32_t kl = vt__key((float)(xv - w)), kh = vt__key((float)(xv + w)), kr;
-            int32_t base = (int64_t)kh - kl < 256 ? kl : vt__key((float)(xv - wc));
+               one decodes within it (COMPACT ENTRIES) */
+            double xv = gx[k];
+            int32_t kl, kh;
             float r;
-            if (en->full) { r = vt__bitsf(en->v); kr = vt__key(r); }
-            else { kr = base + (int32_t)((en->v - (uint32_t)base) & 0xFFu); r = vt__unkey(kr); }
-            if (r != r || kr < kl || kr > kh) {
+            int d = vt__decode_entry(xv, e ? ge[k] : 0, en->full, en->v, &r, &kl, &kh);
+            if (d) {
                 vt__pt_name(kind, ndim, dims, nm, sizeof nm);
-                vt__fail(c, VT_ERR_IMPLAUSIBLE,
-                         "implausible log entry at step %lld, point %lld (%s), index %lld: log value %.9g (bits %08x%s) "
-                         "is outside the auditor's interval [%.9g, %.9g] around its own value %.17g",
-                         (long long)c->step_no, (long long)c->point, nm, (long long)en->i, (double)r,
-                         (unsigned)en->v, en->full ? "" : ", low 8 bits of key",
-                         (double)vt__unkey(kl), (double)vt__unkey(kh), xv);
+                if (d == 1)
+                    vt__fail(c, VT_ERR_IMPLAUSIBLE,
+                             "implausible log entry at step %lld, point %lld (%s), index %lld: a compact entry (low 8 bits %02x), "
+                             "but the auditor's interval [%.9g, %.9g] around its own value %.17g holds %lld values: an honest "
+                             "trainer writes all 32 bits there",
+                             (long long)c->step_no, (long long)c->point, nm, (long long)en->i, (unsigned)en->v,
+                             (double)vt__unkey(kl), (double)vt__unkey(kh), xv, (long long)kh - kl + 1);
+                else
+                    vt__fail(c, VT_ERR_IMPLAUSIBLE,
+                             "implausible log entry at step %lld, point %lld (%s), index %lld: log value %.9g (bits %08x%s) "
+                             "is outside the auditor's interval [%.9g, %.9g] around its own value %.17g",
+                             (long long)c->step_no, (long long)c->point, nm, (long long)en->i, (double)r,
+                             (unsigned)en->v, en->full ? "" : ", low 8 bits of key",
+                             (double)vt__unkey(kl), (double)vt__unkey(kh), xv);
                 return;
             }
             if (vt__fbits(r) != vt__fbits((float)xv)) {
                 c->stats.corrections++;
                 if (kind >= 0 && kind < VT_OP_COUNT * 8) c->kstats[kind].corrections++;
+            }
+            if (kh > kl) { /* the trainer's freedom at this entry */
+                double bits = log2((double)((int64_t)kh - kl + 1));
+                c->stats.multi++;
+                c->stats.freedom_bits += bits;
+                if (kind >= 0 && kind < VT_OP_COUNT * 8) { c->kstats[kind].multi++; c->kstats[kind].freedom_bits += bits; }
             }
             vt__ents_push(c, &c->ents, en->i, r, en->full);
         }
@@ -3599,9 +4016,12 @@ VTDEF vt_status vt_write_f64(vt_ctx *c, vt_tensor *t, const double *v) {
     if (!t || !v) return vt__fail(c, VT_ERR_ARG, "vt_write_f64: NULL tensor or data");
     if (t->dtype == VT_I32) return vt__fail(c, VT_ERR_ARG, "vt_write_f64: tensor '%s' holds int32", t->name);
     vt__host_dirty(c, t);
+    /* outside VT_MODE_FP64 every value an op reads is a binary32 value (the
+       bounds assume it: a product of two binary64 values is not exact), so
+       binary64 input is rounded here, whatever the tensor's dtype */
     for (i = 0; i < n; i++) {
         double x = v[i];
-        if (t->dtype == VT_F32 && c->d.mode != VT_MODE_FP64) x = (double)(float)x;
+        if (c->d.mode != VT_MODE_FP64) x = (double)(float)x;
         vt__d(t)[vt__off(t, i)] = x;
     }
     return c->status;
@@ -3728,6 +4148,7 @@ typedef struct vt__kout {
     int acc;       /* x holds an old value that the kernel adds to */
     int exact;     /* kernel says: the values are exact T values, no rounding point */
     const struct vt__lazy *lz; /* CPU: e is this product's lazy bound, not the array */
+    vt__xprod *xp; /* a correctly rounded product (vt__xprod_add), or NULL */
     int kind;
     int ndim;
     int64_t dims[VT_MAX_DIMS];
@@ -3779,6 +4200,7 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
     o->acc = acc;
     o->exact = 0;
     o->lz = NULL;
+    o->xp = NULL;
     o->kind = vt__kind(op, slot);
     o->ndim = shape->ndim;
     for (i = 0; i < shape->ndim; i++) o->dims[i] = shape->ne[i];
@@ -3812,7 +4234,7 @@ static void vt__run_kernel(vt_ctx *c, vt__kern *k) {
             if (o->kind >= 0 && o->kind < VT_OP_COUNT * 8) c->kstats[o->kind].runs++;
             continue;
         }
-        vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->lz, o->n);
+        vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->lz, o->xp, o->n);
         if (c->status != VT_OK) return;
     }
     if (kind >= 0 && kind < VT_OP_COUNT * 8) {
@@ -4117,10 +4539,53 @@ static int64_t vt__row_chunk(const vt__kern *k, const vt_tensor *x, int64_t rows
 
 /* out = C0 + bias + A B through vt__gemm with the bound of its section; a
    product that is the whole output leaves its bound lazy (vt__lazy) */
+/* register a block of output o as a correctly rounded product (the CPU's
+   and every backend's GEMM outputs in verified mode); an accumulating
+   output's old values are copied first. 1 on success. */
+static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int64_t N, int64_t K, const double *A,
+                         int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *bias) {
+    vt__xprod *xp = o->xp;
+    vt__xblk *z;
+    if (!xp) { /* the list is host memory (a backend uploads it); the copy of C0 is the backend's */
+        xp = (vt__xprod *)vt__scratch(c, sizeof(vt__xprod));
+        if (!xp) return 0;
+        memset(xp, 0, sizeof *xp);
+    }
+    if (xp->n == xp->cap) { /* work memory is not freed before the op ends: grow by copying */
+        int cap = xp->cap ? 2 * xp->cap : 4;
+        vt__xblk *nb = (vt__xblk *)vt__scratch(c, sizeof(vt__xblk) * (size_t)cap);
+        if (!nb) return 0;
+        if (xp->n) memcpy(nb, xp->b, sizeof(vt__xblk) * (size_t)xp->n);
+        xp->b = nb;
+        xp->cap = cap;
+    }
+    z = &xp->b[xp->n];
+    z->off = (int64_t)(C - o->x); z->M = M; z->N = N; z->K = K;
+    z->A = A; z->sam = sam; z->sak = sak; z->B = B; z->sbk = sbk; z->sbn = sbn; z->bias = bias; z->C0 = NULL;
+    if (o->acc) {
+        double *c0 = (double *)c->be->alloc(c, sizeof(double) * (size_t)(M * N + 1), 0);
+        if (!c0) return 0;
+        c->be->copy(c, c0, C, M * N);
+        z->C0 = c0;
+    }
+    xp->n++;
+    o->xp = xp;
+    return 1;
+}
+
+static void vt__cpu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at) {
+    int64_t q;
+    (void)c;
+    for (q = 0; q < at->n; q++) x[at->e[q].i] = vt__xprod_value(xp->b, xp->n, at->e[q].i);
+}
+
 static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                    int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, double *E, const double *bias,
                    int64_t kchunk) {
     int64_t i, j;
+    if (E && k->c->d.mode == VT_MODE_VERIFIED && !k->c->ncal && M > 0 && N > 0 &&
+        !vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias))
+        return;
     if (E && E == o->e && M * N == o->n && !k->c->ncal && !vt__no_lazy) {
         vt__lazy *z = vt__gemm_lazy(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk);
         if (!z) return;
@@ -4330,62 +4795,43 @@ static void vt__k_relu(vt__kern *k) {
 #define VT__GELU_S 0.79788456080286535588 /* sqrt(2/pi), a binary64 constant of the op */
 #define VT__GELU_A 0.044715
 
-/* GELU (tanh form): y = 0.5 x (1 + tanh(z)), z = s (x + a x^3).
-   z: x^2 is exact (binary32 squared), x^3, a x^3, the sum (same signs: no
-   cancellation) and the product by s round once each: |dz| <= 5u|z|.
-   t = tanh(z) from one exp (vt__tanh_exp): |dt| <= (1 - t^2 + 2dz) dz + 7u
-   (slope of tanh times dz, plus the absolute error of vt__tanh_exp).
-   y = (0.5x)(1 + t): 0.5x exact, 1 + t rounds (u|1+t|), the product rounds
-   (u|y|): e = 1.01 (0.5|x| (dt + u|1+t|) + u|y|). The absolute form keeps the
-   bound right where 1 + t cancels (x very negative).
-   Backward: d = T1 + T2, T1 = 0.5(1+t), T2 = 0.5 x (1-t^2) s (1 + 3a x^2);
-   dT1 = 0.5 dt + u|T1|; T2's slope in t is |x t s (1+3ax^2)| and it has 8
-   roundings: dT2 = |x t s (1+3ax^2)| dt + 8u|T2|; dd = dT1 + dT2 + u|d|;
-   v = dy d: e = 1.01 (|dy| dd + u|v|). */
-static void vt__gelu_core(const vt__ord *o, double x, double *t, double *dt) {
-    double x3 = x * x * x, z = VT__GELU_S * (x + VT__GELU_A * x3), dz = 5 * VT__U * fabs(z);
-    double tv = vt__tanh_exp(o, z), slope = 1 - tv * tv + 2 * dz;
-    *t = tv;
-    *dt = (slope < 1 ? slope : 1) * dz + VT__TANH_ERR;
+/* GELU (tanh form, as GPT-2): y = 0.5 x (1 + tanh(z)), z = s (x + a x^3),
+   computed as y = x sigmoid(2z) (the same function: 1 + tanh(z) =
+   2 sigmoid(2z)), which keeps its relative accuracy where 1 + tanh(z)
+   cancels (x very negative). Every operation is a fixed IEEE operation or
+   vtrain's own sigmoid (>>elementary) on the binary32 input: the same bits
+   everywhere, no bound, no log entry, in the forward and in the backward
+   d = sigmoid + 2 x sigmoid (1 - sigmoid) s (1 + 3a x^2), v = dy d.
+   The forward keeps sigmoid(2z) (node->extra, the step arena) for the
+   backward; a backward without it (a calibration rerun) recomputes it. */
+static double vt__gelu_sig(double x) {
+    double x3 = x * x * x, z = VT__GELU_S * (x + VT__GELU_A * x3);
+    return vt__dsigmoid(2 * z);
 }
 
-/* the forward keeps its tanh values (node->extra, the step arena) for the
-   backward: each machine reuses its own, within the same bound dt */
 static void vt__gelu_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__job *j = (vt__job *)arg;
     vt__kern *k = j->k;
     const double *X = vt__d(k->t->src[0]);
     const double *dy = k->bwd ? vt__d(k->t->grad) : NULL;
-    double *tc = (double *)j->p;
+    double *sc = (double *)j->p;
     int64_t i;
     (void)tid;
     for (i = lo; i < hi; i++) {
-        double x = X[i], t, dt;
-        if (k->bwd && tc) {
-            double x3 = x * x * x, z = VT__GELU_S * (x + VT__GELU_A * x3), dz = 5 * VT__U * fabs(z), slope;
-            t = tc[i];
-            slope = 1 - t * t + 2 * dz;
-            dt = (slope < 1 ? slope : 1) * dz + VT__TANH_ERR;
-        } else {
-            vt__gelu_core(k->o, x, &t, &dt);
-            if (tc) tc[i] = t;
-        }
+        double x = X[i], sg = (k->bwd && sc) ? sc[i] : vt__gelu_sig(x);
         if (!k->bwd) {
-            double y = 0.5 * x * (1 + t);
-            k->out[0].x[i] = y;
-            if (k->out[0].e) k->out[0].e[i] = 1.01 * (0.5 * fabs(x) * (dt + VT__U * fabs(1 + t)) + VT__U * fabs(y));
+            if (sc) sc[i] = sg;
+            k->out[0].x[i] = x * sg;
         } else {
-            double inner = 1 + 3 * VT__GELU_A * x * x;
-            double T1 = 0.5 * (1 + t), T2 = 0.5 * x * (1 - t * t) * VT__GELU_S * inner, d = T1 + T2, v = dy[i] * d;
-            double dd = 0.5 * dt + VT__U * fabs(T1) + fabs(x * t * VT__GELU_S * inner) * dt + 8 * VT__U * fabs(T2) +
-                        VT__U * fabs(d);
-            vt__put(&k->out[0], i, v, 1.01 * (fabs(dy[i]) * dd + VT__U * fabs(v)));
+            double d = sg + 2 * x * (sg * (1 - sg)) * (VT__GELU_S * (1 + 3 * VT__GELU_A * x * x));
+            vt__put(&k->out[0], i, dy[i] * d, 0);
         }
     }
 }
 
-/* TANH: y = tanh(x): e = 8u|y| (libm). Backward: dy (1 - y^2) with y the
-   binary32 output: plain arithmetic on binary32 inputs, e = 0. */
+/* TANH: y = tanh(x) by vtrain's own tanh (>>elementary), the same bits
+   everywhere. Backward: dy (1 - y^2) with y the binary32 output: fixed
+   arithmetic on binary32 inputs. No bound either way. */
 static void vt__tanh_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__job *j = (vt__job *)arg;
     vt__kern *k = j->k;
@@ -4393,11 +4839,7 @@ static void vt__tanh_task(void *arg, int64_t lo, int64_t hi, int tid) {
     (void)tid;
     if (!k->bwd) {
         const double *X = vt__d(k->t->src[0]);
-        for (i = lo; i < hi; i++) {
-            double y = vt__tanh(k->o, X[i]);
-            k->out[0].x[i] = y;
-            if (k->out[0].e) k->out[0].e[i] = VT__ELIB * fabs(y);
-        }
+        for (i = lo; i < hi; i++) k->out[0].x[i] = vt__dtanh(X[i]);
     } else {
         const double *Y = vt__d(k->t), *dy = vt__d(k->t->grad);
         for (i = lo; i < hi; i++) {
@@ -4416,33 +4858,35 @@ static void vt__k_elementwise(vt__kern *k, vt__task_fn fn, int64_t cost) {
 
 /* --- softmax family -------------------------------------------------------- */
 
-/* Shared by softmax, log-softmax and cross-entropy, for one row x[0,n):
-   m = max x (exact); t_j = x_j - m rounds (u|t_j|), so exp(t_j) carries a
-   relative error eps_j = 1.01 (|t_j| u + 8u) (argument error times the slope,
-   plus libm); s = sum exp(t_j) in any order (n - 1 roundings): relative
-   error eps_s = max eps_j + gamma(n - 1)(1 + max eps_j). Writes exp(t_j). */
+/* Shared by softmax, log-softmax and cross-entropy, for one row x[0,n) of
+   binary32 values: m = max x, t_j = x_j - m and ex_j = exp(t_j) (vtrain's
+   own exp) are the same bits on every machine; s = sum ex_j in any order is
+   not: |s - s*| <= eps_s s*, eps_s = gsum(n) (positive terms; 0 when n <= 2,
+   where one addition gives the same sum everywhere). Writes ex. */
 static double vt__softmax_row(const vt__ord *o, uint64_t key, const double *x, int64_t n, double *ex, double *eps_s,
-                              double *tmax) {
+                              double *mx) {
     int64_t j;
-    double m = -INFINITY, s, emax = 0, tm = 0;
+    double m = -INFINITY;
     for (j = 0; j < n; j++) if (x[j] > m) m = x[j];
-    for (j = 0; j < n; j++) {
-        double t = x[j] - m, ej = VT__ACC(o, vt__exp(o, t));
-        ex[j] = ej;
-        if (ej > 0 && fabs(t) > tm) tm = fabs(t);
-    }
-    s = vt__rsum(o, key, ex, 1, n);
-    emax = 1.01 * (tm * VT__U + VT__ELIB);
-    *eps_s = emax + vt__g(o, n - 1) * (1 + emax);
-    if (tmax) *tmax = tm;
-    return s;
+    for (j = 0; j < n; j++) ex[j] = VT__ACC(o, vt__dexp(x[j] - m));
+    *eps_s = vt__gsum(o, n);
+    if (mx) *mx = m;
+    return vt__rsum(o, key, ex, 1, n);
 }
 
-/* SOFTMAX over the last dim: y_j = ex_j / s: relative error eps_j + eps_s + u,
-   e_j = 1.01 y_j (eps_j + eps_s + u).
+/* SOFTMAX over the last dim: y_j = ex_j / s against y*_j = ex_j / s*:
+   relative error eps_s + u (the division), e_j = 1.01 y_j (eps_s + u);
+   e = 0 when s is the same everywhere (eps_s = 0).
    Backward: dx_j = y_j (dy_j - D), D = sum dy_k y_k (any order, n exact
-   products: |dD| <= gsum(n) sum|dy y|); the subtraction and product round:
-   e_j = 1.01 (|y_j| (dD + u|dy_j - D|) + u|dx_j|). */
+   products: |dD| <= gsum(n) sum|dy y|); the subtraction and the product
+   round: e_j = 1.01 (|y_j| (dD + u|dy_j - D|) + u|dx_j|), 0 when dD = 0.
+   LOG_SOFTMAX: y_j = t_j - L, L = log s (vtrain's log, VT__DLOG_ERR relative
+   on an input that differs between machines): |L - log s*| <= dL =
+   1.01 eps_s + VT__DLOG_ERR |L|, e_j = 1.01 (dL + u|y_j|) (t_j is the same
+   everywhere); 0 when eps_s = 0.
+   Backward: dx_j = dy_j - p_j S, p_j = exp(y_j) (the same everywhere: y is
+   binary32), S = sum dy (|dS| <= gsum(n) sum|dy|); q = p S and dy - q
+   round: e_j = 1.01 (p_j dS + u|q| + u|dx_j|), 0 when dS = 0. */
 typedef struct { vt__kern *k; int64_t R, n; double *ex; } vt__sm_job;
 
 static void vt__softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -4454,44 +4898,38 @@ static void vt__softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
     for (r = lo; r < hi; r++) {
         if (!k->bwd) {
             const double *x = vt__d(k->t->src[0]) + r * n;
-            double *y = k->out[0].x + r * n, *e = k->out[0].e ? k->out[0].e + r * n : NULL, eps_s, m = -INFINITY;
-            double s = vt__softmax_row(k->o, (uint64_t)r, x, n, ex, &eps_s, NULL);
+            double *y = k->out[0].x + r * n, *e = k->out[0].e ? k->out[0].e + r * n : NULL, eps_s, m;
+            double s = vt__softmax_row(k->o, (uint64_t)r, x, n, ex, &eps_s, &m);
             if (logsm) {
-                /* y_j = t_j - L, L = log s: dL = 1.01 eps_s + 8u|L|; e = 1.01 (u|t_j| + dL + u|y_j|) */
-                double L = VT__ACC(k->o, vt__log(k->o, s)), dL = 1.01 * eps_s + VT__ELIB * fabs(L);
-                for (i = 0; i < n; i++) if (x[i] > m) m = x[i];
+                double L = VT__ACC(k->o, vt__dlog(s)), dL = 1.01 * eps_s + VT__DLOG_ERR * fabs(L);
                 for (i = 0; i < n; i++) {
-                    double t = x[i] - m, v = t - L;
+                    double v = (x[i] - m) - L;
                     y[i] = v;
-                    if (e) e[i] = 1.01 * (VT__U * fabs(t) + dL + VT__U * fabs(v));
+                    if (e) e[i] = eps_s > 0 ? 1.01 * (dL + VT__U * fabs(v)) : 0;
                 }
             } else {
-                for (i = 0; i < n; i++) if (x[i] > m) m = x[i];
                 for (i = 0; i < n; i++) {
-                    double v = ex[i] / s, epsj = 1.01 * (fabs(x[i] - m) * VT__U + VT__ELIB);
+                    double v = ex[i] / s;
                     y[i] = v;
-                    if (e) e[i] = 1.01 * v * (epsj + eps_s + VT__U);
+                    if (e) e[i] = eps_s > 0 ? 1.01 * v * (eps_s + VT__U) : 0;
                 }
             }
         } else {
             const double *y = vt__d(k->t) + r * n, *dy = vt__d(k->t->grad) + r * n;
             const vt__kout *o = &k->out[0];
             if (logsm) {
-                /* dx_j = dy_j - exp(y_j) S, S = sum dy (gsum(n) sum|dy|); p = exp(y_j)
-                   (8u), q = p S (u), dx = dy - q (u):
-                   e = 1.01 (p dS + |q| (8u + u) + u|dx|) */
                 double S = vt__rsum(k->o, (uint64_t)r, dy, 1, n), mag = 0, dS;
                 for (i = 0; i < n; i++) mag += fabs(dy[i]);
                 dS = vt__gsum(k->o, n) * mag;
                 for (i = 0; i < n; i++) {
-                    double p = vt__exp(k->o, y[i]), q = p * S, v = dy[i] - q;
-                    vt__put(o, r * n + i, v, 1.01 * (p * dS + fabs(q) * (VT__ELIB + VT__U) + VT__U * fabs(v)));
+                    double p = vt__dexp(y[i]), q = p * S, v = dy[i] - q;
+                    vt__put(o, r * n + i, v, dS > 0 ? 1.01 * (p * dS + VT__U * fabs(q) + VT__U * fabs(v)) : 0);
                 }
             } else {
                 double mag, D = vt__rdot(k->o, (uint64_t)r, dy, 1, y, 1, n, &mag), dD = vt__gsum(k->o, n) * mag;
                 for (i = 0; i < n; i++) {
                     double dd = dy[i] - D, v = y[i] * dd;
-                    vt__put(o, r * n + i, v, 1.01 * (fabs(y[i]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)));
+                    vt__put(o, r * n + i, v, dD > 0 ? 1.01 * (fabs(y[i]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0);
                 }
             }
         }
@@ -4511,13 +4949,17 @@ static void vt__k_softmax(vt__kern *k) {
 
 /* CROSS_ENTROPY: logits (R,V), targets (R) -> mean over rows of
    l_r = log s_r - (x_{r,t} - m_r).
-   Per row: d(log s) = 1.01 eps_s + 8u|log s|, the subtraction x_t - m and the
-   final one round: dl_r = d(log s) + u|x_t - m| + u|l_r|. The mean: l_r are
-   summed in any order (R - 1 roundings, all l_r >= 0) and divided by R (u):
-   e = 1.01 ((sum dl_r + gamma(R - 1) sum l_r) / R + u|loss|).
-   Backward: dx_rj = (p_rj - [j = t_r]) g / R with g the loss gradient.
-   p = ex/s has relative error eps_j + eps_s + u; the difference, g / R and
-   the product round: e = 1.01 (|g/R| (dp + u|p - oh|) + 2u|v|). */
+   Per row (vt__softmax_row): x_t - m is the same everywhere, log s_r is
+   within d(log s) = 1.01 eps_s + VT__DLOG_ERR |log s| of log s*, and the
+   subtraction rounds: dl_r = d(log s) + u|l_r| (0 when eps_s = 0). The mean:
+   the l_r are summed in any order (gsum(R) sum l_r, all l_r >= 0) and
+   divided by R (u): e = 1.01 ((sum dl_r + gsum(R) sum l_r) / R + u|loss|),
+   0 when every dl_r and gsum(R) are 0.
+   Backward: dx_rj = (p_rj - [j = t_r]) c, c = g / R (the same everywhere: g
+   is the binary32 loss gradient). p = ex/s has relative error eps_s + u
+   against ex/s*; the difference and the product round:
+   e = 1.01 (|c| (dp + u|p - oh|) + u|v|), dp = 1.01 p (eps_s + u); 0 when
+   eps_s = 0. */
 typedef struct { vt__kern *k; int64_t R, V; double *ex, *l, *dl; int32_t bad; int64_t badrow; } vt__ce_job;
 
 static void vt__ce_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -4530,22 +4972,21 @@ static void vt__ce_task(void *arg, int64_t lo, int64_t hi, int tid) {
     for (r = lo; r < hi; r++) {
         const double *x = X + r * V;
         int32_t t = tg[r];
-        double eps_s, s, m = -INFINITY, L;
+        double eps_s, s, m, L;
         if (t < 0 || t >= V) { j->bad = t; j->badrow = r; continue; }
-        s = vt__softmax_row(k->o, (uint64_t)r, x, V, ex, &eps_s, NULL);
-        for (i = 0; i < V; i++) if (x[i] > m) m = x[i];
-        L = VT__ACC(k->o, vt__log(k->o, s));
+        s = vt__softmax_row(k->o, (uint64_t)r, x, V, ex, &eps_s, &m);
+        L = VT__ACC(k->o, vt__dlog(s));
         if (!k->bwd) {
             double l = L - (x[t] - m);
             j->l[r] = VT__ACC(k->o, l);
-            j->dl[r] = 1.01 * eps_s + VT__ELIB * fabs(L) + VT__U * fabs(x[t] - m) + VT__U * fabs(l);
+            j->dl[r] = eps_s > 0 ? 1.01 * eps_s + VT__DLOG_ERR * fabs(L) + VT__U * fabs(l) : 0;
         } else {
             double g = vt__d(k->t->grad)[0], coef = g / (double)j->R;
             const vt__kout *o = &k->out[0];
             for (i = 0; i < V; i++) {
                 double p = ex[i] / s, oh = (i == t) ? 1.0 : 0.0, diff = p - oh, v = diff * coef;
-                double dp = p * (1.01 * (fabs(x[i] - m) * VT__U + VT__ELIB) + eps_s + VT__U) * 1.01;
-                vt__put(o, r * V + i, v, 1.01 * (fabs(coef) * (dp + VT__U * fabs(diff)) + 2 * VT__U * fabs(v)));
+                double dp = 1.01 * p * (eps_s + VT__U);
+                vt__put(o, r * V + i, v, eps_s > 0 ? 1.01 * (fabs(coef) * (dp + VT__U * fabs(diff)) + VT__U * fabs(v)) : 0);
             }
         }
     }
@@ -4574,13 +5015,17 @@ static void vt__k_cross_entropy(vt__kern *k) {
         for (r = 0; r < j.R; r++) { sl += j.l[r]; sdl += j.dl[r]; }
         loss = s / (double)j.R;
         k->out[0].x[0] = loss;
-        if (k->out[0].e) k->out[0].e[0] = 1.01 * ((sdl + vt__g(k->o, j.R - 1) * sl) / (double)j.R + VT__U * fabs(loss));
+        if (k->out[0].e) {
+            double gs = vt__gsum(k->o, j.R);
+            k->out[0].e[0] = sdl > 0 || gs > 0 ? 1.01 * ((sdl + gs * sl) / (double)j.R + VT__U * fabs(loss)) : 0;
+        }
     }
 }
 
-/* MSE: mean of (a - b)^2 over n elements. a - b rounds (u), its square
-   triples that (3u), the sum adds gamma(n), the division u:
-   e = 1.01 ((gamma(n) + 3u) sum d^2 / n + u|loss|).
+/* MSE: mean of (a - b)^2 over n elements. a - b and its square are the
+   same everywhere; their sum in any order is within gsum(n) sum d^2 of
+   the exact sum, and the division rounds: e = 1.01 (gsum(n) sum d^2 / n +
+   u|loss|), 0 when n <= 2 (the same sum everywhere).
    Backward: da = (2g/n)(a - b), db = -da: plain arithmetic on binary32
    inputs, e = 0. */
 static void vt__k_mse(vt__kern *k) {
@@ -4594,7 +5039,7 @@ static void vt__k_mse(vt__kern *k) {
         s = vt__rsum(k->o, 0, d, 1, n);
         loss = s / (double)n;
         k->out[0].x[0] = loss;
-        if (k->out[0].e) k->out[0].e[0] = 1.01 * ((vt__g(k->o, n) + 3 * VT__U) * mag / (double)n + VT__U * fabs(loss));
+        if (k->out[0].e) k->out[0].e[0] = n > 2 ? 1.01 * (vt__gsum(k->o, n) * mag / (double)n + VT__U * fabs(loss)) : 0;
     } else {
         double g = vt__d(t->grad)[0], coef = 2 * g / (double)n;
         for (i = 0; i < n; i++) {
@@ -4902,20 +5347,19 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
             int64_t row = bh * T + t, n = t + 1;
             if (!k->bwd) {
                 const double *x = vt__d(k->t->src[0]) + row * T;
-                double *y = k->out[0].x + row * T, *e = k->out[0].e ? k->out[0].e + row * T : NULL, eps_s, m = -INFINITY;
+                double *y = k->out[0].x + row * T, *e = k->out[0].e ? k->out[0].e + row * T : NULL, eps_s;
                 double s = vt__softmax_row(k->o, (uint64_t)row, x, n, ex, &eps_s, NULL);
-                for (t2 = 0; t2 < n; t2++) if (x[t2] > m) m = x[t2];
                 for (t2 = 0; t2 < T; t2++) {
-                    double v = t2 < n ? ex[t2] / s : 0, epsj = t2 < n ? 1.01 * (fabs(x[t2] - m) * VT__U + VT__ELIB) : 0;
+                    double v = t2 < n ? ex[t2] / s : 0;
                     y[t2] = v;
-                    if (e) e[t2] = 1.01 * v * (epsj + eps_s + VT__U);
+                    if (e) e[t2] = eps_s > 0 ? 1.01 * v * (eps_s + VT__U) : 0;
                 }
             } else {
                 const double *y = vt__d(k->t) + row * T, *dy = vt__d(k->t->grad) + row * T;
                 double mag, D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, &mag), dD = vt__gsum(k->o, n) * mag;
                 for (t2 = 0; t2 < T; t2++) {
                     double dd = t2 < n ? dy[t2] - D : 0, v = t2 < n ? y[t2] * dd : 0;
-                    vt__put(&k->out[0], row * T + t2, v, 1.01 * (fabs(y[t2]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)));
+                    vt__put(&k->out[0], row * T + t2, v, dD > 0 ? 1.01 * (fabs(y[t2]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0);
                 }
             }
         }
@@ -4998,9 +5442,10 @@ static void vt__k_dropout(vt__kern *k) {
 
 /* --- sum, mean, concat, split -------------------------------------------------- */
 
-/* SUM: n terms in any order: e = gamma(n) sum|x| (0 when exact). MEAN: then
-   / n: e = 1.01 (e_sum / n + u|mean|), or the division's exact error when the
-   sum is exact. Backward: g or g / n (one IEEE division: e = 0), broadcast. */
+/* SUM: n terms in any order: e = gamma(n) sum|x| (0 when exact in any
+   order: the same sum everywhere). MEAN: then / n: e = 1.01 (e_sum / n +
+   u|mean|), or 0 when the sum is the same everywhere (one division of the
+   same operands). Backward: g or g / n (one IEEE division: e = 0), broadcast. */
 static void vt__k_reduce(vt__kern *k) {
     vt_tensor *t = k->t, *x = t->src[0];
     int64_t i, n = vt_numel(x);
@@ -5016,13 +5461,9 @@ static void vt__k_reduce(vt__kern *k) {
             if (k->out[0].e) k->out[0].e[0] = es;
             return;
         }
-        /* an exact sum makes the mean one division: its exact error is the
-           remainder fma(-m, n, s) / n */
         m = s / (double)n;
         k->out[0].x[0] = m;
-        if (k->out[0].e)
-            k->out[0].e[0] = es == 0 ? 1.01 * fabs(fma(-m, (double)n, s)) / (double)n
-                                     : 1.01 * (es / (double)n + VT__U * fabs(m));
+        if (k->out[0].e) k->out[0].e[0] = es == 0 ? 0 : 1.01 * (es / (double)n + VT__U * fabs(m));
     } else {
         double g = vt__d(t->grad)[0], v = mean ? g / (double)n : g;
         vt__same_everywhere(&k->out[0]);
@@ -5097,18 +5538,19 @@ static void vt__cpu_kernel(vt__kern *k) {
     case VT_OP_LINEAR: vt__k_linear(k); break;
     case VT_OP_RELU: vt__k_relu(k); break;
     case VT_OP_GELU: {
-        /* the primary forward run stores tanh for the backward (not the
-           calibration's reruns in other orders) */
+        /* the primary forward run stores sigmoid(2z) for the backward (not
+           the calibration's reruns in other orders) */
         vt__job j;
         int64_t n = vt_numel(k->t);
         if (!k->bwd && k->o == &k->c->ord) k->t->extra = vt__arena_alloc(&k->c->step, sizeof(double) * (size_t)(n ? n : 1));
         j.k = k; j.R = n; j.C = 1;
         j.p = (k->bwd || k->o == &k->c->ord) ? k->t->extra : NULL;
+        vt__same_everywhere(&k->out[0]);
         vt__parallel(&k->c->pool, n, n * 40, vt__gelu_task, &j);
         break;
     }
     case VT_OP_TANH:
-        if (k->bwd) vt__same_everywhere(&k->out[0]);
+        vt__same_everywhere(&k->out[0]);
         vt__k_elementwise(k, vt__tanh_task, 20);
         break;
     case VT_OP_SOFTMAX: case VT_OP_LOG_SOFTMAX: vt__k_softmax(k); break;
@@ -5142,7 +5584,9 @@ static void vt__cpu_kernel(vt__kern *k) {
         that names the op, make the node with vt__node, vt__run it).
      3. Its CPU kernel, forward and backward, in >>cpu, with its bound
         derived in a comment beside it (the ingredients are in >>rounding);
-        a case in vt__cpu_kernel's switch.
+        a case in vt__cpu_kernel's switch. An output that is a sum of
+        products computed with vt__mm is a correctly rounded product
+        (>>rounding) by itself; the CUDA kernel must then set crp too.
      4. Its CUDA kernel in vtrain_cuda.cu.h: an argument struct (>>cuda-args),
         the kernel beside a note naming the CPU kernel it mirrors
         (>>cuda-kernels), its row in VT__KLIST, the host side and a case in
@@ -5682,13 +6126,13 @@ static double vt__round_scalar(vt_ctx *c, int kind, double x, double e) {
     double h[2], *b;
     h[0] = x; h[1] = e;
     if (!c->be->has_memory) {
-        vt__round(c, kind, 1, &one, &h[0], &h[1], NULL, 1);
+        vt__round(c, kind, 1, &one, &h[0], &h[1], NULL, NULL, 1);
         return h[0];
     }
     b = (double *)c->be->alloc(c, sizeof h, 0);
     if (!b) return NAN;
     c->be->h2b(c, b, h, sizeof h);
-    vt__round(c, kind, 1, &one, b, b + 1, NULL, 1);
+    vt__round(c, kind, 1, &one, b, b + 1, NULL, NULL, 1);
     c->be->b2h(c, h, b, sizeof(double));
     return h[0];
 }
@@ -5760,8 +6204,18 @@ VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
     memset(&j, 0, sizeof j);
     j.o = o;
     j.N = N;
-    /* the learning rate may carry machine-dependent error from a schedule
-       (cos in a cosine schedule): allow 64 binary64 ulps */
+    /* The learning rate is the caller's: a constant or vt_lr_cosine is the
+       same double everywhere, but a schedule the program computes with a
+       libm may differ between machines. The contract allows 32 binary64
+       ulps (64u relative) there, and the chaos order moves lr by up to 8
+       ulps, as another machine's libm might. */
+    if (c->ord.chaos && lr > 0) {
+        uint64_t b, h;
+        memcpy(&b, &lr, 8);
+        h = vt__mix(b ^ c->ord.seed ^ (uint64_t)c->step_no);
+        b += (uint64_t)((int64_t)(h % 17) - 8);
+        memcpy(&lr, &b, 8);
+    }
     j.lr = vt__round_scalar(c, vt__kind(VT_OP_OPTIM, 3), lr, 64 * VT__U * fabs(lr));
     j.w = (double *)c->be->alloc(c, sizeof(double) * (size_t)(2 * N + 1), 0);
     if (!j.w || c->status != VT_OK) return c->status;
@@ -5776,18 +6230,18 @@ VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
         j.bc2 = 1 - vt__powi(o->a.beta2, o->t);
         j.phase = 0;
         c->be->optim(c, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 0), 1, dims, j.m, NULL, NULL, N);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 0), 1, dims, j.m, NULL, NULL, NULL, N);
         j.phase = 1;
         c->be->optim(c, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 1), 1, dims, j.v, NULL, NULL, N);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 1), 1, dims, j.v, NULL, NULL, NULL, N);
     } else if (o->s.momentum != 0) {
         j.phase = 0;
         c->be->optim(c, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 4), 1, dims, j.m, NULL, NULL, N);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 4), 1, dims, j.m, NULL, NULL, NULL, N);
     }
     j.phase = 2;
     c->be->optim(c, &j);
-    vt__round(c, vt__kind(VT_OP_OPTIM, 2), 1, dims, j.w, NULL, NULL, N);
+    vt__round(c, vt__kind(VT_OP_OPTIM, 2), 1, dims, j.w, NULL, NULL, NULL, N);
     if (c->status == VT_OK) vt__scatter(c, o->np, o->p, j.w, 0);
     vt__reset_life(c, 0);
     return c->status;
@@ -5865,26 +6319,33 @@ VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
            same everywhere: exact agreement, e = 0 (no bound array) */
         c->be->scale(c, g, coef, N);
         dims[0] = N;
-        vt__round(c, vt__kind(VT_OP_CLIP, 1), 1, dims, g, NULL, NULL, N);
+        vt__round(c, vt__kind(VT_OP_CLIP, 1), 1, dims, g, NULL, NULL, NULL, N);
         if (c->status == VT_OK) vt__scatter(c, c->nparams, c->params, g, 1);
     }
     vt__reset_life(c, 0);
     return c->status == VT_OK ? norm : NAN;
 }
 
+/* Linear warm-up, then min + (max - min) (1 + cos(pi p)) / 2 written as
+   min + (max - min) cos^2(pi p / 2): the same function without the
+   cancellation of 1 + cos near the end, and with vtrain's own cosine
+   (>>elementary), so every machine computes the same double (a libm's cos
+   one ulp away would move a schedule that decays to 0 by far more than one
+   ulp of the learning rate near its end). */
 VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr) {
-    double p;
+    double den, cq;
     if (step < warmup) return max_lr * (double)(step + 1) / (double)warmup;
     if (step >= total) return min_lr;
-    p = (double)(step - warmup) / (double)VT__MAX(1, total - warmup);
-    return min_lr + 0.5 * (max_lr - min_lr) * (1 + cos(3.14159265358979323846 * p));
+    den = (double)VT__MAX(1, total - warmup);
+    cq = vt__dcospi2((double)(step - warmup) / den, (double)(total - step) / den);
+    return min_lr + (max_lr - min_lr) * (cq * cq);
 }
 
 /* ==========================================================================
    >>log  the rounding log on disk
 
    file    = header chunk*
-   header  = "VTRAINLG" u32 version(1) u32 body_len body sha256(magic..body)
+   header  = "VTRAINLG" u32 version(2) u32 body_len body sha256(magic..body)
    body    = u8 mode u8 bound u8 compact u8 optable  f64 lambda  f64 margin
              u32 n  n x (u32 kind, u64 n, f64 factor)     (the calibration table)
    optable is the op-table revision the writer knew (VT__OP_TABLE): record
@@ -5905,7 +6366,10 @@ VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double ma
    is checked against the bytes left in the file before it is used.
    ========================================================================== */
 
-#define VT__LOG_VERSION 1u
+/* 1: vtrain 0.1.0 (libm's exp, log, tanh and cos); 2: vtrain 0.2.0, whose
+   own elementary functions compute other values (a log of version 1 is
+   refused, naming both versions: its trainer's values came from a libm) */
+#define VT__LOG_VERSION 2u
 #define VT__CHUNK_HDR 28
 
 static vt_status vt__write_all(vt_ctx *c, FILE *f, const void *p, size_t n, const char *what) {
@@ -5970,7 +6434,10 @@ static vt_status vt__log_open_read(vt_ctx *c) {
     if (vt__read_exact(c, r->f, h, 16, path, "the header") != VT_OK) return c->status;
     if (memcmp(h, "VTRAINLG", 8)) return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain log (bad magic)", path);
     if (vt__get_u32(h + 8) != VT__LOG_VERSION)
-        return vt__fail(c, VT_ERR_FORMAT, "'%s' has log format version %u, this vtrain reads %u", path, vt__get_u32(h + 8), VT__LOG_VERSION);
+        return vt__fail(c, VT_ERR_FORMAT, "'%s' has log format version %u, this vtrain (%s) reads version %u%s", path,
+                        vt__get_u32(h + 8), VTRAIN_VERSION_STRING, VT__LOG_VERSION,
+                        vt__get_u32(h + 8) == 1 ? ": audit it with vtrain 0.1.0, which computed its exp, log and tanh with the "
+                                                  "same libm functions as its trainer" : "");
     blen = vt__get_u32(h + 12);
     if ((int64_t)blen + 48 > r->fsize || blen < 24)
         return vt__fail(c, VT_ERR_TRUNCATED, "'%s': header length %u does not fit in the file (%lld bytes)", path, blen, (long long)r->fsize);
@@ -7683,12 +8150,34 @@ static int vt__contracts(void) {
     return a * b + c != 0;
 }
 
+/* 1 if this thread's floating-point unit flushes subnormal results to zero
+   or reads subnormal inputs as zero (FTZ/DAZ, which a library or -ffast-math
+   startup code may have switched on): vtrain's values would then differ from
+   an IEEE machine's wherever a subnormal occurs */
+static int vt__flushes_subnormals(void) {
+    volatile double v[2] = {0x1p-1022, 0x1p-1060};
+    double a = v[0], b = v[1];
+    return a * 0.5 != 0x1p-1023 || b * 2 != 0x1p-1059;
+}
+
 VTDEF vt_ctx *vt_create(const vt_desc *d) {
     vt_ctx *c;
     vt_desc dd = d ? *d : vt_desc_default();
     if (vt__contracts()) {
         vt__tls_fail(VT_ERR_BACKEND, "vt_create: this build fuses a*b+c into fma (floating-point contraction), which breaks "
                                      "bit-exact replay: compile the implementation with -ffp-contract=off");
+        return NULL;
+    }
+    if (vt__flushes_subnormals()) {
+        vt__tls_fail(VT_ERR_BACKEND, "vt_create: this thread flushes subnormal numbers to zero (FTZ/DAZ: -ffast-math, or a "
+                                     "library that set the floating-point control word), which breaks bit-exact replay: "
+                                     "build without -ffast-math and restore the default IEEE mode");
+        return NULL;
+    }
+    if (dd.bound == VT_BOUND_PROBABILISTIC && dd.role == VT_ROLE_TRAIN && dd.transcript && !dd.allow_probabilistic) {
+        vt__tls_fail(VT_ERR_ARG, "vt_create: probabilistic bounds in a transcript: they assume random rounding errors, and "
+                                 "inputs chosen by an adversary make honest audits fail (see BOUND MODES in vtrain.h); set "
+                                 "vt_desc.allow_probabilistic to write one anyway");
         return NULL;
     }
     if ((unsigned)dd.mode >= VT_MODE_COUNT || (unsigned)dd.bound >= VT_BOUND_COUNT) {

@@ -203,6 +203,7 @@ static int cmd_train(int argc, char **argv) {
         else if (!strcmp(argv[i], "--bound") && i + 1 < argc) {
             const char *b = argv[++i];
             d.bound = !strcmp(b, "probabilistic") ? VT_BOUND_PROBABILISTIC : VT_BOUND_SOUND;
+            d.allow_probabilistic = d.bound == VT_BOUND_PROBABILISTIC; /* asked for by name */
         } else if (argv[i][0] != '-' && !dir) dir = argv[i];
         else { fprintf(stderr, "error: unknown option '%s' (vtrain train --help)\n", argv[i]); return 2; }
     }

@@ -132,14 +132,16 @@ TEST(round_only_fails_verified_fixes) {
     NOTE("round-only: the audits first differ at steps %lld and %lld", (long long)bad[0], (long long)bad[1]);
     ok = train_audit(&p, VT_MODE_VERIFIED, "build/t_lsq_v.vtlog", 60, "threads:2", o, 2, NULL, NULL);
     CHECK(ok == 2, "verified replayed under %d of 2 orders", ok);
-    /* the auditor really used the log: entries corrected its own rounding */
+    /* what round-only lacked did the work: the products' boundary cases
+       evaluated exactly (and log entries where the ops log) */
     d.role = VT_ROLE_AUDIT;
     d.log_path = "build/t_lsq_v.vtlog";
     vt_order_parse(&d.order, o[0]);
     vt_run(&d, &p, 60, &r);
-    CHECK(r.status == VT_OK && r.log.corrections > 0, "no log entry changed the auditor's rounding (%s)", r.message);
-    NOTE("verified audit: %lld entries applied, %lld corrected the auditor's own rounding; final loss %.4f",
-         (long long)r.log.entries, (long long)r.log.corrections, r.last_loss);
+    CHECK(r.status == VT_OK && r.log.exact + r.log.corrections > 0, "nothing decided a boundary case (%s)", r.message);
+    NOTE("verified audit: %lld product values evaluated exactly, %lld log entries applied (%lld corrected the auditor's "
+         "own rounding); final loss %.4f", (long long)r.log.exact, (long long)r.log.entries, (long long)r.log.corrections,
+         r.last_loss);
     free(g_lsq.x);
     free(g_lsq.y);
 }
@@ -570,6 +572,131 @@ TEST(bounds_hold_for_every_op) {
     vt_calib_free(&t);
 }
 
+/* --- the numeric contract against an adversary ---------------------------------- */
+
+/* Binary64 input (vt_from_f64, a VT_F64 tensor) outside fp64 mode is rounded
+   to binary32 at entry: a product of two unrounded binary64 values is not
+   exact, and with and without fma two machines would round it apart with a
+   bound that assumed it exact. One two-term product, trained with fma and
+   audited without, and the reverse. */
+typedef struct { vt_tensor *w; vt_optim *opt; } f64_app;
+static vt_status f64_setup(vt_ctx *c, void *u) {
+    f64_app *a = (f64_app *)u;
+    int64_t n[2] = {1, 2};
+    a->w = vt_param(c, "w", 2, n);
+    vt_init_const(c, a->w, 1.0);
+    a->opt = vt_sgd_create(c, NULL);
+    return vt_status_of(c);
+}
+static vt_status f64_step(vt_ctx *c, int64_t s, void *u) {
+    f64_app *a = (f64_app *)u;
+    /* x w with x = (1 + 2^-30, 1 - 2^-30) (not binary32 values) and w = 1 */
+    double xv[2] = {1 + 0x1p-30, -(1 - 0x1p-29)};
+    int64_t n[2] = {1, 2};
+    vt_tensor *x = vt_from_f64(c, 2, n, xv), *y = vt_linear(c, x, a->w, NULL);
+    (void)s;
+    vt_backward(c, vt_sum(c, y));
+    vt_optim_step(c, a->opt, 0.5);
+    return vt_status_of(c);
+}
+TEST(binary64_input_rounded_at_entry) {
+    f64_app a;
+    vt_program p;
+    vt_desc d = vt_desc_default();
+    vt_ctx *c = vt_create(&d);
+    const char *o[1] = {"threads:1,nofma"};
+    int64_t n[1] = {2};
+    double v[2] = {1 + 0x1p-40, 0.1}, back[2];
+    vt_tensor *t;
+    if (!c) { CHECK(0, "%s", vt_last_error()); return; }
+    vt_step_begin(c);
+    t = vt_from_f64(c, 1, n, v);
+    vt_read_f64(c, t, back);
+    CHECK(back[0] == 1.0 && back[1] == (double)0.1f, "vt_from_f64 kept %.17g and %.17g", back[0], back[1]);
+    vt_step_end(c);
+    vt_destroy(c);
+    p.setup = f64_setup; p.step = f64_step; p.on_step = NULL; p.user = &a;
+    CHECK(train_audit(&p, VT_MODE_VERIFIED, "build/t_f64.vtlog", 5, "threads:1", o, 1, NULL, NULL) == 1, "fma then nofma");
+    o[0] = "threads:1";
+    CHECK(train_audit(&p, VT_MODE_VERIFIED, "build/t_f64b.vtlog", 5, "threads:1,nofma", o, 1, NULL, NULL) == 1, "nofma then fma");
+}
+
+/* Compact entries decode uniquely whatever the auditor's own value. Random
+   honest pairs: a reference x*, a trainer x within e of it and an auditor
+   x' within e' of it, with
+   x* on and near binary32 midpoints, across magnitudes (subnormals, zero,
+   huge) and bounds from 2^-12 to 2^14 binary32 ulps, the two bounds 2^-21
+   apart (TWO HONEST BOUNDS in >>rounding): wherever the trainer
+   logs, the auditor must decode exactly the trainer's value, in compact and
+   full entries alike; and a compact entry where the auditor's interval
+   holds more than 256 values is refused (the calibrated mode's old decoding
+   against a guessed window is what made an honest trainer lose). */
+TEST(compact_entries_decode_uniquely) {
+    int64_t t, logged = 0, compact = 0, wide_refused = 0;
+    for (t = 0; t < 2000000; t++) {
+        uint64_t h = vt_rng_u64(77, 1, (uint64_t)t);
+        double u1 = vt_rng_uniform(77, 2, (uint64_t)t), u2 = vt_rng_uniform(77, 3, (uint64_t)t), u3 = vt_rng_uniform(77, 4, (uint64_t)t);
+        float base = (float)ldexp(1 + (double)(h & 0xffff) / 65536, (int)((h >> 16) % 300) - 160);
+        double ulp = (double)nextafterf(fabsf(base), INFINITY) - (double)fabsf(base), xs, e, e2, x, x2, w;
+        float r, rr;
+        int32_t kl, kh;
+        int full, d;
+        if (h >> 63) base = -base;
+        if ((h >> 40) % 16 == 0) base = 0;
+        xs = (double)base + ((h >> 50) & 1 ? 0.5 * ulp : 0) + (u3 - 0.5) * ulp * ((h >> 51) & 1 ? 1e-6 : 2);
+        e = ulp * ldexp(1, (int)((h >> 32) % 27) - 12) * (0.5 + u1);
+        e2 = e * (1 + (2 * u2 - 1) * 0x1p-21);
+        x = xs + e * (2 * vt_rng_uniform(78, 1, (uint64_t)t) - 1);
+        x2 = xs + e2 * (2 * vt_rng_uniform(78, 2, (uint64_t)t) - 1);
+        /* half the trials as a calibrated trainer: a factor of 1e-3 decides what it logs, the sound bound
+           what it writes compact (and the auditor decodes against its sound interval) */
+        w = vt__widen(x, t % 2 ? e * 1e-3 : e);
+        if (vt__fbits((float)(x - w)) == vt__fbits((float)(x + w))) continue; /* the trainer logs nothing */
+        logged++;
+        r = (float)x;
+        full = !vt__compact_ok(x, e);
+        compact += !full;
+        d = vt__decode_entry(x2, e2, full, full ? vt__fbits(r) : (uint32_t)vt__key(r) & 0xFFu, &rr, &kl, &kh);
+        if (d || vt__fbits(rr) != vt__fbits(r)) {
+            CHECK(0, "trial %lld: x %.17g e %.3g, x' %.17g e' %.3g: the %s entry for %.9g decoded as %.9g (status %d)", (long long)t,
+                  x, e, x2, e2, full ? "full" : "compact", (double)r, (double)rr, d);
+            return;
+        }
+        if ((int64_t)kh - kl > 255) { /* a forged compact entry here is refused */
+            d = vt__decode_entry(x2, e2, 0, (uint32_t)vt__key(r) & 0xFFu, &rr, &kl, &kh);
+            CHECK(d == 1, "trial %lld: a compact entry in an interval of %lld values was accepted", (long long)t, (long long)kh - kl + 1);
+            wide_refused++;
+        }
+    }
+    CHECK(logged > 100000 && compact > 10000 && wide_refused > 10000, "too few cases: %lld logged, %lld compact, %lld wide",
+          (long long)logged, (long long)compact, (long long)wide_refused);
+    NOTE("%lld logged entries (%lld compact) decoded to the trainer's value by an auditor with another value and bound; %lld "
+         "forged compact entries in wide intervals refused", (long long)logged, (long long)compact, (long long)wide_refused);
+}
+
+/* Probabilistic bounds assume random rounding errors: a transcript refuses
+   them unless asked for by name. */
+TEST(probabilistic_transcript_needs_consent) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    static const char *files[] = {"manifest.txt", "log.vtlog", "commits.bin", "root.txt"};
+    int i;
+    for (i = 0; i < 4; i++) { /* a fresh directory each run */
+        char p[128];
+        snprintf(p, sizeof p, "build/t_prob_run/%s", files[i]);
+        remove(p);
+    }
+    d.bound = VT_BOUND_PROBABILISTIC;
+    d.transcript = "build/t_prob_run";
+    c = vt_create(&d);
+    CHECK(!c && strstr(vt_last_error(), "allow_probabilistic"), "a probabilistic transcript was created without consent");
+    vt_destroy(c);
+    d.allow_probabilistic = 1;
+    c = vt_create(&d);
+    CHECK(c != NULL, "with consent: %s", vt_last_error());
+    vt_destroy(c);
+}
+
 int main(int argc, char **argv) {
     TEST_FILTER(argc, argv);
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -592,6 +719,9 @@ int main(int argc, char **argv) {
     RUN(tamper_truncated_and_checksum);
     RUN(log_of_another_program);
     RUN(round_only_fails_verified_fixes);
+    RUN(binary64_input_rounded_at_entry);
+    RUN(compact_entries_decode_uniquely);
+    RUN(probabilistic_transcript_needs_consent);
     vt_digits_free(&g_digits);
     chargpt_free(&g_gpt);
     return TEST_SUMMARY();
