@@ -217,7 +217,7 @@ test: $(TESTS) $(EXAMPLES) $(TEST_CUDA)
 ifneq ($(HAVE_CUDA),1)
 	$(call skip,cuda,no nvcc at $(NVCC) or no cuda.h in $(CUDA_INC): the CUDA kernels are not compiled to PTX and the CUDA backend is not tested on its emulator (the NVIDIA CUDA toolkit: Debian nvidia-cuda-toolkit; or set NVCC= and CUDA_INC=))
 endif
-	@bash tests/run.sh $(TESTS) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/examples_golden.sh
+	@bash tests/run.sh $(TESTS) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/examples_golden.sh tests/test_cli.sh
 
 bench: bench-step bench-logsize bench-transcript bench-gemm
 bench-logsize: $(B)/bench_logsize

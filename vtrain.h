@@ -349,9 +349,11 @@ typedef struct vt_tensor {
    these agree bit for bit in VT_MODE_VERIFIED and must not in
    VT_MODE_NATIVE. A string form is parsed by vt_order_parse:
    "threads:2,block:64,chaos:7,nofma". */
+#define VT_MAX_THREADS 256  /* vt_create refuses more: each is a pthread with its own buffers */
+#define VT_MAX_BLOCK 4096   /* a GEMM block of kc doubles per row of a packing buffer */
 typedef struct vt_order {
-    int threads;         /* worker threads (0: all cores) */
-    int block;           /* reduction block size (GEMM kc; 0: 256) */
+    int threads;         /* worker threads (0: all cores, at most 64; 1..VT_MAX_THREADS) */
+    int block;           /* reduction block size (GEMM kc; 0: 256; 1..VT_MAX_BLOCK) */
     int chaos;           /* 1: permute/re-block every reduction from chaos_seed,
                             switch fma on/off, perturb libm results by a few ulps */
     uint64_t chaos_seed;
@@ -461,6 +463,9 @@ VTDEF void vt_destroy(vt_ctx *c);
 VTDEF vt_status vt_status_of(const vt_ctx *c);
 VTDEF const char *vt_error_message(const vt_ctx *c);
 VTDEF void vt_clear_error(vt_ctx *c);
+/* a program's own error (its setup or step found bad data): sticky like an
+   op's, so vt_run reports msg; returns s */
+VTDEF vt_status vt_set_error(vt_ctx *c, vt_status s, const char *msg);
 VTDEF const vt_desc *vt_ctx_desc(const vt_ctx *c);
 VTDEF int64_t vt_step_index(const vt_ctx *c);
 VTDEF double vt_last_loss(const vt_ctx *c); /* the loss of the last vt_backward */
@@ -747,6 +752,7 @@ VTDEF void vt_text_free(vt_text *t);
 #ifndef VTRAIN_IMPLEMENTATION_INCLUDED
 #define VTRAIN_IMPLEMENTATION_INCLUDED
 
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -1824,6 +1830,10 @@ VTDEF const char *vt_error_message(const vt_ctx *c) {
     return c->status == VT_OK ? "ok" : c->msg;
 }
 VTDEF void vt_clear_error(vt_ctx *c) { if (c) { c->status = VT_OK; c->msg[0] = 0; } }
+VTDEF vt_status vt_set_error(vt_ctx *c, vt_status s, const char *msg) {
+    if (s == VT_OK) return VT_OK;
+    return vt__fail(c, s, "%s", msg ? msg : vt_status_message(s));
+}
 VTDEF const vt_desc *vt_ctx_desc(const vt_ctx *c) { return &c->d; }
 VTDEF int64_t vt_step_index(const vt_ctx *c) { return c->step_no; }
 VTDEF double vt_last_loss(const vt_ctx *c) { return c->last_loss; }
@@ -7620,6 +7630,8 @@ VTDEF vt_desc vt_desc_default(void) {
     return d;
 }
 
+/* every number is checked whole and in range: "threads:-1" would wrap and
+   "threads:100000" would start a hundred thousand pthreads */
 VTDEF vt_status vt_order_parse(vt_order *o, const char *s) {
     const char *p = s;
     memset(o, 0, sizeof *o);
@@ -7636,14 +7648,20 @@ VTDEF vt_status vt_order_parse(vt_order *o, const char *s) {
         if (*p == ':') {
             char *end;
             p++;
+            if (*p < '0' || *p > '9') return vt__tls_fail(VT_ERR_ARG, "order '%s': '%s' needs a number (digits only)", s, key);
+            errno = 0;
             v = strtoull(p, &end, 10);
-            if (end == p) return vt__tls_fail(VT_ERR_ARG, "order '%s': '%s' needs a number", s, key);
+            if (errno == ERANGE) return vt__tls_fail(VT_ERR_ARG, "order '%s': the number of '%s' does not fit in 64 bits", s, key);
             p = end;
             hasv = 1;
         }
-        if (!strcmp(key, "threads") && hasv) o->threads = (int)v;
-        else if (!strcmp(key, "block") && hasv && v >= 1) o->block = (int)v;
-        else if (!strcmp(key, "chaos") && hasv) { o->chaos = 1; o->chaos_seed = v; }
+        if (!strcmp(key, "threads") && hasv) {
+            if (v < 1 || v > VT_MAX_THREADS) return vt__tls_fail(VT_ERR_ARG, "order '%s': threads:%llu is outside 1..%d", s, v, VT_MAX_THREADS);
+            o->threads = (int)v;
+        } else if (!strcmp(key, "block") && hasv) {
+            if (v < 1 || v > VT_MAX_BLOCK) return vt__tls_fail(VT_ERR_ARG, "order '%s': block:%llu is outside 1..%d", s, v, VT_MAX_BLOCK);
+            o->block = (int)v;
+        } else if (!strcmp(key, "chaos") && hasv) { o->chaos = 1; o->chaos_seed = v; }
         else if (!strcmp(key, "nofma") && !hasv) o->nofma = 1;
         else if (!strcmp(key, "default") && !hasv) { }
         else return vt__tls_fail(VT_ERR_ARG, "order '%s': unknown item '%s' (use threads:N, block:N, chaos:SEED, nofma)", s, key);
@@ -7693,6 +7711,11 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
     }
     if ((unsigned)dd.mode >= VT_MODE_COUNT || (unsigned)dd.bound >= VT_BOUND_COUNT) {
         vt__tls_fail(VT_ERR_ARG, "vt_create: unknown mode %d or bound mode %d", (int)dd.mode, (int)dd.bound);
+        return NULL;
+    }
+    if (dd.order.threads < 0 || dd.order.threads > VT_MAX_THREADS || dd.order.block < 0 || dd.order.block > VT_MAX_BLOCK) {
+        vt__tls_fail(VT_ERR_ARG, "vt_create: order.threads = %d (0: all cores, or 1..%d) or order.block = %d (0: 256, or 1..%d) is out of range",
+                     dd.order.threads, VT_MAX_THREADS, dd.order.block, VT_MAX_BLOCK);
         return NULL;
     }
     if (!vt__backend_find(dd.backend)) {

@@ -274,6 +274,40 @@ TEST(order_strings) {
     CHECK(vt_order_parse(&o, "thread:3") != VT_OK && strstr(vt_last_error(), "unknown"), "typo accepted");
 }
 
+/* every number in an order string is whole and in range, and vt_create
+   refuses a thread count it would otherwise start */
+TEST(order_numbers_checked) {
+    static const struct { const char *s, *msg; } bad[] = {
+        {"threads:0", "outside 1..256"},        {"threads:257", "outside 1..256"},
+        {"threads:100000", "outside 1..256"},  {"threads:-1", "needs a number"},
+        {"threads:4294967297", "outside 1..256"}, {"threads:99999999999999999999", "does not fit in 64 bits"},
+        {"block:0", "outside 1..4096"},        {"block:4097", "outside 1..4096"},
+        {"block:4294967360", "outside 1..4096"}, {"chaos:-5", "needs a number"},
+        {"chaos:", "needs a number"},          {"chaos: 5", "needs a number"},
+        {"threads:2x", "expected ','"},        {"nofma:1", "unknown item"}};
+    vt_order o;
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    int k;
+    for (k = 0; k < (int)(sizeof bad / sizeof bad[0]); k++)
+        CHECK(vt_order_parse(&o, bad[k].s) == VT_ERR_ARG && strstr(vt_last_error(), bad[k].msg), "'%s': %s", bad[k].s, vt_last_error());
+    CHECK(vt_order_parse(&o, "threads:256,block:4096,chaos:18446744073709551615") == VT_OK && o.threads == 256 &&
+              o.chaos_seed == UINT64_MAX, "the largest values: %s", vt_last_error());
+    d.order.threads = 100000;
+    c = vt_create(&d);
+    CHECK(!c && vt_last_status() == VT_ERR_ARG && strstr(vt_last_error(), "order.threads = 100000"), "100000 threads: %s", vt_last_error());
+    vt_destroy(c);
+    d.order.threads = -1;
+    c = vt_create(&d);
+    CHECK(!c && vt_last_status() == VT_ERR_ARG, "-1 threads accepted");
+    vt_destroy(c);
+    d.order.threads = 1;
+    d.order.block = 1 << 30;
+    c = vt_create(&d);
+    CHECK(!c && strstr(vt_last_error(), "order.block"), "block 2^30: %s", vt_last_error());
+    vt_destroy(c);
+}
+
 /* the library refuses a build that fuses a*b+c */
 /* Op ids are part of the log format (a rounding point's kind is id * 8 +
    slot): these are the ids of op table 0 (vtrain 0.1.0) and must never
@@ -323,6 +357,7 @@ int main(void) {
     RUN(shape_errors);
     RUN(nan_is_reported);
     RUN(order_strings);
+    RUN(order_numbers_checked);
     RUN(op_ids_pinned);
     RUN(no_contraction_here);
     return TEST_SUMMARY();
