@@ -3523,14 +3523,29 @@ static void *vt__persist_alloc(vt_ctx *c, size_t n) {
     return p;
 }
 
+/* A shape: 0..VT_MAX_DIMS dimensions, none negative, and at most
+   VT__MAX_NUMEL elements counting only the non-zero dimensions, so that no
+   product of dimensions anywhere (element counts, byte counts, strides)
+   overflows: (2^32, 2^32) must not pass as 2^64 = 0 elements. Zero-size
+   dimensions are legal here (an empty slice); ops refuse empty operands
+   (vt__node). */
+#define VT__MAX_NUMEL ((int64_t)1 << 56)
 static int vt__check_shape(vt_ctx *c, int ndim, const int64_t *ne, const char *what) {
     int i;
+    int64_t n = 1;
     if (ndim < 0 || ndim > VT_MAX_DIMS || (ndim > 0 && !ne)) {
-        vt__fail(c, VT_ERR_SHAPE, "%s: %d dimensions (1..%d allowed)", what, ndim, VT_MAX_DIMS);
+        vt__fail(c, VT_ERR_SHAPE, "%s: %d dimensions (0..%d allowed)", what, ndim, VT_MAX_DIMS);
         return 0;
     }
-    for (i = 0; i < ndim; i++)
+    for (i = 0; i < ndim; i++) {
         if (ne[i] < 0) { vt__fail(c, VT_ERR_SHAPE, "%s: dimension %d is %lld", what, i, (long long)ne[i]); return 0; }
+        if (ne[i] > 0 && ne[i] > VT__MAX_NUMEL / n) {
+            vt__fail(c, VT_ERR_SHAPE, "%s: dimension %d (%lld) makes the element count overflow (at most 2^56 elements)", what, i,
+                     (long long)ne[i]);
+            return 0;
+        }
+        if (ne[i] > 0) n *= ne[i];
+    }
     return 1;
 }
 
@@ -3563,13 +3578,51 @@ static vt_tensor *vt__mk(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne, in
 VTDEF vt_tensor *vt_new(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne) { return vt__mk(c, dt, ndim, ne, 0, 1); }
 VTDEF vt_tensor *vt_new_persistent(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne) { return vt__mk(c, dt, ndim, ne, 1, 1); }
 
+/* A state tensor's name goes into three places: the state digest (as
+   length-prefixed bytes), error messages, and a checkpoint's safetensors
+   header as a JSON key. Rather than escape JSON on write and unescape on
+   read, vt_param takes only names that need no escaping anywhere: 1..47
+   bytes (the tensor's name field; longer names used to be cut, and two
+   long names collided) of printable ASCII without '"' and '\'. Such a key
+   is valid UTF-8 and valid JSON as it stands, so every safetensors reader
+   takes the file, and every name round-trips byte for byte. Reserved:
+   "__metadata__" (safetensors' own key) and names that begin "optim" and a
+   digit (the optimizer moments, "optim0.m"). Returns 1 if name is usable,
+   else 0 with the reason in why. */
+static int vt__name_ok(const char *name, char *why, size_t n) {
+    size_t k, len = name ? strlen(name) : 0;
+    if (!len || len >= sizeof(((vt_tensor *)0)->name)) {
+        snprintf(why, n, "a name needs 1..%d bytes, '%.60s%s' has %zu", (int)sizeof(((vt_tensor *)0)->name) - 1, name ? name : "",
+                 len > 60 ? "..." : "", len);
+        return 0;
+    }
+    for (k = 0; k < len; k++) {
+        unsigned char ch = (unsigned char)name[k];
+        if (ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\') {
+            snprintf(why, n, "name '%.60s' has byte 0x%02x at %zu: names are printable ASCII without '\"' and '\\'", name, ch, k);
+            return 0;
+        }
+    }
+    if (!strcmp(name, "__metadata__") || (!strncmp(name, "optim", 5) && name[5] >= '0' && name[5] <= '9')) {
+        snprintf(why, n, "name '%s' is reserved (safetensors' \"__metadata__\", the optimizer moments' \"optimN...\")", name);
+        return 0;
+    }
+    return 1;
+}
+
 VTDEF vt_tensor *vt_param(vt_ctx *c, const char *name, int ndim, const int64_t *ne) {
     vt_tensor *t, *g;
     int64_t cap;
     int i;
+    char why[200];
+    if (c->status != VT_OK) return NULL;
     if (c->in_step) { vt__fail(c, VT_ERR_STATE, "vt_param(%s): parameters are created outside a step", name ? name : ""); return NULL; }
-    for (i = 0; i < c->nparams && name; i++)
+    if (!vt__name_ok(name, why, sizeof why)) { vt__fail(c, VT_ERR_ARG, "vt_param: %s", why); return NULL; }
+    for (i = 0; i < c->nparams; i++)
         if (!strcmp(c->params[i]->name, name)) { vt__fail(c, VT_ERR_ARG, "vt_param: a parameter named '%s' exists already", name); return NULL; }
+    if (!vt__check_shape(c, ndim, ne, "vt_param")) return NULL;
+    for (i = 0; i < ndim; i++)
+        if (ne[i] == 0) { vt__fail(c, VT_ERR_SHAPE, "vt_param(%s): dimension %d is 0: a parameter needs at least one element", name, i); return NULL; }
     t = vt__mk(c, c->d.mode == VT_MODE_FP64 ? VT_F64 : VT_F32, ndim, ne, 1, 1);
     g = vt__mk(c, t ? t->dtype : VT_F32, ndim, ne, 1, 1);
     if (!t || !g) return NULL;
@@ -5176,8 +5229,47 @@ static int vt__need(vt_ctx *c, const vt_tensor *t, const char *op, const char *a
     return 1;
 }
 
+/* Every op's node. Ops take no empty operand and make no empty result: a
+   zero-size dimension would divide by zero in a mean, a layernorm over C =
+   0 or a row count, and has no use in training; refused here once, for
+   every op, with the op and the operand named. */
+static const char *vt__operand(vt_op op, int k) { /* as the constructors name them */
+    static const char *const ab[] = {"a", "b", "?"}, *const lin[] = {"x", "w", "bias"}, *const ce[] = {"logits", "targets", "?"},
+                             *const mse[] = {"pred", "target", "?"}, *const ln[] = {"x", "w", "b"}, *const emb[] = {"table", "idx", "?"},
+                             *const mix[] = {"att", "qkv", "?"}, *const x[] = {"x", "?", "?"}, *const qkv[] = {"qkv", "?", "?"};
+    switch (op) {
+    case VT_OP_ADD: case VT_OP_SUB: case VT_OP_MUL: case VT_OP_MATMUL: case VT_OP_CONCAT: return ab[k];
+    case VT_OP_LINEAR: return lin[k];
+    case VT_OP_CROSS_ENTROPY: return ce[k];
+    case VT_OP_MSE: return mse[k];
+    case VT_OP_LAYERNORM: return ln[k];
+    case VT_OP_EMBEDDING: return emb[k];
+    case VT_OP_ATT_SCORES: return qkv[k];
+    case VT_OP_ATT_MIX: return mix[k];
+    default: return x[k];
+    }
+}
+
 static vt_tensor *vt__node(vt_ctx *c, vt_op op, int ndim, const int64_t *ne, vt_tensor *s0, vt_tensor *s1, vt_tensor *s2) {
-    vt_tensor *t = vt__mk(c, vt__vdt(c), ndim, ne, 0, 2);
+    vt_tensor *t, *src[3];
+    int k, d;
+    src[0] = s0; src[1] = s1; src[2] = s2;
+    if (c->status != VT_OK) return NULL;
+    for (k = 0; k < 3; k++)
+        if (src[k] && vt_numel(src[k]) == 0) {
+            char sh[64];
+            vt__shape_str(src[k], sh, sizeof sh);
+            vt__fail(c, VT_ERR_SHAPE, "%s: %s has shape %s, no elements: ops need non-empty tensors", vt_op_name(op),
+                     vt__operand(op, k), sh);
+            return NULL;
+        }
+    if (!vt__check_shape(c, ndim, ne, vt_op_name(op))) return NULL;
+    for (d = 0; d < ndim; d++)
+        if (ne[d] == 0) {
+            vt__fail(c, VT_ERR_SHAPE, "%s: the result's dimension %d would be 0: ops need non-empty tensors", vt_op_name(op), d);
+            return NULL;
+        }
+    t = vt__mk(c, vt__vdt(c), ndim, ne, 0, 2);
     if (!t) return NULL;
     t->op = op;
     t->src[0] = s0; t->src[1] = s1; t->src[2] = s2;
@@ -5252,6 +5344,7 @@ VTDEF vt_tensor *vt_permute(vt_ctx *c, vt_tensor *t, const int *perm) {
     memset(ne, 0, sizeof ne);
     memset(nb, 0, sizeof nb);
     if (c->status != VT_OK || !t) return NULL;
+    if (!perm) { vt__fail(c, VT_ERR_ARG, "permute: perm is NULL"); return NULL; }
     for (i = 0; i < t->ndim; i++) {
         if (perm[i] < 0 || perm[i] >= t->ndim || (seen & (1 << perm[i]))) {
             vt__fail(c, VT_ERR_ARG, "permute: not a permutation of %d dimensions", t->ndim);
@@ -5281,8 +5374,8 @@ VTDEF vt_tensor *vt_slice(vt_ctx *c, vt_tensor *t, int dim, int64_t start, int64
     int64_t ne[VT_MAX_DIMS];
     int i;
     if (c->status != VT_OK || !t) return NULL;
-    if (dim < 0 || dim >= t->ndim || start < 0 || len < 0 || start + len > t->ne[dim]) {
-        vt__fail(c, VT_ERR_ARG, "slice: [%lld, %lld) of dim %d is outside its size", (long long)start, (long long)(start + len), dim);
+    if (dim < 0 || dim >= t->ndim || start < 0 || len < 0 || start > t->ne[dim] || len > t->ne[dim] - start) {
+        vt__fail(c, VT_ERR_ARG, "slice: start %lld, length %lld of dim %d is outside its size", (long long)start, (long long)len, dim);
         return NULL;
     }
     t = vt__contig(c, t);
@@ -5339,8 +5432,18 @@ VTDEF vt_tensor *vt_scale(vt_ctx *c, vt_tensor *a, double s) {
 VTDEF vt_tensor *vt_relu(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_RELU, x)); }
 VTDEF vt_tensor *vt_gelu(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_GELU, x)); }
 VTDEF vt_tensor *vt_tanh(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_TANH, x)); }
-VTDEF vt_tensor *vt_softmax(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_SOFTMAX, x)); }
-VTDEF vt_tensor *vt_log_softmax(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_LOG_SOFTMAX, x)); }
+/* an op over the last dimension needs one */
+static int vt__need_dim(vt_ctx *c, const vt_tensor *t, const char *op, const char *arg) {
+    if (!vt__need(c, t, op, arg)) return 0;
+    if (t->ndim < 1) { vt__fail(c, VT_ERR_SHAPE, "%s: %s is a scalar (0 dimensions), the op works over its last dimension", op, arg); return 0; }
+    return 1;
+}
+VTDEF vt_tensor *vt_softmax(vt_ctx *c, vt_tensor *x) {
+    return vt__need_dim(c, x, "softmax", "x") ? vt__run(c, vt__unary(c, VT_OP_SOFTMAX, x)) : NULL;
+}
+VTDEF vt_tensor *vt_log_softmax(vt_ctx *c, vt_tensor *x) {
+    return vt__need_dim(c, x, "log_softmax", "x") ? vt__run(c, vt__unary(c, VT_OP_LOG_SOFTMAX, x)) : NULL;
+}
 
 VTDEF vt_tensor *vt_dropout(vt_ctx *c, vt_tensor *x, double p, uint64_t seed) {
     vt_tensor *t;
@@ -5397,7 +5500,7 @@ VTDEF vt_tensor *vt_matmul(vt_ctx *c, vt_tensor *a, vt_tensor *b, int ta, int tb
 VTDEF vt_tensor *vt_linear(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *bias) {
     int64_t ne[VT_MAX_DIMS];
     int i;
-    if (!vt__need(c, x, "linear", "x") || !vt__need(c, w, "linear", "w")) return NULL;
+    if (!vt__need_dim(c, x, "linear", "x") || !vt__need(c, w, "linear", "w")) return NULL;
     x = vt__contig(c, x);
     w = vt__contig(c, w);
     if (bias) bias = vt__contig(c, bias);
@@ -5420,7 +5523,7 @@ VTDEF vt_tensor *vt_linear(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *bia
 
 VTDEF vt_tensor *vt_cross_entropy(vt_ctx *c, vt_tensor *logits, vt_tensor *targets) {
     int64_t one = 1;
-    if (!vt__need(c, logits, "cross_entropy", "logits")) return NULL;
+    if (!vt__need_dim(c, logits, "cross_entropy", "logits")) return NULL;
     if (!targets || targets->dtype != VT_I32) {
         vt__fail(c, VT_ERR_ARG, "cross_entropy: targets must be an int32 tensor");
         return NULL;
@@ -5453,7 +5556,7 @@ VTDEF vt_tensor *vt_mse(vt_ctx *c, vt_tensor *pred, vt_tensor *target) {
 
 VTDEF vt_tensor *vt_layernorm(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *b, double eps) {
     vt_tensor *t;
-    if (!vt__need(c, x, "layernorm", "x") || !vt__need(c, w, "layernorm", "w") || !vt__need(c, b, "layernorm", "b")) return NULL;
+    if (!vt__need_dim(c, x, "layernorm", "x") || !vt__need(c, w, "layernorm", "w") || !vt__need(c, b, "layernorm", "b")) return NULL;
     x = vt__contig(c, x);
     w = vt__contig(c, w);
     b = vt__contig(c, b);
@@ -5462,7 +5565,7 @@ VTDEF vt_tensor *vt_layernorm(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *
         vt__fail(c, VT_ERR_SHAPE, "layernorm: w and b must be (C) with C = %lld, the last dim of x", (long long)x->ne[x->ndim - 1]);
         return NULL;
     }
-    if (!(eps > 0)) { vt__fail(c, VT_ERR_ARG, "layernorm: eps must be positive"); return NULL; }
+    if (!(eps > 0) || !isfinite(eps)) { vt__fail(c, VT_ERR_ARG, "layernorm: eps = %g must be positive and finite", eps); return NULL; }
     t = vt__node(c, VT_OP_LAYERNORM, x->ndim, x->ne, x, w, b);
     if (t) t->fparam[0] = eps;
     return vt__run(c, t);
@@ -5558,8 +5661,8 @@ VTDEF vt_tensor *vt_split(vt_ctx *c, vt_tensor *x, int dim, int64_t start, int64
     if (!vt__need(c, x, "split", "x")) return NULL;
     x = vt__contig(c, x);
     if (!x) return NULL;
-    if (dim < 0 || dim >= x->ndim || start < 0 || len < 0 || start + len > x->ne[dim]) {
-        vt__fail(c, VT_ERR_ARG, "split: [%lld, %lld) of dim %d is outside its size", (long long)start, (long long)(start + len), dim);
+    if (dim < 0 || dim >= x->ndim || start < 0 || len < 0 || start > x->ne[dim] || len > x->ne[dim] - start) {
+        vt__fail(c, VT_ERR_ARG, "split: start %lld, length %lld of dim %d is outside its size", (long long)start, (long long)len, dim);
         return NULL;
     }
     for (i = 0; i < x->ndim; i++) ne[i] = x->ne[i];
@@ -5640,12 +5743,25 @@ static vt_optim *vt__optim_new(vt_ctx *c, int kind) {
 }
 
 VTDEF vt_optim *vt_adamw_create(vt_ctx *c, const vt_adamw_desc *d) {
-    vt_optim *o = vt__optim_new(c, 0);
+    vt_optim *o;
+    if (d && (!(d->beta1 >= 0 && d->beta1 < 1) || !(d->beta2 >= 0 && d->beta2 < 1) || !(d->eps > 0) || !isfinite(d->eps) ||
+              !(d->weight_decay >= 0) || !isfinite(d->weight_decay))) {
+        vt__fail(c, VT_ERR_ARG, "vt_adamw_create: beta1 %g and beta2 %g must lie in [0, 1), eps %g be positive, weight_decay %g "
+                                "non-negative (all finite)", d->beta1, d->beta2, d->eps, d->weight_decay);
+        return NULL;
+    }
+    o = vt__optim_new(c, 0);
     if (o) o->a = d ? *d : vt_adamw_default();
     return o;
 }
 VTDEF vt_optim *vt_sgd_create(vt_ctx *c, const vt_sgd_desc *d) {
-    vt_optim *o = vt__optim_new(c, 1);
+    vt_optim *o;
+    if (d && (!(d->momentum >= 0 && d->momentum < 1) || !(d->weight_decay >= 0) || !isfinite(d->weight_decay))) {
+        vt__fail(c, VT_ERR_ARG, "vt_sgd_create: momentum %g must lie in [0, 1), weight_decay %g be finite and non-negative", d->momentum,
+                 d->weight_decay);
+        return NULL;
+    }
+    o = vt__optim_new(c, 1);
     if (o) o->s = d ? *d : vt_sgd_default();
     return o;
 }
@@ -5854,6 +5970,10 @@ VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
     int64_t N = vt_param_numel(c), dims[1], off = 0;
     double n2 = 0, e2 = 0, S = 0, norm, coef, *g;
     if (c->status != VT_OK) return NAN;
+    if (!(max_norm > 0)) { /* a negative maximum used to flip the gradient's sign, 0 to erase it */
+        vt__fail(c, VT_ERR_ARG, "vt_clip_grad_norm: max_norm = %g must be positive (+inf: no clipping)", max_norm);
+        return NAN;
+    }
     g = (double *)c->be->alloc(c, sizeof(double) * (size_t)(N + 1), 0);
     if (!g) return NAN;
     vt__gather(c, c->nparams, c->params, NULL, g);
@@ -8070,6 +8190,8 @@ VTDEF vt_status vt_mlp_init(vt_ctx *c, vt_mlp *m, int nlayers, const int *sizes,
     int i;
     memset(m, 0, sizeof *m);
     if (nlayers < 1 || nlayers > 8) return vt__fail(c, VT_ERR_ARG, "vt_mlp_init: 1..8 layers, got %d", nlayers);
+    for (i = 0; i <= nlayers; i++)
+        if (sizes[i] < 1) return vt__fail(c, VT_ERR_ARG, "vt_mlp_init: sizes[%d] = %d, every layer needs at least one unit", i, sizes[i]);
     m->nlayers = nlayers;
     m->act = act;
     for (i = 0; i <= nlayers; i++) m->sizes[i] = sizes[i];
@@ -8115,9 +8237,11 @@ VTDEF vt_status vt_gpt_init(vt_ctx *c, vt_gpt *g, const vt_gpt_config *cfg, uint
     double sproj;
     char nm[48];
     memset(g, 0, sizeof *g);
-    if (cfg->vocab < 1 || cfg->context < 1 || cfg->layers < 1 || cfg->heads < 1 || C % cfg->heads)
-        return vt__fail(c, VT_ERR_ARG, "vt_gpt_init: bad config (vocab %d, context %d, layers %d, heads %d, width %d)",
-                        cfg->vocab, cfg->context, cfg->layers, cfg->heads, cfg->width);
+    if (cfg->vocab < 1 || cfg->context < 1 || cfg->layers < 1 || cfg->heads < 1 || C < 1 || C % cfg->heads ||
+        !(cfg->dropout >= 0 && cfg->dropout < 1))
+        return vt__fail(c, VT_ERR_ARG, "vt_gpt_init: bad config (vocab %d, context %d, layers %d, heads %d, width %d, dropout %g): "
+                                       "each at least 1, width a multiple of heads, dropout in [0, 1)",
+                        cfg->vocab, cfg->context, cfg->layers, cfg->heads, cfg->width, cfg->dropout);
     g->cfg = *cfg;
     g->seed = seed;
     sproj = 0.02 / sqrt(2.0 * cfg->layers); /* GPT-2's scaled init of residual projections */
@@ -8196,7 +8320,12 @@ VTDEF vt_tensor *vt_gpt_forward(vt_ctx *c, const vt_gpt *g, vt_tensor *tokens, v
 VTDEF vt_status vt_gpt_generate(vt_ctx *c, const vt_gpt *g, int32_t *toks, int nprompt, int n, double temperature,
                                 uint64_t seed) {
     int i, V = g->cfg.vocab;
-    double *p = (double *)vt__xmalloc(c, sizeof(double) * (size_t)V);
+    double *p;
+    if (c->status != VT_OK) return c->status;
+    if (!toks || nprompt < 1 || n < 0 || temperature != temperature)
+        return vt__fail(c, VT_ERR_ARG, "vt_gpt_generate: needs tokens, a prompt of at least 1 (got %d), n >= 0 (got %d) and a "
+                                       "temperature that is a number", nprompt, n);
+    p = (double *)vt__xmalloc(c, sizeof(double) * (size_t)V);
     if (!p) return c->status;
     for (i = 0; i < n && c->status == VT_OK; i++) {
         int len = nprompt + i, start = len > g->cfg.context ? len - g->cfg.context : 0, T = len - start, v, best = 0;
