@@ -1798,6 +1798,8 @@ struct vt_ctx {
     vt_calib *cal_out;
     /* transcript */
     char tdir[512];         /* the transcript directory, "" if none */
+    int root_ok;            /* trainer: the commitments file is this run's (a fresh one, or a resume
+                               that succeeded): vt_destroy may write root.txt from it */
     char logpath[600], commitpath[600];
     unsigned char manifest_sha[32];
     int64_t start_step;     /* auditor from a checkpoint: the first step replayed */
@@ -6043,18 +6045,12 @@ static vt_status vt__write_all(vt_ctx *c, FILE *f, const void *p, size_t n, cons
     return VT_OK;
 }
 
-static vt_status vt__log_open_write(vt_ctx *c) {
+/* the file header, at the log's current position */
+static vt_status vt__log_write_header(vt_ctx *c) {
     vt__buf b;
     unsigned char t[8], sha[32];
     int i;
     memset(&b, 0, sizeof b);
-    if (c->d.resume) { /* vt_resume cuts it after the last checkpoint and appends */
-        c->logf = fopen(c->d.log_path, "r+b");
-        if (!c->logf) return vt__fail(c, VT_ERR_IO, "resume: cannot open the log '%s'", c->d.log_path);
-        return VT_OK;
-    }
-    c->logf = fopen(c->d.log_path, "wb");
-    if (!c->logf) return vt__fail(c, VT_ERR_IO, "cannot create the log file '%s'", c->d.log_path);
     vt__buf_put(c, &b, "VTRAINLG", 8);
     vt__put_u32(t, VT__LOG_VERSION); vt__buf_put(c, &b, t, 4);
     vt__put_u32(t, 0); vt__buf_put(c, &b, t, 4); /* body length, patched below */
@@ -6078,6 +6074,18 @@ static vt_status vt__log_open_write(vt_ctx *c) {
     c->stats.bytes += (int64_t)b.n;
     VT_FREE(b.p, c->u);
     return c->status;
+}
+
+static vt_status vt__log_open_write(vt_ctx *c) {
+    if (c->d.resume) { /* vt_resume cuts it after the last checkpoint and appends, or starts it again */
+        c->logf = fopen(c->d.log_path, "r+b");
+        if (!c->logf && errno == ENOENT) c->logf = fopen(c->d.log_path, "w+b"); /* killed before it was made */
+        if (!c->logf) return vt__fail(c, VT_ERR_IO, "resume: cannot open the log '%s'", c->d.log_path);
+        return VT_OK;
+    }
+    c->logf = fopen(c->d.log_path, "wb");
+    if (!c->logf) return vt__fail(c, VT_ERR_IO, "cannot create the log file '%s'", c->d.log_path);
+    return vt__log_write_header(c);
 }
 
 static vt_status vt__read_exact(vt_ctx *c, FILE *f, void *p, size_t n, const char *path, const char *what) {
@@ -6533,18 +6541,26 @@ static void vt__commit_path(const vt_ctx *c, char *buf, size_t n) {
 }
 
 #define VT__COMMIT_HDR 48
+static vt_status vt__commit_write_header(vt_ctx *c) {
+    unsigned char h[VT__COMMIT_HDR];
+    memcpy(h, "VTRAINCM", 8);
+    vt__put_u32(h + 8, 2); vt__put_u32(h + 12, 0);
+    memcpy(h + 16, c->manifest_sha, 32);
+    return vt__write_all(c, c->commitf, h, VT__COMMIT_HDR, "the commitments header");
+}
+
 static vt_status vt__commit_open(vt_ctx *c) {
     char path[1024];
     unsigned char h[VT__COMMIT_HDR];
     vt__commit_path(c, path, sizeof path);
     if (c->d.role == VT_ROLE_TRAIN) {
         c->commitf = fopen(path, c->d.resume ? "r+b" : "wb");
+        if (!c->commitf && c->d.resume && errno == ENOENT) c->commitf = fopen(path, "w+b");
         if (!c->commitf) return vt__fail(c, VT_ERR_IO, "cannot %s the commitments file '%s'", c->d.resume ? "open" : "create", path);
         if (c->d.resume) return VT_OK; /* vt_resume positions it */
-        memcpy(h, "VTRAINCM", 8);
-        vt__put_u32(h + 8, 2); vt__put_u32(h + 12, 0);
-        memcpy(h + 16, c->manifest_sha, 32);
-        return vt__write_all(c, c->commitf, h, VT__COMMIT_HDR, "the commitments header");
+        if (vt__commit_write_header(c) != VT_OK) return c->status;
+        c->root_ok = 1; /* from here on, root.txt describes what commits.bin holds */
+        return VT_OK;
     }
     c->commitf = fopen(path, "rb");
     if (!c->commitf) return vt__fail(c, VT_ERR_IO, "cannot open the trainer's commitments '%s'", path);
@@ -7030,6 +7046,15 @@ VTDEF vt_status vt_checkpoint_save(vt_ctx *c, const char *path) {
     size_t total = 0, pos = 0;
     if (c->status != VT_OK) return c->status;
     if (nt > 256) return vt__fail(c, VT_ERR_ARG, "checkpoint: %d tensors (256 at most)", nt);
+    if (c->noptims > 28) return vt__fail(c, VT_ERR_ARG, "checkpoint: %d optimizers (28 at most: 32 metadata entries)", c->noptims);
+    for (i = 0; i < nt; i++) { /* vt_param checked the names; vt_set_name may have changed one since */
+        char why[200];
+        if (i < c->nparams && !vt__name_ok(vt__state(c, i)->name, why, sizeof why))
+            return vt__fail(c, VT_ERR_ARG, "checkpoint '%s': parameter %d: %s (renamed with vt_set_name?); nothing was written", path, i, why);
+        for (k = 0; k < i; k++)
+            if (!strcmp(vt__state(c, k)->name, vt__state(c, i)->name))
+                return vt__fail(c, VT_ERR_ARG, "checkpoint '%s': two tensors are named '%s'; nothing was written", path, vt__state(c, i)->name);
+    }
     memset(&hd, 0, sizeof hd);
     vt_weights_digest(c, digest);
     vt_hex(digest, 32, hex);
@@ -7089,61 +7114,177 @@ VTDEF vt_status vt_checkpoint_load(vt_ctx *c, const char *path) {
 }
 
 /* a checkpoint in b[0, n) into the context's state (path names it in errors) */
-static vt_status vt__checkpoint_parse(vt_ctx *c, const unsigned char *b, size_t n, const char *path) {
+/* a decimal in [0, 2^62]: digits only, no sign, no space, no overflow */
+static int vt__dec(const char *s, int64_t *out) {
+    int64_t v = 0;
+    const char *p = s;
+    if (!*p) return 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9' || v > (((int64_t)1 << 62) - (*p - '0')) / 10) return 0;
+        v = v * 10 + (*p - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+static int vt__st_by_begin(const void *x, const void *y) {
+    const vt__st_tensor *a = *(const vt__st_tensor *const *)x, *b = *(const vt__st_tensor *const *)y;
+    return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+/* A checkpoint in b[0, n) into the context's state (path names it in
+   errors). Everything is checked before anything is loaded: the metadata
+   holds exactly the keys vtrain writes, each once ("format", "vtrain.version",
+   "step" and "optimK.t" as decimals, "state_sha256"); the tensors are
+   exactly the program's state by name and shape; their data, as the
+   safetensors reference reader demands, tile the data section from byte 0
+   to the end of the file without a hole, an overlap or a trailing byte.
+   Then the values are loaded and must hash to state_sha256; step and the
+   optimizer counters are set last. With load = 0 nothing is loaded: the
+   file must hold exactly the context's state, step and counters (a full
+   audit checks every checkpoint it passes this way, which covers the
+   optimizer counters, the one part of a checkpoint no commitment does). */
+static vt_status vt__checkpoint_read(vt_ctx *c, const unsigned char *b, size_t n, const char *path, int load) {
     unsigned char digest[32];
-    uint64_t hl;
+    uint64_t hl, data, at;
     vt__st_header *h;
+    vt__st_tensor **order = NULL, **byname = NULL;
     char err[200], hex[65];
     const char *v;
     int i, k, nt = vt__nstate(c);
+    int64_t step = 0, ts[64];
     h = (vt__st_header *)vt__xmalloc(c, sizeof *h);
     if (!h) return c->status;
     if (n < 8) { vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s' is truncated (%zu bytes)", path, n); goto out; }
     hl = vt__get_u64(b);
     if (hl > n - 8 || hl > (1u << 24)) { vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s': header length %llu does not fit in %zu bytes", path, (unsigned long long)hl, n); goto out; }
     if (!vt__st_parse((const char *)b + 8, (size_t)hl, h, err, sizeof err)) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': %s", path, err); goto out; }
+    data = n - 8 - hl;
     v = vt__st_meta(h, "format");
     if (!v || strcmp(v, "vtrain-checkpoint-1")) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' was not written by vtrain", path); goto out; }
+    for (k = 0; k < h->nmeta; k++) { /* known keys, each once */
+        const char *key = h->mkey[k];
+        int64_t oi;
+        int known = !strcmp(key, "format") || !strcmp(key, "vtrain.version") || !strcmp(key, "step") || !strcmp(key, "state_sha256");
+        if (!known && !strncmp(key, "optim", 5)) {
+            char tail[48];
+            size_t dl = strspn(key + 5, "0123456789");
+            snprintf(tail, sizeof tail, "%s", key + 5 + dl);
+            if (dl > 0 && dl < 6 && !strcmp(tail, ".t") && (key[5] != '0' || dl == 1)) {
+                oi = atoi(key + 5);
+                known = oi < c->noptims;
+            }
+        }
+        if (!known) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': metadata key '%s' is not one vtrain writes for this program", path, key); goto out; }
+        for (i = 0; i < k; i++)
+            if (!strcmp(h->mkey[i], key)) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': metadata key '%s' appears twice", path, key); goto out; }
+    }
+    if (!vt__st_meta(h, "vtrain.version")) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' lacks 'vtrain.version'", path); goto out; }
+    v = vt__st_meta(h, "step");
+    if (!v || !vt__dec(v, &step)) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': 'step' is %s%s%s, not a step count", path, v ? "'" : "", v ? v : "missing", v ? "'" : ""); goto out; }
+    if (c->noptims > 64) { vt__fail(c, VT_ERR_ARG, "checkpoint: %d optimizers (64 at most)", c->noptims); goto out; }
+    for (k = 0; k < c->noptims; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "optim%d.t", k);
+        v = vt__st_meta(h, key);
+        if (!v || !vt__dec(v, &ts[k])) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': '%s' is %s%s%s, not a step count", path, key, v ? "'" : "", v ? v : "missing", v ? "'" : ""); goto out; }
+    }
+    v = vt__st_meta(h, "state_sha256");
+    if (!v || strlen(v) != 64 || strspn(v, "0123456789abcdef") != 64) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': 'state_sha256' is missing or not 64 hex digits", path); goto out; }
     if (h->nt != nt) { vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s' has %d tensors, the program %d", path, h->nt, nt); goto out; }
+    order = (vt__st_tensor **)vt__xmalloc(c, 2 * sizeof(vt__st_tensor *) * (size_t)(nt + 1));
+    if (!order) goto out;
+    byname = order + nt + 1;
     for (i = 0; i < nt; i++) {
         vt_tensor *t = vt__state(c, i);
         vt__st_tensor *s = NULL;
         int d, same;
-        int64_t q, cnt = vt_numel(t);
         for (k = 0; k < h->nt && !s; k++)
             if (!strcmp(h->t[k].name, t->name)) s = &h->t[k];
         if (!s) { vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s' has no tensor '%s'", path, t->name); goto out; }
         same = s->ndim == t->ndim;
         for (d = 0; same && d < t->ndim; d++) same = s->ne[d] == t->ne[d];
         if (!same) { vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s': tensor '%s' has another shape", path, t->name); goto out; }
-        if (s->end < s->begin || s->end - s->begin != 4 * (uint64_t)cnt || s->end > n - 8 - hl) {
-            vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s': tensor '%s' lies outside the file (truncated?)", path, t->name);
+        if (s->end < s->begin || s->end - s->begin != 4 * (uint64_t)vt_numel(t)) {
+            vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': tensor '%s' has data_offsets [%llu, %llu) for %lld values", path, t->name,
+                     (unsigned long long)s->begin, (unsigned long long)s->end, (long long)vt_numel(t));
             goto out;
         }
-        vt__host_dirty(c, t);
-        for (q = 0; q < cnt; q++) {
-            float f = vt__bitsf(vt__get_u32(b + 8 + hl + s->begin + 4 * (uint64_t)q));
-            vt__d(t)[vt__off(t, q)] = (double)f;
+        byname[i] = order[i] = s;
+    }
+    /* (the names are unique in the program and each was found, so the
+       header's tensors are the program's, once each) */
+    qsort(order, (size_t)nt, sizeof *order, vt__st_by_begin);
+    for (i = 0, at = 0; i < nt; i++) {
+        if (order[i]->begin != at) {
+            vt__fail(c, order[i]->begin > data ? VT_ERR_TRUNCATED : VT_ERR_FORMAT,
+                     "checkpoint '%s': tensor '%s' starts at data byte %llu, the one before it ends at %llu (a hole, an overlap, or a truncated file)",
+                     path, order[i]->name, (unsigned long long)order[i]->begin, (unsigned long long)at);
+            goto out;
         }
+        at = order[i]->end;
     }
-    for (k = 0; k < c->noptims; k++) {
-        char key[32];
-        snprintf(key, sizeof key, "optim%d.t", k);
-        v = vt__st_meta(h, key);
-        if (!v) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' lacks '%s'", path, key); goto out; }
-        c->optims[k]->t = atoll(v);
+    if (at != data) {
+        vt__fail(c, at > data ? VT_ERR_TRUNCATED : VT_ERR_FORMAT, "checkpoint '%s': the tensors' data ends at byte %llu of the data section, the file at %llu (%s)",
+                 path, (unsigned long long)at, (unsigned long long)data, at > data ? "truncated" : "trailing bytes");
+        goto out;
     }
-    v = vt__st_meta(h, "step");
-    if (!v) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' lacks 'step'", path); goto out; }
-    c->step_no = atoll(v);
+    if (!load) {
+        if (step != c->step_no) {
+            vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s' says it holds the state after %lld steps, the replay is after %lld", path,
+                     (long long)step, (long long)c->step_no);
+            goto out;
+        }
+        for (k = 0; k < c->noptims; k++)
+            if (ts[k] != c->optims[k]->t) {
+                vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s': optimizer %d has taken %lld steps, the replay's %lld (its counter was edited)", path, k,
+                         (long long)ts[k], (long long)c->optims[k]->t);
+                goto out;
+            }
+    }
+    for (i = 0; i < nt; i++) {
+        vt_tensor *t = vt__state(c, i);
+        int64_t q, cnt = vt_numel(t);
+        const unsigned char *src = b + 8 + hl + byname[i]->begin;
+        if (!load) {
+            const double *d = vt__h(c, t);
+            for (q = 0; q < cnt; q++)
+                if (vt__get_u32(src + 4 * (uint64_t)q) != vt__fbits((float)d[vt__off(t, q)])) {
+                    vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s': tensor '%s' element %lld differs from the replay's state", path, t->name, (long long)q);
+                    goto out;
+                }
+            continue;
+        }
+        vt__host_dirty(c, t);
+        for (q = 0; q < cnt; q++) vt__d(t)[vt__off(t, q)] = (double)vt__bitsf(vt__get_u32(src + 4 * (uint64_t)q));
+    }
     vt_weights_digest(c, digest);
     vt_hex(digest, 32, hex);
     v = vt__st_meta(h, "state_sha256");
-    if (!v || strcmp(v, hex))
+    if (strcmp(v, hex)) {
         vt__fail(c, VT_ERR_CHECKSUM, "checkpoint '%s': its tensors hash to %.16s..., its metadata says %.16s... (edited or corrupted)", path,
-                 hex, v ? v : "(none)");
+                 hex, v);
+        goto out;
+    }
+    if (!load) goto out;
+    c->step_no = step;
+    for (k = 0; k < c->noptims; k++) c->optims[k]->t = ts[k];
 out:
+    VT_FREE(order, c->u);
     VT_FREE(h, c->u);
+    return c->status;
+}
+static vt_status vt__checkpoint_parse(vt_ctx *c, const unsigned char *b, size_t n, const char *path) {
+    return vt__checkpoint_read(c, b, n, path, 1);
+}
+
+/* the checkpoint file at path holds exactly the context's state (load = 0) */
+static vt_status vt__checkpoint_verify(vt_ctx *c, const char *path) {
+    size_t n;
+    unsigned char *b = vt__read_file(path, &n, (size_t)1 << 40);
+    if (!b) return vt__fail(c, VT_ERR_IO, "cannot read the checkpoint '%s'", path);
+    vt__checkpoint_read(c, b, n, path, 0);
+    VT_FREE(b, NULL);
     return c->status;
 }
 
@@ -7340,10 +7481,16 @@ static vt_status vt__transcript_open(vt_ctx *c) {
     return c->status;
 }
 
-/* the trainer, at the end of a step: a checkpoint every ckpt_every steps */
+/* the end of a step: the trainer writes a checkpoint every ckpt_every
+   steps; the auditor checks every checkpoint of the transcript it passes
+   (the state, the step, the optimizer counters) */
 static vt_status vt__transcript_step(vt_ctx *c) {
     int every = c->d.ckpt_every > 0 ? c->d.ckpt_every : 100;
     char path[700];
+    if (c->tdir[0] && c->d.role == VT_ROLE_AUDIT) {
+        vt__ckpt_path(c->tdir, c->step_no, path, sizeof path);
+        return vt__exists(path) ? vt__checkpoint_verify(c, path) : VT_OK;
+    }
     if (!c->tdir[0] || c->d.role != VT_ROLE_TRAIN || c->step_no % every != 0) return VT_OK;
     vt__ckpt_path(c->tdir, c->step_no, path, sizeof path);
     if (vt_checkpoint_save(c, path) != VT_OK) return c->status;
@@ -7402,43 +7549,84 @@ static int64_t vt__last_checkpoint(const char *dir, int64_t at_most) {
     return best;
 }
 
+/* a resume with no checkpoint to start from (killed before its first):
+   the run starts again at step 0 in the same directory. The manifest was
+   checked (the same program); the log and the commitments are replaced
+   from their headers on, and root.txt (it described the old files) goes. */
+static vt_status vt__restart(vt_ctx *c) {
+    char path[700];
+    if (c->logf) {
+        fflush(c->logf);
+        if (ftruncate(fileno(c->logf), 0) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->logpath);
+        fseek(c->logf, 0, SEEK_SET);
+        if (vt__log_write_header(c) != VT_OK) return c->status;
+    }
+    fflush(c->commitf);
+    if (ftruncate(fileno(c->commitf), 0) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->commitpath);
+    fseek(c->commitf, 0, SEEK_SET);
+    if (vt__commit_write_header(c) != VT_OK) return c->status;
+    vt__join(path, sizeof path, c->tdir, "root.txt");
+    remove(path);
+    c->step_no = 0;
+    c->root_ok = 1;
+    return VT_OK;
+}
+
 VTDEF vt_status vt_resume(vt_ctx *c) {
     char path[700];
-    int64_t step, off;
+    int64_t step, off, logoff = 0;
     if (c->status != VT_OK) return c->status;
     if (c->d.role == VT_ROLE_TRAIN && c->d.resume) {
         if (!c->tdir[0]) return vt__fail(c, VT_ERR_ARG, "resume needs a transcript directory");
         step = vt__last_checkpoint(c->tdir, INT64_MAX);
-        if (step < 0) return vt__fail(c, VT_ERR_STATE, "resume: '%s' has no checkpoint", c->tdir);
+        if (step < 0) return vt__restart(c);
         vt__ckpt_path(c->tdir, step, path, sizeof path);
         if (vt_checkpoint_load(c, path) != VT_OK) return c->status;
-        /* cut the log and the commitments after step - 1, then append */
+        if (c->step_no != step)
+            return vt__fail(c, VT_ERR_MISMATCH, "resume: '%s' says it holds the state after %lld steps, its name says %lld", path,
+                            (long long)c->step_no, (long long)step);
+        /* everything is checked before anything is cut: the log and the
+           commitments reach the checkpoint, and the checkpoint is the state
+           the last kept commitment names; a resume that fails leaves the
+           files as they were */
         if (c->logf) {
             fseek(c->logf, 0, SEEK_END);
-            off = vt__chunk_offset(c, c->logf, (int64_t)ftell(c->logf), step, c->logpath);
-            if (off < 0) return c->status;
-            fflush(c->logf);
-            if (ftruncate(fileno(c->logf), (off_t)off) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->logpath);
-            fseek(c->logf, (long)off, SEEK_SET);
-            c->force_full = 1;
+            logoff = vt__chunk_offset(c, c->logf, (int64_t)ftell(c->logf), step, c->logpath);
+            if (logoff < 0) return c->status;
         }
         off = vt__commit_offset(c, c->commitf, step, c->commitpath);
         if (off < 0) return c->status;
-        fflush(c->commitf);
-        if (ftruncate(fileno(c->commitf), (off_t)off) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->commitpath);
-        fseek(c->commitf, (long)off, SEEK_SET);
-        {   /* the checkpoint must be the state the last kept commitment names */
+        {
             vt_leaf_info *L;
             int64_t n;
-            unsigned char d[32];
-            if (vt__read_leaves(c->commitpath, &L, &n, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+            size_t len;
+            unsigned char d[32], msha[32], *b = vt__read_file(c->commitpath, &len, (size_t)1 << 40);
+            if (!b) return vt__fail(c, VT_ERR_IO, "resume: cannot read '%s'", c->commitpath);
+            if ((size_t)off > len || vt__parse_leaves(b, (size_t)off, c->commitpath, &L, &n, msha) != VT_OK) {
+                VT_FREE(b, NULL);
+                return vt__fail(c, vt_last_status() != VT_OK ? vt_last_status() : VT_ERR_TRUNCATED, "resume: %s", vt_last_error());
+            }
+            VT_FREE(b, NULL);
             vt_weights_digest(c, d);
             if (n != step || (n > 0 && memcmp(L[n - 1].state, d, 32))) {
                 vt_free_leaves(L);
                 return vt__fail(c, VT_ERR_MISMATCH, "resume: checkpoint %lld does not match the commitment of step %lld", (long long)step, (long long)(step - 1));
             }
             vt_free_leaves(L);
+            if (memcmp(msha, c->manifest_sha, 32))
+                return vt__fail(c, VT_ERR_MISMATCH, "resume: '%s' was committed under another manifest than '%s/manifest.txt'", c->commitpath, c->tdir);
         }
+        /* cut the log and the commitments after step - 1, then append */
+        if (c->logf) {
+            fflush(c->logf);
+            if (ftruncate(fileno(c->logf), (off_t)logoff) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->logpath);
+            fseek(c->logf, (long)logoff, SEEK_SET);
+            c->force_full = 1;
+        }
+        fflush(c->commitf);
+        if (ftruncate(fileno(c->commitf), (off_t)off) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->commitpath);
+        fseek(c->commitf, (long)off, SEEK_SET);
+        c->root_ok = 1;
         return VT_OK;
     }
     if (c->d.role == VT_ROLE_AUDIT && c->d.audit_from > 0) {
@@ -7450,6 +7638,9 @@ VTDEF vt_status vt_resume(vt_ctx *c) {
         vt__ckpt_path(c->tdir, step, path, sizeof path);
         if (!vt__exists(path)) return vt__fail(c, VT_ERR_ARG, "the transcript has no checkpoint at step %lld", (long long)step);
         if (vt_checkpoint_load(c, path) != VT_OK) return c->status;
+        if (c->step_no != step)
+            return vt__fail(c, VT_ERR_MISMATCH, "'%s' says it holds the state after %lld steps, its name says %lld", path,
+                            (long long)c->step_no, (long long)step);
         if (vt__read_leaves(c->commitpath, &L, &n, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
         vt_weights_digest(c, d);
         if (n < step || memcmp(L[step - 1].state, d, 32)) {
@@ -7903,9 +8094,9 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
 VTDEF void vt_destroy(vt_ctx *c) {
     int i;
     if (!c) return;
-    if (c->tdir[0] && c->d.role == VT_ROLE_TRAIN && c->commitf) {
+    if (c->tdir[0] && c->d.role == VT_ROLE_TRAIN && c->commitf && c->root_ok) {
         fflush(c->commitf);
-        vt__write_root(c); /* the run so far, even after an error: nothing written is lost */
+        vt__write_root(c); /* the run so far, even after an error in a step: nothing written is lost */
     }
     if (c->be && c->be->destroy) c->be->destroy(c);
     vt__pool_stop(&c->pool, c->wa, c->u);

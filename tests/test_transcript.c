@@ -7,6 +7,7 @@
 #include "../examples/chargpt.h"
 #include <signal.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 
 /* --- the program: a tiny character GPT that can be told to poison a step --- */
 
@@ -312,6 +313,158 @@ TEST(truncated_files) {
     }
 }
 
+/* --- checkpoint files: names, structure, metadata ------------------------------- */
+
+/* a checkpoint with its JSON header's first `find` replaced by `repl` (the
+   header length fixed, nothing else), and `extra` zero bytes appended */
+static int st_edit(const char *from, const char *to, const char *find, const char *repl, size_t extra) {
+    size_t n, hl, fl = strlen(find), rl = strlen(repl);
+    unsigned char *b = slurp(from, &n), *o;
+    char *h, *at;
+    FILE *f;
+    if (!b) return 0;
+    hl = (size_t)vt__get_u64(b);
+    h = (char *)malloc(hl + 1);
+    memcpy(h, b + 8, hl);
+    h[hl] = 0;
+    at = fl ? strstr(h, find) : NULL;
+    if (fl && !at) { free(h); free(b); return 0; }
+    o = (unsigned char *)calloc(n + rl + extra + 8, 1);
+    if (fl) {
+        size_t pre = (size_t)(at - h);
+        memcpy(o + 8, h, pre);
+        memcpy(o + 8 + pre, repl, rl);
+        memcpy(o + 8 + pre + rl, at + fl, hl - pre - fl);
+        hl = hl - fl + rl;
+    } else memcpy(o + 8, h, hl);
+    vt__put_u64(o, (uint64_t)hl);
+    memcpy(o + 8 + hl, b + 8 + vt__get_u64(b), n - 8 - (size_t)vt__get_u64(b));
+    f = fopen(to, "wb");
+    if (f) { fwrite(o, 1, 8 + hl + (n - 8 - (size_t)vt__get_u64(b)) + extra, f); fclose(f); }
+    free(o); free(h); free(b);
+    return f != NULL;
+}
+
+/* the data_offsets of the last tensor in the header, moved by delta */
+static int st_shift_last(const char *from, const char *to, long delta, size_t extra) {
+    size_t n;
+    unsigned char *b = slurp(from, &n);
+    char *h, *at = NULL, *p, find[80], repl[80];
+    unsigned long long lo, hi;
+    int ok;
+    if (!b) return 0;
+    h = (char *)malloc((size_t)vt__get_u64(b) + 1);
+    memcpy(h, b + 8, (size_t)vt__get_u64(b));
+    h[vt__get_u64(b)] = 0;
+    for (p = strstr(h, "\"data_offsets\":["); p; p = strstr(p + 1, "\"data_offsets\":[")) at = p;
+    ok = at && sscanf(at, "\"data_offsets\":[%llu,%llu]", &lo, &hi) == 2;
+    if (ok) {
+        snprintf(find, sizeof find, "\"data_offsets\":[%llu,%llu]", lo, hi);
+        snprintf(repl, sizeof repl, "\"data_offsets\":[%llu,%llu]", lo + (unsigned long long)delta, hi + (unsigned long long)delta);
+    }
+    free(h);
+    free(b);
+    return ok && st_edit(from, to, find, repl, extra);
+}
+
+static int has_bytes(const unsigned char *b, size_t n, const char *s) {
+    size_t k, l = strlen(s);
+    for (k = 0; k + l <= n; k++)
+        if (!memcmp(b + k, s, l)) return 1;
+    return 0;
+}
+
+static vt_tensor *NP[4];
+static vt_status names_setup(vt_ctx *c, void *u) {
+    static const char *names[4] = {"a_name_that_is_exactly_forty_seven_bytes_long_x", "a_name_that_is_exactly_forty_seven_bytes_long_y",
+                                   "h.0 [odd] (fine): {ok}/'q' = 1,;<>?!@#$%^&*~`|", "x"};
+    int64_t ne[2] = {3, 5};
+    int k;
+    (void)u;
+    for (k = 0; k < 4; k++) {
+        NP[k] = vt_param(c, names[k], 2, ne);
+        vt_init_normal(c, NP[k], 5, (uint64_t)k, 1.0);
+    }
+    vt_adamw_create(c, NULL);
+    return vt_status_of(c);
+}
+
+/* every name vt_param takes round-trips through a checkpoint; a name
+   vt_set_name made unusable is refused at save, with nothing written */
+TEST(checkpoint_names_round_trip) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *a = vt_create(&d), *b = vt_create(&d);
+    unsigned char da[32], db[32];
+    size_t n;
+    unsigned char *f;
+    names_setup(a, NULL);
+    names_setup(b, NULL);
+    vt_init_const(b, NP[0], 0.0);
+    remove("build/tr_names.safetensors");
+    CHECK(vt_checkpoint_save(a, "build/tr_names.safetensors") == VT_OK, "save: %s", vt_error_message(a));
+    CHECK(vt_checkpoint_load(b, "build/tr_names.safetensors") == VT_OK, "load: %s", vt_error_message(b));
+    vt_weights_digest(a, da);
+    vt_weights_digest(b, db);
+    CHECK(!memcmp(da, db, 32), "the loaded state differs from the saved one");
+    f = slurp("build/tr_names.safetensors", &n);
+    CHECK(f && has_bytes(f, n, "\"h.0 [odd] (fine): {ok}/'q' = 1,;<>?!@#$%^&*~`|\":"), "the odd name is not in the header verbatim");
+    free(f);
+    vt_set_name(vt_param_at(a, 2), "quote\"d");
+    remove("build/tr_badname.safetensors");
+    CHECK(vt_checkpoint_save(a, "build/tr_badname.safetensors") == VT_ERR_ARG && strstr(vt_error_message(a), "byte 0x22"),
+          "a renamed parameter with a quote: %s", vt_error_message(a));
+    CHECK(!vt__exists("build/tr_badname.safetensors"), "a refused checkpoint was written");
+    vt_clear_error(a);
+    vt_set_name(vt_param_at(a, 2), "x");
+    CHECK(vt_checkpoint_save(a, "build/tr_badname.safetensors") == VT_ERR_ARG && strstr(vt_error_message(a), "two tensors are named 'x'"),
+          "two tensors named x: %s", vt_error_message(a));
+    vt_destroy(a);
+    vt_destroy(b);
+}
+
+/* a checkpoint holds exactly what vtrain writes: its data tile the file
+   (no trailing byte, hole or overlap), its metadata has the known keys
+   once each with well-formed values, its step is the one its name says,
+   and a full audit checks the optimizer counters, which no commitment
+   covers */
+TEST(checkpoint_structure_checked) {
+    static const struct { const char *find, *repl; size_t extra; long shift; int status; const char *msg; } e[] = {
+        {"", "", 1, 0, VT_ERR_FORMAT, "trailing bytes"},
+        {"", "", 4096, 0, VT_ERR_FORMAT, "trailing bytes"},
+        {NULL, NULL, 4, 4, VT_ERR_FORMAT, "a hole, an overlap"},
+        {NULL, NULL, 0, -4, VT_ERR_FORMAT, "a hole, an overlap"},
+        {"\"step\":\"40\"", "\"step\":\"40\",\"step\":\"40\"", 0, 0, VT_ERR_FORMAT, "'step' appears twice"},
+        {"\"step\":\"40\"", "\"step\":\"40\",\"trust_me\":\"1\"", 0, 0, VT_ERR_FORMAT, "'trust_me' is not one vtrain writes"},
+        {"\"step\":\"40\"", "\"step\":\"4O\"", 0, 0, VT_ERR_FORMAT, "'step' is '4O'"},
+        {"\"step\":\"40\"", "\"step\":\"-40\"", 0, 0, VT_ERR_FORMAT, "'step' is '-40'"},
+        {"\"step\":\"40\"", "\"step\":\"41\"", 0, 0, VT_ERR_MISMATCH, "after 41 steps, its name says 40"},
+        {"\"optim0.t\":\"40\"", "\"optim0.t\":\"40x\"", 0, 0, VT_ERR_FORMAT, "'optim0.t' is '40x'"},
+        {"\"optim0.t\":\"40\"", "\"optim0.t\":\"40\",\"optim1.t\":\"40\"", 0, 0, VT_ERR_FORMAT, "'optim1.t' is not one"},
+        {"\"state_sha256\":\"", "\"state_sha256\":\"zz", 0, 0, VT_ERR_FORMAT, "not 64 hex digits"}};
+    int k;
+    for (k = 0; k < (int)(sizeof e / sizeof e[0]); k++) {
+        vt_report r;
+        int made;
+        cp_r("build/tr_a", "build/tr_c");
+        made = e[k].find ? st_edit("build/tr_a/ckpt-00000040.safetensors", "build/tr_c/ckpt-00000040.safetensors", e[k].find, e[k].repl, e[k].extra)
+                         : st_shift_last("build/tr_a/ckpt-00000040.safetensors", "build/tr_c/ckpt-00000040.safetensors", e[k].shift, e[k].extra);
+        CHECK(made, "case %d: could not edit the checkpoint", k);
+        audit("build/tr_c", "chaos:5", 40, &r);
+        CHECK(r.status == (vt_status)e[k].status && strstr(r.message, e[k].msg), "case %d (%s): %s %s", k, e[k].msg,
+              vt_status_name(r.status), r.message);
+    }
+    {   /* an edited optimizer counter: an audit from the checkpoint before it passes through it and says so */
+        vt_report r;
+        cp_r("build/tr_a", "build/tr_c");
+        CHECK(st_edit("build/tr_a/ckpt-00000080.safetensors", "build/tr_c/ckpt-00000080.safetensors", "\"optim0.t\":\"80\"",
+                      "\"optim0.t\":\"79\"", 0), "could not edit optim0.t");
+        audit("build/tr_c", "chaos:5", 40, &r);
+        CHECK(r.status == VT_ERR_MISMATCH && r.first_bad_step == 80 && strstr(r.message, "optimizer 0 has taken 79 steps, the replay's 80"),
+              "edited counter: %s at %lld: %s", vt_status_name(r.status), (long long)r.first_bad_step, r.message);
+        NOTE("%s", r.message);
+    }
+}
+
 /* --- kill and resume ------------------------------------------------------------- */
 
 static void sleep_ms(long ms) {
@@ -356,6 +509,110 @@ TEST(kill_and_resume_same_leaves) {
     CHECK(audit("build/tr_k", "chaos:6", 0, &r) == VT_OK, "audit of the resumed run: %s", r.message);
     vt_free_leaves(la);
     vt_free_leaves(lb);
+}
+
+/* a trainer killed before its first checkpoint resumes from step 0 (there
+   is nothing else to resume from) and ends with the leaves an unbroken
+   run commits; the files the killed run left never block the next command */
+TEST(kill_before_first_checkpoint_then_resume) {
+    vt_report r;
+    pid_t pid;
+    int status, waited = 0;
+    vt_leaf_info *la, *lb;
+    int64_t na, nb, k;
+    size_t n = 0;
+    rm_rf("build/tr_k0");
+    pid = fork();
+    if (pid == 0) {
+        vt_report rr;
+        slow_after = 0;
+        train("build/tr_k0", "threads:1", 0, &rr);
+        _exit(0);
+    }
+    while (waited < 600) { /* some commitments, no checkpoint (the first is at step 40) */
+        unsigned char *b = slurp("build/tr_k0/commits.bin", &n);
+        free(b);
+        if (b && n > 48 + 5 * 1100) break;
+        sleep_ms(50);
+        waited++;
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status), "the trainer finished before it was killed");
+    CHECK(!vt__exists("build/tr_k0/ckpt-00000040.safetensors"), "the trainer got to its first checkpoint");
+    NOTE("killed with %zu bytes of commitments and no checkpoint", n);
+    CHECK(train("build/tr_k0", "threads:2", 1, &r) == VT_OK && r.steps == NSTEPS, "resume: %s (%lld steps)", r.message, (long long)r.steps);
+    CHECK(vt_transcript_leaves("build/tr_a", &la, &na) == VT_OK && vt_transcript_leaves("build/tr_k0", &lb, &nb) == VT_OK, "%s",
+          vt_last_error());
+    for (k = 0; k < na && k < nb; k++)
+        if (memcmp(la[k].leaf, lb[k].leaf, 32)) break;
+    CHECK(na == NSTEPS && nb == NSTEPS && k == NSTEPS, "%lld and %lld leaves, differing from step %lld", (long long)na, (long long)nb, (long long)k);
+    vt_free_leaves(la);
+    vt_free_leaves(lb);
+    CHECK(audit("build/tr_k0", "chaos:6", 0, &r) == VT_OK, "audit of the restarted run: %s", r.message);
+    /* killed before even the log existed: a resume starts afresh too */
+    rm_rf("build/tr_k1");
+    mkdir("build/tr_k1", 0777);
+    {
+        FILE *f = fopen("build/tr_k1/manifest.txt", "wb"), *g = fopen("build/tr_a/manifest.txt", "rb");
+        char buf[4096];
+        size_t m = g ? fread(buf, 1, sizeof buf, g) : 0;
+        if (f) { fwrite(buf, 1, m, f); fclose(f); }
+        if (g) fclose(g);
+    }
+    CHECK(train("build/tr_k1", "threads:2", 1, &r) == VT_OK && r.steps == NSTEPS, "resume with only a manifest: %s", r.message);
+}
+
+/* a resume that fails changes no file and writes no root.txt: the log and
+   commitments stay as they were, and the next command (a resume from an
+   older checkpoint, or a fresh train) is not refused because of it */
+TEST(failed_resume_changes_nothing) {
+    static const char *files[] = {"log.vtlog", "commits.bin", "manifest.txt"};
+    vt_report r;
+    unsigned char *before[3], *after;
+    size_t nb[3], na;
+    int k;
+    cp_r("build/tr_a", "build/tr_r");
+    remove("build/tr_r/root.txt"); /* as if killed after its last checkpoint */
+    CHECK(st_edit("build/tr_a/ckpt-00000120.safetensors", "build/tr_r/ckpt-00000120.safetensors", "\"step\":\"120\"",
+                  "\"step\":\"12x\"", 0), "could not edit the checkpoint");
+    for (k = 0; k < 3; k++) {
+        char p[128];
+        snprintf(p, sizeof p, "build/tr_r/%s", files[k]);
+        before[k] = slurp(p, &nb[k]);
+    }
+    CHECK(train("build/tr_r", "threads:2", 1, &r) == VT_ERR_FORMAT && strstr(r.message, "ckpt-00000120"), "resume from a bad checkpoint: %s",
+          r.message);
+    NOTE("%s", r.message);
+    for (k = 0; k < 3; k++) {
+        char p[128];
+        snprintf(p, sizeof p, "build/tr_r/%s", files[k]);
+        after = slurp(p, &na);
+        CHECK(after && na == nb[k] && !memcmp(after, before[k], na), "the failed resume changed %s", files[k]);
+        free(after);
+        free(before[k]);
+    }
+    CHECK(!vt__exists("build/tr_r/root.txt"), "the failed resume wrote root.txt");
+    /* the checkpoint it named set aside, a resume from the one before works and ends where an unbroken run does */
+    rename("build/tr_r/ckpt-00000120.safetensors", "build/tr_r/bad-ckpt");
+    CHECK(train("build/tr_r", "threads:1", 1, &r) == VT_OK && r.steps == NSTEPS - 80, "resume from 80: %s", r.message);
+    {
+        unsigned char ra[32], rr[32];
+        vt_transcript_root("build/tr_a", ra, NULL, NULL);
+        CHECK(vt_transcript_root("build/tr_r", rr, NULL, NULL) == VT_OK && !memcmp(ra, rr, 32), "the resumed run's root differs");
+    }
+    /* a checkpoint beyond the commitments (they were lost): refused, nothing changed */
+    cp_r("build/tr_a", "build/tr_r");
+    remove("build/tr_r/root.txt");
+    before[0] = slurp("build/tr_r/commits.bin", &nb[0]);
+    spit("build/tr_r/commits.bin", before[0], nb[0] / 2);
+    CHECK(train("build/tr_r", "threads:2", 1, &r) != VT_OK, "resume past the commitments was accepted");
+    after = slurp("build/tr_r/commits.bin", &na);
+    CHECK(after && na == nb[0] / 2 && !memcmp(after, before[0], na), "the failed resume changed commits.bin");
+    CHECK(!vt__exists("build/tr_r/root.txt"), "the failed resume wrote root.txt");
+    NOTE("%s", r.message);
+    free(after);
+    free(before[0]);
 }
 
 /* --- the dispute game --------------------------------------------------------------- */
@@ -554,7 +811,11 @@ int main(int argc, char **argv) {
     RUN(tamper_commitment_and_manifest);
     RUN(tamper_log_entry);
     RUN(truncated_files);
+    RUN(checkpoint_names_round_trip);
+    RUN(checkpoint_structure_checked);
     RUN(kill_and_resume_same_leaves);
+    RUN(kill_before_first_checkpoint_then_resume);
+    RUN(failed_resume_changes_nothing);
     RUN(dispute_random_divergence);
     RUN(dispute_forged_answers);
     RUN(dispute_judge_rules);
