@@ -438,6 +438,9 @@ typedef struct vt_report {
     vt_log_stats log;
     double seconds;
     char message[768];
+    int64_t root_steps;      /* auditor of a transcript: the steps its root.txt covers, checked against
+                                every commitment (0: no root was checked); more than the steps
+                                replayed (first replayed + steps) means a partial audit */
 } vt_report;
 
 /* ==========================================================================
@@ -611,6 +614,10 @@ VTDEF vt_status vt_transcript_leaves(const char *dir, vt_leaf_info **leaves, int
 VTDEF void vt_free_leaves(vt_leaf_info *leaves);
 /* its root.txt: the Merkle root over the leaves, the manifest's hash, the step count */
 VTDEF vt_status vt_transcript_root(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], int64_t *nsteps);
+/* the files agree with each other, every field (root.txt with commits.bin
+   and manifest.txt, commits.bin with manifest.txt), without a replay; the
+   step count in *nsteps. An audit of a transcript checks this at its end. */
+VTDEF vt_status vt_transcript_check(const char *dir, int64_t *nsteps);
 VTDEF vt_status vt_manifest_get(const char *dir, const char *key, char *value, size_t n);
 /* SHA-256 of the manifest without its "vtrain.trainer_*" lines (the order
    and checkpoint interval the trainer happened to use): equal for two runs
@@ -1798,6 +1805,8 @@ struct vt_ctx {
     vt_calib *cal_out;
     /* transcript */
     char tdir[512];         /* the transcript directory, "" if none */
+    int man_bound;          /* auditor of a transcript: the manifest's bound mode and lambda, which the */
+    double man_lambda;      /* log header must repeat (-1: not a transcript) */
     int root_ok;            /* trainer: the commitments file is this run's (a fresh one, or a resume
                                that succeeded): vt_destroy may write root.txt from it */
     char logpath[600], commitpath[600];
@@ -6164,6 +6173,46 @@ static vt_status vt__log_open_read(vt_ctx *c) {
     return VT_OK;
 }
 
+/* The header's fields that vt__log_open_read takes as they come, checked
+   (it has passed its checksum): the compact flag is 0 or 1 (each entry
+   carries its own width); lambda is positive; without calibration there is
+   no table and no margin; a calibration table has a finite margin, and
+   factors in [0, 1] (a calibrated bound is never above the sound one: a
+   larger factor would only widen what a trainer may write) for distinct
+   (kind, size) pairs of at least one element. In a transcript, bound and
+   lambda must be the manifest's. The file is left where the reader left it. */
+static vt_status vt__log_header_check(vt_ctx *c) {
+    vt__logrd *r = &c->rd;
+    unsigned char h[48];
+    long at = ftell(r->f);
+    const char *path = c->d.log_path;
+    double lambda = c->ord.lambda, margin = c->calib.margin; /* as the reader took them */
+    int i, k;
+    /* the compact flag is the one field the reader does not keep: byte 2 of the body */
+    if (at < 0 || fseek(r->f, 0, SEEK_SET) != 0 || fread(h, 1, sizeof h, r->f) != sizeof h || fseek(r->f, at, SEEK_SET) != 0)
+        return vt__fail(c, VT_ERR_IO, "'%s': cannot read its header again", path);
+    if (h[18] > 1) return vt__fail(c, VT_ERR_FORMAT, "'%s': the header's compact flag is %d (0 or 1)", path, h[18]);
+    if (!(lambda > 0) || !isfinite(lambda)) return vt__fail(c, VT_ERR_FORMAT, "'%s': the header's lambda %g is not a positive number", path, lambda);
+    if (c->d.bound != VT_BOUND_CALIBRATED && (c->calib.count || margin != 0))
+        return vt__fail(c, VT_ERR_FORMAT, "'%s': a %s log carries a calibration table (%d entries, margin %g)", path, vt_bound_name(c->d.bound),
+                        c->calib.count, margin);
+    if (c->d.bound == VT_BOUND_CALIBRATED && (!(margin >= 0) || !isfinite(margin)))
+        return vt__fail(c, VT_ERR_FORMAT, "'%s': the calibration margin %g is not a finite non-negative number", path, margin);
+    for (i = 0; i < c->calib.count; i++) {
+        const vt_calib_entry *e = &c->calib.e[i];
+        if (!(e->factor >= 0 && e->factor <= 1) || e->n < 1)
+            return vt__fail(c, VT_ERR_FORMAT, "'%s': calibration entry %d has factor %g (0..1) for %lld elements (at least 1)", path, i,
+                            e->factor, (long long)e->n);
+        for (k = 0; k < i; k++)
+            if (c->calib.e[k].kind == e->kind && c->calib.e[k].n == e->n)
+                return vt__fail(c, VT_ERR_FORMAT, "'%s': calibration entries %d and %d are for the same point kind and size", path, k, i);
+    }
+    if (c->tdir[0] && c->d.role == VT_ROLE_AUDIT && ((int)c->d.bound != c->man_bound || lambda != c->man_lambda))
+        return vt__fail(c, VT_ERR_MISMATCH, "'%s' was written with bound %s (lambda %.17g), '%s/manifest.txt' says %s (lambda %.17g)", path,
+                        vt_bound_name(c->d.bound), lambda, c->tdir, vt_bound_name((vt_bound_mode)c->man_bound), c->man_lambda);
+    return VT_OK;
+}
+
 static vt_status vt__chunk_write(vt_ctx *c) {
     unsigned char h[VT__CHUNK_HDR];
     int repeat = !c->force_full && c->step_no % 64 != 0 && c->shape_prev.n == c->shape_cur.n &&
@@ -6247,7 +6296,7 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
            the short chunks that follow; the record count must match the
            chunk header (and, for a short chunk, the reference) */
         size_t q = 0;
-        uint64_t nrec = 0, want = vt__get_u32(h + 12);
+        uint64_t nrec = 0, want = vt__get_u32(h + 12), nent = 0;
         int ok = 1;
         if (!repeat) { r->shape.n = 0; r->shape_records = 0; }
         while (ok && q < r->chunk.n) {
@@ -6259,6 +6308,7 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
                 if (ok) vt__buf_put(c, &r->shape, r->chunk.p + h0, q - h0);
             }
             ok = ok && vt__get_varint(r->chunk.p, r->chunk.n, &q, &ne) && ne <= r->chunk.n;
+            if (ok) nent += ne;
             for (k = 0; ok && k < ne; k++) {
                 ok = vt__get_varint(r->chunk.p, r->chunk.n, &q, &v);
                 q += (v & 1) ? 4 : 1;
@@ -6272,6 +6322,9 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
         if (nrec != want)
             return vt__fail(c, VT_ERR_FORMAT, "%s: step %lld's chunk header says %llu records, its body holds %llu (edited or corrupted)",
                             src, (long long)c->step_no, (unsigned long long)want, (unsigned long long)nrec);
+        if (nent != vt__get_u32(h + 16))
+            return vt__fail(c, VT_ERR_FORMAT, "%s: step %lld's chunk header says %u entries, its records hold %llu (edited or corrupted)", src,
+                            (long long)c->step_no, vt__get_u32(h + 16), (unsigned long long)nent);
         if (repeat && !r->noshape && nrec != r->shape_records)
             return vt__fail(c, VT_ERR_DESYNC, "log desync at step %lld: the chunk has %llu records, the full chunk whose headers it reuses has %llu",
                             (long long)c->step_no, (unsigned long long)nrec, (unsigned long long)r->shape_records);
@@ -6565,7 +6618,8 @@ static vt_status vt__commit_open(vt_ctx *c) {
     c->commitf = fopen(path, "rb");
     if (!c->commitf) return vt__fail(c, VT_ERR_IO, "cannot open the trainer's commitments '%s'", path);
     if (vt__read_exact(c, c->commitf, h, VT__COMMIT_HDR, path, "the header") != VT_OK) return c->status;
-    if (memcmp(h, "VTRAINCM", 8) || vt__get_u32(h + 8) != 2) return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain commitments file (version 2)", path);
+    if (memcmp(h, "VTRAINCM", 8) || vt__get_u32(h + 8) != 2 || vt__get_u32(h + 12) != 0)
+        return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain commitments file (version 2, reserved field 0)", path);
     if (c->tdir[0] && memcmp(h + 16, c->manifest_sha, 32))
         return vt__fail(c, VT_ERR_MISMATCH, "'%s/manifest.txt' was changed after the run: its hash differs from the one in '%s'", c->tdir, path);
     return VT_OK;
@@ -6605,12 +6659,20 @@ static vt_status vt__commit_step(vt_ctx *c) {
                 vt__fail(c, VT_ERR_MISMATCH, "step %lld: the batch differs from the trainer's (data order or data)", (long long)c->step_no);
             else if (memcmp(tr + 44, c->last_chunk_sha, 32))
                 vt__fail(c, VT_ERR_MISMATCH, "step %lld: the log chunk's hash differs from the one the trainer committed", (long long)c->step_no);
-            else if (memcmp(tr + 12, digest, 32)) {
+            else {
+                /* the record must be the auditor's own, byte for byte: the
+                   state digest and every tensor digest (a tensor digest
+                   edited under an unchanged state digest is caught too) */
                 size_t i, nd = 0, first = 0;
                 for (i = 0; i < n; i++)
                     if (memcmp(tr + 112 + 32 * i, rec + 112 + 32 * i, 32)) { if (!nd) first = i; nd++; }
-                vt__fail(c, VT_ERR_MISMATCH, "step %lld: the training state differs from the trainer's commitment: tensor '%s'%s (%zu of %zu tensors differ)",
-                         (long long)c->step_no, nd ? vt__state(c, (int)first)->name : "?", nd > 1 ? " and others" : "", nd, n);
+                if (nd)
+                    vt__fail(c, VT_ERR_MISMATCH, "step %lld: the training state differs from the trainer's commitment: tensor '%s'%s (%zu of %zu tensors differ)%s",
+                             (long long)c->step_no, vt__state(c, (int)first)->name, nd > 1 ? " and others" : "", nd, n,
+                             memcmp(tr + 12, digest, 32) ? "" : "; the record's state digest matches the replay, so its tensor digests were edited");
+                else if (memcmp(tr + 12, digest, 32))
+                    vt__fail(c, VT_ERR_MISMATCH, "step %lld: the commitment's state digest is not the digest of its own tensor digests, which match the replay (the record was edited)",
+                             (long long)c->step_no);
             }
         }
     }
@@ -7320,8 +7382,8 @@ static vt_status vt__parse_leaves(const unsigned char *b, size_t len, const char
     if (!n) n = &dn;
     *out = NULL;
     *n = 0;
-    if (len < VT__COMMIT_HDR || memcmp(b, "VTRAINCM", 8) || vt__get_u32(b + 8) != 2)
-        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain commitments file", path);
+    if (len < VT__COMMIT_HDR || memcmp(b, "VTRAINCM", 8) || vt__get_u32(b + 8) != 2 || vt__get_u32(b + 12) != 0)
+        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain commitments file (version 2, reserved field 0)", path);
     if (manifest_sha) memcpy(manifest_sha, b + 16, 32);
     while (p < len) {
         uint32_t nt;
@@ -7400,24 +7462,174 @@ static vt_status vt__write_root(vt_ctx *c) {
     return c->status;
 }
 
-VTDEF vt_status vt_transcript_root(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], int64_t *nsteps) {
+/* 64 lowercase hex digits into 32 bytes; 0 if s is anything else */
+static int vt__unhex32(const char *s, unsigned char out[32]) {
+    int k;
+    if (strlen(s) != 64 || strspn(s, "0123456789abcdef") != 64) return 0;
+    for (k = 0; k < 32; k++) {
+        int hi = s[2 * k] <= '9' ? s[2 * k] - '0' : s[2 * k] - 'a' + 10, lo = s[2 * k + 1] <= '9' ? s[2 * k + 1] - '0' : s[2 * k + 1] - 'a' + 10;
+        out[k] = (unsigned char)(hi * 16 + lo);
+    }
+    return 1;
+}
+
+/* root.txt as vt__write_root writes it, and nothing else: "vtrain-root 1",
+   then steps, manifest, leaves_root, run, one "key = value" line each, in
+   that order; steps a decimal, the others 64 lowercase hex digits. A
+   malformed field is named. */
+static vt_status vt__root_parse(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], unsigned char run[32],
+                                int64_t *nsteps) {
+    static const char *const keys[4] = {"steps", "manifest", "leaves_root", "run"};
     char path[700], v[100];
     size_t n;
     int k;
-    unsigned char *b;
+    unsigned char *b, *outs[4];
+    const char *p;
+    outs[0] = NULL; outs[1] = manifest_sha; outs[2] = root; outs[3] = run;
     vt__join(path, sizeof path, dir, "root.txt");
     b = vt__read_file(path, &n, 4096);
     if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s' (the run did not finish?)", path);
-    if (strncmp((const char *)b, "vtrain-root 1\n", 14) || !vt__manifest_find((const char *)b, "leaves_root", v, sizeof v) ||
-        strlen(v) != 64) {
+    if (strlen((const char *)b) != n || strncmp((const char *)b, "vtrain-root 1\n", 14)) {
         VT_FREE(b, NULL);
-        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is malformed", path);
+        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain root (version 1)", path);
     }
-    for (k = 0; k < 32; k++) { unsigned x; sscanf(v + 2 * k, "%2x", &x); root[k] = (unsigned char)x; }
-    if (manifest_sha && vt__manifest_find((const char *)b, "manifest", v, sizeof v) && strlen(v) == 64)
-        for (k = 0; k < 32; k++) { unsigned x; sscanf(v + 2 * k, "%2x", &x); manifest_sha[k] = (unsigned char)x; }
-    if (nsteps) *nsteps = vt__manifest_find((const char *)b, "steps", v, sizeof v) ? atoll(v) : -1;
+    for (k = 0, p = (const char *)b + 14; k < 4; k++) {
+        const char *eol = strchr(p, '\n');
+        size_t kl = strlen(keys[k]), vl;
+        if (!eol || strncmp(p, keys[k], kl) || strncmp(p + kl, " = ", 3) || (vl = (size_t)(eol - p - kl - 3)) >= sizeof v) {
+            VT_FREE(b, NULL);
+            return vt__tls_fail(VT_ERR_FORMAT, "'%s': line %d should be '%s = ...'", path, k + 2, keys[k]);
+        }
+        memcpy(v, p + kl + 3, vl);
+        v[vl] = 0;
+        if (k == 0 ? !vt__dec(v, nsteps) : !vt__unhex32(v, outs[k])) {
+            VT_FREE(b, NULL);
+            return vt__tls_fail(VT_ERR_FORMAT, "'%s': %s = '%s' is not %s", path, keys[k], v, k == 0 ? "a step count" : "64 hex digits");
+        }
+        p = eol + 1;
+    }
+    if (*p) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_FORMAT, "'%s': bytes after the run line", path); }
     VT_FREE(b, NULL);
+    return VT_OK;
+}
+
+VTDEF vt_status vt_transcript_root(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], int64_t *nsteps) {
+    unsigned char r[32], m[32], run[32];
+    int64_t n;
+    if (vt__root_parse(dir, r, m, run, &n) != VT_OK) return vt_last_status();
+    memcpy(root, r, 32);
+    if (manifest_sha) memcpy(manifest_sha, m, 32);
+    if (nsteps) *nsteps = n;
+    return VT_OK;
+}
+
+/* The transcript's files agree with each other, every field: commits.bin
+   well formed and bound to manifest.txt's hash; root.txt's steps equal to
+   the records in commits.bin, its manifest to manifest.txt's hash, its
+   leaves_root to the Merkle root of commits.bin's leaves and its run to the
+   run commitment of those three. Nothing is replayed (vt_run does that). */
+VTDEF vt_status vt_transcript_check(const char *dir, int64_t *nsteps) {
+    char path[700];
+    size_t len;
+    unsigned char *mb, msha[32], csha[32], root[32], rmsha[32], run[32], mine[32], myrun[32], (*lv)[32];
+    vt_leaf_info *L;
+    int64_t n, rn, k;
+    vt__join(path, sizeof path, dir, "manifest.txt");
+    mb = vt__read_file(path, &len, 1 << 20);
+    if (!mb) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
+    vt_sha256(mb, len, msha);
+    VT_FREE(mb, NULL);
+    vt__join(path, sizeof path, dir, "commits.bin");
+    if (vt__read_leaves(path, &L, &n, csha) != VT_OK) return vt_last_status();
+    if (memcmp(csha, msha, 32)) {
+        vt_free_leaves(L);
+        return vt__tls_fail(VT_ERR_MISMATCH, "'%s/manifest.txt' was changed after the run: its hash differs from the one in '%s'", dir, path);
+    }
+    if (vt__root_parse(dir, root, rmsha, run, &rn) != VT_OK) { vt_free_leaves(L); return vt_last_status(); }
+    lv = (unsigned char(*)[32])VT_MALLOC(32 * (size_t)(n + 1), NULL);
+    if (!lv) { vt_free_leaves(L); return vt__tls_fail(VT_ERR_NOMEM, "out of memory for the Merkle tree of '%s'", dir); }
+    for (k = 0; k < n; k++) memcpy(lv[k], L[k].leaf, 32);
+    vt_merkle_root((const unsigned char(*)[32])lv, n, mine);
+    VT_FREE(lv, NULL);
+    vt_free_leaves(L);
+    vt__run_commitment(mine, msha, n, myrun);
+    if (rn != n)
+        return vt__tls_fail(VT_ERR_MISMATCH, "'%s/root.txt' says steps = %lld, '%s' holds %lld step commitments", dir, (long long)rn, path, (long long)n);
+    if (memcmp(rmsha, msha, 32)) return vt__tls_fail(VT_ERR_MISMATCH, "'%s/root.txt' names another manifest than '%s/manifest.txt'", dir, dir);
+    if (memcmp(root, mine, 32))
+        return vt__tls_fail(VT_ERR_MISMATCH, "'%s/root.txt': leaves_root is not the Merkle root of the %lld leaves in '%s' (one of them was changed after the run)",
+                            dir, (long long)n, path);
+    if (memcmp(run, myrun, 32)) return vt__tls_fail(VT_ERR_MISMATCH, "'%s/root.txt': run is not the commitment of its manifest, leaves_root and steps", dir);
+    if (nsteps) *nsteps = n;
+    return VT_OK;
+}
+
+/* The manifest an auditor reads (it came from the trainer): "vtrain-manifest
+   1", then "key = value" lines, each key once, the file ending in a newline.
+   The program's keys are the program's to check (it rebuilds itself from
+   them); vtrain's own are exactly these six, each well formed: version,
+   mode (a mode name), bound (a bound mode name), lambda (a positive
+   number), trainer_order (an order string) and trainer_ckpt_every (a
+   positive count). Mode sets the audit's mode; bound and lambda must
+   agree with the log's header (vt__log_header_check). */
+static void vt__ord_from(vt__ord *r, const vt_order *o, const vt_desc *d);
+static vt_status vt__manifest_check(vt_ctx *c, const char *text, size_t n, const char *path) {
+    static const char *const vkeys[6] = {"vtrain.version", "vtrain.mode", "vtrain.bound", "vtrain.lambda", "vtrain.trainer_order",
+                                        "vtrain.trainer_ckpt_every"};
+    const char *p = text + 18, *q;
+    char key[128], v[256];
+    int have[6] = {0, 0, 0, 0, 0, 0}, k, line = 1;
+    if (strlen(text) != n || n < 18 || strncmp(text, "vtrain-manifest 1\n", 18) || text[n - 1] != '\n')
+        return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain manifest (version 1, text lines)", path);
+    for (; *p; p = strchr(p, '\n') + 1) {
+        const char *eol = strchr(p, '\n'), *eq = strstr(p, " = ");
+        size_t kl, vl;
+        line++;
+        if (!eq || eq > eol || !vt__key_ok(p, kl = (size_t)(eq - p)) || (vl = (size_t)(eol - eq - 3)) >= sizeof v)
+            return vt__fail(c, VT_ERR_FORMAT, "'%s' line %d is not 'key = value' (keys are letters, digits, . _ -)", path, line);
+        memcpy(key, p, kl);
+        key[kl] = 0;
+        memcpy(v, eq + 3, vl);
+        v[vl] = 0;
+        for (q = text + 18; q < p; q = strchr(q, '\n') + 1)
+            if (!strncmp(q, key, kl) && !strncmp(q + kl, " = ", 3))
+                return vt__fail(c, VT_ERR_FORMAT, "'%s' line %d: key '%s' appears twice", path, line, key);
+        if (strncmp(key, "vtrain.", 7)) continue;
+        for (k = 0; k < 6 && strcmp(key, vkeys[k]); k++) {}
+        if (k == 6) return vt__fail(c, VT_ERR_FORMAT, "'%s' line %d: '%s' is not a key vtrain %s writes", path, line, key, VTRAIN_VERSION_STRING);
+        have[k] = 1;
+        if (k == 0 && !v[0]) return vt__fail(c, VT_ERR_FORMAT, "'%s': vtrain.version is empty", path);
+        if (k == 1) {
+            int m;
+            for (m = 0; m < VT_MODE_COUNT && strcmp(v, vt_mode_name((vt_mode)m)); m++) {}
+            if (m == VT_MODE_COUNT) return vt__fail(c, VT_ERR_FORMAT, "'%s': vtrain.mode = '%s' is not a mode", path, v);
+            c->d.mode = (vt_mode)m;
+            vt__ord_from(&c->ord, &c->d.order, &c->d);
+        }
+        if (k == 2) {
+            int b;
+            for (b = 0; b < VT_BOUND_COUNT && strcmp(v, vt_bound_name((vt_bound_mode)b)); b++) {}
+            if (b == VT_BOUND_COUNT) return vt__fail(c, VT_ERR_FORMAT, "'%s': vtrain.bound = '%s' is not a bound mode", path, v);
+            c->man_bound = b;
+        }
+        if (k == 3) {
+            char *end;
+            errno = 0;
+            c->man_lambda = strtod(v, &end);
+            if (!v[0] || *end || errno == ERANGE || !(c->man_lambda > 0) || !isfinite(c->man_lambda))
+                return vt__fail(c, VT_ERR_FORMAT, "'%s': vtrain.lambda = '%s' is not a positive number", path, v);
+        }
+        if (k == 4) {
+            vt_order o;
+            if (vt_order_parse(&o, v) != VT_OK) return vt__fail(c, VT_ERR_FORMAT, "'%s': vtrain.trainer_order: %s", path, vt_last_error());
+        }
+        if (k == 5) {
+            int64_t e;
+            if (!vt__dec(v, &e) || e < 1) return vt__fail(c, VT_ERR_FORMAT, "'%s': vtrain.trainer_ckpt_every = '%s' is not a positive count", path, v);
+        }
+    }
+    for (k = 0; k < 6; k++)
+        if (!have[k]) return vt__fail(c, VT_ERR_FORMAT, "'%s' lacks '%s'", path, vkeys[k]);
     return VT_OK;
 }
 
@@ -7466,15 +7678,8 @@ static vt_status vt__transcript_open(vt_ctx *c) {
         size_t n;
         unsigned char *b = vt__read_file(path, &n, 1 << 20);
         if (!b) return vt__fail(c, VT_ERR_IO, "cannot read the manifest '%s'", path);
-        if (strncmp((const char *)b, "vtrain-manifest 1\n", 18)) { VT_FREE(b, NULL); return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain manifest", path); }
         vt_sha256(b, n, c->manifest_sha);
-        {   /* the run's settings come from the manifest, not from guesses */
-            char v[64];
-            int k;
-            if (vt__manifest_find((const char *)b, "vtrain.mode", v, sizeof v))
-                for (k = 0; k < VT_MODE_COUNT; k++)
-                    if (!strcmp(v, vt_mode_name((vt_mode)k))) { c->d.mode = (vt_mode)k; vt__ord_from(&c->ord, &c->d.order, &c->d); }
-        }
+        vt__manifest_check(c, (const char *)b, n, path); /* the run's settings come from the manifest, not from guesses */
         VT_FREE(b, NULL);
     }
     VT_FREE(m.p, c->u);
@@ -8078,7 +8283,7 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
     if (c->d.log_path && c->status == VT_OK) {
         if (c->d.mode == VT_MODE_VERIFIED) {
             if (c->d.role == VT_ROLE_TRAIN) vt__log_open_write(c);
-            else vt__log_open_read(c);
+            else if (vt__log_open_read(c) == VT_OK) vt__log_header_check(c);
         }
         if (c->status == VT_OK) vt__commit_open(c);
     }
@@ -8140,26 +8345,30 @@ VTDEF void vt_eval_end(vt_ctx *c) { c->grad_enabled = 1; }
    >>run  driving a program as trainer or auditor
    ========================================================================== */
 
-/* an auditor of a transcript, after its last step: the trainer's leaves
-   (each already matched against this replay) must give the published root */
-static vt_status vt__audit_finish(vt_ctx *c) {
-    unsigned char root[32], msha[32], mine[32], (*lv)[32];
-    int64_t n, k, nl;
-    vt_leaf_info *L;
+/* An auditor of a transcript, after its last step. Every step replayed
+   was matched against its commitment on the way; here the transcript's
+   files must agree with each other (vt_transcript_check: every field of
+   root.txt against commits.bin and manifest.txt), whether or not the
+   replay reached the last commitment. When it did, the log and the
+   commitments must end exactly there: a byte after the last chunk or
+   record is an error, as in a checkpoint. When it did not, the audit is
+   partial: root_steps says how far the checked root reaches. */
+static vt_status vt__audit_finish(vt_ctx *c, int64_t *root_steps) {
+    int64_t n;
+    *root_steps = 0;
     if (!c->tdir[0] || c->d.role != VT_ROLE_AUDIT || c->status != VT_OK) return c->status;
-    if (vt_transcript_root(c->tdir, root, msha, &n) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
-    if (memcmp(msha, c->manifest_sha, 32)) return vt__fail(c, VT_ERR_MISMATCH, "'%s/root.txt' names another manifest than '%s/manifest.txt'", c->tdir, c->tdir);
-    if (n != c->step_no) return VT_OK; /* a partial audit: the root covers more steps */
-    if (vt__read_leaves(c->commitpath, &L, &nl, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
-    lv = (unsigned char(*)[32])VT_MALLOC(32 * (size_t)(nl + 1), NULL);
-    if (!lv) { vt_free_leaves(L); return vt__fail(c, VT_ERR_NOMEM, "out of memory"); }
-    for (k = 0; k < nl; k++) memcpy(lv[k], L[k].leaf, 32);
-    vt_merkle_root((const unsigned char(*)[32])lv, nl, mine);
-    VT_FREE(lv, NULL);
-    vt_free_leaves(L);
-    if (nl != n || memcmp(mine, root, 32))
-        return vt__fail(c, VT_ERR_MISMATCH, "the leaves in '%s' (%lld steps) do not give the Merkle root in root.txt (%lld steps): the commitments were changed after the run",
-                        c->commitpath, (long long)nl, (long long)n);
+    if (vt_transcript_check(c->tdir, &n) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+    if (n == c->step_no) {
+        if (c->rd.f) {
+            long at = ftell(c->rd.f);
+            if (at < 0 || (int64_t)at != c->rd.fsize)
+                return vt__fail(c, VT_ERR_FORMAT, "'%s': %lld bytes after the chunk of the last step (%lld)", c->logpath,
+                                (long long)(c->rd.fsize - (int64_t)at), (long long)(n - 1));
+        }
+    } else if (n < c->step_no)
+        return vt__fail(c, VT_ERR_MISMATCH, "'%s/root.txt' covers %lld steps, the replay matched %lld commitments", c->tdir, (long long)n,
+                        (long long)c->step_no);
+    *root_steps = n;
     return VT_OK;
 }
 
@@ -8181,7 +8390,7 @@ VTDEF vt_status vt_run_ctx(vt_ctx *c, const vt_program *p, int64_t nsteps, vt_re
         r->steps++;
         if (p->on_step) p->on_step(c, c->step_no - 1, p->user);
     }
-    if (c->status == VT_OK && c->step_no == nsteps) vt__audit_finish(c);
+    if (c->status == VT_OK && c->step_no == nsteps) vt__audit_finish(c, &r->root_steps);
     r->status = c->status;
     r->last_loss = c->last_loss;
     r->log = c->stats;

@@ -313,6 +313,228 @@ TEST(truncated_files) {
     }
 }
 
+/* --- every field of every file ------------------------------------------------ */
+
+/* root.txt as a consistent trainer would write it for the files in dir now
+   (the commitments bound to the manifest as it now is): a dishonest
+   trainer's transcript, every hash in order */
+static void reseal(const char *dir) {
+    char path[256], text[512], h1[65], h2[65], h3[65];
+    unsigned char msha[32], root[32], run[32], (*lv)[32], *b;
+    size_t n;
+    vt_leaf_info *L;
+    int64_t nl, k;
+    snprintf(path, sizeof path, "%s/manifest.txt", dir);
+    b = slurp(path, &n);
+    vt_sha256(b, n, msha);
+    free(b);
+    snprintf(path, sizeof path, "%s/commits.bin", dir);
+    b = slurp(path, &n);
+    memcpy(b + 16, msha, 32);
+    spit(path, b, n);
+    free(b);
+    vt_transcript_leaves(dir, &L, &nl);
+    lv = (unsigned char(*)[32])malloc(32 * (size_t)(nl + 1));
+    for (k = 0; k < nl; k++) memcpy(lv[k], L[k].leaf, 32);
+    vt_merkle_root((const unsigned char(*)[32])lv, nl, root);
+    vt__run_commitment(root, msha, nl, run);
+    vt_hex(root, 32, h1); vt_hex(msha, 32, h2); vt_hex(run, 32, h3);
+    snprintf(text, sizeof text, "vtrain-root 1\nsteps = %lld\nmanifest = %s\nleaves_root = %s\nrun = %s\n", (long long)nl, h2, h1, h3);
+    snprintf(path, sizeof path, "%s/root.txt", dir);
+    spit(path, (const unsigned char *)text, strlen(text));
+    free(lv);
+    vt_free_leaves(L);
+}
+
+/* dir/name with its first `find` replaced by `repl` (text files) */
+static int edit_text(const char *dir, const char *name, const char *find, const char *repl) {
+    char path[256], *at, *o;
+    size_t n;
+    unsigned char *b;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    b = slurp(path, &n);
+    if (!b) return 0;
+    b[n] = 0;
+    at = strstr((char *)b, find);
+    if (!at) { free(b); return 0; }
+    o = (char *)malloc(n + strlen(repl) + 1);
+    memcpy(o, b, (size_t)(at - (char *)b));
+    strcpy(o + (at - (char *)b), repl);
+    strcat(o, at + strlen(find));
+    spit(path, (const unsigned char *)o, strlen(o));
+    free(o);
+    free(b);
+    return 1;
+}
+
+static vt_status audit_n(const char *dir, int64_t from, int64_t nsteps, vt_report *r) {
+    vt_desc d = vt_desc_default();
+    vt_program p = program();
+    d.role = VT_ROLE_AUDIT;
+    d.transcript = dir;
+    d.audit_from = from;
+    vt_order_parse(&d.order, "chaos:5");
+    return vt_run(&d, &p, nsteps, r);
+}
+
+/* root.txt: every field is parsed strictly and compared with what the
+   other files give; a root that disagrees is never skipped, also not when
+   the audit is partial */
+TEST(root_every_field_checked) {
+    static const struct { const char *find, *repl, *msg; } e[] = {
+        {"steps = 120", "steps = 119", "says steps = 119, 'build/tr_c/commits.bin' holds 120"},
+        {"steps = 120", "steps = 121", "says steps = 121"},
+        {"steps = 120", "steps = 12x", "steps = '12x' is not a step count"},
+        {"steps = 120", "steps = -120", "steps = '-120' is not a step count"},
+        {"leaves_root = ", "leaves_root = 0", "leaves_root = '0"},
+        {"run = ", "run = 00", "run = '00"},
+        {"vtrain-root 1", "vtrain-root 2", "not a vtrain root (version 1)"},
+        {"manifest = ", "manifest_sha = ", "line 3 should be 'manifest = ...'"},
+        {"\nrun", "\nextra = 1\nrun", "line 5 should be 'run = ...'"},
+        {"", "", NULL}};
+    vt_report r;
+    int k;
+    unsigned char *b;
+    size_t n;
+    for (k = 0; e[k].find[0]; k++) {
+        cp_r("build/tr_a", "build/tr_c");
+        CHECK(edit_text("build/tr_c", "root.txt", e[k].find, e[k].repl), "could not edit root.txt (%s)", e[k].find);
+        audit_n("build/tr_c", 80, 82, &r); /* a partial audit (two steps) checks the root like a full one */
+        CHECK(r.status != VT_OK && strstr(r.message, e[k].msg), "root.txt '%s' -> '%s': %s", e[k].find, e[k].repl, r.message);
+    }
+    /* each hash field changed to another well-formed hash */
+    {
+        static const char *fields[3] = {"manifest = ", "leaves_root = ", "run = "};
+        static const char *msgs[3] = {"names another manifest", "leaves_root is not the Merkle root", "run is not the commitment"};
+        for (k = 0; k < 3; k++) {
+            char *at;
+            cp_r("build/tr_a", "build/tr_c");
+            b = slurp("build/tr_c/root.txt", &n);
+            b[n] = 0;
+            at = strstr((char *)b, fields[k]) + strlen(fields[k]);
+            *at = *at == 'a' ? 'b' : 'a';
+            spit("build/tr_c/root.txt", b, n);
+            free(b);
+            audit_n("build/tr_c", 80, 82, &r);
+            CHECK(r.status == VT_ERR_MISMATCH && strstr(r.message, msgs[k]), "%s: %s", fields[k], r.message);
+        }
+    }
+    audit_n("build/tr_a", 80, 100, &r);
+    CHECK(r.status == VT_OK && r.root_steps == NSTEPS && r.steps == 20, "partial audit of a good transcript: %s, root over %lld",
+          r.message, (long long)r.root_steps);
+    audit_n("build/tr_a", 80, NSTEPS, &r);
+    CHECK(r.status == VT_OK && r.root_steps == NSTEPS, "full audit: %s, root over %lld", r.message, (long long)r.root_steps);
+    {
+        int64_t m = 0;
+        CHECK(vt_transcript_check("build/tr_a", &m) == VT_OK && m == NSTEPS, "check: %s", vt_last_error());
+    }
+}
+
+/* commits.bin, log.vtlog, manifest.txt: every field, also where the file's
+   own checksums were made right again (a trainer who writes bad files) */
+TEST(files_every_field_checked) {
+    vt_report r;
+    unsigned char *b;
+    size_t n, p;
+    /* a tensor digest changed under an unchanged state digest, the record's checksum fixed */
+    cp_r("build/tr_a", "build/tr_c");
+    b = slurp("build/tr_c/commits.bin", &n);
+    for (p = VT__COMMIT_HDR; p + 112 <= n;) {
+        size_t len = 112 + 32 * (size_t)vt__get_u32(b + p + 108);
+        if (vt__get_u64(b + p + 4) == 90) { b[p + 112 + 32 * 3] ^= 1; vt_sha256(b + p, len, b + p + len); break; }
+        p += len + 32;
+    }
+    spit("build/tr_c/commits.bin", b, n);
+    free(b);
+    reseal("build/tr_c");
+    audit_n("build/tr_c", 80, 92, &r);
+    CHECK(r.status == VT_ERR_MISMATCH && r.first_bad_step == 90 && strstr(r.message, "tensor digests were edited"), "tensor digest: %s", r.message);
+    /* the state digest changed, the tensor digests not */
+    cp_r("build/tr_a", "build/tr_c");
+    edit_commit("build/tr_c/commits.bin", 91);
+    reseal("build/tr_c");
+    audit_n("build/tr_c", 80, 92, &r);
+    CHECK(r.status == VT_ERR_MISMATCH && r.first_bad_step == 91 && strstr(r.message, "not the digest of its own tensor digests"), "state digest: %s",
+          r.message);
+    /* the header's reserved field */
+    cp_r("build/tr_a", "build/tr_c");
+    b = slurp("build/tr_c/commits.bin", &n);
+    b[12] = 1;
+    spit("build/tr_c/commits.bin", b, n);
+    free(b);
+    audit_n("build/tr_c", 80, 81, &r);
+    CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "reserved field 0"), "reserved field: %s", r.message);
+    /* bytes after the log's last chunk */
+    cp_r("build/tr_a", "build/tr_c");
+    b = slurp("build/tr_c/log.vtlog", &n);
+    b = (unsigned char *)realloc(b, n + 7);
+    memset(b + n, 0, 7);
+    spit("build/tr_c/log.vtlog", b, n + 7);
+    free(b);
+    audit_n("build/tr_c", 80, NSTEPS, &r);
+    CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "7 bytes after the chunk of the last step (119)"), "log tail: %s", r.message);
+    /* the log header: compact flag, bound mode (its checksum fixed) */
+    {
+        static const struct { int at, v; const char *msg; } e[] = {
+            {18, 7, "compact flag is 7"}, {17, 1, "bound probabilistic (lambda 12), 'build/tr_c/manifest.txt' says sound"}};
+        int k;
+        for (k = 0; k < 2; k++) {
+            cp_r("build/tr_a", "build/tr_c");
+            b = slurp("build/tr_c/log.vtlog", &n);
+            b[e[k].at] = (unsigned char)e[k].v;
+            vt_sha256(b, 16 + vt__get_u32(b + 12), b + 16 + vt__get_u32(b + 12));
+            spit("build/tr_c/log.vtlog", b, n);
+            free(b);
+            audit_n("build/tr_c", 80, 81, &r);
+            CHECK(r.status != VT_OK && strstr(r.message, e[k].msg), "log header byte %d: %s", e[k].at, r.message);
+        }
+    }
+    /* a chunk header's entry count (its checksum fixed) */
+    {
+        vt_ctx *c;
+        vt_desc d = vt_desc_default();
+        unsigned char *chunk;
+        size_t clen;
+        vt_program pr = program();
+        CHECK(vt_transcript_chunk("build/tr_a", 0, &chunk, &clen) == VT_OK, "%s", vt_last_error());
+        vt__put_u32(chunk + 16, vt__get_u32(chunk + 16) + 1);
+        vt_sha256(chunk, clen - 32, chunk + clen - 32);
+        d.role = VT_ROLE_AUDIT;
+        d.log_memory = 1;
+        c = vt_create(&d);
+        pr.setup(c, pr.user);
+        vt_feed_chunk(c, chunk, clen);
+        vt_step_begin(c);
+        CHECK(vt_status_of(c) == VT_ERR_FORMAT && strstr(vt_error_message(c), "entries, its records hold"), "entry count: %s", vt_error_message(c));
+        vt_destroy(c);
+        free(chunk);
+    }
+    /* manifests a dishonest trainer wrote, every hash made consistent */
+    {
+        static const struct { const char *find, *repl; int status; const char *msg; } e[] = {
+            {"model.width = 32\n", "model.width = 32\nmodel.width = 64\n", VT_ERR_FORMAT, "key 'model.width' appears twice"},
+            {"vtrain.mode = verified", "vtrain.mode = trusted", VT_ERR_FORMAT, "vtrain.mode = 'trusted' is not a mode"},
+            {"vtrain.bound = sound", "vtrain.bound = probabilistic", VT_ERR_MISMATCH, "'build/tr_c/manifest.txt' says probabilistic"},
+            {"vtrain.lambda = 12", "vtrain.lambda = 13", VT_ERR_MISMATCH, "says sound (lambda 13)"},
+            {"vtrain.lambda = 12", "vtrain.lambda = 12abc", VT_ERR_FORMAT, "vtrain.lambda = '12abc'"},
+            {"vtrain.lambda = 12\n", "", VT_ERR_FORMAT, "lacks 'vtrain.lambda'"},
+            {"vtrain.trainer_ckpt_every = 40", "vtrain.trainer_ckpt_every = 0", VT_ERR_FORMAT, "trainer_ckpt_every = '0'"},
+            {"vtrain.trainer_order = ", "vtrain.trainer_order = threads:0,", VT_ERR_FORMAT, "trainer_order: order"},
+            {"vtrain.version", "vtrain.trust = yes\nvtrain.version", VT_ERR_FORMAT, "'vtrain.trust' is not a key"},
+            {"model.layers = 2", "model.layers=2", VT_ERR_FORMAT, "line 3 is not 'key = value'"}};
+        int k;
+        for (k = 0; k < (int)(sizeof e / sizeof e[0]); k++) {
+            cp_r("build/tr_a", "build/tr_c");
+            CHECK(edit_text("build/tr_c", "manifest.txt", e[k].find, e[k].repl), "could not edit the manifest (%s)", e[k].find);
+            reseal("build/tr_c");
+            audit_n("build/tr_c", 80, 81, &r);
+            CHECK(r.status == (vt_status)e[k].status && strstr(r.message, e[k].msg), "manifest '%s': %s %s", e[k].repl, vt_status_name(r.status), r.message);
+        }
+    }
+    audit_n("build/tr_a", 80, 81, &r);
+    CHECK(r.status == VT_OK, "the untouched transcript: %s", r.message);
+}
+
 /* --- checkpoint files: names, structure, metadata ------------------------------- */
 
 /* a checkpoint with its JSON header's first `find` replaced by `repl` (the
@@ -811,6 +1033,8 @@ int main(int argc, char **argv) {
     RUN(tamper_commitment_and_manifest);
     RUN(tamper_log_entry);
     RUN(truncated_files);
+    RUN(root_every_field_checked);
+    RUN(files_every_field_checked);
     RUN(checkpoint_names_round_trip);
     RUN(checkpoint_structure_checked);
     RUN(kill_and_resume_same_leaves);
