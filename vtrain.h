@@ -641,7 +641,26 @@ VTDEF vt_status vt_checkpoint_load(vt_ctx *c, const char *path);
    lies in a subtree that agreed), found in ceil(log2 n) + 1 rounds. The
    trainer then supplies the state before that step (it must match the
    agreed leaf before it) and its log chunk; the judge re-executes that one
-   step and rules. */
+   step and rules.
+
+   Every branch ends in a stated outcome (vt_dispute.outcome), and none can
+   convict an honest party: roots that agree end the game before it starts
+   (no dispute); a trainer whose answer is for another node, does not hash
+   to the node, reveals a leaf of another step, cannot be decoded (a
+   truncated or malformed message, vt_dispute_receive_bytes) or never comes
+   (vt_dispute_forfeit, called by the driver at its deadline) loses at that
+   round; only a found step goes to the judge, whose ruling rests on a
+   re-execution. vt_dispute_transcripts plays the whole game between two
+   transcripts on this machine, judge included. */
+typedef enum vt_dispute_outcome {
+    VT_DISPUTE_OPEN,          /* the game goes on */
+    VT_DISPUTE_FOUND,         /* result is the first differing step: the judge rules */
+    VT_DISPUTE_NONE,          /* the roots agree: nothing to dispute */
+    VT_DISPUTE_TRAINER_LOSES, /* the trainer answered malformed or inconsistently, or not at all */
+    VT_DISPUTE_AUDITOR_LOSES, /* the auditor's challenge is malformed (its own files disagree) */
+    VT_DISPUTE_INVALID        /* no game: the transcripts are of different programs or lengths */
+} vt_dispute_outcome;
+#define VT_CLAIM_BYTES 220 /* a claim on the wire: "VTCL", lo, hi, left, right, the leaf */
 typedef struct vt_claim { /* trainer -> auditor, one round */
     int64_t lo, hi;                  /* the node's steps [lo, hi) */
     unsigned char left[32], right[32]; /* its children (hi - lo > 1) */
@@ -658,18 +677,38 @@ typedef struct vt_dispute {
     vt_leaf_info disputed_trainer;    /* the trainer's leaf at the result */
     int64_t result;                   /* the first differing step, -1 if none */
     char message[256];
+    vt_dispute_outcome outcome;
 } vt_dispute;
 VTDEF vt_status vt_dispute_begin(vt_dispute *g, const vt_leaf_info *mine, int64_t n, const unsigned char trainer_root[32]);
 /* the node to ask about next (1), or 0 when the game is over */
 VTDEF int vt_dispute_query(const vt_dispute *g, int64_t *lo, int64_t *hi);
 VTDEF vt_status vt_dispute_answer(const vt_leaf_info *leaves, int64_t n, int64_t lo, int64_t hi, vt_claim *out); /* trainer */
 VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c); /* checks the answer, descends */
+/* the wire form of a claim, and the auditor's side of it: a message that is
+   not exactly one encoded claim loses the trainer the game */
+VTDEF void vt_claim_encode(const vt_claim *c, unsigned char out[VT_CLAIM_BYTES]);
+VTDEF vt_status vt_claim_decode(const unsigned char *b, size_t n, vt_claim *c);
+VTDEF vt_status vt_dispute_receive_bytes(vt_dispute *g, const unsigned char *b, size_t n);
+/* the trainer did not answer in time (why says so): it loses */
+VTDEF vt_status vt_dispute_forfeit(vt_dispute *g, const char *why);
 /* the trainer's side of the last round: the state before `step` as a
    checkpoint file (replaying its own log from its last checkpoint before it)
    and its log chunk for that step */
 VTDEF vt_status vt_transcript_state_before(const vt_desc *d, const vt_program *p, const char *dir, int64_t step,
                                            const char *ckpt_out);
+/* the same from a given start: from = 0 replays from step 0 and trusts no
+   checkpoint (their optimizer counters are in no commitment), else from
+   must be a checkpoint of dir */
+VTDEF vt_status vt_transcript_state_from(const vt_desc *d, const vt_program *p, const char *dir, int64_t from, int64_t step,
+                                         const char *ckpt_out);
 VTDEF vt_status vt_transcript_chunk(const char *dir, int64_t step, unsigned char **bytes, size_t *len);
+/* the settings a transcript was trained with, which a judge or any replay
+   of it must use: mode, bound mode and lambda from its manifest (checked as
+   an auditor checks them) into d */
+VTDEF vt_status vt_transcript_settings(const char *dir, vt_desc *d);
+/* a checkpoint's step and optimizer step counters (up to max of them, the
+   count in *n), from its metadata */
+VTDEF vt_status vt_checkpoint_counters(const char *path, int64_t *step, int64_t *t, int max, int *n);
 typedef enum vt_verdict { VT_VERDICT_NONE, VT_VERDICT_TRAINER_WRONG, VT_VERDICT_AUDITOR_WRONG } vt_verdict;
 /* the judge: loads the state (its digest must equal agreed->state, or the
    trainer loses), re-executes `trainer->step` with the chunk (its hash must
@@ -678,6 +717,22 @@ typedef enum vt_verdict { VT_VERDICT_NONE, VT_VERDICT_TRAINER_WRONG, VT_VERDICT_
 VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
                           const unsigned char *chunk, size_t chunk_len, const vt_leaf_info *trainer,
                           const vt_leaf_info *auditor, char *why, size_t whylen);
+/* The whole game between two transcripts of one program on this machine:
+   the trainer's (its answers come from its commits.bin, checked against
+   its root.txt) and the auditor's (its own run, or a replay). d gives the
+   judge's order and backend; the run's own settings come from the
+   trainer's manifest. The outcome, the verdict and why are in the report. */
+typedef struct vt_dispute_report {
+    vt_dispute_outcome outcome;
+    vt_verdict verdict;      /* VT_VERDICT_NONE unless a party loses or the judge rules */
+    int64_t step;            /* the first differing step, -1 if none was found */
+    int64_t nsteps;
+    int rounds;
+    double judge_seconds;
+    char message[1024];
+} vt_dispute_report;
+VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, const char *trainer_dir, const char *auditor_dir,
+                                       vt_dispute_report *r);
 
 /* --- calibration (VT_BOUND_CALIBRATED) ------------------------------------ */
 /* Runs the program for nsteps in sound mode with order d->order, and at every
@@ -7572,64 +7627,62 @@ VTDEF vt_status vt_transcript_check(const char *dir, int64_t *nsteps) {
    number), trainer_order (an order string) and trainer_ckpt_every (a
    positive count). Mode sets the audit's mode; bound and lambda must
    agree with the log's header (vt__log_header_check). */
-static void vt__ord_from(vt__ord *r, const vt_order *o, const vt_desc *d);
-static vt_status vt__manifest_check(vt_ctx *c, const char *text, size_t n, const char *path) {
+static vt_status vt__manifest_check(const char *text, size_t n, const char *path, int *mode, int *bound, double *lambda) {
     static const char *const vkeys[6] = {"vtrain.version", "vtrain.mode", "vtrain.bound", "vtrain.lambda", "vtrain.trainer_order",
                                         "vtrain.trainer_ckpt_every"};
     const char *p = text + 18, *q;
     char key[128], v[256];
     int have[6] = {0, 0, 0, 0, 0, 0}, k, line = 1;
     if (strlen(text) != n || n < 18 || strncmp(text, "vtrain-manifest 1\n", 18) || text[n - 1] != '\n')
-        return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain manifest (version 1, text lines)", path);
+        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain manifest (version 1, text lines)", path);
     for (; *p; p = strchr(p, '\n') + 1) {
         const char *eol = strchr(p, '\n'), *eq = strstr(p, " = ");
         size_t kl, vl;
         line++;
         if (!eq || eq > eol || !vt__key_ok(p, kl = (size_t)(eq - p)) || (vl = (size_t)(eol - eq - 3)) >= sizeof v)
-            return vt__fail(c, VT_ERR_FORMAT, "'%s' line %d is not 'key = value' (keys are letters, digits, . _ -)", path, line);
+            return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d is not 'key = value' (keys are letters, digits, . _ -)", path, line);
         memcpy(key, p, kl);
         key[kl] = 0;
         memcpy(v, eq + 3, vl);
         v[vl] = 0;
         for (q = text + 18; q < p; q = strchr(q, '\n') + 1)
             if (!strncmp(q, key, kl) && !strncmp(q + kl, " = ", 3))
-                return vt__fail(c, VT_ERR_FORMAT, "'%s' line %d: key '%s' appears twice", path, line, key);
+                return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d: key '%s' appears twice", path, line, key);
         if (strncmp(key, "vtrain.", 7)) continue;
         for (k = 0; k < 6 && strcmp(key, vkeys[k]); k++) {}
-        if (k == 6) return vt__fail(c, VT_ERR_FORMAT, "'%s' line %d: '%s' is not a key vtrain %s writes", path, line, key, VTRAIN_VERSION_STRING);
+        if (k == 6) return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d: '%s' is not a key vtrain %s writes", path, line, key, VTRAIN_VERSION_STRING);
         have[k] = 1;
-        if (k == 0 && !v[0]) return vt__fail(c, VT_ERR_FORMAT, "'%s': vtrain.version is empty", path);
+        if (k == 0 && !v[0]) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.version is empty", path);
         if (k == 1) {
             int m;
             for (m = 0; m < VT_MODE_COUNT && strcmp(v, vt_mode_name((vt_mode)m)); m++) {}
-            if (m == VT_MODE_COUNT) return vt__fail(c, VT_ERR_FORMAT, "'%s': vtrain.mode = '%s' is not a mode", path, v);
-            c->d.mode = (vt_mode)m;
-            vt__ord_from(&c->ord, &c->d.order, &c->d);
+            if (m == VT_MODE_COUNT) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.mode = '%s' is not a mode", path, v);
+            *mode = m;
         }
         if (k == 2) {
             int b;
             for (b = 0; b < VT_BOUND_COUNT && strcmp(v, vt_bound_name((vt_bound_mode)b)); b++) {}
-            if (b == VT_BOUND_COUNT) return vt__fail(c, VT_ERR_FORMAT, "'%s': vtrain.bound = '%s' is not a bound mode", path, v);
-            c->man_bound = b;
+            if (b == VT_BOUND_COUNT) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.bound = '%s' is not a bound mode", path, v);
+            *bound = b;
         }
         if (k == 3) {
             char *end;
             errno = 0;
-            c->man_lambda = strtod(v, &end);
-            if (!v[0] || *end || errno == ERANGE || !(c->man_lambda > 0) || !isfinite(c->man_lambda))
-                return vt__fail(c, VT_ERR_FORMAT, "'%s': vtrain.lambda = '%s' is not a positive number", path, v);
+            *lambda = strtod(v, &end);
+            if (!v[0] || *end || errno == ERANGE || !(*lambda > 0) || !isfinite(*lambda))
+                return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.lambda = '%s' is not a positive number", path, v);
         }
         if (k == 4) {
             vt_order o;
-            if (vt_order_parse(&o, v) != VT_OK) return vt__fail(c, VT_ERR_FORMAT, "'%s': vtrain.trainer_order: %s", path, vt_last_error());
+            if (vt_order_parse(&o, v) != VT_OK) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.trainer_order: %s", path, vt_last_error());
         }
         if (k == 5) {
             int64_t e;
-            if (!vt__dec(v, &e) || e < 1) return vt__fail(c, VT_ERR_FORMAT, "'%s': vtrain.trainer_ckpt_every = '%s' is not a positive count", path, v);
+            if (!vt__dec(v, &e) || e < 1) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.trainer_ckpt_every = '%s' is not a positive count", path, v);
         }
     }
     for (k = 0; k < 6; k++)
-        if (!have[k]) return vt__fail(c, VT_ERR_FORMAT, "'%s' lacks '%s'", path, vkeys[k]);
+        if (!have[k]) return vt__tls_fail(VT_ERR_FORMAT, "'%s' lacks '%s'", path, vkeys[k]);
     return VT_OK;
 }
 
@@ -7679,7 +7732,14 @@ static vt_status vt__transcript_open(vt_ctx *c) {
         unsigned char *b = vt__read_file(path, &n, 1 << 20);
         if (!b) return vt__fail(c, VT_ERR_IO, "cannot read the manifest '%s'", path);
         vt_sha256(b, n, c->manifest_sha);
-        vt__manifest_check(c, (const char *)b, n, path); /* the run's settings come from the manifest, not from guesses */
+        {   /* the run's settings come from the manifest, not from guesses */
+            int mode = 0, bound = 0;
+            if (vt__manifest_check((const char *)b, n, path, &mode, &bound, &c->man_lambda) != VT_OK)
+                vt__fail(c, vt_last_status(), "%s", vt_last_error());
+            c->d.mode = (vt_mode)mode;
+            c->man_bound = bound;
+            vt__ord_from(&c->ord, &c->d.order, &c->d);
+        }
         VT_FREE(b, NULL);
     }
     VT_FREE(m.p, c->u);
@@ -7900,9 +7960,20 @@ VTDEF vt_status vt_dispute_begin(vt_dispute *g, const vt_leaf_info *mine, int64_
     g->hi = n;
     g->result = -1;
     memcpy(g->node, trainer_root, 32);
-    if (n <= 0) { g->done = 1; snprintf(g->message, sizeof g->message, "no steps to dispute"); return VT_ERR_ARG; }
+    g->outcome = VT_DISPUTE_OPEN;
+    if (n <= 0 || !mine) {
+        g->done = 1;
+        g->outcome = VT_DISPUTE_INVALID;
+        snprintf(g->message, sizeof g->message, "no steps to dispute: no game");
+        return VT_ERR_ARG;
+    }
     vt__mth(mine, 0, n, my);
-    if (!memcmp(my, trainer_root, 32)) { g->done = 1; snprintf(g->message, sizeof g->message, "the roots agree: nothing to dispute"); return VT_ERR_STATE; }
+    if (!memcmp(my, trainer_root, 32)) {
+        g->done = 1;
+        g->outcome = VT_DISPUTE_NONE;
+        snprintf(g->message, sizeof g->message, "the roots agree: nothing to dispute");
+        return VT_ERR_STATE;
+    }
     return VT_OK;
 }
 
@@ -7927,14 +7998,75 @@ VTDEF vt_status vt_dispute_answer(const vt_leaf_info *leaves, int64_t n, int64_t
     return VT_OK;
 }
 
-VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
-    unsigned char h[32], my[32];
+/* the game ends with the trainer losing at this round */
+static vt_status vt__dispute_lost(vt_dispute *g, vt_status st, const char *why) {
+    g->done = 1;
+    g->outcome = VT_DISPUTE_TRAINER_LOSES;
+    g->result = -1;
+    snprintf(g->message, sizeof g->message, "round %d, steps [%lld, %lld): %s: the trainer loses", g->rounds, (long long)g->lo,
+             (long long)g->hi, why);
+    return st;
+}
+
+VTDEF vt_status vt_dispute_forfeit(vt_dispute *g, const char *why) {
+    char w[200];
     if (g->done) return VT_ERR_STATE;
     g->rounds++;
+    snprintf(w, sizeof w, "the trainer did not answer (%.150s)", why ? why : "no answer");
+    return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, w);
+}
+
+VTDEF void vt_claim_encode(const vt_claim *c, unsigned char out[VT_CLAIM_BYTES]) {
+    memcpy(out, "VTCL", 4);
+    vt__put_u64(out + 4, (uint64_t)c->lo);
+    vt__put_u64(out + 12, (uint64_t)c->hi);
+    memcpy(out + 20, c->left, 32);
+    memcpy(out + 52, c->right, 32);
+    vt__put_u64(out + 84, (uint64_t)c->leaf.step);
+    memcpy(out + 92, c->leaf.state, 32);
+    memcpy(out + 124, c->leaf.chunk, 32);
+    memcpy(out + 156, c->leaf.batch, 32);
+    memcpy(out + 188, c->leaf.leaf, 32);
+}
+
+VTDEF vt_status vt_claim_decode(const unsigned char *b, size_t n, vt_claim *c) {
+    memset(c, 0, sizeof *c);
+    if (!b || n < VT_CLAIM_BYTES) return vt__tls_fail(VT_ERR_TRUNCATED, "a claim of %zu bytes is truncated (a claim has %d)", b ? n : 0, VT_CLAIM_BYTES);
+    if (n > VT_CLAIM_BYTES) return vt__tls_fail(VT_ERR_FORMAT, "a claim of %zu bytes has %zu bytes too many", n, n - VT_CLAIM_BYTES);
+    if (memcmp(b, "VTCL", 4)) return vt__tls_fail(VT_ERR_FORMAT, "not a claim (bad magic)");
+    c->lo = (int64_t)vt__get_u64(b + 4);
+    c->hi = (int64_t)vt__get_u64(b + 12);
+    memcpy(c->left, b + 20, 32);
+    memcpy(c->right, b + 52, 32);
+    c->leaf.step = (int64_t)vt__get_u64(b + 84);
+    memcpy(c->leaf.state, b + 92, 32);
+    memcpy(c->leaf.chunk, b + 124, 32);
+    memcpy(c->leaf.batch, b + 156, 32);
+    memcpy(c->leaf.leaf, b + 188, 32);
+    return VT_OK;
+}
+
+VTDEF vt_status vt_dispute_receive_bytes(vt_dispute *g, const unsigned char *b, size_t n) {
+    vt_claim c;
+    char w[200];
+    if (g->done) return VT_ERR_STATE;
+    if (vt_claim_decode(b, n, &c) != VT_OK) {
+        g->rounds++;
+        snprintf(w, sizeof w, "the trainer's answer is malformed (%.150s)", vt_last_error());
+        return vt__dispute_lost(g, VT_ERR_FORMAT, w);
+    }
+    return vt_dispute_receive(g, &c);
+}
+
+VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
+    unsigned char h[32], my[32];
+    char w[200];
+    if (g->done) return VT_ERR_STATE;
+    if (!c) return vt_dispute_forfeit(g, "no claim");
+    g->rounds++;
     if (c->lo != g->lo || c->hi != g->hi) {
-        g->done = 1;
-        snprintf(g->message, sizeof g->message, "the trainer answered for another node: the trainer loses");
-        return VT_ERR_IMPLAUSIBLE;
+        snprintf(w, sizeof w, "the trainer answered for steps [%lld, %lld) instead", (long long)c->lo, (long long)c->hi);
+        return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, w);
     }
     if (g->hi - g->lo == 1) { /* the leaf: it must be the one the node commits to */
         vt_leaf_info chk = c->leaf;
@@ -7945,11 +8077,13 @@ VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
         vt_sha256_update(&s, &zero, 1);
         vt_sha256_update(&s, chk.leaf, 32);
         vt_sha256_final(&s, h);
-        g->done = 1;
-        if (chk.step != g->lo || memcmp(h, g->node, 32)) {
-            snprintf(g->message, sizeof g->message, "the trainer's leaf for step %lld does not match its tree: the trainer loses", (long long)g->lo);
-            return VT_ERR_IMPLAUSIBLE;
+        if (chk.step != g->lo) {
+            snprintf(w, sizeof w, "the trainer revealed a leaf of step %lld", (long long)chk.step);
+            return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, w);
         }
+        if (memcmp(h, g->node, 32)) return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, "the trainer's leaf does not hash to its node");
+        g->done = 1;
+        g->outcome = VT_DISPUTE_FOUND;
         g->disputed_trainer = chk;
         g->result = g->lo;
         if (g->lo > 0) g->agreed = g->mine[g->lo - 1];
@@ -7957,12 +8091,7 @@ VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
         return VT_OK;
     }
     vt__mnode(c->left, c->right, h);
-    if (memcmp(h, g->node, 32)) {
-        g->done = 1;
-        snprintf(g->message, sizeof g->message, "the trainer's children of steps [%lld, %lld) do not hash to its node: the trainer loses",
-                 (long long)g->lo, (long long)g->hi);
-        return VT_ERR_IMPLAUSIBLE;
-    }
+    if (memcmp(h, g->node, 32)) return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, "the trainer's children do not hash to its node");
     {
         int64_t k = vt__msplit(g->hi - g->lo);
         vt__mth(g->mine, g->lo, g->lo + k, my);
@@ -8007,16 +8136,22 @@ VTDEF vt_status vt_transcript_chunk(const char *dir, int64_t step, unsigned char
 
 VTDEF vt_status vt_transcript_state_before(const vt_desc *d, const vt_program *p, const char *dir, int64_t step,
                                            const char *ckpt_out) {
+    int64_t k = vt__last_checkpoint(dir, step);
+    return vt_transcript_state_from(d, p, dir, k > 0 ? k : 0, step, ckpt_out);
+}
+
+VTDEF vt_status vt_transcript_state_from(const vt_desc *d, const vt_program *p, const char *dir, int64_t from, int64_t step,
+                                         const char *ckpt_out) {
     vt_desc dd = *d;
     vt_ctx *c;
     vt_report r;
     vt_status st;
-    int64_t k = vt__last_checkpoint(dir, step);
+    if (from < 0 || from > step) return vt__tls_fail(VT_ERR_ARG, "replaying '%s' from step %lld to step %lld: no such range", dir, (long long)from, (long long)step);
     dd.role = VT_ROLE_AUDIT;
     dd.transcript = dir;
     dd.log_path = NULL;
     dd.log_memory = 0;
-    dd.audit_from = k > 0 ? k : 0;
+    dd.audit_from = from;
     c = vt_create(&dd);
     if (!c) return vt_last_status();
     st = p->setup ? p->setup(c, p->user) : VT_OK;
@@ -8028,6 +8163,11 @@ VTDEF vt_status vt_transcript_state_before(const vt_desc *d, const vt_program *p
     return st;
 }
 
+/* failures that say nothing about either party: the judge's machine */
+static int vt__judge_own_fault(vt_status st) {
+    return st == VT_ERR_NOMEM || st == VT_ERR_BACKEND || st == VT_ERR_STATE || st == VT_ERR_ARG;
+}
+
 VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
                           const unsigned char *chunk, size_t chunk_len, const vt_leaf_info *trainer,
                           const vt_leaf_info *auditor, char *why, size_t whylen) {
@@ -8036,6 +8176,7 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
     vt_leaf_info mine;
     unsigned char sha[32];
     vt_verdict v = VT_VERDICT_TRAINER_WRONG;
+    vt_leaf_info chk;
     dd.role = VT_ROLE_AUDIT;
     dd.transcript = NULL;
     dd.log_path = NULL;
@@ -8043,6 +8184,22 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
     dd.log_memory = 1;
     dd.audit_from = 0;
     why[0] = 0;
+    /* the claims come from a game that checked them; anything else is the
+       caller's mistake, and rules against nobody */
+    if (!trainer || (trainer->step > 0 && (!agreed || agreed->step != trainer->step - 1)) || !chunk) {
+        snprintf(why, whylen, "the judge needs the trainer's leaf, its log chunk and the agreed leaf of the step before: no verdict");
+        return VT_VERDICT_NONE;
+    }
+    chk = *trainer;
+    vt_leaf_hash(&chk);
+    if (memcmp(chk.leaf, trainer->leaf, 32)) {
+        snprintf(why, whylen, "the trainer's leaf for step %lld does not hash to itself (not from a game): no verdict", (long long)trainer->step);
+        return VT_VERDICT_NONE;
+    }
+    if (auditor && !memcmp(auditor->leaf, trainer->leaf, 32)) {
+        snprintf(why, whylen, "the trainer and the auditor hold the same leaf for step %lld: nothing to judge", (long long)trainer->step);
+        return VT_VERDICT_NONE;
+    }
     c = vt_create(&dd);
     if (!c) { snprintf(why, whylen, "the judge could not start: %s", vt_last_error()); return VT_VERDICT_NONE; }
     if (p->setup && p->setup(c, p->user) != VT_OK) { snprintf(why, whylen, "setup failed: %s", vt_error_message(c)); v = VT_VERDICT_NONE; goto out; }
@@ -8050,6 +8207,7 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
         unsigned char dg[32];
         if (!state_ckpt || vt_checkpoint_load(c, state_ckpt) != VT_OK) {
             snprintf(why, whylen, "the trainer's state before step %lld is unusable: %s", (long long)trainer->step, vt_error_message(c));
+            if (vt__judge_own_fault(vt_status_of(c))) v = VT_VERDICT_NONE;
             goto out;
         }
         vt_weights_digest(c, dg);
@@ -8070,7 +8228,14 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
     if (vt_status_of(c) == VT_OK) p->step(c, trainer->step, p->user);
     vt_step_end(c);
     if (vt_status_of(c) != VT_OK) {
+        /* the trainer's chunk did not replay (implausible entry, desync, a
+           malformed record, a NaN): the trainer's fault; the judge's own
+           trouble (memory, a backend, i/o) is nobody's */
         snprintf(why, whylen, "re-executing step %lld with the trainer's log failed: %s", (long long)trainer->step, vt_error_message(c));
+        if (vt__judge_own_fault(vt_status_of(c))) {
+            v = VT_VERDICT_NONE;
+            snprintf(why, whylen, "the judge could not re-execute step %lld (%s): no verdict", (long long)trainer->step, vt_error_message(c));
+        }
         goto out;
     }
     mine.step = trainer->step;
@@ -8093,6 +8258,186 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
 out:
     vt_destroy(c);
     return v;
+}
+
+VTDEF vt_status vt_transcript_settings(const char *dir, vt_desc *d) {
+    char path[700];
+    size_t n;
+    int mode = 0, bound = 0;
+    double lambda = 0;
+    unsigned char *b;
+    vt__join(path, sizeof path, dir, "manifest.txt");
+    b = vt__read_file(path, &n, 1 << 20);
+    if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
+    if (vt__manifest_check((const char *)b, n, path, &mode, &bound, &lambda) != VT_OK) { VT_FREE(b, NULL); return vt_last_status(); }
+    VT_FREE(b, NULL);
+    d->mode = (vt_mode)mode;
+    d->bound = (vt_bound_mode)bound;
+    d->lambda = lambda;
+    return VT_OK;
+}
+
+VTDEF vt_status vt_checkpoint_counters(const char *path, int64_t *step, int64_t *t, int max, int *n) {
+    size_t len;
+    uint64_t hl;
+    unsigned char *b = vt__read_file(path, &len, (size_t)1 << 40);
+    vt__st_header *h;
+    char err[200], key[32];
+    const char *v;
+    int k;
+    *n = 0;
+    if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read the checkpoint '%s'", path);
+    h = (vt__st_header *)VT_MALLOC(sizeof *h, NULL);
+    if (!h) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_NOMEM, "out of memory reading '%s'", path); }
+    hl = len >= 8 ? vt__get_u64(b) : 0;
+    if (len < 8 || hl > len - 8 || !vt__st_parse((const char *)b + 8, (size_t)hl, h, err, sizeof err)) {
+        VT_FREE(h, NULL);
+        VT_FREE(b, NULL);
+        return vt__tls_fail(VT_ERR_FORMAT, "checkpoint '%s' has no readable header", path);
+    }
+    VT_FREE(b, NULL);
+    v = vt__st_meta(h, "step");
+    if (!v || !vt__dec(v, step)) { VT_FREE(h, NULL); return vt__tls_fail(VT_ERR_FORMAT, "checkpoint '%s': no step", path); }
+    for (k = 0; k < max; k++) {
+        snprintf(key, sizeof key, "optim%d.t", k);
+        v = vt__st_meta(h, key);
+        if (!v) break;
+        if (!vt__dec(v, &t[k])) { VT_FREE(h, NULL); return vt__tls_fail(VT_ERR_FORMAT, "checkpoint '%s': '%s' is not a count", path, key); }
+        (*n)++;
+    }
+    VT_FREE(h, NULL);
+    return VT_OK;
+}
+
+/* a temporary file name for a state the dispute needs (the system's
+   temporary directory: neither party's transcript is written to) */
+static void vt__tmp_path(char *buf, size_t n, const char *what) {
+    static int seq;
+    const char *dir = getenv("TMPDIR");
+#if !defined(_WIN32)
+    long pid = (long)getpid();
+#else
+    long pid = 0;
+#endif
+    snprintf(buf, n, "%s/vtrain-%s-%ld-%d.safetensors", dir && dir[0] ? dir : "/tmp", what, pid, seq++);
+}
+
+/* the report's outcome; returns VT_OK (the game was played to an end) */
+static vt_status vt__dreport(vt_dispute_report *r, vt_dispute_outcome o, vt_verdict v, const char *fmt, ...) VT__PRINTF(4, 5);
+static vt_status vt__dreport(vt_dispute_report *r, vt_dispute_outcome o, vt_verdict v, const char *fmt, ...) {
+    va_list ap;
+    r->outcome = o;
+    r->verdict = v;
+    va_start(ap, fmt);
+    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    va_end(ap);
+    return VT_OK;
+}
+
+/* The trainer's state before step q, with optimizer counters the judge can
+   rest on. The trainer replays its own log from its last checkpoint before
+   q; the counters in that checkpoint are in no commitment, so they are
+   compared with the ones the auditor's own state carries, and when the two
+   differ (or the auditor has none) the trainer's state is replayed from
+   step 0 instead, trusting no checkpoint. 0 with r filled in when the
+   trainer cannot produce it (the trainer loses) or the machine failed. */
+static int vt__dispute_state(const vt_desc *d, const vt_program *p, const char *a, const char *b, int64_t q, const char *out,
+                             vt_dispute_report *r) {
+    int64_t ka = vt__last_checkpoint(a, q), sa, sb, ta[64], tb[64];
+    int na, nb, same = 0, k;
+    char other[700];
+    vt_status st = vt_transcript_state_from(d, p, a, ka > 0 ? ka : 0, q, out);
+    if (st == VT_OK && ka > 0) {
+        vt__tmp_path(other, sizeof other, "auditor-state");
+        if (vt_transcript_state_before(d, p, b, q, other) == VT_OK && vt_checkpoint_counters(out, &sa, ta, 64, &na) == VT_OK &&
+            vt_checkpoint_counters(other, &sb, tb, 64, &nb) == VT_OK && na == nb) {
+            for (k = 0, same = 1; k < na; k++) same &= ta[k] == tb[k];
+        }
+        remove(other);
+        if (!same) st = vt_transcript_state_from(d, p, a, 0, q, out);
+    }
+    if (st == VT_OK) return 1;
+    if (vt__judge_own_fault(st) || st == VT_ERR_IO)
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_NONE, "step %lld: the trainer's state before it could not be rebuilt on this machine (%s): no verdict",
+                    (long long)q, vt_last_error());
+    else
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_TRAINER_WRONG, "step %lld: the trainer cannot produce its state before it (%s): the trainer loses",
+                    (long long)q, vt_last_error());
+    return 0;
+}
+
+VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, const char *a, const char *b, vt_dispute_report *r) {
+    vt_leaf_info *la = NULL, *lb = NULL;
+    int64_t na = 0, nb = 0, lo, hi, q;
+    unsigned char ra[32], pa[32], pb[32], *chunk = NULL;
+    size_t clen = 0;
+    vt_dispute g;
+    vt_desc jd = *d;
+    char state[700], why[600];
+    double t0;
+    memset(r, 0, sizeof *r);
+    memset(ra, 0, sizeof ra);
+    r->step = -1;
+    r->verdict = VT_VERDICT_NONE;
+    state[0] = 0;
+    /* each party's files must agree with themselves: the trainer answers
+       for the root it published, the auditor challenges with its own */
+    if (vt_transcript_check(a, &na) != VT_OK)
+        return vt__dreport(r, VT_DISPUTE_TRAINER_LOSES, VT_VERDICT_TRAINER_WRONG,
+                           "the trainer's transcript does not back its own root (%s): it cannot answer for it: the trainer loses", vt_last_error());
+    if (vt_transcript_check(b, &nb) != VT_OK)
+        return vt__dreport(r, VT_DISPUTE_AUDITOR_LOSES, VT_VERDICT_AUDITOR_WRONG,
+                           "the auditor's transcript does not back its own root (%s): its challenge is malformed: the auditor loses", vt_last_error());
+    r->nsteps = na;
+    if (vt_manifest_program_sha(a, pa) != VT_OK || vt_manifest_program_sha(b, pb) != VT_OK || memcmp(pa, pb, 32))
+        return vt__dreport(r, VT_DISPUTE_INVALID, VT_VERDICT_NONE, "the two manifests describe different programs: no game, no verdict");
+    if (na != nb)
+        return vt__dreport(r, VT_DISPUTE_INVALID, VT_VERDICT_NONE, "the transcripts commit %lld and %lld steps: no game, no verdict", (long long)na,
+                           (long long)nb);
+    if (vt_transcript_leaves(a, &la, &na) != VT_OK || vt_transcript_leaves(b, &lb, &nb) != VT_OK || vt_transcript_root(a, ra, NULL, NULL) != VT_OK) {
+        vt_free_leaves(la);
+        return vt__tls_fail(VT_ERR_IO, "dispute: reading the transcripts again failed: %s", vt_last_error());
+    }
+    /* the game; each answer crosses as bytes, as it would between machines */
+    if (vt_dispute_begin(&g, lb, nb, ra) == VT_OK) {
+        while (vt_dispute_query(&g, &lo, &hi)) {
+            vt_claim c;
+            unsigned char msg[VT_CLAIM_BYTES];
+            if (vt_dispute_answer(la, na, lo, hi, &c) != VT_OK) { vt_dispute_forfeit(&g, vt_last_error()); break; }
+            vt_claim_encode(&c, msg);
+            vt_dispute_receive_bytes(&g, msg, sizeof msg);
+        }
+    }
+    r->rounds = g.rounds;
+    if (g.outcome != VT_DISPUTE_FOUND) {
+        vt_free_leaves(la);
+        vt_free_leaves(lb);
+        return vt__dreport(r, g.outcome, g.outcome == VT_DISPUTE_TRAINER_LOSES ? VT_VERDICT_TRAINER_WRONG : VT_VERDICT_NONE, "%s", g.message);
+    }
+    q = r->step = g.result;
+    /* the judge runs the trainer's program with the trainer's settings */
+    if (vt_transcript_settings(a, &jd) != VT_OK) {
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_TRAINER_WRONG, "step %lld: the trainer's manifest is unusable (%s): the trainer loses", (long long)q,
+                    vt_last_error());
+        goto out;
+    }
+    vt__tmp_path(state, sizeof state, "trainer-state");
+    if (q > 0 && !vt__dispute_state(&jd, p, a, b, q, state, r)) goto out;
+    if (vt_transcript_chunk(a, q, &chunk, &clen) != VT_OK) {
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_TRAINER_WRONG, "step %lld: the trainer cannot produce its log chunk (%s): the trainer loses",
+                    (long long)q, vt_last_error());
+        goto out;
+    }
+    t0 = vt__now();
+    r->verdict = vt_judge(&jd, p, q > 0 ? &g.agreed : NULL, q > 0 ? state : NULL, chunk, clen, &g.disputed_trainer, &lb[q], why, sizeof why);
+    r->judge_seconds = vt__now() - t0;
+    vt__dreport(r, VT_DISPUTE_FOUND, r->verdict, "first differing step %lld after %d rounds; the judge: %s", (long long)q, g.rounds, why);
+out:
+    if (state[0]) remove(state);
+    VT_FREE(chunk, NULL);
+    vt_free_leaves(la);
+    vt_free_leaves(lb);
+    return VT_OK;
 }
 
 /* ==========================================================================

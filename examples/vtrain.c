@@ -348,7 +348,13 @@ static int cmd_audit(int argc, char **argv) {
     printf("auditing '%s' (%lld steps) from step %lld\n", dir, (long long)T.g.steps, (long long)d.audit_from);
     vt_run(&d, &p, T.g.steps, &r);
     if (r.status != VT_OK) {
-        printf("AUDIT FAILED at step %lld: %s\n", (long long)r.first_bad_step, r.message);
+        if (r.first_bad_step >= 0) printf("AUDIT FAILED at step %lld: %s\n", (long long)r.first_bad_step, r.message);
+        else printf("AUDIT FAILED: %s\n", r.message);
+        return 1;
+    }
+    if (r.root_steps != d.audit_from + r.steps) { /* the manifest's train.steps stop short of the commitments */
+        printf("AUDIT INCOMPLETE: steps %lld..%lld replayed and equal, but root.txt commits %lld steps (the manifest says train.steps = %lld)\n",
+               (long long)d.audit_from, (long long)(d.audit_from + r.steps - 1), (long long)r.root_steps, (long long)T.g.steps);
         return 1;
     }
     vt_hex(r.digest, 32, hex);
@@ -358,85 +364,47 @@ static int cmd_audit(int argc, char **argv) {
     return 0;
 }
 
+/* Every branch ends in one stated outcome and an exit status: 0 when the
+   game ended in a verdict or in "no dispute", 1 when no verdict could be
+   reached, 2 for a bad command line. */
 static int cmd_dispute(int argc, char **argv) {
     const char *a = NULL, *b = NULL;
-    vt_leaf_info *la = NULL, *lb = NULL;
-    int64_t na, nb, q;
-    unsigned char ra[32], rb[32], ma[32], mb[32];
-    vt_dispute g;
     vt_desc d = vt_desc_default();
     vt_program p;
-    int i;
-    char ckpt[700], why[400];
-    unsigned char *chunk = NULL;
-    size_t clen = 0;
-    double t0;
-    vt_verdict v;
+    vt_dispute_report r;
+    int i, k;
     vt_order_parse(&d.order, "chaos:2");
     for (i = 2; i < argc; i++) {
-        int k = parse_common(&d, argc, argv, &i);
+        k = parse_common(&d, argc, argv, &i);
         if (k < 0) return 2;
         if (k) continue;
         if (!strcmp(argv[i], "--help")) {
-            printf("usage: vtrain dispute RUN_A RUN_B [--order ORDER]\n"
+            printf("usage: vtrain dispute RUN_A RUN_B [--order ORDER] [--threads N] [--backend cpu|cuda]\n"
                    "Plays the dispute game: A (the trainer) is challenged by B (the auditor's own run of the same\n"
-                   "manifest). The auditor bisects over the leaves, checking each of A's answers against A's Merkle\n"
-                   "root, to the first step they disagree on; A supplies the state before it and its log chunk, and\n"
-                   "the judge re-executes that one step (with ORDER) and rules.\n");
+                   "manifest). Each transcript must back its own root. The auditor bisects over the leaves, checking\n"
+                   "each of A's answers against A's Merkle root, to the first step they disagree on; A supplies the\n"
+                   "state before it and its log chunk, and the judge re-executes that one step (with ORDER) and rules.\n"
+                   "Exit status 0: a verdict or no dispute; 1: no verdict could be reached.\n");
             return 0;
         }
         if (argv[i][0] != '-' && !a) a = argv[i];
         else if (argv[i][0] != '-' && !b) b = argv[i];
         else { fprintf(stderr, "error: unknown option '%s' (vtrain dispute --help)\n", argv[i]); return 2; }
     }
-    if (!a || !b) { fprintf(stderr, "error: vtrain dispute needs two transcripts\n"); return 2; }
-    if (vt_transcript_leaves(a, &la, &na) != VT_OK || vt_transcript_leaves(b, &lb, &nb) != VT_OK ||
-        vt_transcript_root(a, ra, ma, NULL) != VT_OK || vt_transcript_root(b, rb, mb, NULL) != VT_OK) {
-        fprintf(stderr, "error: %s\n", vt_last_error());
-        return 1;
-    }
-    if (vt_manifest_program_sha(a, ma) != VT_OK || vt_manifest_program_sha(b, mb) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 1; }
-    if (memcmp(ma, mb, 32)) { fprintf(stderr, "error: the two transcripts' manifests describe different programs\n"); return 1; }
-    if (na != nb) { fprintf(stderr, "error: the transcripts have %lld and %lld steps\n", (long long)na, (long long)nb); return 1; }
-    if (!memcmp(ra, rb, 32)) { printf("the roots agree: nothing to dispute\n"); return 0; }
-    printf("dispute over %lld steps: A's root differs from B's; B walks down A's Merkle tree\n", (long long)na);
-    vt_dispute_begin(&g, lb, nb, ra);
-    {
-        int64_t lo, hi;
-        while (vt_dispute_query(&g, &lo, &hi)) {
-            vt_claim c;
-            vt_status st;
-            vt_dispute_answer(la, na, lo, hi, &c);
-            st = vt_dispute_receive(&g, &c);
-            if (hi - lo > 1) printf("  round %2d: steps [%lld, %lld): A's children verified; the difference is in [%lld, %lld)\n", g.rounds,
-                                    (long long)lo, (long long)hi, (long long)g.lo, (long long)g.hi);
-            else printf("  round %2d: A reveals its leaf of step %lld\n", g.rounds, (long long)lo);
-            if (st != VT_OK) { printf("%s\n", g.message); return st == VT_ERR_STATE ? 0 : 1; }
-        }
-    }
-    printf("%s\n", g.message);
-    if (!from_manifest(a)) return 1;
+    if (!a || !b) { fprintf(stderr, "error: vtrain dispute needs two transcripts (vtrain dispute --help)\n"); return 2; }
+    /* the program is the trainer's (its manifest); the auditor's must describe the same one */
+    if (!from_manifest(a)) { printf("the program cannot be rebuilt here from A's manifest (see the error): no verdict\n"); return 1; }
     p = tool_program();
-    q = g.disputed_trainer.step;
-    snprintf(ckpt, sizeof ckpt, "%s/dispute-state.safetensors", a);
-    if (q > 0 && vt_transcript_state_before(&d, &p, a, q, ckpt) != VT_OK) {
-        printf("the trainer cannot produce the state before step %lld (%s): the trainer loses\n", (long long)q, vt_last_error());
-        return 0;
-    }
-    if (vt_transcript_chunk(a, q, &chunk, &clen) != VT_OK) {
-        printf("the trainer cannot produce its log chunk of step %lld (%s): the trainer loses\n", (long long)q, vt_last_error());
-        return 0;
-    }
-    t0 = vt__now();
-    v = vt_judge(&d, &p, q > 0 ? &g.agreed : NULL, q > 0 ? ckpt : NULL, chunk, clen, &g.disputed_trainer, &lb[q], why, sizeof why);
-    printf("judge (%.2f s, one step): %s\n", vt__now() - t0, why);
-    printf("verdict: %s\n", v == VT_VERDICT_TRAINER_WRONG ? "the trainer (A) is wrong"
-                            : v == VT_VERDICT_AUDITOR_WRONG ? "the auditor (B) is wrong" : "no verdict");
-    free(chunk);
-    vt_free_leaves(la);
-    vt_free_leaves(lb);
-    remove(ckpt);
-    return v == VT_VERDICT_NONE ? 1 : 0;
+    printf("dispute: A = '%s' (trainer), B = '%s' (auditor)\n", a, b);
+    if (vt_dispute_transcripts(&d, &p, a, b, &r) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 1; }
+    if (r.rounds) printf("  %d rounds over %lld steps, each of A's answers checked against A's root\n", r.rounds, (long long)r.nsteps);
+    printf("%s\n", r.message);
+    if (r.outcome == VT_DISPUTE_FOUND && r.verdict != VT_VERDICT_NONE) printf("judge: %.2f s, one step\n", r.judge_seconds);
+    if (r.outcome == VT_DISPUTE_NONE) { printf("no dispute\n"); return 0; }
+    printf("verdict: %s\n", r.verdict == VT_VERDICT_TRAINER_WRONG   ? "the trainer (A) is wrong"
+                             : r.verdict == VT_VERDICT_AUDITOR_WRONG ? "the auditor (B) is wrong"
+                                                                     : "none");
+    return r.verdict == VT_VERDICT_NONE ? 1 : 0;
 }
 
 static int cmd_inspect(int argc, char **argv) {
@@ -461,7 +429,8 @@ static int cmd_inspect(int argc, char **argv) {
     if (vt_transcript_root(dir, root, msha, &nr) == VT_OK) {
         vt_hex(root, 32, hex);
         printf("Merkle root over %lld leaves: %s\n", (long long)nr, hex);
-    } else printf("no root.txt: %s\n", vt_last_error());
+        if (vt_transcript_check(dir, &nr) != VT_OK) printf("root.txt DOES NOT MATCH the other files: %s\n", vt_last_error());
+    } else printf("no usable root.txt: %s\n", vt_last_error());
     snprintf(path, sizeof path, "%s/log.vtlog", dir);
     f = fopen(path, "rb");
     if (f) {

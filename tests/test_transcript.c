@@ -968,6 +968,180 @@ TEST(dispute_judge_rules) {
     CHECK(v == VT_VERDICT_TRAINER_WRONG && at == 63, "batch liar: verdict %d at %lld: %s", (int)v, (long long)at, why);
 }
 
+/* The game between two transcripts, every branch: its outcome is stated,
+   and no branch convicts the honest party */
+static vt_dispute_report dispute(const char *trainer, const char *auditor) {
+    vt_desc d = vt_desc_default();
+    vt_program p = program();
+    vt_dispute_report r;
+    vt_order_parse(&d.order, "threads:1,chaos:12");
+    if (vt_dispute_transcripts(&d, &p, trainer, auditor, &r) != VT_OK) {
+        r.outcome = VT_DISPUTE_OPEN;
+        snprintf(r.message, sizeof r.message, "vt_dispute_transcripts failed: %s", vt_last_error());
+    }
+    return r;
+}
+
+TEST(dispute_every_branch) {
+    vt_dispute_report r;
+    vt_report tr;
+    /* agreeing roots (two honest runs, two orders): no dispute, and no judge */
+    r = dispute("build/tr_a", "build/tr_b");
+    CHECK(r.outcome == VT_DISPUTE_NONE && r.verdict == VT_VERDICT_NONE && r.step < 0, "agreeing roots: %d %d: %s", (int)r.outcome, (int)r.verdict, r.message);
+    /* the auditor is an honest copy of the trainer with an edited root (the case): the auditor's challenge is malformed */
+    cp_r("build/tr_a", "build/tr_e");
+    edit_text("build/tr_e", "root.txt", "leaves_root = ", "leaves_root = 0");
+    edit_text("build/tr_e", "root.txt", "leaves_root = 0", "leaves_root = ");
+    {
+        unsigned char *b;
+        size_t n;
+        char *at;
+        b = slurp("build/tr_e/root.txt", &n);
+        b[n] = 0;
+        at = strstr((char *)b, "leaves_root = ") + 14;
+        *at = *at == 'a' ? 'b' : 'a';
+        spit("build/tr_e/root.txt", b, n);
+        free(b);
+    }
+    r = dispute("build/tr_a", "build/tr_e");
+    CHECK(r.outcome == VT_DISPUTE_AUDITOR_LOSES && r.verdict != VT_VERDICT_TRAINER_WRONG && strstr(r.message, "auditor loses"),
+          "honest trainer, auditor with an edited root: %s", r.message);
+    NOTE("%s", r.message);
+    /* the same edit in the trainer's root: it cannot answer for the root it published */
+    r = dispute("build/tr_e", "build/tr_a");
+    CHECK(r.outcome == VT_DISPUTE_TRAINER_LOSES && r.verdict == VT_VERDICT_TRAINER_WRONG, "trainer with an edited root: %s", r.message);
+    /* different lengths, different programs: no game, no verdict */
+    cp_r("build/tr_a", "build/tr_e");
+    {
+        unsigned char *b;
+        size_t n;
+        b = slurp("build/tr_e/commits.bin", &n);
+        spit("build/tr_e/commits.bin", b, n - (112 + 32 * 30 + 32));
+        free(b);
+        reseal("build/tr_e");
+    }
+    r = dispute("build/tr_a", "build/tr_e");
+    CHECK(r.outcome == VT_DISPUTE_INVALID && r.verdict == VT_VERDICT_NONE && strstr(r.message, "120 and 119"), "lengths: %s", r.message);
+    cp_r("build/tr_a", "build/tr_e");
+    edit_text("build/tr_e", "manifest.txt", "model.width = 32", "model.width = 33");
+    reseal("build/tr_e");
+    r = dispute("build/tr_a", "build/tr_e");
+    CHECK(r.outcome == VT_DISPUTE_INVALID && r.verdict == VT_VERDICT_NONE && strstr(r.message, "different programs"), "programs: %s", r.message);
+    /* found steps: the poisoned trainer loses, the honest one wins against a lying auditor */
+    r = dispute("build/tr_p", "build/tr_b");
+    CHECK(r.outcome == VT_DISPUTE_FOUND && r.step == 57 && r.verdict == VT_VERDICT_TRAINER_WRONG, "poisoned trainer: %s", r.message);
+    r = dispute("build/tr_b", "build/tr_p");
+    CHECK(r.outcome == VT_DISPUTE_FOUND && r.step == 57 && r.verdict == VT_VERDICT_AUDITOR_WRONG, "honest trainer, lying auditor: %s", r.message);
+    r = dispute("build/tr_l", "build/tr_a");
+    CHECK(r.outcome == VT_DISPUTE_FOUND && r.step == 63 && r.verdict == VT_VERDICT_TRAINER_WRONG, "batch liar: %s", r.message);
+    /* A trainer that edits an optimizer counter in a checkpoint and trains
+       on from it: its transcript is consistent from there, and the counter
+       is in no commitment. The state it offers the judge carries the
+       edited counter; the judge must not rest on it. */
+    cp_r("build/tr_a", "build/tr_t");
+    remove("build/tr_t/ckpt-00000120.safetensors");
+    remove("build/tr_t/root.txt");
+    st_edit("build/tr_a/ckpt-00000080.safetensors", "build/tr_t/ckpt-00000080.safetensors", "\"optim0.t\":\"80\"", "\"optim0.t\":\"70\"", 0);
+    CHECK(train("build/tr_t", "threads:2", 1, &tr) == VT_OK && tr.steps == 40, "resuming the counter liar: %s", tr.message);
+    {   /* (what the judge would say on the state the trainer offers) */
+        vt_leaf_info *la, *lb;
+        int64_t na, nb;
+        vt_desc d = vt_desc_default();
+        vt_program p = program();
+        unsigned char *chunk = NULL;
+        size_t clen = 0;
+        char why[600];
+        vt_verdict v;
+        vt_transcript_leaves("build/tr_t", &la, &na);
+        vt_transcript_leaves("build/tr_a", &lb, &nb);
+        vt_transcript_state_before(&d, &p, "build/tr_t", 80, "build/tr_state.safetensors");
+        vt_transcript_chunk("build/tr_t", 80, &chunk, &clen);
+        v = vt_judge(&d, &p, &lb[79], "build/tr_state.safetensors", chunk, clen, &la[80], &lb[80], why, sizeof why);
+        CHECK(v == VT_VERDICT_AUDITOR_WRONG, "the attack is real: on the trainer's own state the judge rules %d: %s", (int)v, why);
+        free(chunk);
+        vt_free_leaves(la);
+        vt_free_leaves(lb);
+    }
+    r = dispute("build/tr_t", "build/tr_a");
+    CHECK(r.outcome == VT_DISPUTE_FOUND && r.step == 80 && r.verdict == VT_VERDICT_TRAINER_WRONG, "counter liar: %s", r.message);
+    NOTE("counter liar: %s", r.message);
+    CHECK(audit("build/tr_t", "chaos:3", 0, &tr) == VT_ERR_MISMATCH && strstr(tr.message, "optimizer 0 has taken 70 steps"), "full audit of the counter liar: %s",
+          tr.message);
+}
+
+/* the game's messages: a truncated, oversized or garbled answer, one for
+   another node, a leaf of another step, no answer at all: the trainer
+   loses at that round, the auditor never does */
+TEST(dispute_malformed_answers) {
+    vt_leaf_info a[16], b[16];
+    unsigned char lv[16][32], root[32], msg[VT_CLAIM_BYTES + 1];
+    vt_dispute g;
+    vt_claim c;
+    int64_t lo, hi;
+    int i, k;
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    for (i = 0; i < 16; i++) {
+        a[i].step = b[i].step = i;
+        a[i].state[0] = b[i].state[0] = (unsigned char)i;
+        if (i >= 9) b[i].state[1] = 1;
+        vt_leaf_hash(&a[i]);
+        vt_leaf_hash(&b[i]);
+        memcpy(lv[i], a[i].leaf, 32);
+    }
+    vt_merkle_root((const unsigned char(*)[32])lv, 16, root);
+    CHECK(vt_dispute_begin(&g, a, 16, root) == VT_ERR_STATE && g.outcome == VT_DISPUTE_NONE && !vt_dispute_query(&g, &lo, &hi),
+          "agreeing leaves: %s", g.message);
+    CHECK(vt_dispute_begin(&g, b, 0, root) == VT_ERR_ARG && g.outcome == VT_DISPUTE_INVALID, "no steps: %s", g.message);
+    for (k = 0; k < 8; k++) {
+        int rounds = 0;
+        vt_status st = VT_OK;
+        vt_dispute_begin(&g, b, 16, root);
+        while (vt_dispute_query(&g, &lo, &hi)) {
+            vt_dispute_answer(a, 16, lo, hi, &c);
+            vt_claim_encode(&c, msg);
+            msg[VT_CLAIM_BYTES] = 0;
+            if (++rounds < 3 || (k >= 6 && hi - lo > 1)) { st = vt_dispute_receive_bytes(&g, msg, VT_CLAIM_BYTES); continue; }
+            switch (k) {
+            case 0: st = vt_dispute_receive_bytes(&g, msg, VT_CLAIM_BYTES - 1); break; /* truncated */
+            case 1: st = vt_dispute_receive_bytes(&g, msg, VT_CLAIM_BYTES + 1); break; /* a byte too many */
+            case 2: msg[0] = 'X'; st = vt_dispute_receive_bytes(&g, msg, VT_CLAIM_BYTES); break;
+            case 3: st = vt_dispute_receive_bytes(&g, msg, 0); break;
+            case 4: st = vt_dispute_forfeit(&g, "deadline passed"); break;
+            case 5: c.hi += 1; st = vt_dispute_receive(&g, &c); break; /* another node */
+            case 6: c.leaf.step += 1; vt_leaf_hash(&c.leaf); st = vt_dispute_receive(&g, &c); break; /* a leaf outside the range */
+            case 7: st = vt_dispute_receive(&g, NULL); break;
+            }
+        }
+        CHECK(st != VT_OK && g.outcome == VT_DISPUTE_TRAINER_LOSES && g.result < 0 && strstr(g.message, "the trainer loses"), "case %d: %s", k,
+              g.message);
+        if (k < 4) NOTE("%s", g.message);
+    }
+    {   /* the honest trainer against an auditor whose leaves are garbage: a verdict only through the judge */
+        vt_leaf_info z[16];
+        memset(z, 0x5a, sizeof z);
+        vt_dispute_begin(&g, z, 16, root);
+        while (vt_dispute_query(&g, &lo, &hi)) {
+            vt_dispute_answer(a, 16, lo, hi, &c);
+            vt_dispute_receive(&g, &c);
+        }
+        CHECK(g.outcome == VT_DISPUTE_FOUND && g.result == 0, "garbage auditor: %s", g.message);
+    }
+    {   /* the judge rules on nothing that is not from a game */
+        vt_desc d = vt_desc_default();
+        vt_program p = program();
+        char why[400];
+        vt_leaf_info t = a[3];
+        unsigned char ch[64];
+        memset(ch, 0, sizeof ch);
+        CHECK(vt_judge(&d, &p, &a[2], NULL, NULL, 0, &a[3], &b[3], why, sizeof why) == VT_VERDICT_NONE, "no chunk: %s", why);
+        CHECK(vt_judge(&d, &p, &a[2], NULL, ch, sizeof ch, &a[3], &a[3], why, sizeof why) == VT_VERDICT_NONE && strstr(why, "same leaf"), "same leaf: %s", why);
+        t.state[0] ^= 1;
+        CHECK(vt_judge(&d, &p, &a[2], NULL, ch, sizeof ch, &t, &b[3], why, sizeof why) == VT_VERDICT_NONE && strstr(why, "does not hash"), "inconsistent leaf: %s", why);
+        CHECK(vt_judge(&d, &p, &a[1], NULL, ch, sizeof ch, &a[3], &b[3], why, sizeof why) == VT_VERDICT_NONE, "agreed leaf of another step: %s", why);
+    }
+}
+
 /* --- parsers on hostile input ------------------------------------------------------ */
 
 /* every file in tests/fuzz/regress (inputs the fuzzers once found, and
@@ -1043,6 +1217,8 @@ int main(int argc, char **argv) {
     RUN(dispute_random_divergence);
     RUN(dispute_forged_answers);
     RUN(dispute_judge_rules);
+    RUN(dispute_every_branch);
+    RUN(dispute_malformed_answers);
     RUN(parsers_on_regression_inputs);
     chargpt_free(&P.g);
     return TEST_SUMMARY();
