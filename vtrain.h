@@ -7674,7 +7674,11 @@ static vt_status vt__manifest_check(const char *text, size_t n, const char *path
         }
         if (k == 4) {
             vt_order o;
-            if (vt_order_parse(&o, v) != VT_OK) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.trainer_order: %s", path, vt_last_error());
+            if (vt_order_parse(&o, v) != VT_OK) {
+                char why[300]; /* (vt__tls_fail writes the buffer vt_last_error reads) */
+                snprintf(why, sizeof why, "%.280s", vt_last_error());
+                return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.trainer_order: %s", path, why);
+            }
         }
         if (k == 5) {
             int64_t e;
@@ -8396,7 +8400,8 @@ VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, co
                            (long long)nb);
     if (vt_transcript_leaves(a, &la, &na) != VT_OK || vt_transcript_leaves(b, &lb, &nb) != VT_OK || vt_transcript_root(a, ra, NULL, NULL) != VT_OK) {
         vt_free_leaves(la);
-        return vt__tls_fail(VT_ERR_IO, "dispute: reading the transcripts again failed: %s", vt_last_error());
+        snprintf(why, sizeof why, "%.580s", vt_last_error()); /* (vt__tls_fail writes the buffer vt_last_error reads) */
+        return vt__tls_fail(VT_ERR_IO, "dispute: reading the transcripts again failed: %s", why);
     }
     /* the game; each answer crosses as bytes, as it would between machines */
     if (vt_dispute_begin(&g, lb, nb, ra) == VT_OK) {
