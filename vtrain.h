@@ -6098,7 +6098,10 @@ VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double ma
              checkpoint and whenever the headers change.
    Integers are little-endian. The chunk's SHA-256 is its checksum and goes
    into the step's commitment. A reader never trusts a length: every length
-   is checked against the bytes left in the file before it is used.
+   is checked against the bytes left in the file before it is used; the
+   header's other fields are checked by vt__log_header_check, a chunk's
+   counts against its records, and an audit that reaches the last step
+   refuses any byte after its chunk (what checks each field: >>transcript).
    ========================================================================== */
 
 #define VT__LOG_VERSION 1u
@@ -6754,6 +6757,80 @@ static vt_status vt__commit_step(vt_ctx *c) {
    and chunk N of the log is then written full (with its record headers), so
    a trainer that was killed resumes from its last checkpoint by truncating
    the log and the commitments after step N-1 and an auditor can start at N.
+   Before it cuts anything, a resume checks the checkpoint (its file, its
+   step against its name, its state against the commitment of step N-1) and
+   that the log and the commitments reach it: a resume that fails changes no
+   file. With no checkpoint at all (killed before the first) it starts again
+   at step 0 in the same directory. root.txt is written only by a run that
+   started (vt_create and vt_resume succeeded), so a failed command never
+   leaves one that refuses the next.
+
+   EVERY FIELD OF EVERY FILE is verified or refused; an auditor trusts
+   nothing it did not check. What checks each one (A = every audit, F = an
+   audit that replays through that step, R = a resume, J = the dispute):
+     manifest.txt   the whole file: its SHA-256 is in commits.bin's header
+                    and root.txt (A). Its form: first line, "key = value"
+                    lines, each key once, a final newline (A:
+                    vt__manifest_check). vtrain.version non-empty; mode,
+                    bound names; lambda a positive number; trainer_order an
+                    order string; trainer_ckpt_every a positive count (A).
+                    Mode sets the audit's mode; bound and lambda must equal
+                    the log header's (A). The program's own keys are the
+                    program's to check (the CLI parses each strictly, in
+                    range); a resume needs the same keys but the trainer_*
+                    ones (R).
+     log.vtlog      header: magic, version, body length, checksum; mode
+                    verified; bound known; op table not newer (A:
+                    vt__log_open_read); compact flag 0 or 1, lambda
+                    positive, no calibration table or margin unless
+                    calibrated, table entries with factors in [0, 1] for
+                    distinct (kind, size) (A: vt__log_header_check). The
+                    header is in no commitment: bound and lambda are bound
+                    through the manifest; a calibration table is not: an
+                    edited table can make an audit fail, never pass one
+                    past the sound bound, and the judge rules without it
+                    (on sound bounds). Each chunk: magic, step,
+                    record count, entry count, body length, checksum, its
+                    records walked (F), its SHA-256 equal to the step's
+                    commitment (F). No byte after the last chunk (A, when
+                    the audit reaches the last step).
+     commits.bin    header: magic, version 2, reserved field 0, manifest
+                    hash (A). Each record: magic, step, checksum (A:
+                    vt__parse_leaves); every byte equal to the record the
+                    auditor computes: batch digest, chunk hash, state digest
+                    and each tensor digest (F). Nothing after the last
+                    record, as many records as root.txt's steps (A).
+     root.txt       exactly five lines; steps a decimal equal to the
+                    records in commits.bin, manifest equal to manifest.txt's
+                    hash, leaves_root equal to the Merkle root of the
+                    leaves, run equal to the run commitment of the three (A:
+                    vt_transcript_check, also in a partial audit, and for
+                    each party of a dispute, J).
+     ckpt-N.safetensors  JSON header: the metadata keys vtrain writes, each
+                    once (format, vtrain.version, step, optimK.t,
+                    state_sha256), step and counters decimals, state_sha256
+                    64 hex digits; the tensors exactly the program's state
+                    by name and shape; their data tiling the data section
+                    without a hole, an overlap or a trailing byte; the
+                    values hashing to state_sha256 (whenever one is read);
+                    step equal to N (R, A from N); the state equal to the
+                    commitment of step N-1 (R, A from N). The optimizer
+                    counters (optimK.t) are in no commitment: an audit that
+                    passes step N checks the whole file against its own
+                    state, counters included (F); an audit that starts at N
+                    trusts them, and a wrong counter then shows as a state
+                    that differs at the next step. The judge rests on
+                    counters only when both parties' states carry the same
+                    ones, and otherwise replays the trainer from step 0 (J).
+   Other files in the directory are not part of the transcript.
+
+   DISPUTE: vt_dispute_transcripts plays the game between two transcripts:
+   each must back its own root first (the trainer answers for the root it
+   published; an auditor whose files disagree makes no claim), the programs
+   and step counts must match (else no game, no verdict), agreeing roots
+   end it (no dispute), every answer crosses as bytes and is checked (a bad
+   or missing one loses the trainer the game), and a found step goes to the
+   judge with the trainer's bound settings.
    ========================================================================== */
 
 VTDEF void vt_leaf_hash(vt_leaf_info *l) {
