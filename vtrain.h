@@ -730,6 +730,10 @@ typedef struct vt_dispute_report {
     int rounds;
     double judge_seconds;
     char message[1024];
+    /* set by the caller before the call (or left 0): called after each
+       round with the node [lo, hi) that was asked and the game after it */
+    void (*on_round)(const struct vt_dispute *g, int64_t lo, int64_t hi, void *user);
+    void *user;
 } vt_dispute_report;
 VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, const char *trainer_dir, const char *auditor_dir,
                                        vt_dispute_report *r);
@@ -8456,7 +8460,11 @@ VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, co
     vt_desc jd = *d;
     char state[700], why[600];
     double t0;
+    void (*on_round)(const struct vt_dispute *, int64_t, int64_t, void *) = r->on_round;
+    void *user = r->user;
     memset(r, 0, sizeof *r);
+    r->on_round = on_round;
+    r->user = user;
     memset(ra, 0, sizeof ra);
     r->step = -1;
     r->verdict = VT_VERDICT_NONE;
@@ -8488,6 +8496,7 @@ VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, co
             if (vt_dispute_answer(la, na, lo, hi, &c) != VT_OK) { vt_dispute_forfeit(&g, vt_last_error()); break; }
             vt_claim_encode(&c, msg);
             vt_dispute_receive_bytes(&g, msg, sizeof msg);
+            if (on_round) on_round(&g, lo, hi, user);
         }
     }
     r->rounds = g.rounds;

@@ -364,6 +364,16 @@ static int cmd_audit(int argc, char **argv) {
     return 0;
 }
 
+static void on_round(const vt_dispute *g, int64_t lo, int64_t hi, void *u) {
+    (void)u;
+    if (g->rounds == 1) printf("dispute over %lld steps: A's root differs from B's; B walks down A's Merkle tree\n", (long long)g->n);
+    if (g->outcome == VT_DISPUTE_TRAINER_LOSES) printf("  round %2d: steps [%lld, %lld): A's answer fails\n", g->rounds, (long long)lo, (long long)hi);
+    else if (hi - lo > 1)
+        printf("  round %2d: steps [%lld, %lld): A's children verified; the difference is in [%lld, %lld)\n", g->rounds, (long long)lo,
+               (long long)hi, (long long)g->lo, (long long)g->hi);
+    else printf("  round %2d: A reveals its leaf of step %lld\n", g->rounds, (long long)lo);
+}
+
 /* Every branch ends in one stated outcome and an exit status: 0 when the
    game ended in a verdict or in "no dispute", 1 when no verdict could be
    reached, 2 for a bad command line. */
@@ -395,9 +405,9 @@ static int cmd_dispute(int argc, char **argv) {
     /* the program is the trainer's (its manifest); the auditor's must describe the same one */
     if (!from_manifest(a)) { printf("the program cannot be rebuilt here from A's manifest (see the error): no verdict\n"); return 1; }
     p = tool_program();
-    printf("dispute: A = '%s' (trainer), B = '%s' (auditor)\n", a, b);
+    memset(&r, 0, sizeof r);
+    r.on_round = on_round;
     if (vt_dispute_transcripts(&d, &p, a, b, &r) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 1; }
-    if (r.rounds) printf("  %d rounds over %lld steps, each of A's answers checked against A's root\n", r.rounds, (long long)r.nsteps);
     printf("%s\n", r.message);
     if (r.outcome == VT_DISPUTE_FOUND && r.verdict != VT_VERDICT_NONE) printf("judge: %.2f s, one step\n", r.judge_seconds);
     if (r.outcome == VT_DISPUTE_NONE) { printf("no dispute\n"); return 0; }
