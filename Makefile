@@ -228,7 +228,7 @@ endif
 ifneq ($(HAVE_QUADMATH),1)
 	$(call skip,bounds,no libquadmath: the bound-hunting test against __float128 is not run (gcc on x86 brings it: libquadmath0))
 endif
-	@bash tests/run.sh $(TESTS) $(if $(HAVE_QUADMATH),$(B)/test_bounds) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/examples_golden.sh
+	@bash tests/run.sh $(TESTS) $(if $(HAVE_QUADMATH),$(B)/test_bounds) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/examples_golden.sh tests/test_cli.sh
 
 bench: bench-step bench-logsize bench-transcript bench-gemm
 bench-logsize: $(B)/bench_logsize

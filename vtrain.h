@@ -349,9 +349,11 @@ typedef struct vt_tensor {
    these agree bit for bit in VT_MODE_VERIFIED and must not in
    VT_MODE_NATIVE. A string form is parsed by vt_order_parse:
    "threads:2,block:64,chaos:7,nofma". */
+#define VT_MAX_THREADS 256  /* vt_create refuses more: each is a pthread with its own buffers */
+#define VT_MAX_BLOCK 4096   /* a GEMM block of kc doubles per row of a packing buffer */
 typedef struct vt_order {
-    int threads;         /* worker threads (0: all cores) */
-    int block;           /* reduction block size (GEMM kc; 0: 256) */
+    int threads;         /* worker threads (0: all cores, at most 64; 1..VT_MAX_THREADS) */
+    int block;           /* reduction block size (GEMM kc; 0: 256; 1..VT_MAX_BLOCK) */
     int chaos;           /* 1: permute/re-block every reduction from chaos_seed,
                             switch fma on/off, perturb libm results by a few ulps */
     uint64_t chaos_seed;
@@ -444,6 +446,9 @@ typedef struct vt_report {
     vt_log_stats log;
     double seconds;
     char message[768];
+    int64_t root_steps;      /* auditor of a transcript: the steps its root.txt covers, checked against
+                                every commitment (0: no root was checked); more than the steps
+                                replayed (first replayed + steps) means a partial audit */
 } vt_report;
 
 /* ==========================================================================
@@ -469,6 +474,9 @@ VTDEF void vt_destroy(vt_ctx *c);
 VTDEF vt_status vt_status_of(const vt_ctx *c);
 VTDEF const char *vt_error_message(const vt_ctx *c);
 VTDEF void vt_clear_error(vt_ctx *c);
+/* a program's own error (its setup or step found bad data): sticky like an
+   op's, so vt_run reports msg; returns s */
+VTDEF vt_status vt_set_error(vt_ctx *c, vt_status s, const char *msg);
 VTDEF const vt_desc *vt_ctx_desc(const vt_ctx *c);
 VTDEF int64_t vt_step_index(const vt_ctx *c);
 VTDEF double vt_last_loss(const vt_ctx *c); /* the loss of the last vt_backward */
@@ -621,6 +629,10 @@ VTDEF vt_status vt_transcript_leaves(const char *dir, vt_leaf_info **leaves, int
 VTDEF void vt_free_leaves(vt_leaf_info *leaves);
 /* its root.txt: the Merkle root over the leaves, the manifest's hash, the step count */
 VTDEF vt_status vt_transcript_root(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], int64_t *nsteps);
+/* the files agree with each other, every field (root.txt with commits.bin
+   and manifest.txt, commits.bin with manifest.txt), without a replay; the
+   step count in *nsteps. An audit of a transcript checks this at its end. */
+VTDEF vt_status vt_transcript_check(const char *dir, int64_t *nsteps);
 VTDEF vt_status vt_manifest_get(const char *dir, const char *key, char *value, size_t n);
 /* SHA-256 of the manifest without its "vtrain.trainer_*" lines (the order
    and checkpoint interval the trainer happened to use): equal for two runs
@@ -644,7 +656,26 @@ VTDEF vt_status vt_checkpoint_load(vt_ctx *c, const char *path);
    lies in a subtree that agreed), found in ceil(log2 n) + 1 rounds. The
    trainer then supplies the state before that step (it must match the
    agreed leaf before it) and its log chunk; the judge re-executes that one
-   step and rules. */
+   step and rules.
+
+   Every branch ends in a stated outcome (vt_dispute.outcome), and none can
+   convict an honest party: roots that agree end the game before it starts
+   (no dispute); a trainer whose answer is for another node, does not hash
+   to the node, reveals a leaf of another step, cannot be decoded (a
+   truncated or malformed message, vt_dispute_receive_bytes) or never comes
+   (vt_dispute_forfeit, called by the driver at its deadline) loses at that
+   round; only a found step goes to the judge, whose ruling rests on a
+   re-execution. vt_dispute_transcripts plays the whole game between two
+   transcripts on this machine, judge included. */
+typedef enum vt_dispute_outcome {
+    VT_DISPUTE_OPEN,          /* the game goes on */
+    VT_DISPUTE_FOUND,         /* result is the first differing step: the judge rules */
+    VT_DISPUTE_NONE,          /* the roots agree: nothing to dispute */
+    VT_DISPUTE_TRAINER_LOSES, /* the trainer answered malformed or inconsistently, or not at all */
+    VT_DISPUTE_AUDITOR_LOSES, /* the auditor's challenge is malformed (its own files disagree) */
+    VT_DISPUTE_INVALID        /* no game: the transcripts are of different programs or lengths */
+} vt_dispute_outcome;
+#define VT_CLAIM_BYTES 220 /* a claim on the wire: "VTCL", lo, hi, left, right, the leaf */
 typedef struct vt_claim { /* trainer -> auditor, one round */
     int64_t lo, hi;                  /* the node's steps [lo, hi) */
     unsigned char left[32], right[32]; /* its children (hi - lo > 1) */
@@ -661,18 +692,38 @@ typedef struct vt_dispute {
     vt_leaf_info disputed_trainer;    /* the trainer's leaf at the result */
     int64_t result;                   /* the first differing step, -1 if none */
     char message[256];
+    vt_dispute_outcome outcome;
 } vt_dispute;
 VTDEF vt_status vt_dispute_begin(vt_dispute *g, const vt_leaf_info *mine, int64_t n, const unsigned char trainer_root[32]);
 /* the node to ask about next (1), or 0 when the game is over */
 VTDEF int vt_dispute_query(const vt_dispute *g, int64_t *lo, int64_t *hi);
 VTDEF vt_status vt_dispute_answer(const vt_leaf_info *leaves, int64_t n, int64_t lo, int64_t hi, vt_claim *out); /* trainer */
 VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c); /* checks the answer, descends */
+/* the wire form of a claim, and the auditor's side of it: a message that is
+   not exactly one encoded claim loses the trainer the game */
+VTDEF void vt_claim_encode(const vt_claim *c, unsigned char out[VT_CLAIM_BYTES]);
+VTDEF vt_status vt_claim_decode(const unsigned char *b, size_t n, vt_claim *c);
+VTDEF vt_status vt_dispute_receive_bytes(vt_dispute *g, const unsigned char *b, size_t n);
+/* the trainer did not answer in time (why says so): it loses */
+VTDEF vt_status vt_dispute_forfeit(vt_dispute *g, const char *why);
 /* the trainer's side of the last round: the state before `step` as a
    checkpoint file (replaying its own log from its last checkpoint before it)
    and its log chunk for that step */
 VTDEF vt_status vt_transcript_state_before(const vt_desc *d, const vt_program *p, const char *dir, int64_t step,
                                            const char *ckpt_out);
+/* the same from a given start: from = 0 replays from step 0 and trusts no
+   checkpoint (their optimizer counters are in no commitment), else from
+   must be a checkpoint of dir */
+VTDEF vt_status vt_transcript_state_from(const vt_desc *d, const vt_program *p, const char *dir, int64_t from, int64_t step,
+                                         const char *ckpt_out);
 VTDEF vt_status vt_transcript_chunk(const char *dir, int64_t step, unsigned char **bytes, size_t *len);
+/* the settings a transcript was trained with, which a judge or any replay
+   of it must use: mode, bound mode and lambda from its manifest (checked as
+   an auditor checks them) into d */
+VTDEF vt_status vt_transcript_settings(const char *dir, vt_desc *d);
+/* a checkpoint's step and optimizer step counters (up to max of them, the
+   count in *n), from its metadata */
+VTDEF vt_status vt_checkpoint_counters(const char *path, int64_t *step, int64_t *t, int max, int *n);
 typedef enum vt_verdict { VT_VERDICT_NONE, VT_VERDICT_TRAINER_WRONG, VT_VERDICT_AUDITOR_WRONG } vt_verdict;
 /* the judge: loads the state (its digest must equal agreed->state, or the
    trainer loses), re-executes `trainer->step` with the chunk (its hash must
@@ -681,6 +732,26 @@ typedef enum vt_verdict { VT_VERDICT_NONE, VT_VERDICT_TRAINER_WRONG, VT_VERDICT_
 VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
                           const unsigned char *chunk, size_t chunk_len, const vt_leaf_info *trainer,
                           const vt_leaf_info *auditor, char *why, size_t whylen);
+/* The whole game between two transcripts of one program on this machine:
+   the trainer's (its answers come from its commits.bin, checked against
+   its root.txt) and the auditor's (its own run, or a replay). d gives the
+   judge's order and backend; the run's own settings come from the
+   trainer's manifest. The outcome, the verdict and why are in the report. */
+typedef struct vt_dispute_report {
+    vt_dispute_outcome outcome;
+    vt_verdict verdict;      /* VT_VERDICT_NONE unless a party loses or the judge rules */
+    int64_t step;            /* the first differing step, -1 if none was found */
+    int64_t nsteps;
+    int rounds;
+    double judge_seconds;
+    char message[1024];
+    /* set by the caller before the call (or left 0): called after each
+       round with the node [lo, hi) that was asked and the game after it */
+    void (*on_round)(const struct vt_dispute *g, int64_t lo, int64_t hi, void *user);
+    void *user;
+} vt_dispute_report;
+VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, const char *trainer_dir, const char *auditor_dir,
+                                       vt_dispute_report *r);
 
 /* --- calibration (VT_BOUND_CALIBRATED) ------------------------------------ */
 /* Runs the program for nsteps in sound mode with order d->order, and at every
@@ -1063,6 +1134,7 @@ VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
 #ifndef VTRAIN_IMPLEMENTATION_INCLUDED
 #define VTRAIN_IMPLEMENTATION_INCLUDED
 
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -2085,6 +2157,10 @@ struct vt_ctx {
     vt_calib *cal_out;
     /* transcript */
     char tdir[512];         /* the transcript directory, "" if none */
+    int man_bound;          /* auditor of a transcript: the manifest's bound mode and lambda, which the */
+    double man_lambda;      /* log header must repeat (-1: not a transcript) */
+    int root_ok;            /* trainer: the commitments file is this run's (a fresh one, or a resume
+                               that succeeded): vt_destroy may write root.txt from it */
     char logpath[600], commitpath[600];
     unsigned char manifest_sha[32];
     int64_t start_step;     /* auditor from a checkpoint: the first step replayed */
@@ -2117,6 +2193,10 @@ VTDEF const char *vt_error_message(const vt_ctx *c) {
     return c->status == VT_OK ? "ok" : c->msg;
 }
 VTDEF void vt_clear_error(vt_ctx *c) { if (c) { c->status = VT_OK; c->msg[0] = 0; } }
+VTDEF vt_status vt_set_error(vt_ctx *c, vt_status s, const char *msg) {
+    if (s == VT_OK) return VT_OK;
+    return vt__fail(c, s, "%s", msg ? msg : vt_status_message(s));
+}
 VTDEF const vt_desc *vt_ctx_desc(const vt_ctx *c) { return &c->d; }
 VTDEF int64_t vt_step_index(const vt_ctx *c) { return c->step_no; }
 VTDEF double vt_last_loss(const vt_ctx *c) { return c->last_loss; }
@@ -3930,14 +4010,29 @@ static void *vt__persist_alloc(vt_ctx *c, size_t n) {
     return p;
 }
 
+/* A shape: 0..VT_MAX_DIMS dimensions, none negative, and at most
+   VT__MAX_NUMEL elements counting only the non-zero dimensions, so that no
+   product of dimensions anywhere (element counts, byte counts, strides)
+   overflows: (2^32, 2^32) must not pass as 2^64 = 0 elements. Zero-size
+   dimensions are legal here (an empty slice); ops refuse empty operands
+   (vt__node). */
+#define VT__MAX_NUMEL ((int64_t)1 << 56)
 static int vt__check_shape(vt_ctx *c, int ndim, const int64_t *ne, const char *what) {
     int i;
+    int64_t n = 1;
     if (ndim < 0 || ndim > VT_MAX_DIMS || (ndim > 0 && !ne)) {
-        vt__fail(c, VT_ERR_SHAPE, "%s: %d dimensions (1..%d allowed)", what, ndim, VT_MAX_DIMS);
+        vt__fail(c, VT_ERR_SHAPE, "%s: %d dimensions (0..%d allowed)", what, ndim, VT_MAX_DIMS);
         return 0;
     }
-    for (i = 0; i < ndim; i++)
+    for (i = 0; i < ndim; i++) {
         if (ne[i] < 0) { vt__fail(c, VT_ERR_SHAPE, "%s: dimension %d is %lld", what, i, (long long)ne[i]); return 0; }
+        if (ne[i] > 0 && ne[i] > VT__MAX_NUMEL / n) {
+            vt__fail(c, VT_ERR_SHAPE, "%s: dimension %d (%lld) makes the element count overflow (at most 2^56 elements)", what, i,
+                     (long long)ne[i]);
+            return 0;
+        }
+        if (ne[i] > 0) n *= ne[i];
+    }
     return 1;
 }
 
@@ -3970,13 +4065,51 @@ static vt_tensor *vt__mk(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne, in
 VTDEF vt_tensor *vt_new(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne) { return vt__mk(c, dt, ndim, ne, 0, 1); }
 VTDEF vt_tensor *vt_new_persistent(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne) { return vt__mk(c, dt, ndim, ne, 1, 1); }
 
+/* A state tensor's name goes into three places: the state digest (as
+   length-prefixed bytes), error messages, and a checkpoint's safetensors
+   header as a JSON key. Rather than escape JSON on write and unescape on
+   read, vt_param takes only names that need no escaping anywhere: 1..47
+   bytes (the tensor's name field; longer names used to be cut, and two
+   long names collided) of printable ASCII without '"' and '\'. Such a key
+   is valid UTF-8 and valid JSON as it stands, so every safetensors reader
+   takes the file, and every name round-trips byte for byte. Reserved:
+   "__metadata__" (safetensors' own key) and names that begin "optim" and a
+   digit (the optimizer moments, "optim0.m"). Returns 1 if name is usable,
+   else 0 with the reason in why. */
+static int vt__name_ok(const char *name, char *why, size_t n) {
+    size_t k, len = name ? strlen(name) : 0;
+    if (!len || len >= sizeof(((vt_tensor *)0)->name)) {
+        snprintf(why, n, "a name needs 1..%d bytes, '%.60s%s' has %zu", (int)sizeof(((vt_tensor *)0)->name) - 1, name ? name : "",
+                 len > 60 ? "..." : "", len);
+        return 0;
+    }
+    for (k = 0; k < len; k++) {
+        unsigned char ch = (unsigned char)name[k];
+        if (ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\') {
+            snprintf(why, n, "name '%.60s' has byte 0x%02x at %zu: names are printable ASCII without '\"' and '\\'", name, ch, k);
+            return 0;
+        }
+    }
+    if (!strcmp(name, "__metadata__") || (!strncmp(name, "optim", 5) && name[5] >= '0' && name[5] <= '9')) {
+        snprintf(why, n, "name '%s' is reserved (safetensors' \"__metadata__\", the optimizer moments' \"optimN...\")", name);
+        return 0;
+    }
+    return 1;
+}
+
 VTDEF vt_tensor *vt_param(vt_ctx *c, const char *name, int ndim, const int64_t *ne) {
     vt_tensor *t, *g;
     int64_t cap;
     int i;
+    char why[200];
+    if (c->status != VT_OK) return NULL;
     if (c->in_step) { vt__fail(c, VT_ERR_STATE, "vt_param(%s): parameters are created outside a step", name ? name : ""); return NULL; }
-    for (i = 0; i < c->nparams && name; i++)
+    if (!vt__name_ok(name, why, sizeof why)) { vt__fail(c, VT_ERR_ARG, "vt_param: %s", why); return NULL; }
+    for (i = 0; i < c->nparams; i++)
         if (!strcmp(c->params[i]->name, name)) { vt__fail(c, VT_ERR_ARG, "vt_param: a parameter named '%s' exists already", name); return NULL; }
+    if (!vt__check_shape(c, ndim, ne, "vt_param")) return NULL;
+    for (i = 0; i < ndim; i++)
+        if (ne[i] == 0) { vt__fail(c, VT_ERR_SHAPE, "vt_param(%s): dimension %d is 0: a parameter needs at least one element", name, i); return NULL; }
     t = vt__mk(c, c->d.mode == VT_MODE_FP64 ? VT_F64 : VT_F32, ndim, ne, 1, 1);
     g = vt__mk(c, t ? t->dtype : VT_F32, ndim, ne, 1, 1);
     if (!t || !g) return NULL;
@@ -5610,8 +5743,47 @@ static int vt__need(vt_ctx *c, const vt_tensor *t, const char *op, const char *a
     return 1;
 }
 
+/* Every op's node. Ops take no empty operand and make no empty result: a
+   zero-size dimension would divide by zero in a mean, a layernorm over C =
+   0 or a row count, and has no use in training; refused here once, for
+   every op, with the op and the operand named. */
+static const char *vt__operand(vt_op op, int k) { /* as the constructors name them */
+    static const char *const ab[] = {"a", "b", "?"}, *const lin[] = {"x", "w", "bias"}, *const ce[] = {"logits", "targets", "?"},
+                             *const mse[] = {"pred", "target", "?"}, *const ln[] = {"x", "w", "b"}, *const emb[] = {"table", "idx", "?"},
+                             *const mix[] = {"att", "qkv", "?"}, *const x[] = {"x", "?", "?"}, *const qkv[] = {"qkv", "?", "?"};
+    switch (op) {
+    case VT_OP_ADD: case VT_OP_SUB: case VT_OP_MUL: case VT_OP_MATMUL: case VT_OP_CONCAT: return ab[k];
+    case VT_OP_LINEAR: return lin[k];
+    case VT_OP_CROSS_ENTROPY: return ce[k];
+    case VT_OP_MSE: return mse[k];
+    case VT_OP_LAYERNORM: return ln[k];
+    case VT_OP_EMBEDDING: return emb[k];
+    case VT_OP_ATT_SCORES: return qkv[k];
+    case VT_OP_ATT_MIX: return mix[k];
+    default: return x[k];
+    }
+}
+
 static vt_tensor *vt__node(vt_ctx *c, vt_op op, int ndim, const int64_t *ne, vt_tensor *s0, vt_tensor *s1, vt_tensor *s2) {
-    vt_tensor *t = vt__mk(c, vt__vdt(c), ndim, ne, 0, 2);
+    vt_tensor *t, *src[3];
+    int k, d;
+    src[0] = s0; src[1] = s1; src[2] = s2;
+    if (c->status != VT_OK) return NULL;
+    for (k = 0; k < 3; k++)
+        if (src[k] && vt_numel(src[k]) == 0) {
+            char sh[64];
+            vt__shape_str(src[k], sh, sizeof sh);
+            vt__fail(c, VT_ERR_SHAPE, "%s: %s has shape %s, no elements: ops need non-empty tensors", vt_op_name(op),
+                     vt__operand(op, k), sh);
+            return NULL;
+        }
+    if (!vt__check_shape(c, ndim, ne, vt_op_name(op))) return NULL;
+    for (d = 0; d < ndim; d++)
+        if (ne[d] == 0) {
+            vt__fail(c, VT_ERR_SHAPE, "%s: the result's dimension %d would be 0: ops need non-empty tensors", vt_op_name(op), d);
+            return NULL;
+        }
+    t = vt__mk(c, vt__vdt(c), ndim, ne, 0, 2);
     if (!t) return NULL;
     t->op = op;
     t->src[0] = s0; t->src[1] = s1; t->src[2] = s2;
@@ -5686,6 +5858,7 @@ VTDEF vt_tensor *vt_permute(vt_ctx *c, vt_tensor *t, const int *perm) {
     memset(ne, 0, sizeof ne);
     memset(nb, 0, sizeof nb);
     if (c->status != VT_OK || !t) return NULL;
+    if (!perm) { vt__fail(c, VT_ERR_ARG, "permute: perm is NULL"); return NULL; }
     for (i = 0; i < t->ndim; i++) {
         if (perm[i] < 0 || perm[i] >= t->ndim || (seen & (1 << perm[i]))) {
             vt__fail(c, VT_ERR_ARG, "permute: not a permutation of %d dimensions", t->ndim);
@@ -5715,8 +5888,8 @@ VTDEF vt_tensor *vt_slice(vt_ctx *c, vt_tensor *t, int dim, int64_t start, int64
     int64_t ne[VT_MAX_DIMS];
     int i;
     if (c->status != VT_OK || !t) return NULL;
-    if (dim < 0 || dim >= t->ndim || start < 0 || len < 0 || start + len > t->ne[dim]) {
-        vt__fail(c, VT_ERR_ARG, "slice: [%lld, %lld) of dim %d is outside its size", (long long)start, (long long)(start + len), dim);
+    if (dim < 0 || dim >= t->ndim || start < 0 || len < 0 || start > t->ne[dim] || len > t->ne[dim] - start) {
+        vt__fail(c, VT_ERR_ARG, "slice: start %lld, length %lld of dim %d is outside its size", (long long)start, (long long)len, dim);
         return NULL;
     }
     t = vt__contig(c, t);
@@ -5773,8 +5946,18 @@ VTDEF vt_tensor *vt_scale(vt_ctx *c, vt_tensor *a, double s) {
 VTDEF vt_tensor *vt_relu(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_RELU, x)); }
 VTDEF vt_tensor *vt_gelu(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_GELU, x)); }
 VTDEF vt_tensor *vt_tanh(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_TANH, x)); }
-VTDEF vt_tensor *vt_softmax(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_SOFTMAX, x)); }
-VTDEF vt_tensor *vt_log_softmax(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_LOG_SOFTMAX, x)); }
+/* an op over the last dimension needs one */
+static int vt__need_dim(vt_ctx *c, const vt_tensor *t, const char *op, const char *arg) {
+    if (!vt__need(c, t, op, arg)) return 0;
+    if (t->ndim < 1) { vt__fail(c, VT_ERR_SHAPE, "%s: %s is a scalar (0 dimensions), the op works over its last dimension", op, arg); return 0; }
+    return 1;
+}
+VTDEF vt_tensor *vt_softmax(vt_ctx *c, vt_tensor *x) {
+    return vt__need_dim(c, x, "softmax", "x") ? vt__run(c, vt__unary(c, VT_OP_SOFTMAX, x)) : NULL;
+}
+VTDEF vt_tensor *vt_log_softmax(vt_ctx *c, vt_tensor *x) {
+    return vt__need_dim(c, x, "log_softmax", "x") ? vt__run(c, vt__unary(c, VT_OP_LOG_SOFTMAX, x)) : NULL;
+}
 
 VTDEF vt_tensor *vt_dropout(vt_ctx *c, vt_tensor *x, double p, uint64_t seed) {
     vt_tensor *t;
@@ -5831,7 +6014,7 @@ VTDEF vt_tensor *vt_matmul(vt_ctx *c, vt_tensor *a, vt_tensor *b, int ta, int tb
 VTDEF vt_tensor *vt_linear(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *bias) {
     int64_t ne[VT_MAX_DIMS];
     int i;
-    if (!vt__need(c, x, "linear", "x") || !vt__need(c, w, "linear", "w")) return NULL;
+    if (!vt__need_dim(c, x, "linear", "x") || !vt__need(c, w, "linear", "w")) return NULL;
     x = vt__contig(c, x);
     w = vt__contig(c, w);
     if (bias) bias = vt__contig(c, bias);
@@ -5854,7 +6037,7 @@ VTDEF vt_tensor *vt_linear(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *bia
 
 VTDEF vt_tensor *vt_cross_entropy(vt_ctx *c, vt_tensor *logits, vt_tensor *targets) {
     int64_t one = 1;
-    if (!vt__need(c, logits, "cross_entropy", "logits")) return NULL;
+    if (!vt__need_dim(c, logits, "cross_entropy", "logits")) return NULL;
     if (!targets || targets->dtype != VT_I32) {
         vt__fail(c, VT_ERR_ARG, "cross_entropy: targets must be an int32 tensor");
         return NULL;
@@ -5887,7 +6070,7 @@ VTDEF vt_tensor *vt_mse(vt_ctx *c, vt_tensor *pred, vt_tensor *target) {
 
 VTDEF vt_tensor *vt_layernorm(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *b, double eps) {
     vt_tensor *t;
-    if (!vt__need(c, x, "layernorm", "x") || !vt__need(c, w, "layernorm", "w") || !vt__need(c, b, "layernorm", "b")) return NULL;
+    if (!vt__need_dim(c, x, "layernorm", "x") || !vt__need(c, w, "layernorm", "w") || !vt__need(c, b, "layernorm", "b")) return NULL;
     x = vt__contig(c, x);
     w = vt__contig(c, w);
     b = vt__contig(c, b);
@@ -5896,7 +6079,7 @@ VTDEF vt_tensor *vt_layernorm(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *
         vt__fail(c, VT_ERR_SHAPE, "layernorm: w and b must be (C) with C = %lld, the last dim of x", (long long)x->ne[x->ndim - 1]);
         return NULL;
     }
-    if (!(eps > 0)) { vt__fail(c, VT_ERR_ARG, "layernorm: eps must be positive"); return NULL; }
+    if (!(eps > 0) || !isfinite(eps)) { vt__fail(c, VT_ERR_ARG, "layernorm: eps = %g must be positive and finite", eps); return NULL; }
     t = vt__node(c, VT_OP_LAYERNORM, x->ndim, x->ne, x, w, b);
     if (t) t->fparam[0] = eps;
     return vt__run(c, t);
@@ -5992,8 +6175,8 @@ VTDEF vt_tensor *vt_split(vt_ctx *c, vt_tensor *x, int dim, int64_t start, int64
     if (!vt__need(c, x, "split", "x")) return NULL;
     x = vt__contig(c, x);
     if (!x) return NULL;
-    if (dim < 0 || dim >= x->ndim || start < 0 || len < 0 || start + len > x->ne[dim]) {
-        vt__fail(c, VT_ERR_ARG, "split: [%lld, %lld) of dim %d is outside its size", (long long)start, (long long)(start + len), dim);
+    if (dim < 0 || dim >= x->ndim || start < 0 || len < 0 || start > x->ne[dim] || len > x->ne[dim] - start) {
+        vt__fail(c, VT_ERR_ARG, "split: start %lld, length %lld of dim %d is outside its size", (long long)start, (long long)len, dim);
         return NULL;
     }
     for (i = 0; i < x->ndim; i++) ne[i] = x->ne[i];
@@ -6074,12 +6257,25 @@ static vt_optim *vt__optim_new(vt_ctx *c, int kind) {
 }
 
 VTDEF vt_optim *vt_adamw_create(vt_ctx *c, const vt_adamw_desc *d) {
-    vt_optim *o = vt__optim_new(c, 0);
+    vt_optim *o;
+    if (d && (!(d->beta1 >= 0 && d->beta1 < 1) || !(d->beta2 >= 0 && d->beta2 < 1) || !(d->eps > 0) || !isfinite(d->eps) ||
+              !(d->weight_decay >= 0) || !isfinite(d->weight_decay))) {
+        vt__fail(c, VT_ERR_ARG, "vt_adamw_create: beta1 %g and beta2 %g must lie in [0, 1), eps %g be positive, weight_decay %g "
+                                "non-negative (all finite)", d->beta1, d->beta2, d->eps, d->weight_decay);
+        return NULL;
+    }
+    o = vt__optim_new(c, 0);
     if (o) o->a = d ? *d : vt_adamw_default();
     return o;
 }
 VTDEF vt_optim *vt_sgd_create(vt_ctx *c, const vt_sgd_desc *d) {
-    vt_optim *o = vt__optim_new(c, 1);
+    vt_optim *o;
+    if (d && (!(d->momentum >= 0 && d->momentum < 1) || !(d->weight_decay >= 0) || !isfinite(d->weight_decay))) {
+        vt__fail(c, VT_ERR_ARG, "vt_sgd_create: momentum %g must lie in [0, 1), weight_decay %g be finite and non-negative", d->momentum,
+                 d->weight_decay);
+        return NULL;
+    }
+    o = vt__optim_new(c, 1);
     if (o) o->s = d ? *d : vt_sgd_default();
     return o;
 }
@@ -6298,6 +6494,10 @@ VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
     int64_t N = vt_param_numel(c), dims[1], off = 0;
     double n2 = 0, e2 = 0, S = 0, norm, coef, *g;
     if (c->status != VT_OK) return NAN;
+    if (!(max_norm > 0)) { /* a negative maximum used to flip the gradient's sign, 0 to erase it */
+        vt__fail(c, VT_ERR_ARG, "vt_clip_grad_norm: max_norm = %g must be positive (+inf: no clipping)", max_norm);
+        return NAN;
+    }
     g = (double *)c->be->alloc(c, sizeof(double) * (size_t)(N + 1), 0);
     if (!g) return NAN;
     vt__gather(c, c->nparams, c->params, NULL, g);
@@ -6363,7 +6563,10 @@ VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double ma
              checkpoint and whenever the headers change.
    Integers are little-endian. The chunk's SHA-256 is its checksum and goes
    into the step's commitment. A reader never trusts a length: every length
-   is checked against the bytes left in the file before it is used.
+   is checked against the bytes left in the file before it is used; the
+   header's other fields are checked by vt__log_header_check, a chunk's
+   counts against its records, and an audit that reaches the last step
+   refuses any byte after its chunk (what checks each field: >>transcript).
    ========================================================================== */
 
 /* 1: vtrain 0.1.0 (libm's exp, log, tanh and cos); 2: vtrain 0.2.0, whose
@@ -6377,18 +6580,12 @@ static vt_status vt__write_all(vt_ctx *c, FILE *f, const void *p, size_t n, cons
     return VT_OK;
 }
 
-static vt_status vt__log_open_write(vt_ctx *c) {
+/* the file header, at the log's current position */
+static vt_status vt__log_write_header(vt_ctx *c) {
     vt__buf b;
     unsigned char t[8], sha[32];
     int i;
     memset(&b, 0, sizeof b);
-    if (c->d.resume) { /* vt_resume cuts it after the last checkpoint and appends */
-        c->logf = fopen(c->d.log_path, "r+b");
-        if (!c->logf) return vt__fail(c, VT_ERR_IO, "resume: cannot open the log '%s'", c->d.log_path);
-        return VT_OK;
-    }
-    c->logf = fopen(c->d.log_path, "wb");
-    if (!c->logf) return vt__fail(c, VT_ERR_IO, "cannot create the log file '%s'", c->d.log_path);
     vt__buf_put(c, &b, "VTRAINLG", 8);
     vt__put_u32(t, VT__LOG_VERSION); vt__buf_put(c, &b, t, 4);
     vt__put_u32(t, 0); vt__buf_put(c, &b, t, 4); /* body length, patched below */
@@ -6412,6 +6609,18 @@ static vt_status vt__log_open_write(vt_ctx *c) {
     c->stats.bytes += (int64_t)b.n;
     VT_FREE(b.p, c->u);
     return c->status;
+}
+
+static vt_status vt__log_open_write(vt_ctx *c) {
+    if (c->d.resume) { /* vt_resume cuts it after the last checkpoint and appends, or starts it again */
+        c->logf = fopen(c->d.log_path, "r+b");
+        if (!c->logf && errno == ENOENT) c->logf = fopen(c->d.log_path, "w+b"); /* killed before it was made */
+        if (!c->logf) return vt__fail(c, VT_ERR_IO, "resume: cannot open the log '%s'", c->d.log_path);
+        return VT_OK;
+    }
+    c->logf = fopen(c->d.log_path, "wb");
+    if (!c->logf) return vt__fail(c, VT_ERR_IO, "cannot create the log file '%s'", c->d.log_path);
+    return vt__log_write_header(c);
 }
 
 static vt_status vt__read_exact(vt_ctx *c, FILE *f, void *p, size_t n, const char *path, const char *what) {
@@ -6490,6 +6699,46 @@ static vt_status vt__log_open_read(vt_ctx *c) {
         c->calib.count = (int)n;
     }
     VT_FREE(body, c->u);
+    return VT_OK;
+}
+
+/* The header's fields that vt__log_open_read takes as they come, checked
+   (it has passed its checksum): the compact flag is 0 or 1 (each entry
+   carries its own width); lambda is positive; without calibration there is
+   no table and no margin; a calibration table has a finite margin, and
+   factors in [0, 1] (a calibrated bound is never above the sound one: a
+   larger factor would only widen what a trainer may write) for distinct
+   (kind, size) pairs of at least one element. In a transcript, bound and
+   lambda must be the manifest's. The file is left where the reader left it. */
+static vt_status vt__log_header_check(vt_ctx *c) {
+    vt__logrd *r = &c->rd;
+    unsigned char h[48];
+    long at = ftell(r->f);
+    const char *path = c->d.log_path;
+    double lambda = c->ord.lambda, margin = c->calib.margin; /* as the reader took them */
+    int i, k;
+    /* the compact flag is the one field the reader does not keep: byte 2 of the body */
+    if (at < 0 || fseek(r->f, 0, SEEK_SET) != 0 || fread(h, 1, sizeof h, r->f) != sizeof h || fseek(r->f, at, SEEK_SET) != 0)
+        return vt__fail(c, VT_ERR_IO, "'%s': cannot read its header again", path);
+    if (h[18] > 1) return vt__fail(c, VT_ERR_FORMAT, "'%s': the header's compact flag is %d (0 or 1)", path, h[18]);
+    if (!(lambda > 0) || !isfinite(lambda)) return vt__fail(c, VT_ERR_FORMAT, "'%s': the header's lambda %g is not a positive number", path, lambda);
+    if (c->d.bound != VT_BOUND_CALIBRATED && (c->calib.count || margin != 0))
+        return vt__fail(c, VT_ERR_FORMAT, "'%s': a %s log carries a calibration table (%d entries, margin %g)", path, vt_bound_name(c->d.bound),
+                        c->calib.count, margin);
+    if (c->d.bound == VT_BOUND_CALIBRATED && (!(margin >= 0) || !isfinite(margin)))
+        return vt__fail(c, VT_ERR_FORMAT, "'%s': the calibration margin %g is not a finite non-negative number", path, margin);
+    for (i = 0; i < c->calib.count; i++) {
+        const vt_calib_entry *e = &c->calib.e[i];
+        if (!(e->factor >= 0 && e->factor <= 1) || e->n < 1)
+            return vt__fail(c, VT_ERR_FORMAT, "'%s': calibration entry %d has factor %g (0..1) for %lld elements (at least 1)", path, i,
+                            e->factor, (long long)e->n);
+        for (k = 0; k < i; k++)
+            if (c->calib.e[k].kind == e->kind && c->calib.e[k].n == e->n)
+                return vt__fail(c, VT_ERR_FORMAT, "'%s': calibration entries %d and %d are for the same point kind and size", path, k, i);
+    }
+    if (c->tdir[0] && c->d.role == VT_ROLE_AUDIT && ((int)c->d.bound != c->man_bound || lambda != c->man_lambda))
+        return vt__fail(c, VT_ERR_MISMATCH, "'%s' was written with bound %s (lambda %.17g), '%s/manifest.txt' says %s (lambda %.17g)", path,
+                        vt_bound_name(c->d.bound), lambda, c->tdir, vt_bound_name((vt_bound_mode)c->man_bound), c->man_lambda);
     return VT_OK;
 }
 
@@ -6576,7 +6825,7 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
            the short chunks that follow; the record count must match the
            chunk header (and, for a short chunk, the reference) */
         size_t q = 0;
-        uint64_t nrec = 0, want = vt__get_u32(h + 12);
+        uint64_t nrec = 0, want = vt__get_u32(h + 12), nent = 0;
         int ok = 1;
         if (!repeat) { r->shape.n = 0; r->shape_records = 0; }
         while (ok && q < r->chunk.n) {
@@ -6588,6 +6837,7 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
                 if (ok) vt__buf_put(c, &r->shape, r->chunk.p + h0, q - h0);
             }
             ok = ok && vt__get_varint(r->chunk.p, r->chunk.n, &q, &ne) && ne <= r->chunk.n;
+            if (ok) nent += ne;
             for (k = 0; ok && k < ne; k++) {
                 ok = vt__get_varint(r->chunk.p, r->chunk.n, &q, &v);
                 q += (v & 1) ? 4 : 1;
@@ -6601,6 +6851,9 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
         if (nrec != want)
             return vt__fail(c, VT_ERR_FORMAT, "%s: step %lld's chunk header says %llu records, its body holds %llu (edited or corrupted)",
                             src, (long long)c->step_no, (unsigned long long)want, (unsigned long long)nrec);
+        if (nent != vt__get_u32(h + 16))
+            return vt__fail(c, VT_ERR_FORMAT, "%s: step %lld's chunk header says %u entries, its records hold %llu (edited or corrupted)", src,
+                            (long long)c->step_no, vt__get_u32(h + 16), (unsigned long long)nent);
         if (repeat && !r->noshape && nrec != r->shape_records)
             return vt__fail(c, VT_ERR_DESYNC, "log desync at step %lld: the chunk has %llu records, the full chunk whose headers it reuses has %llu",
                             (long long)c->step_no, (unsigned long long)nrec, (unsigned long long)r->shape_records);
@@ -6870,23 +7123,32 @@ static void vt__commit_path(const vt_ctx *c, char *buf, size_t n) {
 }
 
 #define VT__COMMIT_HDR 48
+static vt_status vt__commit_write_header(vt_ctx *c) {
+    unsigned char h[VT__COMMIT_HDR];
+    memcpy(h, "VTRAINCM", 8);
+    vt__put_u32(h + 8, 2); vt__put_u32(h + 12, 0);
+    memcpy(h + 16, c->manifest_sha, 32);
+    return vt__write_all(c, c->commitf, h, VT__COMMIT_HDR, "the commitments header");
+}
+
 static vt_status vt__commit_open(vt_ctx *c) {
     char path[1024];
     unsigned char h[VT__COMMIT_HDR];
     vt__commit_path(c, path, sizeof path);
     if (c->d.role == VT_ROLE_TRAIN) {
         c->commitf = fopen(path, c->d.resume ? "r+b" : "wb");
+        if (!c->commitf && c->d.resume && errno == ENOENT) c->commitf = fopen(path, "w+b");
         if (!c->commitf) return vt__fail(c, VT_ERR_IO, "cannot %s the commitments file '%s'", c->d.resume ? "open" : "create", path);
         if (c->d.resume) return VT_OK; /* vt_resume positions it */
-        memcpy(h, "VTRAINCM", 8);
-        vt__put_u32(h + 8, 2); vt__put_u32(h + 12, 0);
-        memcpy(h + 16, c->manifest_sha, 32);
-        return vt__write_all(c, c->commitf, h, VT__COMMIT_HDR, "the commitments header");
+        if (vt__commit_write_header(c) != VT_OK) return c->status;
+        c->root_ok = 1; /* from here on, root.txt describes what commits.bin holds */
+        return VT_OK;
     }
     c->commitf = fopen(path, "rb");
     if (!c->commitf) return vt__fail(c, VT_ERR_IO, "cannot open the trainer's commitments '%s'", path);
     if (vt__read_exact(c, c->commitf, h, VT__COMMIT_HDR, path, "the header") != VT_OK) return c->status;
-    if (memcmp(h, "VTRAINCM", 8) || vt__get_u32(h + 8) != 2) return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain commitments file (version 2)", path);
+    if (memcmp(h, "VTRAINCM", 8) || vt__get_u32(h + 8) != 2 || vt__get_u32(h + 12) != 0)
+        return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain commitments file (version 2, reserved field 0)", path);
     if (c->tdir[0] && memcmp(h + 16, c->manifest_sha, 32))
         return vt__fail(c, VT_ERR_MISMATCH, "'%s/manifest.txt' was changed after the run: its hash differs from the one in '%s'", c->tdir, path);
     return VT_OK;
@@ -6926,12 +7188,20 @@ static vt_status vt__commit_step(vt_ctx *c) {
                 vt__fail(c, VT_ERR_MISMATCH, "step %lld: the batch differs from the trainer's (data order or data)", (long long)c->step_no);
             else if (memcmp(tr + 44, c->last_chunk_sha, 32))
                 vt__fail(c, VT_ERR_MISMATCH, "step %lld: the log chunk's hash differs from the one the trainer committed", (long long)c->step_no);
-            else if (memcmp(tr + 12, digest, 32)) {
+            else {
+                /* the record must be the auditor's own, byte for byte: the
+                   state digest and every tensor digest (a tensor digest
+                   edited under an unchanged state digest is caught too) */
                 size_t i, nd = 0, first = 0;
                 for (i = 0; i < n; i++)
                     if (memcmp(tr + 112 + 32 * i, rec + 112 + 32 * i, 32)) { if (!nd) first = i; nd++; }
-                vt__fail(c, VT_ERR_MISMATCH, "step %lld: the training state differs from the trainer's commitment: tensor '%s'%s (%zu of %zu tensors differ)",
-                         (long long)c->step_no, nd ? vt__state(c, (int)first)->name : "?", nd > 1 ? " and others" : "", nd, n);
+                if (nd)
+                    vt__fail(c, VT_ERR_MISMATCH, "step %lld: the training state differs from the trainer's commitment: tensor '%s'%s (%zu of %zu tensors differ)%s",
+                             (long long)c->step_no, vt__state(c, (int)first)->name, nd > 1 ? " and others" : "", nd, n,
+                             memcmp(tr + 12, digest, 32) ? "" : "; the record's state digest matches the replay, so its tensor digests were edited");
+                else if (memcmp(tr + 12, digest, 32))
+                    vt__fail(c, VT_ERR_MISMATCH, "step %lld: the commitment's state digest is not the digest of its own tensor digests, which match the replay (the record was edited)",
+                             (long long)c->step_no);
             }
         }
     }
@@ -6958,6 +7228,80 @@ static vt_status vt__commit_step(vt_ctx *c) {
    and chunk N of the log is then written full (with its record headers), so
    a trainer that was killed resumes from its last checkpoint by truncating
    the log and the commitments after step N-1 and an auditor can start at N.
+   Before it cuts anything, a resume checks the checkpoint (its file, its
+   step against its name, its state against the commitment of step N-1) and
+   that the log and the commitments reach it: a resume that fails changes no
+   file. With no checkpoint at all (killed before the first) it starts again
+   at step 0 in the same directory. root.txt is written only by a run that
+   started (vt_create and vt_resume succeeded), so a failed command never
+   leaves one that refuses the next.
+
+   EVERY FIELD OF EVERY FILE is verified or refused; an auditor trusts
+   nothing it did not check. What checks each one (A = every audit, F = an
+   audit that replays through that step, R = a resume, J = the dispute):
+     manifest.txt   the whole file: its SHA-256 is in commits.bin's header
+                    and root.txt (A). Its form: first line, "key = value"
+                    lines, each key once, a final newline (A:
+                    vt__manifest_check). vtrain.version non-empty; mode,
+                    bound names; lambda a positive number; trainer_order an
+                    order string; trainer_ckpt_every a positive count (A).
+                    Mode sets the audit's mode; bound and lambda must equal
+                    the log header's (A). The program's own keys are the
+                    program's to check (the CLI parses each strictly, in
+                    range); a resume needs the same keys but the trainer_*
+                    ones (R).
+     log.vtlog      header: magic, version, body length, checksum; mode
+                    verified; bound known; op table not newer (A:
+                    vt__log_open_read); compact flag 0 or 1, lambda
+                    positive, no calibration table or margin unless
+                    calibrated, table entries with factors in [0, 1] for
+                    distinct (kind, size) (A: vt__log_header_check). The
+                    header is in no commitment: bound and lambda are bound
+                    through the manifest; a calibration table is not: an
+                    edited table can make an audit fail, never pass one
+                    past the sound bound, and the judge rules without it
+                    (on sound bounds). Each chunk: magic, step,
+                    record count, entry count, body length, checksum, its
+                    records walked (F), its SHA-256 equal to the step's
+                    commitment (F). No byte after the last chunk (A, when
+                    the audit reaches the last step).
+     commits.bin    header: magic, version 2, reserved field 0, manifest
+                    hash (A). Each record: magic, step, checksum (A:
+                    vt__parse_leaves); every byte equal to the record the
+                    auditor computes: batch digest, chunk hash, state digest
+                    and each tensor digest (F). Nothing after the last
+                    record, as many records as root.txt's steps (A).
+     root.txt       exactly five lines; steps a decimal equal to the
+                    records in commits.bin, manifest equal to manifest.txt's
+                    hash, leaves_root equal to the Merkle root of the
+                    leaves, run equal to the run commitment of the three (A:
+                    vt_transcript_check, also in a partial audit, and for
+                    each party of a dispute, J).
+     ckpt-N.safetensors  JSON header: the metadata keys vtrain writes, each
+                    once (format, vtrain.version, step, optimK.t,
+                    state_sha256), step and counters decimals, state_sha256
+                    64 hex digits; the tensors exactly the program's state
+                    by name and shape; their data tiling the data section
+                    without a hole, an overlap or a trailing byte; the
+                    values hashing to state_sha256 (whenever one is read);
+                    step equal to N (R, A from N); the state equal to the
+                    commitment of step N-1 (R, A from N). The optimizer
+                    counters (optimK.t) are in no commitment: an audit that
+                    passes step N checks the whole file against its own
+                    state, counters included (F); an audit that starts at N
+                    trusts them, and a wrong counter then shows as a state
+                    that differs at the next step. The judge rests on
+                    counters only when both parties' states carry the same
+                    ones, and otherwise replays the trainer from step 0 (J).
+   Other files in the directory are not part of the transcript.
+
+   DISPUTE: vt_dispute_transcripts plays the game between two transcripts:
+   each must back its own root first (the trainer answers for the root it
+   published; an auditor whose files disagree makes no claim), the programs
+   and step counts must match (else no game, no verdict), agreeing roots
+   end it (no dispute), every answer crosses as bytes and is checked (a bad
+   or missing one loses the trainer the game), and a found step goes to the
+   judge with the trainer's bound settings.
    ========================================================================== */
 
 VTDEF void vt_leaf_hash(vt_leaf_info *l) {
@@ -7367,6 +7711,15 @@ VTDEF vt_status vt_checkpoint_save(vt_ctx *c, const char *path) {
     size_t total = 0, pos = 0;
     if (c->status != VT_OK) return c->status;
     if (nt > 256) return vt__fail(c, VT_ERR_ARG, "checkpoint: %d tensors (256 at most)", nt);
+    if (c->noptims > 28) return vt__fail(c, VT_ERR_ARG, "checkpoint: %d optimizers (28 at most: 32 metadata entries)", c->noptims);
+    for (i = 0; i < nt; i++) { /* vt_param checked the names; vt_set_name may have changed one since */
+        char why[200];
+        if (i < c->nparams && !vt__name_ok(vt__state(c, i)->name, why, sizeof why))
+            return vt__fail(c, VT_ERR_ARG, "checkpoint '%s': parameter %d: %s (renamed with vt_set_name?); nothing was written", path, i, why);
+        for (k = 0; k < i; k++)
+            if (!strcmp(vt__state(c, k)->name, vt__state(c, i)->name))
+                return vt__fail(c, VT_ERR_ARG, "checkpoint '%s': two tensors are named '%s'; nothing was written", path, vt__state(c, i)->name);
+    }
     memset(&hd, 0, sizeof hd);
     vt_weights_digest(c, digest);
     vt_hex(digest, 32, hex);
@@ -7426,61 +7779,177 @@ VTDEF vt_status vt_checkpoint_load(vt_ctx *c, const char *path) {
 }
 
 /* a checkpoint in b[0, n) into the context's state (path names it in errors) */
-static vt_status vt__checkpoint_parse(vt_ctx *c, const unsigned char *b, size_t n, const char *path) {
+/* a decimal in [0, 2^62]: digits only, no sign, no space, no overflow */
+static int vt__dec(const char *s, int64_t *out) {
+    int64_t v = 0;
+    const char *p = s;
+    if (!*p) return 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9' || v > (((int64_t)1 << 62) - (*p - '0')) / 10) return 0;
+        v = v * 10 + (*p - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+static int vt__st_by_begin(const void *x, const void *y) {
+    const vt__st_tensor *a = *(const vt__st_tensor *const *)x, *b = *(const vt__st_tensor *const *)y;
+    return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+/* A checkpoint in b[0, n) into the context's state (path names it in
+   errors). Everything is checked before anything is loaded: the metadata
+   holds exactly the keys vtrain writes, each once ("format", "vtrain.version",
+   "step" and "optimK.t" as decimals, "state_sha256"); the tensors are
+   exactly the program's state by name and shape; their data, as the
+   safetensors reference reader demands, tile the data section from byte 0
+   to the end of the file without a hole, an overlap or a trailing byte.
+   Then the values are loaded and must hash to state_sha256; step and the
+   optimizer counters are set last. With load = 0 nothing is loaded: the
+   file must hold exactly the context's state, step and counters (a full
+   audit checks every checkpoint it passes this way, which covers the
+   optimizer counters, the one part of a checkpoint no commitment does). */
+static vt_status vt__checkpoint_read(vt_ctx *c, const unsigned char *b, size_t n, const char *path, int load) {
     unsigned char digest[32];
-    uint64_t hl;
+    uint64_t hl, data, at;
     vt__st_header *h;
+    vt__st_tensor **order = NULL, **byname = NULL;
     char err[200], hex[65];
     const char *v;
     int i, k, nt = vt__nstate(c);
+    int64_t step = 0, ts[64];
     h = (vt__st_header *)vt__xmalloc(c, sizeof *h);
     if (!h) return c->status;
     if (n < 8) { vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s' is truncated (%zu bytes)", path, n); goto out; }
     hl = vt__get_u64(b);
     if (hl > n - 8 || hl > (1u << 24)) { vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s': header length %llu does not fit in %zu bytes", path, (unsigned long long)hl, n); goto out; }
     if (!vt__st_parse((const char *)b + 8, (size_t)hl, h, err, sizeof err)) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': %s", path, err); goto out; }
+    data = n - 8 - hl;
     v = vt__st_meta(h, "format");
     if (!v || strcmp(v, "vtrain-checkpoint-1")) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' was not written by vtrain", path); goto out; }
+    for (k = 0; k < h->nmeta; k++) { /* known keys, each once */
+        const char *key = h->mkey[k];
+        int64_t oi;
+        int known = !strcmp(key, "format") || !strcmp(key, "vtrain.version") || !strcmp(key, "step") || !strcmp(key, "state_sha256");
+        if (!known && !strncmp(key, "optim", 5)) {
+            char tail[48];
+            size_t dl = strspn(key + 5, "0123456789");
+            snprintf(tail, sizeof tail, "%s", key + 5 + dl);
+            if (dl > 0 && dl < 6 && !strcmp(tail, ".t") && (key[5] != '0' || dl == 1)) {
+                oi = atoi(key + 5);
+                known = oi < c->noptims;
+            }
+        }
+        if (!known) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': metadata key '%s' is not one vtrain writes for this program", path, key); goto out; }
+        for (i = 0; i < k; i++)
+            if (!strcmp(h->mkey[i], key)) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': metadata key '%s' appears twice", path, key); goto out; }
+    }
+    if (!vt__st_meta(h, "vtrain.version")) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' lacks 'vtrain.version'", path); goto out; }
+    v = vt__st_meta(h, "step");
+    if (!v || !vt__dec(v, &step)) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': 'step' is %s%s%s, not a step count", path, v ? "'" : "", v ? v : "missing", v ? "'" : ""); goto out; }
+    if (c->noptims > 64) { vt__fail(c, VT_ERR_ARG, "checkpoint: %d optimizers (64 at most)", c->noptims); goto out; }
+    for (k = 0; k < c->noptims; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "optim%d.t", k);
+        v = vt__st_meta(h, key);
+        if (!v || !vt__dec(v, &ts[k])) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': '%s' is %s%s%s, not a step count", path, key, v ? "'" : "", v ? v : "missing", v ? "'" : ""); goto out; }
+    }
+    v = vt__st_meta(h, "state_sha256");
+    if (!v || strlen(v) != 64 || strspn(v, "0123456789abcdef") != 64) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': 'state_sha256' is missing or not 64 hex digits", path); goto out; }
     if (h->nt != nt) { vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s' has %d tensors, the program %d", path, h->nt, nt); goto out; }
+    order = (vt__st_tensor **)vt__xmalloc(c, 2 * sizeof(vt__st_tensor *) * (size_t)(nt + 1));
+    if (!order) goto out;
+    byname = order + nt + 1;
     for (i = 0; i < nt; i++) {
         vt_tensor *t = vt__state(c, i);
         vt__st_tensor *s = NULL;
         int d, same;
-        int64_t q, cnt = vt_numel(t);
         for (k = 0; k < h->nt && !s; k++)
             if (!strcmp(h->t[k].name, t->name)) s = &h->t[k];
         if (!s) { vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s' has no tensor '%s'", path, t->name); goto out; }
         same = s->ndim == t->ndim;
         for (d = 0; same && d < t->ndim; d++) same = s->ne[d] == t->ne[d];
         if (!same) { vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s': tensor '%s' has another shape", path, t->name); goto out; }
-        if (s->end < s->begin || s->end - s->begin != 4 * (uint64_t)cnt || s->end > n - 8 - hl) {
-            vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s': tensor '%s' lies outside the file (truncated?)", path, t->name);
+        if (s->end < s->begin || s->end - s->begin != 4 * (uint64_t)vt_numel(t)) {
+            vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': tensor '%s' has data_offsets [%llu, %llu) for %lld values", path, t->name,
+                     (unsigned long long)s->begin, (unsigned long long)s->end, (long long)vt_numel(t));
             goto out;
         }
-        vt__host_dirty(c, t);
-        for (q = 0; q < cnt; q++) {
-            float f = vt__bitsf(vt__get_u32(b + 8 + hl + s->begin + 4 * (uint64_t)q));
-            vt__d(t)[vt__off(t, q)] = (double)f;
+        byname[i] = order[i] = s;
+    }
+    /* (the names are unique in the program and each was found, so the
+       header's tensors are the program's, once each) */
+    qsort(order, (size_t)nt, sizeof *order, vt__st_by_begin);
+    for (i = 0, at = 0; i < nt; i++) {
+        if (order[i]->begin != at) {
+            vt__fail(c, order[i]->begin > data ? VT_ERR_TRUNCATED : VT_ERR_FORMAT,
+                     "checkpoint '%s': tensor '%s' starts at data byte %llu, the one before it ends at %llu (a hole, an overlap, or a truncated file)",
+                     path, order[i]->name, (unsigned long long)order[i]->begin, (unsigned long long)at);
+            goto out;
         }
+        at = order[i]->end;
     }
-    for (k = 0; k < c->noptims; k++) {
-        char key[32];
-        snprintf(key, sizeof key, "optim%d.t", k);
-        v = vt__st_meta(h, key);
-        if (!v) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' lacks '%s'", path, key); goto out; }
-        c->optims[k]->t = atoll(v);
+    if (at != data) {
+        vt__fail(c, at > data ? VT_ERR_TRUNCATED : VT_ERR_FORMAT, "checkpoint '%s': the tensors' data ends at byte %llu of the data section, the file at %llu (%s)",
+                 path, (unsigned long long)at, (unsigned long long)data, at > data ? "truncated" : "trailing bytes");
+        goto out;
     }
-    v = vt__st_meta(h, "step");
-    if (!v) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' lacks 'step'", path); goto out; }
-    c->step_no = atoll(v);
+    if (!load) {
+        if (step != c->step_no) {
+            vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s' says it holds the state after %lld steps, the replay is after %lld", path,
+                     (long long)step, (long long)c->step_no);
+            goto out;
+        }
+        for (k = 0; k < c->noptims; k++)
+            if (ts[k] != c->optims[k]->t) {
+                vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s': optimizer %d has taken %lld steps, the replay's %lld (its counter was edited)", path, k,
+                         (long long)ts[k], (long long)c->optims[k]->t);
+                goto out;
+            }
+    }
+    for (i = 0; i < nt; i++) {
+        vt_tensor *t = vt__state(c, i);
+        int64_t q, cnt = vt_numel(t);
+        const unsigned char *src = b + 8 + hl + byname[i]->begin;
+        if (!load) {
+            const double *d = vt__h(c, t);
+            for (q = 0; q < cnt; q++)
+                if (vt__get_u32(src + 4 * (uint64_t)q) != vt__fbits((float)d[vt__off(t, q)])) {
+                    vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s': tensor '%s' element %lld differs from the replay's state", path, t->name, (long long)q);
+                    goto out;
+                }
+            continue;
+        }
+        vt__host_dirty(c, t);
+        for (q = 0; q < cnt; q++) vt__d(t)[vt__off(t, q)] = (double)vt__bitsf(vt__get_u32(src + 4 * (uint64_t)q));
+    }
     vt_weights_digest(c, digest);
     vt_hex(digest, 32, hex);
     v = vt__st_meta(h, "state_sha256");
-    if (!v || strcmp(v, hex))
+    if (strcmp(v, hex)) {
         vt__fail(c, VT_ERR_CHECKSUM, "checkpoint '%s': its tensors hash to %.16s..., its metadata says %.16s... (edited or corrupted)", path,
-                 hex, v ? v : "(none)");
+                 hex, v);
+        goto out;
+    }
+    if (!load) goto out;
+    c->step_no = step;
+    for (k = 0; k < c->noptims; k++) c->optims[k]->t = ts[k];
 out:
+    VT_FREE(order, c->u);
     VT_FREE(h, c->u);
+    return c->status;
+}
+static vt_status vt__checkpoint_parse(vt_ctx *c, const unsigned char *b, size_t n, const char *path) {
+    return vt__checkpoint_read(c, b, n, path, 1);
+}
+
+/* the checkpoint file at path holds exactly the context's state (load = 0) */
+static vt_status vt__checkpoint_verify(vt_ctx *c, const char *path) {
+    size_t n;
+    unsigned char *b = vt__read_file(path, &n, (size_t)1 << 40);
+    if (!b) return vt__fail(c, VT_ERR_IO, "cannot read the checkpoint '%s'", path);
+    vt__checkpoint_read(c, b, n, path, 0);
+    VT_FREE(b, NULL);
     return c->status;
 }
 
@@ -7516,8 +7985,8 @@ static vt_status vt__parse_leaves(const unsigned char *b, size_t len, const char
     if (!n) n = &dn;
     *out = NULL;
     *n = 0;
-    if (len < VT__COMMIT_HDR || memcmp(b, "VTRAINCM", 8) || vt__get_u32(b + 8) != 2)
-        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain commitments file", path);
+    if (len < VT__COMMIT_HDR || memcmp(b, "VTRAINCM", 8) || vt__get_u32(b + 8) != 2 || vt__get_u32(b + 12) != 0)
+        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain commitments file (version 2, reserved field 0)", path);
     if (manifest_sha) memcpy(manifest_sha, b + 16, 32);
     while (p < len) {
         uint32_t nt;
@@ -7596,24 +8065,176 @@ static vt_status vt__write_root(vt_ctx *c) {
     return c->status;
 }
 
-VTDEF vt_status vt_transcript_root(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], int64_t *nsteps) {
+/* 64 lowercase hex digits into 32 bytes; 0 if s is anything else */
+static int vt__unhex32(const char *s, unsigned char out[32]) {
+    int k;
+    if (strlen(s) != 64 || strspn(s, "0123456789abcdef") != 64) return 0;
+    for (k = 0; k < 32; k++) {
+        int hi = s[2 * k] <= '9' ? s[2 * k] - '0' : s[2 * k] - 'a' + 10, lo = s[2 * k + 1] <= '9' ? s[2 * k + 1] - '0' : s[2 * k + 1] - 'a' + 10;
+        out[k] = (unsigned char)(hi * 16 + lo);
+    }
+    return 1;
+}
+
+/* root.txt as vt__write_root writes it, and nothing else: "vtrain-root 1",
+   then steps, manifest, leaves_root, run, one "key = value" line each, in
+   that order; steps a decimal, the others 64 lowercase hex digits. A
+   malformed field is named. */
+static vt_status vt__root_parse(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], unsigned char run[32],
+                                int64_t *nsteps) {
+    static const char *const keys[4] = {"steps", "manifest", "leaves_root", "run"};
     char path[700], v[100];
     size_t n;
     int k;
-    unsigned char *b;
+    unsigned char *b, *outs[4];
+    const char *p;
+    outs[0] = NULL; outs[1] = manifest_sha; outs[2] = root; outs[3] = run;
     vt__join(path, sizeof path, dir, "root.txt");
     b = vt__read_file(path, &n, 4096);
     if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s' (the run did not finish?)", path);
-    if (strncmp((const char *)b, "vtrain-root 1\n", 14) || !vt__manifest_find((const char *)b, "leaves_root", v, sizeof v) ||
-        strlen(v) != 64) {
+    if (strlen((const char *)b) != n || strncmp((const char *)b, "vtrain-root 1\n", 14)) {
         VT_FREE(b, NULL);
-        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is malformed", path);
+        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain root (version 1)", path);
     }
-    for (k = 0; k < 32; k++) { unsigned x; sscanf(v + 2 * k, "%2x", &x); root[k] = (unsigned char)x; }
-    if (manifest_sha && vt__manifest_find((const char *)b, "manifest", v, sizeof v) && strlen(v) == 64)
-        for (k = 0; k < 32; k++) { unsigned x; sscanf(v + 2 * k, "%2x", &x); manifest_sha[k] = (unsigned char)x; }
-    if (nsteps) *nsteps = vt__manifest_find((const char *)b, "steps", v, sizeof v) ? atoll(v) : -1;
+    for (k = 0, p = (const char *)b + 14; k < 4; k++) {
+        const char *eol = strchr(p, '\n');
+        size_t kl = strlen(keys[k]), vl;
+        if (!eol || strncmp(p, keys[k], kl) || strncmp(p + kl, " = ", 3) || (vl = (size_t)(eol - p - kl - 3)) >= sizeof v) {
+            VT_FREE(b, NULL);
+            return vt__tls_fail(VT_ERR_FORMAT, "'%s': line %d should be '%s = ...'", path, k + 2, keys[k]);
+        }
+        memcpy(v, p + kl + 3, vl);
+        v[vl] = 0;
+        if (k == 0 ? !vt__dec(v, nsteps) : !vt__unhex32(v, outs[k])) {
+            VT_FREE(b, NULL);
+            return vt__tls_fail(VT_ERR_FORMAT, "'%s': %s = '%s' is not %s", path, keys[k], v, k == 0 ? "a step count" : "64 hex digits");
+        }
+        p = eol + 1;
+    }
+    if (*p) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_FORMAT, "'%s': bytes after the run line", path); }
     VT_FREE(b, NULL);
+    return VT_OK;
+}
+
+VTDEF vt_status vt_transcript_root(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], int64_t *nsteps) {
+    unsigned char r[32], m[32], run[32];
+    int64_t n;
+    if (vt__root_parse(dir, r, m, run, &n) != VT_OK) return vt_last_status();
+    memcpy(root, r, 32);
+    if (manifest_sha) memcpy(manifest_sha, m, 32);
+    if (nsteps) *nsteps = n;
+    return VT_OK;
+}
+
+/* The transcript's files agree with each other, every field: commits.bin
+   well formed and bound to manifest.txt's hash; root.txt's steps equal to
+   the records in commits.bin, its manifest to manifest.txt's hash, its
+   leaves_root to the Merkle root of commits.bin's leaves and its run to the
+   run commitment of those three. Nothing is replayed (vt_run does that). */
+VTDEF vt_status vt_transcript_check(const char *dir, int64_t *nsteps) {
+    char path[700];
+    size_t len;
+    unsigned char *mb, msha[32], csha[32], root[32], rmsha[32], run[32], mine[32], myrun[32], (*lv)[32];
+    vt_leaf_info *L;
+    int64_t n, rn, k;
+    vt__join(path, sizeof path, dir, "manifest.txt");
+    mb = vt__read_file(path, &len, 1 << 20);
+    if (!mb) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
+    vt_sha256(mb, len, msha);
+    VT_FREE(mb, NULL);
+    vt__join(path, sizeof path, dir, "commits.bin");
+    if (vt__read_leaves(path, &L, &n, csha) != VT_OK) return vt_last_status();
+    if (memcmp(csha, msha, 32)) {
+        vt_free_leaves(L);
+        return vt__tls_fail(VT_ERR_MISMATCH, "'%s/manifest.txt' was changed after the run: its hash differs from the one in '%s'", dir, path);
+    }
+    if (vt__root_parse(dir, root, rmsha, run, &rn) != VT_OK) { vt_free_leaves(L); return vt_last_status(); }
+    lv = (unsigned char(*)[32])VT_MALLOC(32 * (size_t)(n + 1), NULL);
+    if (!lv) { vt_free_leaves(L); return vt__tls_fail(VT_ERR_NOMEM, "out of memory for the Merkle tree of '%s'", dir); }
+    for (k = 0; k < n; k++) memcpy(lv[k], L[k].leaf, 32);
+    vt_merkle_root((const unsigned char(*)[32])lv, n, mine);
+    VT_FREE(lv, NULL);
+    vt_free_leaves(L);
+    vt__run_commitment(mine, msha, n, myrun);
+    if (rn != n)
+        return vt__tls_fail(VT_ERR_MISMATCH, "'%s/root.txt' says steps = %lld, '%s' holds %lld step commitments", dir, (long long)rn, path, (long long)n);
+    if (memcmp(rmsha, msha, 32)) return vt__tls_fail(VT_ERR_MISMATCH, "'%s/root.txt' names another manifest than '%s/manifest.txt'", dir, dir);
+    if (memcmp(root, mine, 32))
+        return vt__tls_fail(VT_ERR_MISMATCH, "'%s/root.txt': leaves_root is not the Merkle root of the %lld leaves in '%s' (one of them was changed after the run)",
+                            dir, (long long)n, path);
+    if (memcmp(run, myrun, 32)) return vt__tls_fail(VT_ERR_MISMATCH, "'%s/root.txt': run is not the commitment of its manifest, leaves_root and steps", dir);
+    if (nsteps) *nsteps = n;
+    return VT_OK;
+}
+
+/* The manifest an auditor reads (it came from the trainer): "vtrain-manifest
+   1", then "key = value" lines, each key once, the file ending in a newline.
+   The program's keys are the program's to check (it rebuilds itself from
+   them); vtrain's own are exactly these six, each well formed: version,
+   mode (a mode name), bound (a bound mode name), lambda (a positive
+   number), trainer_order (an order string) and trainer_ckpt_every (a
+   positive count). Mode sets the audit's mode; bound and lambda must
+   agree with the log's header (vt__log_header_check). */
+static vt_status vt__manifest_check(const char *text, size_t n, const char *path, int *mode, int *bound, double *lambda) {
+    static const char *const vkeys[6] = {"vtrain.version", "vtrain.mode", "vtrain.bound", "vtrain.lambda", "vtrain.trainer_order",
+                                        "vtrain.trainer_ckpt_every"};
+    const char *p = text + 18, *q;
+    char key[128], v[256];
+    int have[6] = {0, 0, 0, 0, 0, 0}, k, line = 1;
+    if (strlen(text) != n || n < 18 || strncmp(text, "vtrain-manifest 1\n", 18) || text[n - 1] != '\n')
+        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain manifest (version 1, text lines)", path);
+    for (; *p; p = strchr(p, '\n') + 1) {
+        const char *eol = strchr(p, '\n'), *eq = strstr(p, " = ");
+        size_t kl, vl;
+        line++;
+        if (!eq || eq > eol || !vt__key_ok(p, kl = (size_t)(eq - p)) || (vl = (size_t)(eol - eq - 3)) >= sizeof v)
+            return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d is not 'key = value' (keys are letters, digits, . _ -)", path, line);
+        memcpy(key, p, kl);
+        key[kl] = 0;
+        memcpy(v, eq + 3, vl);
+        v[vl] = 0;
+        for (q = text + 18; q < p; q = strchr(q, '\n') + 1)
+            if (!strncmp(q, key, kl) && !strncmp(q + kl, " = ", 3))
+                return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d: key '%s' appears twice", path, line, key);
+        if (strncmp(key, "vtrain.", 7)) continue;
+        for (k = 0; k < 6 && strcmp(key, vkeys[k]); k++) {}
+        if (k == 6) return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d: '%s' is not a key vtrain %s writes", path, line, key, VTRAIN_VERSION_STRING);
+        have[k] = 1;
+        if (k == 0 && !v[0]) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.version is empty", path);
+        if (k == 1) {
+            int m;
+            for (m = 0; m < VT_MODE_COUNT && strcmp(v, vt_mode_name((vt_mode)m)); m++) {}
+            if (m == VT_MODE_COUNT) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.mode = '%s' is not a mode", path, v);
+            *mode = m;
+        }
+        if (k == 2) {
+            int b;
+            for (b = 0; b < VT_BOUND_COUNT && strcmp(v, vt_bound_name((vt_bound_mode)b)); b++) {}
+            if (b == VT_BOUND_COUNT) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.bound = '%s' is not a bound mode", path, v);
+            *bound = b;
+        }
+        if (k == 3) {
+            char *end;
+            errno = 0;
+            *lambda = strtod(v, &end);
+            if (!v[0] || *end || errno == ERANGE || !(*lambda > 0) || !isfinite(*lambda))
+                return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.lambda = '%s' is not a positive number", path, v);
+        }
+        if (k == 4) {
+            vt_order o;
+            if (vt_order_parse(&o, v) != VT_OK) {
+                char why[300]; /* (vt__tls_fail writes the buffer vt_last_error reads) */
+                snprintf(why, sizeof why, "%.280s", vt_last_error());
+                return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.trainer_order: %s", path, why);
+            }
+        }
+        if (k == 5) {
+            int64_t e;
+            if (!vt__dec(v, &e) || e < 1) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.trainer_ckpt_every = '%s' is not a positive count", path, v);
+        }
+    }
+    for (k = 0; k < 6; k++)
+        if (!have[k]) return vt__tls_fail(VT_ERR_FORMAT, "'%s' lacks '%s'", path, vkeys[k]);
     return VT_OK;
 }
 
@@ -7662,14 +8283,14 @@ static vt_status vt__transcript_open(vt_ctx *c) {
         size_t n;
         unsigned char *b = vt__read_file(path, &n, 1 << 20);
         if (!b) return vt__fail(c, VT_ERR_IO, "cannot read the manifest '%s'", path);
-        if (strncmp((const char *)b, "vtrain-manifest 1\n", 18)) { VT_FREE(b, NULL); return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain manifest", path); }
         vt_sha256(b, n, c->manifest_sha);
         {   /* the run's settings come from the manifest, not from guesses */
-            char v[64];
-            int k;
-            if (vt__manifest_find((const char *)b, "vtrain.mode", v, sizeof v))
-                for (k = 0; k < VT_MODE_COUNT; k++)
-                    if (!strcmp(v, vt_mode_name((vt_mode)k))) { c->d.mode = (vt_mode)k; vt__ord_from(&c->ord, &c->d.order, &c->d); }
+            int mode = 0, bound = 0;
+            if (vt__manifest_check((const char *)b, n, path, &mode, &bound, &c->man_lambda) != VT_OK)
+                vt__fail(c, vt_last_status(), "%s", vt_last_error());
+            c->d.mode = (vt_mode)mode;
+            c->man_bound = bound;
+            vt__ord_from(&c->ord, &c->d.order, &c->d);
         }
         VT_FREE(b, NULL);
     }
@@ -7677,10 +8298,16 @@ static vt_status vt__transcript_open(vt_ctx *c) {
     return c->status;
 }
 
-/* the trainer, at the end of a step: a checkpoint every ckpt_every steps */
+/* the end of a step: the trainer writes a checkpoint every ckpt_every
+   steps; the auditor checks every checkpoint of the transcript it passes
+   (the state, the step, the optimizer counters) */
 static vt_status vt__transcript_step(vt_ctx *c) {
     int every = c->d.ckpt_every > 0 ? c->d.ckpt_every : 100;
     char path[700];
+    if (c->tdir[0] && c->d.role == VT_ROLE_AUDIT) {
+        vt__ckpt_path(c->tdir, c->step_no, path, sizeof path);
+        return vt__exists(path) ? vt__checkpoint_verify(c, path) : VT_OK;
+    }
     if (!c->tdir[0] || c->d.role != VT_ROLE_TRAIN || c->step_no % every != 0) return VT_OK;
     vt__ckpt_path(c->tdir, c->step_no, path, sizeof path);
     if (vt_checkpoint_save(c, path) != VT_OK) return c->status;
@@ -7739,43 +8366,84 @@ static int64_t vt__last_checkpoint(const char *dir, int64_t at_most) {
     return best;
 }
 
+/* a resume with no checkpoint to start from (killed before its first):
+   the run starts again at step 0 in the same directory. The manifest was
+   checked (the same program); the log and the commitments are replaced
+   from their headers on, and root.txt (it described the old files) goes. */
+static vt_status vt__restart(vt_ctx *c) {
+    char path[700];
+    if (c->logf) {
+        fflush(c->logf);
+        if (ftruncate(fileno(c->logf), 0) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->logpath);
+        fseek(c->logf, 0, SEEK_SET);
+        if (vt__log_write_header(c) != VT_OK) return c->status;
+    }
+    fflush(c->commitf);
+    if (ftruncate(fileno(c->commitf), 0) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->commitpath);
+    fseek(c->commitf, 0, SEEK_SET);
+    if (vt__commit_write_header(c) != VT_OK) return c->status;
+    vt__join(path, sizeof path, c->tdir, "root.txt");
+    remove(path);
+    c->step_no = 0;
+    c->root_ok = 1;
+    return VT_OK;
+}
+
 VTDEF vt_status vt_resume(vt_ctx *c) {
     char path[700];
-    int64_t step, off;
+    int64_t step, off, logoff = 0;
     if (c->status != VT_OK) return c->status;
     if (c->d.role == VT_ROLE_TRAIN && c->d.resume) {
         if (!c->tdir[0]) return vt__fail(c, VT_ERR_ARG, "resume needs a transcript directory");
         step = vt__last_checkpoint(c->tdir, INT64_MAX);
-        if (step < 0) return vt__fail(c, VT_ERR_STATE, "resume: '%s' has no checkpoint", c->tdir);
+        if (step < 0) return vt__restart(c);
         vt__ckpt_path(c->tdir, step, path, sizeof path);
         if (vt_checkpoint_load(c, path) != VT_OK) return c->status;
-        /* cut the log and the commitments after step - 1, then append */
+        if (c->step_no != step)
+            return vt__fail(c, VT_ERR_MISMATCH, "resume: '%s' says it holds the state after %lld steps, its name says %lld", path,
+                            (long long)c->step_no, (long long)step);
+        /* everything is checked before anything is cut: the log and the
+           commitments reach the checkpoint, and the checkpoint is the state
+           the last kept commitment names; a resume that fails leaves the
+           files as they were */
         if (c->logf) {
             fseek(c->logf, 0, SEEK_END);
-            off = vt__chunk_offset(c, c->logf, (int64_t)ftell(c->logf), step, c->logpath);
-            if (off < 0) return c->status;
-            fflush(c->logf);
-            if (ftruncate(fileno(c->logf), (off_t)off) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->logpath);
-            fseek(c->logf, (long)off, SEEK_SET);
-            c->force_full = 1;
+            logoff = vt__chunk_offset(c, c->logf, (int64_t)ftell(c->logf), step, c->logpath);
+            if (logoff < 0) return c->status;
         }
         off = vt__commit_offset(c, c->commitf, step, c->commitpath);
         if (off < 0) return c->status;
-        fflush(c->commitf);
-        if (ftruncate(fileno(c->commitf), (off_t)off) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->commitpath);
-        fseek(c->commitf, (long)off, SEEK_SET);
-        {   /* the checkpoint must be the state the last kept commitment names */
+        {
             vt_leaf_info *L;
             int64_t n;
-            unsigned char d[32];
-            if (vt__read_leaves(c->commitpath, &L, &n, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+            size_t len;
+            unsigned char d[32], msha[32], *b = vt__read_file(c->commitpath, &len, (size_t)1 << 40);
+            if (!b) return vt__fail(c, VT_ERR_IO, "resume: cannot read '%s'", c->commitpath);
+            if ((size_t)off > len || vt__parse_leaves(b, (size_t)off, c->commitpath, &L, &n, msha) != VT_OK) {
+                VT_FREE(b, NULL);
+                return vt__fail(c, vt_last_status() != VT_OK ? vt_last_status() : VT_ERR_TRUNCATED, "resume: %s", vt_last_error());
+            }
+            VT_FREE(b, NULL);
             vt_weights_digest(c, d);
             if (n != step || (n > 0 && memcmp(L[n - 1].state, d, 32))) {
                 vt_free_leaves(L);
                 return vt__fail(c, VT_ERR_MISMATCH, "resume: checkpoint %lld does not match the commitment of step %lld", (long long)step, (long long)(step - 1));
             }
             vt_free_leaves(L);
+            if (memcmp(msha, c->manifest_sha, 32))
+                return vt__fail(c, VT_ERR_MISMATCH, "resume: '%s' was committed under another manifest than '%s/manifest.txt'", c->commitpath, c->tdir);
         }
+        /* cut the log and the commitments after step - 1, then append */
+        if (c->logf) {
+            fflush(c->logf);
+            if (ftruncate(fileno(c->logf), (off_t)logoff) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->logpath);
+            fseek(c->logf, (long)logoff, SEEK_SET);
+            c->force_full = 1;
+        }
+        fflush(c->commitf);
+        if (ftruncate(fileno(c->commitf), (off_t)off) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->commitpath);
+        fseek(c->commitf, (long)off, SEEK_SET);
+        c->root_ok = 1;
         return VT_OK;
     }
     if (c->d.role == VT_ROLE_AUDIT && c->d.audit_from > 0) {
@@ -7787,6 +8455,9 @@ VTDEF vt_status vt_resume(vt_ctx *c) {
         vt__ckpt_path(c->tdir, step, path, sizeof path);
         if (!vt__exists(path)) return vt__fail(c, VT_ERR_ARG, "the transcript has no checkpoint at step %lld", (long long)step);
         if (vt_checkpoint_load(c, path) != VT_OK) return c->status;
+        if (c->step_no != step)
+            return vt__fail(c, VT_ERR_MISMATCH, "'%s' says it holds the state after %lld steps, its name says %lld", path,
+                            (long long)c->step_no, (long long)step);
         if (vt__read_leaves(c->commitpath, &L, &n, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
         vt_weights_digest(c, d);
         if (n < step || memcmp(L[step - 1].state, d, 32)) {
@@ -7841,9 +8512,20 @@ VTDEF vt_status vt_dispute_begin(vt_dispute *g, const vt_leaf_info *mine, int64_
     g->hi = n;
     g->result = -1;
     memcpy(g->node, trainer_root, 32);
-    if (n <= 0) { g->done = 1; snprintf(g->message, sizeof g->message, "no steps to dispute"); return VT_ERR_ARG; }
+    g->outcome = VT_DISPUTE_OPEN;
+    if (n <= 0 || !mine) {
+        g->done = 1;
+        g->outcome = VT_DISPUTE_INVALID;
+        snprintf(g->message, sizeof g->message, "no steps to dispute: no game");
+        return VT_ERR_ARG;
+    }
     vt__mth(mine, 0, n, my);
-    if (!memcmp(my, trainer_root, 32)) { g->done = 1; snprintf(g->message, sizeof g->message, "the roots agree: nothing to dispute"); return VT_ERR_STATE; }
+    if (!memcmp(my, trainer_root, 32)) {
+        g->done = 1;
+        g->outcome = VT_DISPUTE_NONE;
+        snprintf(g->message, sizeof g->message, "the roots agree: nothing to dispute");
+        return VT_ERR_STATE;
+    }
     return VT_OK;
 }
 
@@ -7868,14 +8550,75 @@ VTDEF vt_status vt_dispute_answer(const vt_leaf_info *leaves, int64_t n, int64_t
     return VT_OK;
 }
 
-VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
-    unsigned char h[32], my[32];
+/* the game ends with the trainer losing at this round */
+static vt_status vt__dispute_lost(vt_dispute *g, vt_status st, const char *why) {
+    g->done = 1;
+    g->outcome = VT_DISPUTE_TRAINER_LOSES;
+    g->result = -1;
+    snprintf(g->message, sizeof g->message, "round %d, steps [%lld, %lld): %s: the trainer loses", g->rounds, (long long)g->lo,
+             (long long)g->hi, why);
+    return st;
+}
+
+VTDEF vt_status vt_dispute_forfeit(vt_dispute *g, const char *why) {
+    char w[200];
     if (g->done) return VT_ERR_STATE;
     g->rounds++;
+    snprintf(w, sizeof w, "the trainer did not answer (%.150s)", why ? why : "no answer");
+    return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, w);
+}
+
+VTDEF void vt_claim_encode(const vt_claim *c, unsigned char out[VT_CLAIM_BYTES]) {
+    memcpy(out, "VTCL", 4);
+    vt__put_u64(out + 4, (uint64_t)c->lo);
+    vt__put_u64(out + 12, (uint64_t)c->hi);
+    memcpy(out + 20, c->left, 32);
+    memcpy(out + 52, c->right, 32);
+    vt__put_u64(out + 84, (uint64_t)c->leaf.step);
+    memcpy(out + 92, c->leaf.state, 32);
+    memcpy(out + 124, c->leaf.chunk, 32);
+    memcpy(out + 156, c->leaf.batch, 32);
+    memcpy(out + 188, c->leaf.leaf, 32);
+}
+
+VTDEF vt_status vt_claim_decode(const unsigned char *b, size_t n, vt_claim *c) {
+    memset(c, 0, sizeof *c);
+    if (!b || n < VT_CLAIM_BYTES) return vt__tls_fail(VT_ERR_TRUNCATED, "a claim of %zu bytes is truncated (a claim has %d)", b ? n : 0, VT_CLAIM_BYTES);
+    if (n > VT_CLAIM_BYTES) return vt__tls_fail(VT_ERR_FORMAT, "a claim of %zu bytes has %zu bytes too many", n, n - VT_CLAIM_BYTES);
+    if (memcmp(b, "VTCL", 4)) return vt__tls_fail(VT_ERR_FORMAT, "not a claim (bad magic)");
+    c->lo = (int64_t)vt__get_u64(b + 4);
+    c->hi = (int64_t)vt__get_u64(b + 12);
+    memcpy(c->left, b + 20, 32);
+    memcpy(c->right, b + 52, 32);
+    c->leaf.step = (int64_t)vt__get_u64(b + 84);
+    memcpy(c->leaf.state, b + 92, 32);
+    memcpy(c->leaf.chunk, b + 124, 32);
+    memcpy(c->leaf.batch, b + 156, 32);
+    memcpy(c->leaf.leaf, b + 188, 32);
+    return VT_OK;
+}
+
+VTDEF vt_status vt_dispute_receive_bytes(vt_dispute *g, const unsigned char *b, size_t n) {
+    vt_claim c;
+    char w[200];
+    if (g->done) return VT_ERR_STATE;
+    if (vt_claim_decode(b, n, &c) != VT_OK) {
+        g->rounds++;
+        snprintf(w, sizeof w, "the trainer's answer is malformed (%.150s)", vt_last_error());
+        return vt__dispute_lost(g, VT_ERR_FORMAT, w);
+    }
+    return vt_dispute_receive(g, &c);
+}
+
+VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
+    unsigned char h[32], my[32];
+    char w[200];
+    if (g->done) return VT_ERR_STATE;
+    if (!c) return vt_dispute_forfeit(g, "no claim");
+    g->rounds++;
     if (c->lo != g->lo || c->hi != g->hi) {
-        g->done = 1;
-        snprintf(g->message, sizeof g->message, "the trainer answered for another node: the trainer loses");
-        return VT_ERR_IMPLAUSIBLE;
+        snprintf(w, sizeof w, "the trainer answered for steps [%lld, %lld) instead", (long long)c->lo, (long long)c->hi);
+        return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, w);
     }
     if (g->hi - g->lo == 1) { /* the leaf: it must be the one the node commits to */
         vt_leaf_info chk = c->leaf;
@@ -7886,11 +8629,13 @@ VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
         vt_sha256_update(&s, &zero, 1);
         vt_sha256_update(&s, chk.leaf, 32);
         vt_sha256_final(&s, h);
-        g->done = 1;
-        if (chk.step != g->lo || memcmp(h, g->node, 32)) {
-            snprintf(g->message, sizeof g->message, "the trainer's leaf for step %lld does not match its tree: the trainer loses", (long long)g->lo);
-            return VT_ERR_IMPLAUSIBLE;
+        if (chk.step != g->lo) {
+            snprintf(w, sizeof w, "the trainer revealed a leaf of step %lld", (long long)chk.step);
+            return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, w);
         }
+        if (memcmp(h, g->node, 32)) return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, "the trainer's leaf does not hash to its node");
+        g->done = 1;
+        g->outcome = VT_DISPUTE_FOUND;
         g->disputed_trainer = chk;
         g->result = g->lo;
         if (g->lo > 0) g->agreed = g->mine[g->lo - 1];
@@ -7898,12 +8643,7 @@ VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
         return VT_OK;
     }
     vt__mnode(c->left, c->right, h);
-    if (memcmp(h, g->node, 32)) {
-        g->done = 1;
-        snprintf(g->message, sizeof g->message, "the trainer's children of steps [%lld, %lld) do not hash to its node: the trainer loses",
-                 (long long)g->lo, (long long)g->hi);
-        return VT_ERR_IMPLAUSIBLE;
-    }
+    if (memcmp(h, g->node, 32)) return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, "the trainer's children do not hash to its node");
     {
         int64_t k = vt__msplit(g->hi - g->lo);
         vt__mth(g->mine, g->lo, g->lo + k, my);
@@ -7948,16 +8688,22 @@ VTDEF vt_status vt_transcript_chunk(const char *dir, int64_t step, unsigned char
 
 VTDEF vt_status vt_transcript_state_before(const vt_desc *d, const vt_program *p, const char *dir, int64_t step,
                                            const char *ckpt_out) {
+    int64_t k = vt__last_checkpoint(dir, step);
+    return vt_transcript_state_from(d, p, dir, k > 0 ? k : 0, step, ckpt_out);
+}
+
+VTDEF vt_status vt_transcript_state_from(const vt_desc *d, const vt_program *p, const char *dir, int64_t from, int64_t step,
+                                         const char *ckpt_out) {
     vt_desc dd = *d;
     vt_ctx *c;
     vt_report r;
     vt_status st;
-    int64_t k = vt__last_checkpoint(dir, step);
+    if (from < 0 || from > step) return vt__tls_fail(VT_ERR_ARG, "replaying '%s' from step %lld to step %lld: no such range", dir, (long long)from, (long long)step);
     dd.role = VT_ROLE_AUDIT;
     dd.transcript = dir;
     dd.log_path = NULL;
     dd.log_memory = 0;
-    dd.audit_from = k > 0 ? k : 0;
+    dd.audit_from = from;
     c = vt_create(&dd);
     if (!c) return vt_last_status();
     st = p->setup ? p->setup(c, p->user) : VT_OK;
@@ -7969,6 +8715,11 @@ VTDEF vt_status vt_transcript_state_before(const vt_desc *d, const vt_program *p
     return st;
 }
 
+/* failures that say nothing about either party: the judge's machine */
+static int vt__judge_own_fault(vt_status st) {
+    return st == VT_ERR_NOMEM || st == VT_ERR_BACKEND || st == VT_ERR_STATE || st == VT_ERR_ARG;
+}
+
 VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
                           const unsigned char *chunk, size_t chunk_len, const vt_leaf_info *trainer,
                           const vt_leaf_info *auditor, char *why, size_t whylen) {
@@ -7977,6 +8728,7 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
     vt_leaf_info mine;
     unsigned char sha[32];
     vt_verdict v = VT_VERDICT_TRAINER_WRONG;
+    vt_leaf_info chk;
     dd.role = VT_ROLE_AUDIT;
     dd.transcript = NULL;
     dd.log_path = NULL;
@@ -7984,6 +8736,22 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
     dd.log_memory = 1;
     dd.audit_from = 0;
     why[0] = 0;
+    /* the claims come from a game that checked them; anything else is the
+       caller's mistake, and rules against nobody */
+    if (!trainer || (trainer->step > 0 && (!agreed || agreed->step != trainer->step - 1)) || !chunk) {
+        snprintf(why, whylen, "the judge needs the trainer's leaf, its log chunk and the agreed leaf of the step before: no verdict");
+        return VT_VERDICT_NONE;
+    }
+    chk = *trainer;
+    vt_leaf_hash(&chk);
+    if (memcmp(chk.leaf, trainer->leaf, 32)) {
+        snprintf(why, whylen, "the trainer's leaf for step %lld does not hash to itself (not from a game): no verdict", (long long)trainer->step);
+        return VT_VERDICT_NONE;
+    }
+    if (auditor && !memcmp(auditor->leaf, trainer->leaf, 32)) {
+        snprintf(why, whylen, "the trainer and the auditor hold the same leaf for step %lld: nothing to judge", (long long)trainer->step);
+        return VT_VERDICT_NONE;
+    }
     c = vt_create(&dd);
     if (!c) { snprintf(why, whylen, "the judge could not start: %s", vt_last_error()); return VT_VERDICT_NONE; }
     if (p->setup && p->setup(c, p->user) != VT_OK) { snprintf(why, whylen, "setup failed: %s", vt_error_message(c)); v = VT_VERDICT_NONE; goto out; }
@@ -7991,6 +8759,7 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
         unsigned char dg[32];
         if (!state_ckpt || vt_checkpoint_load(c, state_ckpt) != VT_OK) {
             snprintf(why, whylen, "the trainer's state before step %lld is unusable: %s", (long long)trainer->step, vt_error_message(c));
+            if (vt__judge_own_fault(vt_status_of(c))) v = VT_VERDICT_NONE;
             goto out;
         }
         vt_weights_digest(c, dg);
@@ -8011,7 +8780,14 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
     if (vt_status_of(c) == VT_OK) p->step(c, trainer->step, p->user);
     vt_step_end(c);
     if (vt_status_of(c) != VT_OK) {
+        /* the trainer's chunk did not replay (implausible entry, desync, a
+           malformed record, a NaN): the trainer's fault; the judge's own
+           trouble (memory, a backend, i/o) is nobody's */
         snprintf(why, whylen, "re-executing step %lld with the trainer's log failed: %s", (long long)trainer->step, vt_error_message(c));
+        if (vt__judge_own_fault(vt_status_of(c))) {
+            v = VT_VERDICT_NONE;
+            snprintf(why, whylen, "the judge could not re-execute step %lld (%s): no verdict", (long long)trainer->step, vt_error_message(c));
+        }
         goto out;
     }
     mine.step = trainer->step;
@@ -8034,6 +8810,192 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
 out:
     vt_destroy(c);
     return v;
+}
+
+VTDEF vt_status vt_transcript_settings(const char *dir, vt_desc *d) {
+    char path[700];
+    size_t n;
+    int mode = 0, bound = 0;
+    double lambda = 0;
+    unsigned char *b;
+    vt__join(path, sizeof path, dir, "manifest.txt");
+    b = vt__read_file(path, &n, 1 << 20);
+    if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
+    if (vt__manifest_check((const char *)b, n, path, &mode, &bound, &lambda) != VT_OK) { VT_FREE(b, NULL); return vt_last_status(); }
+    VT_FREE(b, NULL);
+    d->mode = (vt_mode)mode;
+    d->bound = (vt_bound_mode)bound;
+    d->lambda = lambda;
+    return VT_OK;
+}
+
+VTDEF vt_status vt_checkpoint_counters(const char *path, int64_t *step, int64_t *t, int max, int *n) {
+    size_t len;
+    uint64_t hl;
+    unsigned char *b = vt__read_file(path, &len, (size_t)1 << 40);
+    vt__st_header *h;
+    char err[200], key[32];
+    const char *v;
+    int k;
+    *n = 0;
+    if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read the checkpoint '%s'", path);
+    h = (vt__st_header *)VT_MALLOC(sizeof *h, NULL);
+    if (!h) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_NOMEM, "out of memory reading '%s'", path); }
+    hl = len >= 8 ? vt__get_u64(b) : 0;
+    if (len < 8 || hl > len - 8 || !vt__st_parse((const char *)b + 8, (size_t)hl, h, err, sizeof err)) {
+        VT_FREE(h, NULL);
+        VT_FREE(b, NULL);
+        return vt__tls_fail(VT_ERR_FORMAT, "checkpoint '%s' has no readable header", path);
+    }
+    VT_FREE(b, NULL);
+    v = vt__st_meta(h, "step");
+    if (!v || !vt__dec(v, step)) { VT_FREE(h, NULL); return vt__tls_fail(VT_ERR_FORMAT, "checkpoint '%s': no step", path); }
+    for (k = 0; k < max; k++) {
+        snprintf(key, sizeof key, "optim%d.t", k);
+        v = vt__st_meta(h, key);
+        if (!v) break;
+        if (!vt__dec(v, &t[k])) { VT_FREE(h, NULL); return vt__tls_fail(VT_ERR_FORMAT, "checkpoint '%s': '%s' is not a count", path, key); }
+        (*n)++;
+    }
+    VT_FREE(h, NULL);
+    return VT_OK;
+}
+
+/* a temporary file name for a state the dispute needs (the system's
+   temporary directory: neither party's transcript is written to) */
+static void vt__tmp_path(char *buf, size_t n, const char *what) {
+    static int seq;
+    const char *dir = getenv("TMPDIR");
+#if !defined(_WIN32)
+    long pid = (long)getpid();
+#else
+    long pid = 0;
+#endif
+    snprintf(buf, n, "%s/vtrain-%s-%ld-%d.safetensors", dir && dir[0] ? dir : "/tmp", what, pid, seq++);
+}
+
+/* the report's outcome; returns VT_OK (the game was played to an end) */
+static vt_status vt__dreport(vt_dispute_report *r, vt_dispute_outcome o, vt_verdict v, const char *fmt, ...) VT__PRINTF(4, 5);
+static vt_status vt__dreport(vt_dispute_report *r, vt_dispute_outcome o, vt_verdict v, const char *fmt, ...) {
+    va_list ap;
+    r->outcome = o;
+    r->verdict = v;
+    va_start(ap, fmt);
+    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    va_end(ap);
+    return VT_OK;
+}
+
+/* The trainer's state before step q, with optimizer counters the judge can
+   rest on. The trainer replays its own log from its last checkpoint before
+   q; the counters in that checkpoint are in no commitment, so they are
+   compared with the ones the auditor's own state carries, and when the two
+   differ (or the auditor has none) the trainer's state is replayed from
+   step 0 instead, trusting no checkpoint. 0 with r filled in when the
+   trainer cannot produce it (the trainer loses) or the machine failed. */
+static int vt__dispute_state(const vt_desc *d, const vt_program *p, const char *a, const char *b, int64_t q, const char *out,
+                             vt_dispute_report *r) {
+    int64_t ka = vt__last_checkpoint(a, q), sa, sb, ta[64], tb[64];
+    int na, nb, same = 0, k;
+    char other[700];
+    vt_status st = vt_transcript_state_from(d, p, a, ka > 0 ? ka : 0, q, out);
+    if (st == VT_OK && ka > 0) {
+        vt__tmp_path(other, sizeof other, "auditor-state");
+        if (vt_transcript_state_before(d, p, b, q, other) == VT_OK && vt_checkpoint_counters(out, &sa, ta, 64, &na) == VT_OK &&
+            vt_checkpoint_counters(other, &sb, tb, 64, &nb) == VT_OK && na == nb) {
+            for (k = 0, same = 1; k < na; k++) same &= ta[k] == tb[k];
+        }
+        remove(other);
+        if (!same) st = vt_transcript_state_from(d, p, a, 0, q, out);
+    }
+    if (st == VT_OK) return 1;
+    if (vt__judge_own_fault(st) || st == VT_ERR_IO)
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_NONE, "step %lld: the trainer's state before it could not be rebuilt on this machine (%s): no verdict",
+                    (long long)q, vt_last_error());
+    else
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_TRAINER_WRONG, "step %lld: the trainer cannot produce its state before it (%s): the trainer loses",
+                    (long long)q, vt_last_error());
+    return 0;
+}
+
+VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, const char *a, const char *b, vt_dispute_report *r) {
+    vt_leaf_info *la = NULL, *lb = NULL;
+    int64_t na = 0, nb = 0, lo, hi, q;
+    unsigned char ra[32], pa[32], pb[32], *chunk = NULL;
+    size_t clen = 0;
+    vt_dispute g;
+    vt_desc jd = *d;
+    char state[700], why[600];
+    double t0;
+    void (*on_round)(const struct vt_dispute *, int64_t, int64_t, void *) = r->on_round;
+    void *user = r->user;
+    memset(r, 0, sizeof *r);
+    r->on_round = on_round;
+    r->user = user;
+    memset(ra, 0, sizeof ra);
+    r->step = -1;
+    r->verdict = VT_VERDICT_NONE;
+    state[0] = 0;
+    /* each party's files must agree with themselves: the trainer answers
+       for the root it published, the auditor challenges with its own */
+    if (vt_transcript_check(a, &na) != VT_OK)
+        return vt__dreport(r, VT_DISPUTE_TRAINER_LOSES, VT_VERDICT_TRAINER_WRONG,
+                           "the trainer's transcript does not back its own root (%s): it cannot answer for it: the trainer loses", vt_last_error());
+    if (vt_transcript_check(b, &nb) != VT_OK)
+        return vt__dreport(r, VT_DISPUTE_AUDITOR_LOSES, VT_VERDICT_AUDITOR_WRONG,
+                           "the auditor's transcript does not back its own root (%s): its challenge is malformed: the auditor loses", vt_last_error());
+    r->nsteps = na;
+    if (vt_manifest_program_sha(a, pa) != VT_OK || vt_manifest_program_sha(b, pb) != VT_OK || memcmp(pa, pb, 32))
+        return vt__dreport(r, VT_DISPUTE_INVALID, VT_VERDICT_NONE, "the two manifests describe different programs: no game, no verdict");
+    if (na != nb)
+        return vt__dreport(r, VT_DISPUTE_INVALID, VT_VERDICT_NONE, "the transcripts commit %lld and %lld steps: no game, no verdict", (long long)na,
+                           (long long)nb);
+    if (vt_transcript_leaves(a, &la, &na) != VT_OK || vt_transcript_leaves(b, &lb, &nb) != VT_OK || vt_transcript_root(a, ra, NULL, NULL) != VT_OK) {
+        vt_free_leaves(la);
+        snprintf(why, sizeof why, "%.580s", vt_last_error()); /* (vt__tls_fail writes the buffer vt_last_error reads) */
+        return vt__tls_fail(VT_ERR_IO, "dispute: reading the transcripts again failed: %s", why);
+    }
+    /* the game; each answer crosses as bytes, as it would between machines */
+    if (vt_dispute_begin(&g, lb, nb, ra) == VT_OK) {
+        while (vt_dispute_query(&g, &lo, &hi)) {
+            vt_claim c;
+            unsigned char msg[VT_CLAIM_BYTES];
+            if (vt_dispute_answer(la, na, lo, hi, &c) != VT_OK) { vt_dispute_forfeit(&g, vt_last_error()); break; }
+            vt_claim_encode(&c, msg);
+            vt_dispute_receive_bytes(&g, msg, sizeof msg);
+            if (on_round) on_round(&g, lo, hi, user);
+        }
+    }
+    r->rounds = g.rounds;
+    if (g.outcome != VT_DISPUTE_FOUND) {
+        vt_free_leaves(la);
+        vt_free_leaves(lb);
+        return vt__dreport(r, g.outcome, g.outcome == VT_DISPUTE_TRAINER_LOSES ? VT_VERDICT_TRAINER_WRONG : VT_VERDICT_NONE, "%s", g.message);
+    }
+    q = r->step = g.result;
+    /* the judge runs the trainer's program with the trainer's settings */
+    if (vt_transcript_settings(a, &jd) != VT_OK) {
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_TRAINER_WRONG, "step %lld: the trainer's manifest is unusable (%s): the trainer loses", (long long)q,
+                    vt_last_error());
+        goto out;
+    }
+    vt__tmp_path(state, sizeof state, "trainer-state");
+    if (q > 0 && !vt__dispute_state(&jd, p, a, b, q, state, r)) goto out;
+    if (vt_transcript_chunk(a, q, &chunk, &clen) != VT_OK) {
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_TRAINER_WRONG, "step %lld: the trainer cannot produce its log chunk (%s): the trainer loses",
+                    (long long)q, vt_last_error());
+        goto out;
+    }
+    t0 = vt__now();
+    r->verdict = vt_judge(&jd, p, q > 0 ? &g.agreed : NULL, q > 0 ? state : NULL, chunk, clen, &g.disputed_trainer, &lb[q], why, sizeof why);
+    r->judge_seconds = vt__now() - t0;
+    vt__dreport(r, VT_DISPUTE_FOUND, r->verdict, "first differing step %lld after %d rounds; the judge: %s", (long long)q, g.rounds, why);
+out:
+    if (state[0]) remove(state);
+    VT_FREE(chunk, NULL);
+    vt_free_leaves(la);
+    vt_free_leaves(lb);
+    return VT_OK;
 }
 
 /* ==========================================================================
@@ -8087,6 +9049,8 @@ VTDEF vt_desc vt_desc_default(void) {
     return d;
 }
 
+/* every number is checked whole and in range: "threads:-1" would wrap and
+   "threads:100000" would start a hundred thousand pthreads */
 VTDEF vt_status vt_order_parse(vt_order *o, const char *s) {
     const char *p = s;
     memset(o, 0, sizeof *o);
@@ -8103,14 +9067,20 @@ VTDEF vt_status vt_order_parse(vt_order *o, const char *s) {
         if (*p == ':') {
             char *end;
             p++;
+            if (*p < '0' || *p > '9') return vt__tls_fail(VT_ERR_ARG, "order '%s': '%s' needs a number (digits only)", s, key);
+            errno = 0;
             v = strtoull(p, &end, 10);
-            if (end == p) return vt__tls_fail(VT_ERR_ARG, "order '%s': '%s' needs a number", s, key);
+            if (errno == ERANGE) return vt__tls_fail(VT_ERR_ARG, "order '%s': the number of '%s' does not fit in 64 bits", s, key);
             p = end;
             hasv = 1;
         }
-        if (!strcmp(key, "threads") && hasv) o->threads = (int)v;
-        else if (!strcmp(key, "block") && hasv && v >= 1) o->block = (int)v;
-        else if (!strcmp(key, "chaos") && hasv) { o->chaos = 1; o->chaos_seed = v; }
+        if (!strcmp(key, "threads") && hasv) {
+            if (v < 1 || v > VT_MAX_THREADS) return vt__tls_fail(VT_ERR_ARG, "order '%s': threads:%llu is outside 1..%d", s, v, VT_MAX_THREADS);
+            o->threads = (int)v;
+        } else if (!strcmp(key, "block") && hasv) {
+            if (v < 1 || v > VT_MAX_BLOCK) return vt__tls_fail(VT_ERR_ARG, "order '%s': block:%llu is outside 1..%d", s, v, VT_MAX_BLOCK);
+            o->block = (int)v;
+        } else if (!strcmp(key, "chaos") && hasv) { o->chaos = 1; o->chaos_seed = v; }
         else if (!strcmp(key, "nofma") && !hasv) o->nofma = 1;
         else if (!strcmp(key, "default") && !hasv) { }
         else return vt__tls_fail(VT_ERR_ARG, "order '%s': unknown item '%s' (use threads:N, block:N, chaos:SEED, nofma)", s, key);
@@ -8184,6 +9154,11 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
         vt__tls_fail(VT_ERR_ARG, "vt_create: unknown mode %d or bound mode %d", (int)dd.mode, (int)dd.bound);
         return NULL;
     }
+    if (dd.order.threads < 0 || dd.order.threads > VT_MAX_THREADS || dd.order.block < 0 || dd.order.block > VT_MAX_BLOCK) {
+        vt__tls_fail(VT_ERR_ARG, "vt_create: order.threads = %d (0: all cores, or 1..%d) or order.block = %d (0: 256, or 1..%d) is out of range",
+                     dd.order.threads, VT_MAX_THREADS, dd.order.block, VT_MAX_BLOCK);
+        return NULL;
+    }
     if (!vt__backend_find(dd.backend)) {
         vt__tls_fail(VT_ERR_ARG, "vt_create: unknown backend %d", (int)dd.backend);
         return NULL;
@@ -8233,7 +9208,7 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
     if (c->d.log_path && c->status == VT_OK) {
         if (c->d.mode == VT_MODE_VERIFIED) {
             if (c->d.role == VT_ROLE_TRAIN) vt__log_open_write(c);
-            else vt__log_open_read(c);
+            else if (vt__log_open_read(c) == VT_OK) vt__log_header_check(c);
         }
         if (c->status == VT_OK) vt__commit_open(c);
     }
@@ -8249,9 +9224,9 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
 VTDEF void vt_destroy(vt_ctx *c) {
     int i;
     if (!c) return;
-    if (c->tdir[0] && c->d.role == VT_ROLE_TRAIN && c->commitf) {
+    if (c->tdir[0] && c->d.role == VT_ROLE_TRAIN && c->commitf && c->root_ok) {
         fflush(c->commitf);
-        vt__write_root(c); /* the run so far, even after an error: nothing written is lost */
+        vt__write_root(c); /* the run so far, even after an error in a step: nothing written is lost */
     }
     if (c->be && c->be->destroy) c->be->destroy(c);
     vt__pool_stop(&c->pool, c->wa, c->u);
@@ -8295,26 +9270,30 @@ VTDEF void vt_eval_end(vt_ctx *c) { c->grad_enabled = 1; }
    >>run  driving a program as trainer or auditor
    ========================================================================== */
 
-/* an auditor of a transcript, after its last step: the trainer's leaves
-   (each already matched against this replay) must give the published root */
-static vt_status vt__audit_finish(vt_ctx *c) {
-    unsigned char root[32], msha[32], mine[32], (*lv)[32];
-    int64_t n, k, nl;
-    vt_leaf_info *L;
+/* An auditor of a transcript, after its last step. Every step replayed
+   was matched against its commitment on the way; here the transcript's
+   files must agree with each other (vt_transcript_check: every field of
+   root.txt against commits.bin and manifest.txt), whether or not the
+   replay reached the last commitment. When it did, the log and the
+   commitments must end exactly there: a byte after the last chunk or
+   record is an error, as in a checkpoint. When it did not, the audit is
+   partial: root_steps says how far the checked root reaches. */
+static vt_status vt__audit_finish(vt_ctx *c, int64_t *root_steps) {
+    int64_t n;
+    *root_steps = 0;
     if (!c->tdir[0] || c->d.role != VT_ROLE_AUDIT || c->status != VT_OK) return c->status;
-    if (vt_transcript_root(c->tdir, root, msha, &n) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
-    if (memcmp(msha, c->manifest_sha, 32)) return vt__fail(c, VT_ERR_MISMATCH, "'%s/root.txt' names another manifest than '%s/manifest.txt'", c->tdir, c->tdir);
-    if (n != c->step_no) return VT_OK; /* a partial audit: the root covers more steps */
-    if (vt__read_leaves(c->commitpath, &L, &nl, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
-    lv = (unsigned char(*)[32])VT_MALLOC(32 * (size_t)(nl + 1), NULL);
-    if (!lv) { vt_free_leaves(L); return vt__fail(c, VT_ERR_NOMEM, "out of memory"); }
-    for (k = 0; k < nl; k++) memcpy(lv[k], L[k].leaf, 32);
-    vt_merkle_root((const unsigned char(*)[32])lv, nl, mine);
-    VT_FREE(lv, NULL);
-    vt_free_leaves(L);
-    if (nl != n || memcmp(mine, root, 32))
-        return vt__fail(c, VT_ERR_MISMATCH, "the leaves in '%s' (%lld steps) do not give the Merkle root in root.txt (%lld steps): the commitments were changed after the run",
-                        c->commitpath, (long long)nl, (long long)n);
+    if (vt_transcript_check(c->tdir, &n) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+    if (n == c->step_no) {
+        if (c->rd.f) {
+            long at = ftell(c->rd.f);
+            if (at < 0 || (int64_t)at != c->rd.fsize)
+                return vt__fail(c, VT_ERR_FORMAT, "'%s': %lld bytes after the chunk of the last step (%lld)", c->logpath,
+                                (long long)(c->rd.fsize - (int64_t)at), (long long)(n - 1));
+        }
+    } else if (n < c->step_no)
+        return vt__fail(c, VT_ERR_MISMATCH, "'%s/root.txt' covers %lld steps, the replay matched %lld commitments", c->tdir, (long long)n,
+                        (long long)c->step_no);
+    *root_steps = n;
     return VT_OK;
 }
 
@@ -8336,7 +9315,7 @@ VTDEF vt_status vt_run_ctx(vt_ctx *c, const vt_program *p, int64_t nsteps, vt_re
         r->steps++;
         if (p->on_step) p->on_step(c, c->step_no - 1, p->user);
     }
-    if (c->status == VT_OK && c->step_no == nsteps) vt__audit_finish(c);
+    if (c->status == VT_OK && c->step_no == nsteps) vt__audit_finish(c, &r->root_steps);
     r->status = c->status;
     r->last_loss = c->last_loss;
     r->log = c->stats;
@@ -8536,6 +9515,8 @@ VTDEF vt_status vt_mlp_init(vt_ctx *c, vt_mlp *m, int nlayers, const int *sizes,
     int i;
     memset(m, 0, sizeof *m);
     if (nlayers < 1 || nlayers > 8) return vt__fail(c, VT_ERR_ARG, "vt_mlp_init: 1..8 layers, got %d", nlayers);
+    for (i = 0; i <= nlayers; i++)
+        if (sizes[i] < 1) return vt__fail(c, VT_ERR_ARG, "vt_mlp_init: sizes[%d] = %d, every layer needs at least one unit", i, sizes[i]);
     m->nlayers = nlayers;
     m->act = act;
     for (i = 0; i <= nlayers; i++) m->sizes[i] = sizes[i];
@@ -8581,9 +9562,11 @@ VTDEF vt_status vt_gpt_init(vt_ctx *c, vt_gpt *g, const vt_gpt_config *cfg, uint
     double sproj;
     char nm[48];
     memset(g, 0, sizeof *g);
-    if (cfg->vocab < 1 || cfg->context < 1 || cfg->layers < 1 || cfg->heads < 1 || C % cfg->heads)
-        return vt__fail(c, VT_ERR_ARG, "vt_gpt_init: bad config (vocab %d, context %d, layers %d, heads %d, width %d)",
-                        cfg->vocab, cfg->context, cfg->layers, cfg->heads, cfg->width);
+    if (cfg->vocab < 1 || cfg->context < 1 || cfg->layers < 1 || cfg->heads < 1 || C < 1 || C % cfg->heads ||
+        !(cfg->dropout >= 0 && cfg->dropout < 1))
+        return vt__fail(c, VT_ERR_ARG, "vt_gpt_init: bad config (vocab %d, context %d, layers %d, heads %d, width %d, dropout %g): "
+                                       "each at least 1, width a multiple of heads, dropout in [0, 1)",
+                        cfg->vocab, cfg->context, cfg->layers, cfg->heads, cfg->width, cfg->dropout);
     g->cfg = *cfg;
     g->seed = seed;
     sproj = 0.02 / sqrt(2.0 * cfg->layers); /* GPT-2's scaled init of residual projections */
@@ -8662,7 +9645,12 @@ VTDEF vt_tensor *vt_gpt_forward(vt_ctx *c, const vt_gpt *g, vt_tensor *tokens, v
 VTDEF vt_status vt_gpt_generate(vt_ctx *c, const vt_gpt *g, int32_t *toks, int nprompt, int n, double temperature,
                                 uint64_t seed) {
     int i, V = g->cfg.vocab;
-    double *p = (double *)vt__xmalloc(c, sizeof(double) * (size_t)V);
+    double *p;
+    if (c->status != VT_OK) return c->status;
+    if (!toks || nprompt < 1 || n < 0 || temperature != temperature)
+        return vt__fail(c, VT_ERR_ARG, "vt_gpt_generate: needs tokens, a prompt of at least 1 (got %d), n >= 0 (got %d) and a "
+                                       "temperature that is a number", nprompt, n);
+    p = (double *)vt__xmalloc(c, sizeof(double) * (size_t)V);
     if (!p) return c->status;
     for (i = 0; i < n && c->status == VT_OK; i++) {
         int len = nprompt + i, start = len > g->cfg.context ? len - g->cfg.context : 0, T = len - start, v, best = 0;
