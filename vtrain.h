@@ -2634,7 +2634,7 @@ nonfinite:
 #define VT__NR 8
 #define VT__NRF 16
 #define VT__MC 96
-#define VT__NC 128
+#define VT__NC 512
 
 #ifdef VT__AVX2
 /* the same micro-kernel in AVX2 registers: 12 accumulators of 4 doubles */
@@ -2782,6 +2782,155 @@ static void vt__ukr32(int64_t kc, const float *a, const float *b, double *t, int
         for (j = 0; j < nr; j++) t[i * ldt + j] = first ? (double)acc[i][j] : vt__f32r(t[i * ldt + j] + (double)acc[i][j]);
 }
 
+/* AVX-512 (issue 15). The same arithmetic per output element as the kernels
+   above - a zero accumulator, one fma (or product and sum) per k in k order
+   inside the k-block, then t = acc or t + acc - in registers twice as wide,
+   so the values are bit for bit those of the AVX2 and the plain-C kernels
+   (tests/test_core.c: gemm_avx512_matches). Tiles are MR x NR = 12 x 16
+   doubles (24 accumulators of 8; 12 x 32 floats for native): 2 loads of B and
+   12 broadcasts of A feed 24 fma per k. Compiled for AVX-512 by a target
+   attribute, so the file builds without -mavx512f, and chosen at run time
+   (vt__gemm_isa): one binary serves AVX2 and AVX-512 machines.
+   VTRAIN_SIMD=avx2 in the environment keeps the AVX2 kernels (to measure
+   them on an AVX-512 machine). */
+#if defined(VT__AVX2) && (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define VT__AVX512 1
+#define VT__T512 __attribute__((target("avx512f")))
+#define VT__MR5 12
+#define VT__NR5 16
+#define VT__NRF5 32
+#define VT__R12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+VT__T512 static void vt__ukr64_avx512(int64_t kc, const double *a, const double *b, double *t, int64_t ldt, int mr,
+                                      int nr, int first, int usefma) {
+#define VT__DECL(r) __m512d c##r##0 = _mm512_setzero_pd(), c##r##1 = _mm512_setzero_pd();
+    VT__R12(VT__DECL)
+#undef VT__DECL
+    double acc[VT__MR5][VT__NR5];
+    int64_t k;
+    int i, j;
+    for (i = 0; i < mr; i++) { /* the tile's rows of t, while the products run */
+        _mm_prefetch((const char *)(t + i * ldt), _MM_HINT_T0);
+        _mm_prefetch((const char *)(t + i * ldt + VT__NR5 - 1), _MM_HINT_T0);
+    }
+#define VT__FMA(r) { __m512d ar = _mm512_set1_pd(a[k * VT__MR5 + r]); \
+        c##r##0 = _mm512_fmadd_pd(ar, b0, c##r##0); c##r##1 = _mm512_fmadd_pd(ar, b1, c##r##1); }
+#define VT__MULADD(r) { __m512d ar = _mm512_set1_pd(a[k * VT__MR5 + r]); \
+        c##r##0 = _mm512_add_pd(_mm512_mul_pd(ar, b0), c##r##0); c##r##1 = _mm512_add_pd(_mm512_mul_pd(ar, b1), c##r##1); }
+    if (usefma) {
+        for (k = 0; k < kc; k++) {
+            __m512d b0 = _mm512_loadu_pd(b + k * VT__NR5), b1 = _mm512_loadu_pd(b + k * VT__NR5 + 8);
+            VT__R12(VT__FMA)
+        }
+    } else {
+        for (k = 0; k < kc; k++) {
+            __m512d b0 = _mm512_loadu_pd(b + k * VT__NR5), b1 = _mm512_loadu_pd(b + k * VT__NR5 + 8);
+            VT__R12(VT__MULADD)
+        }
+    }
+#undef VT__FMA
+#undef VT__MULADD
+    if (mr == VT__MR5 && nr == VT__NR5) {
+        if (first) {
+#define VT__ST(r) _mm512_storeu_pd(t + r * ldt, c##r##0); _mm512_storeu_pd(t + r * ldt + 8, c##r##1);
+            VT__R12(VT__ST)
+#undef VT__ST
+        } else {
+#define VT__ST(r) _mm512_storeu_pd(t + r * ldt, _mm512_add_pd(_mm512_loadu_pd(t + r * ldt), c##r##0)); \
+                  _mm512_storeu_pd(t + r * ldt + 8, _mm512_add_pd(_mm512_loadu_pd(t + r * ldt + 8), c##r##1));
+            VT__R12(VT__ST)
+#undef VT__ST
+        }
+        return;
+    }
+#define VT__ST(r) _mm512_storeu_pd(acc[r], c##r##0); _mm512_storeu_pd(acc[r] + 8, c##r##1);
+    VT__R12(VT__ST)
+#undef VT__ST
+    for (i = 0; i < mr; i++)
+        for (j = 0; j < nr; j++) t[i * ldt + j] = first ? acc[i][j] : t[i * ldt + j] + acc[i][j];
+}
+
+/* t = first ? (double)acc : RNE32(t + (double)acc), 8 at a time (the casts
+   and the sum as written in vt__ukr32) */
+VT__T512 static void vt__acc32_avx512(double *t, __m256 acc, int first) {
+    __m512d v = _mm512_cvtps_pd(acc);
+    if (!first) v = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_add_pd(_mm512_loadu_pd(t), v)));
+    _mm512_storeu_pd(t, v);
+}
+
+VT__T512 static void vt__ukr32_avx512(int64_t kc, const float *a, const float *b, double *t, int64_t ldt, int mr,
+                                      int nr, int first, int usefma) {
+#define VT__DECL(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = _mm512_setzero_ps();
+    VT__R12(VT__DECL)
+#undef VT__DECL
+    float acc[VT__MR5][VT__NRF5];
+    int64_t k;
+    int i, j;
+#define VT__FMA(r) { __m512 ar = _mm512_set1_ps(a[k * VT__MR5 + r]); \
+        c##r##0 = _mm512_fmadd_ps(ar, b0, c##r##0); c##r##1 = _mm512_fmadd_ps(ar, b1, c##r##1); }
+#define VT__MULADD(r) { __m512 ar = _mm512_set1_ps(a[k * VT__MR5 + r]); \
+        c##r##0 = _mm512_add_ps(_mm512_mul_ps(ar, b0), c##r##0); c##r##1 = _mm512_add_ps(_mm512_mul_ps(ar, b1), c##r##1); }
+    if (usefma) {
+        for (k = 0; k < kc; k++) {
+            __m512 b0 = _mm512_loadu_ps(b + k * VT__NRF5), b1 = _mm512_loadu_ps(b + k * VT__NRF5 + 16);
+            VT__R12(VT__FMA)
+        }
+    } else {
+        for (k = 0; k < kc; k++) {
+            __m512 b0 = _mm512_loadu_ps(b + k * VT__NRF5), b1 = _mm512_loadu_ps(b + k * VT__NRF5 + 16);
+            VT__R12(VT__MULADD)
+        }
+    }
+#undef VT__FMA
+#undef VT__MULADD
+#define VT__ST(r) _mm512_storeu_ps(acc[r], c##r##0); _mm512_storeu_ps(acc[r] + 16, c##r##1);
+    VT__R12(VT__ST)
+#undef VT__ST
+    if (mr == VT__MR5 && nr == VT__NRF5) {
+        for (i = 0; i < VT__MR5; i++)
+            for (j = 0; j < VT__NRF5; j += 8) vt__acc32_avx512(t + i * ldt + j, _mm256_loadu_ps(acc[i] + j), first);
+        return;
+    }
+    for (i = 0; i < mr; i++)
+        for (j = 0; j < nr; j++) t[i * ldt + j] = first ? (double)acc[i][j] : vt__f32r(t[i * ldt + j] + (double)acc[i][j]);
+}
+#endif
+
+/* The micro-kernels of a product: tile sizes and the two kernels (binary64,
+   and binary32 for native mode). */
+typedef void (*vt__ukr64_fn)(int64_t kc, const double *a, const double *b, double *t, int64_t ldt, int mr, int nr,
+                             int first, int usefma);
+typedef void (*vt__ukr32_fn)(int64_t kc, const float *a, const float *b, double *t, int64_t ldt, int mr, int nr,
+                             int first, int usefma);
+typedef struct { int mr, nr, nrf; vt__ukr64_fn k64; vt__ukr32_fn k32; const char *name; } vt__ukr_set;
+static const vt__ukr_set vt__ukr_base = {VT__MR, VT__NR, VT__NRF, vt__ukr64, vt__ukr32,
+#ifdef VT__AVX2
+                                         "avx2"
+#else
+                                         "c"
+#endif
+};
+#ifdef VT__AVX512
+static const vt__ukr_set vt__ukr_512 = {VT__MR5, VT__NR5, VT__NRF5, vt__ukr64_avx512, vt__ukr32_avx512, "avx512"};
+#endif
+
+/* tests: -1 as the machine and VTRAIN_SIMD say, 0 the base kernels, 1 AVX-512 */
+static int vt__force_isa = -1;
+static const vt__ukr_set *vt__gemm_isa(void) {
+#ifdef VT__AVX512
+    static int have = -1; /* a benign race: every thread computes the same value */
+    if (vt__force_isa >= 0) return vt__force_isa ? &vt__ukr_512 : &vt__ukr_base;
+    if (have < 0) {
+        const char *s = getenv("VTRAIN_SIMD");
+        __builtin_cpu_init();
+        have = __builtin_cpu_supports("avx512f") && !(s && !strcmp(s, "avx2"));
+    }
+    return have ? &vt__ukr_512 : &vt__ukr_base;
+#else
+    return &vt__ukr_base;
+#endif
+}
+
 typedef struct vt__gemm {
     vt_ctx *c;
     const vt__ord *o;
@@ -2794,6 +2943,7 @@ typedef struct vt__gemm {
     double *part;          /* chunk-parallel partials (nch * M * N) */
     void **tbuf;           /* per-thread packing buffers */
     size_t tbytes;
+    const vt__ukr_set *ks; /* the micro-kernels and their tile sizes */
 } vt__gemm;
 
 /* the k-blocks of chunk ch: their size and visiting order, fma per block */
@@ -2818,86 +2968,85 @@ static void vt__gemm_blocks(const vt__gemm *g, int64_t ch, int64_t *kc, int64_t 
    Each reads its source in the order its layout is contiguous. */
 static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
-    int i;
-    for (ir = 0; ir < mb; ir += VT__MR) {
+    int i, MR = g->ks->mr;
+    for (ir = 0; ir < mb; ir += MR) {
         double *p = ap + ir * kb;
-        int full = ir + VT__MR <= mb;
-        if (full && g->sak == 1) { /* rows contiguous along k */
-            for (i = 0; i < VT__MR; i++) {
-                const double *src = g->A + (m0 + ir + i) * g->sam + k0;
-                for (k = 0; k < kb; k++) p[k * VT__MR + i] = src[k];
-            }
+        int full = ir + MR <= mb;
+        if (full && g->sak == 1) { /* rows contiguous along k: MR streams in, one out */
+            const double *src = g->A + (m0 + ir) * g->sam + k0;
+            for (k = 0; k < kb; k++)
+                for (i = 0; i < MR; i++) p[k * MR + i] = src[i * g->sam + k];
         } else if (full && g->sam == 1) { /* columns contiguous along m */
             for (k = 0; k < kb; k++) {
                 const double *src = g->A + (k0 + k) * g->sak + m0 + ir;
-                for (i = 0; i < VT__MR; i++) p[k * VT__MR + i] = src[i];
+                for (i = 0; i < MR; i++) p[k * MR + i] = src[i];
             }
         } else {
             for (k = 0; k < kb; k++)
-                for (i = 0; i < VT__MR; i++)
-                    p[k * VT__MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
+                for (i = 0; i < MR; i++)
+                    p[k * MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
         }
     }
 }
 static void vt__pack_b64(const vt__gemm *g, double *bp, int64_t n0, int64_t nb, int64_t k0, int64_t kb) {
-    int64_t jr, k;
-    int j;
-    for (jr = 0; jr < nb; jr += VT__NR) {
-        double *p = bp + jr * kb;
-        int full = jr + VT__NR <= nb;
-        if (full && g->sbn == 1) { /* rows of B contiguous along n */
-            for (k = 0; k < kb; k++) {
-                const double *src = g->B + (k0 + k) * g->sbk + n0 + jr;
-                for (j = 0; j < VT__NR; j++) p[k * VT__NR + j] = src[j];
-            }
-        } else if (full && g->sbk == 1) { /* columns of B contiguous along k (B = W^T) */
-            for (j = 0; j < VT__NR; j++) {
-                const double *src = g->B + (n0 + jr + j) * g->sbn + k0;
-                for (k = 0; k < kb; k++) p[k * VT__NR + j] = src[k];
-            }
-        } else {
-            for (k = 0; k < kb; k++)
-                for (j = 0; j < VT__NR; j++)
-                    p[k * VT__NR + j] = (jr + j < nb) ? g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0;
+    int64_t jr, k, nfull;
+    int j, NR = g->ks->nr;
+    nfull = (g->sbn == 1 || g->sbk == 1) ? nb / NR * NR : 0;
+    if (g->sbn == 1) /* rows of B contiguous along n: each row once, into every panel */
+        for (k = 0; k < kb; k++) {
+            const double *src = g->B + (k0 + k) * g->sbk + n0;
+            for (jr = 0; jr < nfull; jr += NR)
+                for (j = 0; j < NR; j++) bp[jr * kb + k * NR + j] = src[jr + j];
         }
+    else if (g->sbk == 1) /* columns of B contiguous along k (B = W^T): NR streams in, one out */
+        for (jr = 0; jr < nfull; jr += NR) {
+            const double *src = g->B + (n0 + jr) * g->sbn + k0;
+            double *p = bp + jr * kb;
+            for (k = 0; k < kb; k++)
+                for (j = 0; j < NR; j++) p[k * NR + j] = src[j * g->sbn + k];
+        }
+    for (jr = nfull; jr < nb; jr += NR) {
+        double *p = bp + jr * kb;
+        for (k = 0; k < kb; k++)
+            for (j = 0; j < NR; j++)
+                p[k * NR + j] = (jr + j < nb) ? g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0;
     }
 }
 static void vt__pack_a32(const vt__gemm *g, float *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
-    int i;
-    for (ir = 0; ir < mb; ir += VT__MR) {
+    int i, MR = g->ks->mr;
+    for (ir = 0; ir < mb; ir += MR) {
         float *p = ap + ir * kb;
-        if (ir + VT__MR <= mb && g->sak == 1) {
-            for (i = 0; i < VT__MR; i++) {
-                const double *src = g->A + (m0 + ir + i) * g->sam + k0;
-                for (k = 0; k < kb; k++) p[k * VT__MR + i] = (float)src[k];
-            }
+        if (ir + MR <= mb && g->sak == 1) {
+            const double *src = g->A + (m0 + ir) * g->sam + k0;
+            for (k = 0; k < kb; k++)
+                for (i = 0; i < MR; i++) p[k * MR + i] = (float)src[i * g->sam + k];
         } else
             for (k = 0; k < kb; k++)
-                for (i = 0; i < VT__MR; i++)
-                    p[k * VT__MR + i] = (ir + i < mb) ? (float)g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0f;
+                for (i = 0; i < MR; i++)
+                    p[k * MR + i] = (ir + i < mb) ? (float)g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0f;
     }
 }
 static void vt__pack_b32(const vt__gemm *g, float *bp, int64_t n0, int64_t nb, int64_t k0, int64_t kb) {
     int64_t jr, k;
-    int j;
-    for (jr = 0; jr < nb; jr += VT__NRF) {
+    int j, NRF = g->ks->nrf;
+    for (jr = 0; jr < nb; jr += NRF) {
         float *p = bp + jr * kb;
-        int full = jr + VT__NRF <= nb;
+        int full = jr + NRF <= nb;
         if (full && g->sbn == 1) {
             for (k = 0; k < kb; k++) {
                 const double *src = g->B + (k0 + k) * g->sbk + n0 + jr;
-                for (j = 0; j < VT__NRF; j++) p[k * VT__NRF + j] = (float)src[j];
+                for (j = 0; j < NRF; j++) p[k * NRF + j] = (float)src[j];
             }
         } else if (full && g->sbk == 1) {
-            for (j = 0; j < VT__NRF; j++) {
+            for (j = 0; j < NRF; j++) {
                 const double *src = g->B + (n0 + jr + j) * g->sbn + k0;
-                for (k = 0; k < kb; k++) p[k * VT__NRF + j] = (float)src[k];
+                for (k = 0; k < kb; k++) p[k * NRF + j] = (float)src[k];
             }
         } else
             for (k = 0; k < kb; k++)
-                for (j = 0; j < VT__NRF; j++)
-                    p[k * VT__NRF + j] = (jr + j < nb) ? (float)g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0f;
+                for (j = 0; j < NRF; j++)
+                    p[k * NRF + j] = (jr + j < nb) ? (float)g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0f;
     }
 }
 
@@ -2911,7 +3060,9 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
     uint64_t fm;
     int64_t cbase = ch * g->kchunk, cend = VT__MIN(g->K, cbase + g->kchunk);
     unsigned char *buf = (unsigned char *)g->tbuf[tid];
-    int f32 = g->o->f32;
+    int f32 = g->o->f32, MR = g->ks->mr, NR = g->ks->nr, NRF = g->ks->nrf;
+    vt__ukr64_fn k64 = g->ks->k64;
+    vt__ukr32_fn k32 = g->ks->k32;
     vt__gemm_blocks(g, ch, &kc, &nblk, &rot, &rev, &fm);
     for (bi = 0; bi < nblk; bi++) {
         int64_t b = (bi + rot) % nblk, k0, kb;
@@ -2927,10 +3078,10 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
                 int64_t mm = VT__MIN(VT__MC, mb - ms);
                 double *ts = t + ms * ldt;
                 vt__pack_a64(g, ap, m0 + ms, mm, k0, kb);
-                for (jr = 0; jr < nb; jr += VT__NR)
-                    for (ir = 0; ir < mm; ir += VT__MR)
-                        vt__ukr64(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(VT__MR, mm - ir),
-                                  (int)VT__MIN(VT__NR, nb - jr), first && bi == 0, usefma);
+                for (jr = 0; jr < nb; jr += NR)
+                    for (ir = 0; ir < mm; ir += MR)
+                        k64(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(MR, mm - ir),
+                            (int)VT__MIN(NR, nb - jr), first && bi == 0, usefma);
             }
         } else {
             float *ap = (float *)buf, *bp = ap + VT__MC * kc;
@@ -2939,10 +3090,10 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
                 int64_t mm = VT__MIN(VT__MC, mb - ms);
                 double *ts = t + ms * ldt;
                 vt__pack_a32(g, ap, m0 + ms, mm, k0, kb);
-                for (jr = 0; jr < nb; jr += VT__NRF)
-                    for (ir = 0; ir < mm; ir += VT__MR)
-                        vt__ukr32(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(VT__MR, mm - ir),
-                                  (int)VT__MIN(VT__NRF, nb - jr), first && bi == 0, usefma);
+                for (jr = 0; jr < nb; jr += NRF)
+                    for (ir = 0; ir < mm; ir += MR)
+                        k32(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(MR, mm - ir),
+                            (int)VT__MIN(NRF, nb - jr), first && bi == 0, usefma);
             }
         }
     }
@@ -3015,6 +3166,7 @@ static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
     g.kchunk = (kchunk <= 0 || kchunk > K) ? K : kchunk;
     g.nch = (K + g.kchunk - 1) / g.kchunk;
     g.tbytes = vt__gemm_tbytes(o);
+    g.ks = vt__gemm_isa();
     g.tbuf = vt__tbufs(c, g.tbytes);
     if (!g.tbuf) return;
     g.nc = VT__NC;
@@ -3035,8 +3187,8 @@ static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
         return;
     }
     /* shrink tiles so that every thread has work (results do not depend on tiling) */
-    while (g.tm * g.tn < 2 * nt && g.mc > VT__MR * 2) {
-        g.mc = ((g.mc / 2 + VT__MR - 1) / VT__MR) * VT__MR;
+    while (g.tm * g.tn < 2 * nt && g.mc > g.ks->mr * 2) {
+        g.mc = ((g.mc / 2 + g.ks->mr - 1) / g.ks->mr) * g.ks->mr;
         g.tm = (M + g.mc - 1) / g.mc;
     }
     vt__parallel(&c->pool, g.tm * g.tn, 2 * M * N * K, vt__gemm_task, &g);
@@ -3419,7 +3571,9 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
    ws: VT__BOUND_WS(M, N) doubles; tb: a packing buffer of vt__gemm_tbytes(). */
 static size_t vt__gemm_tbytes(const vt__ord *o) {
     int64_t kcmax = o->chaos ? 512 : o->block;
-    return sizeof(double) * (size_t)(VT__MC * kcmax + kcmax * (VT__NC + VT__NRF)) + sizeof(double) * VT__MC * VT__NC;
+    /* A's block, B's panel (NC columns rounded up to a whole micro-panel of
+       either kernel set) and the chunk tile */
+    return sizeof(double) * (size_t)(VT__MC * kcmax + kcmax * (VT__NC + 32)) + sizeof(double) * VT__MC * VT__NC;
 }
 
 static void vt__mm_serial(const vt__ord *o, int tid, int acc, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
@@ -3438,7 +3592,7 @@ static void vt__mm_serial(const vt__ord *o, int tid, int acc, int64_t M, int64_t
     g.o = o; g.M = M; g.N = N; g.K = K;
     g.A = A; g.sam = sam; g.sak = sak; g.B = B; g.sbk = sbk; g.sbn = sbn; g.C = C; g.ldc = ldc;
     g.kchunk = K; g.nch = 1;
-    g.tbuf = tbuf; g.tbytes = vt__gemm_tbytes(o);
+    g.tbuf = tbuf; g.tbytes = vt__gemm_tbytes(o); g.ks = vt__gemm_isa();
     g.nc = VT__NC; g.tn = (N + g.nc - 1) / g.nc;
     g.mc = ((M + VT__MC - 1) / VT__MC) * VT__MC; g.tm = 1;
     vt__gemm_task(&g, 0, g.tn, 0);
