@@ -2645,6 +2645,10 @@ static void vt__ukr64_avx2(int64_t kc, const double *a, const double *b, double 
     double acc[VT__MR][VT__NR];
     int64_t k;
     int i, j;
+    for (i = 0; i < mr; i++) { /* the tile's rows of t, while the products run */
+        _mm_prefetch((const char *)(t + i * ldt), _MM_HINT_T0);
+        _mm_prefetch((const char *)(t + i * ldt + VT__NR - 1), _MM_HINT_T0);
+    }
 #define VT__ROW(r, OP)                                                                             \
     { __m256d ar = _mm256_broadcast_sd(a + k * VT__MR + r); c##r##0 = OP(ar, b0, c##r##0); c##r##1 = OP(ar, b1, c##r##1); }
 #define VT__FMA(x, y, z) _mm256_fmadd_pd(x, y, z)
