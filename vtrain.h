@@ -1225,14 +1225,27 @@ VTDEF uint64_t vt_shuffle(uint64_t seed, uint64_t stream, uint64_t i, uint64_t n
 }
 
 /* ==========================================================================
-   >>threads  a fixed pool; work is split by static contiguous ranges
+   >>threads  a fixed pool; jobs are cut into chunks that idle threads claim
 
-   Results never depend on which thread ran what: a range is a pure function
-   of (task count, thread count), and every reduction either stays inside one
-   task or combines per-task partials in task order.
+   A job over [0, ntask) is cut into nchunk contiguous chunks, a pure function
+   of (ntask, nchunk); every thread of the pool, the caller included, claims
+   the next unclaimed chunk until none is left, so a thread that lost its
+   core to another process simply claims fewer (the job waits at most for
+   the chunk it holds), and a thread that wakes after the job is over claims
+   nothing. Which thread ran which chunk is therefore not fixed, and nothing
+   may depend on it: a result is a function of the chunk, never of the
+   thread. Every reduction stays inside one task or combines per-task (or
+   per-chunk) partials in task order; per-thread buffers are only scratch,
+   or (the rounding point's entries) lists that each thread fills in
+   increasing index order and that are merged by index afterwards. tid, the
+   thread's number, picks scratch memory and nothing else.
    ========================================================================== */
 
 typedef void (*vt__task_fn)(void *arg, int64_t lo, int64_t hi, int tid);
+
+/* chunks per thread: enough that a thread running at half speed (a shared
+   core) leaves little tail, few enough that claiming costs nothing */
+#define VT__CHUNKS_PER_THREAD 8
 
 typedef struct vt__pool {
     int n; /* threads including the caller */
@@ -1240,13 +1253,14 @@ typedef struct vt__pool {
     pthread_t *th;
     pthread_mutex_t mu;
     pthread_cond_t cv_go, cv_done;
-    int64_t gen;
-    int pending;
+    int64_t gen;        /* the job's number, published after the job */
+    uint64_t claim;     /* (gen mod 2^32) << 32 | the next unclaimed chunk */
+    int64_t done;       /* chunks finished */
     int quit;
     int sleepers;
     vt__task_fn fn;
     void *arg;
-    int64_t ntask;
+    int64_t ntask, nchunk;
 #endif
 } vt__pool;
 
@@ -1257,11 +1271,13 @@ static VT__UNUSED void vt__range(int64_t n, int parts, int i, int64_t *lo, int64
 
 /* Workers spin for a short while on the job counter before they sleep on the
    condition variable: a training step launches hundreds of short jobs, and
-   a futex round trip for each cost a tenth of a small model's step. */
+   a futex round trip for each cost a tenth of a small model's step. Without
+   GCC's atomics (another compiler) the same protocol runs under the mutex. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(VTRAIN_NO_THREADS)
 #define VT__LOAD(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
 #define VT__STORE(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
-#define VT__DEC(p) __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL)
+#define VT__ADD(p, v) __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL)
+#define VT__CAS(p, expect, v) __atomic_compare_exchange_n(p, expect, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
 #define VT__SPIN 4000
 #if defined(__x86_64__) || defined(__i386__)
 #define VT__PAUSE() __builtin_ia32_pause()
@@ -1275,13 +1291,70 @@ static VT__UNUSED void vt__range(int64_t n, int parts, int i, int64_t *lo, int64
 typedef struct { vt__pool *p; int tid; } vt__worker_arg;
 #ifndef VTRAIN_NO_THREADS
 
+/* claim the next chunk of job g: its index, or -1 when job g has none left
+   (or is over). A successful claim means job g is not finished, so fn, arg
+   and the counts read after it are job g's. */
+static int64_t vt__claim(vt__pool *p, int64_t g) {
+    uint64_t tag = (uint64_t)g << 32;
+#if VT__SPIN
+    uint64_t c = VT__LOAD(&p->claim);
+    for (;;) {
+        if ((c & ~(uint64_t)0xffffffffu) != tag || (int64_t)(c & 0xffffffffu) >= VT__LOAD(&p->nchunk)) return -1;
+        if (VT__CAS(&p->claim, &c, c + 1)) return (int64_t)(c & 0xffffffffu);
+    }
+#else
+    int64_t i = -1;
+    pthread_mutex_lock(&p->mu);
+    if ((p->claim & ~(uint64_t)0xffffffffu) == tag && (int64_t)(p->claim & 0xffffffffu) < p->nchunk)
+        i = (int64_t)(p->claim++ & 0xffffffffu);
+    pthread_mutex_unlock(&p->mu);
+    return i;
+#endif
+}
+
+/* tests: workers pause for a chunk-dependent 0..3 x this many microseconds
+   before each chunk, as threads that lose their core would; the caller then
+   claims chunks out of turn, and the results must not change. vt__pool_lent
+   counts chunks that ran on a worker after a higher chunk had run elsewhere. */
+static int vt__pool_stall_us;
+static int64_t vt__pool_lent;
+
+/* run chunks of job g until none is left; wake the caller after the last */
+static void vt__run_chunks(vt__pool *p, int64_t g, int tid) {
+    int64_t i, lo, hi, left;
+    while ((i = vt__claim(p, g)) >= 0) {
+        vt__range(p->ntask, (int)p->nchunk, (int)i, &lo, &hi);
+#if VT__SPIN
+        if (vt__pool_stall_us && tid != 0) {
+            struct timespec ts;
+            ts.tv_sec = 0;
+            ts.tv_nsec = 1000L * vt__pool_stall_us * (long)((((uint64_t)g * 131 + (uint64_t)i) * 2654435761u >> 13) % 4);
+            nanosleep(&ts, NULL);
+            if (i + 1 < p->nchunk && VT__LOAD(&p->claim) > (((uint64_t)g << 32) | (uint64_t)(i + 1))) vt__pool_lent++;
+        }
+#endif
+        if (hi > lo) p->fn(p->arg, lo, hi, tid);
+#if VT__SPIN
+        left = p->nchunk - VT__ADD(&p->done, 1);
+        if (left == 0 && tid != 0) { /* the caller may be asleep */
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_signal(&p->cv_done);
+            pthread_mutex_unlock(&p->mu);
+        }
+#else
+        pthread_mutex_lock(&p->mu);
+        left = p->nchunk - ++p->done;
+        if (left == 0) pthread_cond_signal(&p->cv_done);
+        pthread_mutex_unlock(&p->mu);
+#endif
+    }
+}
+
 static void *vt__worker(void *a) {
     vt__worker_arg *wa = (vt__worker_arg *)a;
     vt__pool *p = wa->p;
-    int tid = wa->tid;
     int64_t seen = 0;
     for (;;) {
-        int64_t lo, hi;
 #if VT__SPIN
         int spins = 0;
         while (VT__LOAD(&p->gen) == seen && !VT__LOAD(&p->quit) && spins < VT__SPIN) { VT__PAUSE(); spins++; }
@@ -1294,25 +1367,14 @@ static void *vt__worker(void *a) {
         }
         if (VT__LOAD(&p->quit)) break;
         seen = VT__LOAD(&p->gen);
-        vt__range(p->ntask, p->n, tid, &lo, &hi);
-        if (hi > lo) p->fn(p->arg, lo, hi, tid);
-        if (VT__DEC(&p->pending) == 0) { /* the caller may be asleep: wake it */
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_signal(&p->cv_done);
-            pthread_mutex_unlock(&p->mu);
-        }
 #else
         pthread_mutex_lock(&p->mu);
         while (p->gen == seen && !p->quit) pthread_cond_wait(&p->cv_go, &p->mu);
         if (p->quit) { pthread_mutex_unlock(&p->mu); break; }
         seen = p->gen;
         pthread_mutex_unlock(&p->mu);
-        vt__range(p->ntask, p->n, tid, &lo, &hi);
-        if (hi > lo) p->fn(p->arg, lo, hi, tid);
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0) pthread_cond_signal(&p->cv_done);
-        pthread_mutex_unlock(&p->mu);
 #endif
+        vt__run_chunks(p, seen & 0xffffffff, wa->tid);
     }
     return NULL;
 }
@@ -1334,7 +1396,7 @@ static vt__worker_arg *vt__pool_start(vt__pool *p, int n, void *u) {
 #ifndef VTRAIN_NO_THREADS
     {
         int i;
-        p->gen = 0; p->pending = 0; p->quit = 0; p->sleepers = 0;
+        p->gen = 0; p->claim = 0; p->done = 0; p->nchunk = 0; p->quit = 0; p->sleepers = 0;
         pthread_mutex_init(&p->mu, NULL);
         pthread_cond_init(&p->cv_go, NULL);
         pthread_cond_init(&p->cv_done, NULL);
@@ -1374,40 +1436,40 @@ static void vt__pool_stop(vt__pool *p, vt__worker_arg *wa, void *u) {
 #endif
 }
 
-/* Run fn over [0, ntask) split into p->n contiguous ranges; small jobs
+/* Run fn over [0, ntask) in chunks that the pool's threads claim; small jobs
    (work below ~32k element-operations) run on the caller alone. */
 static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn fn, void *arg) {
     if (ntask <= 0) return;
 #ifndef VTRAIN_NO_THREADS
     if (p->n > 1 && ntask > 1 && work >= 32768) {
-        int64_t lo, hi;
+        int64_t g = (p->gen + 1) & 0xffffffff, nchunk = VT__MIN(ntask, (int64_t)VT__CHUNKS_PER_THREAD * p->n);
 #if VT__SPIN
         int spins = 0;
         p->fn = fn; p->arg = arg; p->ntask = ntask;
-        VT__STORE(&p->pending, p->n - 1);
+        VT__STORE(&p->nchunk, nchunk);
+        VT__STORE(&p->done, 0);
+        VT__STORE(&p->claim, (uint64_t)g << 32);
         pthread_mutex_lock(&p->mu);
-        VT__STORE(&p->gen, p->gen + 1);
+        VT__STORE(&p->gen, g);
         if (p->sleepers) pthread_cond_broadcast(&p->cv_go);
         pthread_mutex_unlock(&p->mu);
-        vt__range(ntask, p->n, 0, &lo, &hi);
-        if (hi > lo) fn(arg, lo, hi, 0);
-        while (VT__LOAD(&p->pending) > 0 && ++spins < VT__SPIN) VT__PAUSE();
-        if (VT__LOAD(&p->pending) > 0) { /* a worker lost its core: sleep instead of spinning */
+        vt__run_chunks(p, g, 0);
+        while (VT__LOAD(&p->done) < nchunk && ++spins < VT__SPIN) VT__PAUSE();
+        if (VT__LOAD(&p->done) < nchunk) { /* a worker lost its core mid-chunk: sleep instead of spinning */
             pthread_mutex_lock(&p->mu);
-            while (VT__LOAD(&p->pending) > 0) pthread_cond_wait(&p->cv_done, &p->mu);
+            while (VT__LOAD(&p->done) < nchunk) pthread_cond_wait(&p->cv_done, &p->mu);
             pthread_mutex_unlock(&p->mu);
         }
 #else
         pthread_mutex_lock(&p->mu);
-        p->fn = fn; p->arg = arg; p->ntask = ntask;
-        p->pending = p->n - 1;
-        p->gen++;
+        p->fn = fn; p->arg = arg; p->ntask = ntask; p->nchunk = nchunk; p->done = 0;
+        p->claim = (uint64_t)g << 32;
+        p->gen = g;
         pthread_cond_broadcast(&p->cv_go);
         pthread_mutex_unlock(&p->mu);
-        vt__range(ntask, p->n, 0, &lo, &hi);
-        if (hi > lo) fn(arg, lo, hi, 0);
+        vt__run_chunks(p, g, 0);
         pthread_mutex_lock(&p->mu);
-        while (p->pending > 0) pthread_cond_wait(&p->cv_done, &p->mu);
+        while (p->done < nchunk) pthread_cond_wait(&p->cv_done, &p->mu);
         pthread_mutex_unlock(&p->mu);
 #endif
         return;
@@ -2459,29 +2521,48 @@ static vt_status vt__log_get_record(vt_ctx *c, int kind, int ndim, const int64_t
 /* --- the rounding point -------------------------------------------------- */
 
 /* the CPU backend's rounding primitives (see vt__backend) */
+/* After a rounding job: the first bad (NaN) element over all threads, or -1;
+   and, when there is none, every thread's entries into out in index order.
+   Threads claim chunks in increasing order and fill their lists in index
+   order, so each list is sorted: a merge of the lists by index gives the
+   same entries in the same order whichever thread ran which chunk. */
+static void *vt__scratch(vt_ctx *c, size_t n);
+static int64_t vt__ents_gather(vt_ctx *c, vt__ents *out) {
+    int t, nt = c->pool.n;
+    int64_t bad = -1, at_s[64], *at = at_s;
+    for (t = 0; t < nt; t++)
+        if (c->tents[t].bad >= 0 && (bad < 0 || c->tents[t].bad < bad)) bad = c->tents[t].bad;
+    if (bad >= 0 || !out) return bad;
+    if (nt > 64 && !(at = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)nt))) return -1;
+    for (t = 0; t < nt; t++) at[t] = 0;
+    for (;;) {
+        int best = -1;
+        const vt__entry *e;
+        for (t = 0; t < nt; t++)
+            if (at[t] < c->tents[t].n && (best < 0 || c->tents[t].e[at[t]].i < c->tents[best].e[at[best]].i)) best = t;
+        if (best < 0) break;
+        e = &c->tents[best].e[at[best]++];
+        vt__ents_push(c, out, e->i, e->r, e->full);
+    }
+    return -1;
+}
+
 static int64_t vt__cpu_cast(vt_ctx *c, double *x, int64_t n, int check_only) {
     vt__rjob job;
     int t, nt = c->pool.n;
-    int64_t bad = -1;
     for (t = 0; t < nt; t++) c->tents[t].bad = -1;
     job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0; job.lz = NULL;
     vt__parallel(&c->pool, n, n, check_only ? vt__nan_task : vt__cast_task, &job);
-    for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
-    return bad;
+    return vt__ents_gather(c, NULL);
 }
 
 static int64_t vt__cpu_round(vt_ctx *c, double *x, const double *e, int64_t n, double ef, int compact, vt__ents *out) {
     vt__rjob job;
     int t, nt = c->pool.n;
-    int64_t bad = -1, k;
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
     job.c = c; job.x = x; job.e = e; job.ef = ef; job.compact = compact; job.lz = NULL;
     vt__parallel(&c->pool, n, 8 * n, vt__round_task, &job);
-    for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
-    /* threads own contiguous ranges in order: concatenating keeps index order */
-    for (t = 0; t < nt && bad < 0; t++)
-        for (k = 0; k < c->tents[t].n; k++) vt__ents_push(c, out, c->tents[t].e[k].i, c->tents[t].e[k].r, c->tents[t].e[k].full);
-    return bad;
+    return vt__ents_gather(c, out);
 }
 
 static void vt__cpu_gather(vt_ctx *c, const double *x, const double *e, const vt__rent *at, int64_t m, double *xo, double *eo) {
@@ -3537,14 +3618,10 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
 static int64_t vt__lazy_round(vt_ctx *c, double *x, const vt__lazy *z, double ef, int compact, vt__ents *out) {
     vt__rjob job;
     int t, nt = c->pool.n;
-    int64_t bad = -1, k;
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
     job.c = c; job.x = x; job.e = NULL; job.ef = ef; job.compact = compact; job.lz = z;
     vt__parallel(&c->pool, z->M, 4 * z->M * z->N, vt__lazy_round_task, &job);
-    for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
-    for (t = 0; t < nt && bad < 0; t++)
-        for (k = 0; k < c->tents[t].n; k++) vt__ents_push(c, out, c->tents[t].e[k].i, c->tents[t].e[k].r, c->tents[t].e[k].full);
-    return bad;
+    return vt__ents_gather(c, out);
 }
 
 /* the statistics of C = A B (+ C0) (+ bias) in scratch memory (NULL when out
