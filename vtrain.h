@@ -35,7 +35,9 @@
                             dir at run time instead of the embedded header
        VTDEF                the decoration of every function (default extern,
                             static with VTRAIN_STATIC)
-   ENVIRONMENT (read at run time by the CUDA backend): VTRAIN_CUDA_SYNC=1
+   ENVIRONMENT: VTRAIN_SIMD=avx2 keeps the AVX2 GEMM kernels on a CPU with
+   AVX-512 (the results are the same; to measure them, bench/gemm.c). Read
+   at run time by the CUDA backend: VTRAIN_CUDA_SYNC=1
    waits after every kernel, so an error names the kernel; VTRAIN_EMU_GUARD=0
    turns off the emulator's device-memory guard (two mprotect calls per
    device call: GPT-2-sized audits need it off); VTRAIN_EMU_GIB=N reserves N
@@ -2707,8 +2709,13 @@ nonfinite:
    contiguous in k. With AVX2 and FMA it is written with intrinsics (the
    compilers did not keep the plain-C accumulators in registers: 9 against
    36 GFLOP/s per core, see bench/RESULTS.md); elsewhere the plain C loop
-   below, with fma() where the hardware has it. vt__gemm_naive is the
-   reference both are tested against.
+   below, with fma() where the hardware has it. On a CPU with AVX-512 a
+   12 x 16 kernel (24 accumulators of 8) is chosen at run time; every
+   kernel computes each element the same way (a zero accumulator, the
+   k-block's terms in k order, then t = acc or t + acc), so they agree bit
+   for bit and the tile sizes are free. Column panels are NC = 512 wide, so
+   A's block is packed once per 512 columns. vt__gemm_naive is the
+   reference all are tested against (tests/test_core.c).
    ========================================================================== */
 
 #define VT__MR 6
@@ -2936,10 +2943,13 @@ VT__T512 static void vt__ukr64_avx512(int64_t kc, const double *a, const double 
 }
 
 /* t = first ? (double)acc : RNE32(t + (double)acc), 8 at a time (the casts
-   and the sum as written in vt__ukr32) */
+   and the sum as written in vt__ukr32; the masked conversions, all lanes on,
+   because g++ 12 warns about the unmasked ones' undefined source) */
 VT__T512 static void vt__acc32_avx512(double *t, __m256 acc, int first) {
-    __m512d v = _mm512_cvtps_pd(acc);
-    if (!first) v = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_add_pd(_mm512_loadu_pd(t), v)));
+    __m512d v = _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, acc);
+    if (!first)
+        v = _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff,
+                                 _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xff, _mm512_add_pd(_mm512_loadu_pd(t), v)));
     _mm512_storeu_pd(t, v);
 }
 
@@ -3012,6 +3022,7 @@ static const vt__ukr_set *vt__gemm_isa(void) {
     }
     return have ? &vt__ukr_512 : &vt__ukr_base;
 #else
+    (void)vt__force_isa;
     return &vt__ukr_base;
 #endif
 }
