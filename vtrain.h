@@ -3340,30 +3340,51 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
             anycoarse |= L[r - lo] == VT__LSB_NONE;
         }
         r = lo;
+        r0 = lo;
 #ifdef VT__AVX2
-        {   /* eight lines at a time down all K rows, the sums in registers */
-            const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
-            for (; r + 8 <= hi; r += 8) {
-                __m256d s1a = zero, s1b = zero, s2a = zero, s2b = zero, mxa = zero, mxb = zero, mna = inf, mnb = inf;
-                const double *x = j->X + r;
-                for (k = 0; k < j->K; k++, x += j->s_k) {
-                    __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x)), b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + 4));
-                    s1a = _mm256_add_pd(s1a, a); s1b = _mm256_add_pd(s1b, b);
-                    s2a = _mm256_fmadd_pd(a, a, s2a); s2b = _mm256_fmadd_pd(b, b, s2b);
-                    mxa = _mm256_max_pd(mxa, a); mxb = _mm256_max_pd(mxb, b);
-                    mna = _mm256_min_pd(mna, _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ)));
-                    mnb = _mm256_min_pd(mnb, _mm256_blendv_pd(b, inf, _mm256_cmp_pd(b, zero, _CMP_EQ_OQ)));
-                }
-                _mm256_storeu_pd(j->n1 + r, s1a); _mm256_storeu_pd(j->n1 + r + 4, s1b);
-                _mm256_storeu_pd(j->n2 + r, s2a); _mm256_storeu_pd(j->n2 + r + 4, s2b);
-                _mm256_storeu_pd(j->mx + r, mxa); _mm256_storeu_pd(j->mx + r + 4, mxb);
-                _mm256_storeu_pd(mn + r, mna); _mm256_storeu_pd(mn + r + 4, mnb);
-            }
-        }
+        r0 = lo + (hi - lo) / 8 * 8; /* lines [lo, r0) eight at a time (fma), the rest one at a time */
 #endif
-        r0 = r; /* the lines left over */
+        /* rows in groups of up to four, read as they lie in memory; each
+           line's sums in k order */
         for (k = 0; k < j->K; k++) {
             const double *x = j->X + k * j->s_k;
+            r = lo;
+#ifdef VT__AVX2
+            {
+                const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+                int64_t nk = VT__MIN(4, j->K - k), q;
+                for (; r < r0; r += 4) {
+                    __m256d s1 = _mm256_loadu_pd(j->n1 + r), s2 = _mm256_loadu_pd(j->n2 + r);
+                    __m256d vm = _mm256_loadu_pd(j->mx + r), vn = _mm256_loadu_pd(mn + r);
+                    for (q = 0; q < nk; q++) {
+                        __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r));
+                        s1 = _mm256_add_pd(s1, a);
+                        s2 = _mm256_fmadd_pd(a, a, s2);
+                        vm = _mm256_max_pd(vm, a);
+                        vn = _mm256_min_pd(vn, _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ)));
+                    }
+                    _mm256_storeu_pd(j->n1 + r, s1); _mm256_storeu_pd(j->n2 + r, s2);
+                    _mm256_storeu_pd(j->mx + r, vm); _mm256_storeu_pd(mn + r, vn);
+                }
+                if (r0 > lo && nk > 1) { /* the other rows of the group: the scalar lines and the bit scan */
+                    int64_t kk;
+                    for (kk = k; kk < k + nk; kk++) {
+                        const double *xr = j->X + kk * j->s_k;
+                        for (r = r0; r < hi; r++) {
+                            double a = fabs(xr[r]);
+                            j->n1[r] += a; j->n2[r] += a * a;
+                            if (a > j->mx[r]) j->mx[r] = a;
+                            if (a != 0 && a < mn[r]) mn[r] = a;
+                        }
+                        if (anycoarse)
+                            for (r = lo; r < hi; r++)
+                                if (xr[r] != 0 && L[r - lo] > -VT__LSB_NONE) { int l = vt__lsb(xr[r]); if (l < L[r - lo]) L[r - lo] = l; }
+                    }
+                    k += nk - 1;
+                    continue;
+                }
+            }
+#endif
             for (r = r0; r < hi; r++) {
                 double a = fabs(x[r]);
                 j->n1[r] += a; j->n2[r] += a * a;
