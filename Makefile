@@ -3,7 +3,7 @@
 #
 #   make demo    train the character GPT, audit it in another order, compare native
 #   make test    the test suite (last line: "N passed, M failed")
-#   make bench   benches (bench-gemm needs libopenblas-dev)
+#   make bench   benches (bench-gemm needs libopenblas-dev; bench-torch, PyTorch; bench-load)
 #   make swarm   BTARD: 16 peers, 7 Byzantine, every attack; make bench-btard, bench-btard-mpi
 #                (the MPI parts need libopenmpi-dev openmpi-bin)
 #
@@ -22,7 +22,7 @@ EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nonde
 TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard
 
-.PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript clean compile-checks
+.PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript bench-torch bench-load clean compile-checks
 .PHONY: swarm bench-btard bench-btard-mpi test-mpi test-bounds
 
 all: $(EXAMPLES) $(TESTS) $(BENCHES)
@@ -235,8 +235,20 @@ bench-logsize: $(B)/bench_logsize
 	./$(B)/bench_logsize
 bench-step: $(B)/bench_step
 	./$(B)/bench_step
+# bench-gemm: ours against OpenBLAS's kernel for our kernel's ISA (the bench
+# refuses an older one); on an AVX-512 machine also our AVX2 kernel against
+# OpenBLAS's AVX2 (Haswell) kernel
 bench-gemm: $(B)/bench_gemm
 	./$(B)/bench_gemm
+	@if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then echo; echo 'the AVX2 kernels: VTRAIN_SIMD=avx2 OPENBLAS_CORETYPE=Haswell'; \
+	  VTRAIN_SIMD=avx2 OPENBLAS_CORETYPE=Haswell ./$(B)/bench_gemm; fi
+# vtrain's step beside PyTorch binary32, binary64 and the paper's method (installs nothing)
+bench-torch: $(B)/bench_step
+	@python3 -c 'import torch' 2>/dev/null || { echo 'bench-torch needs PyTorch: pip install torch --index-url https://download.pytorch.org/whl/cpu (or pip install torch, from PyPI)'; exit 1; }
+	python3 bench/torch_step.py --vtrain ./$(B)/bench_step
+# a 2-thread step against a 1-thread step while another process keeps one core busy
+bench-load: $(B)/bench_step
+	bash bench/load.sh ./$(B)/bench_step
 bench-transcript: $(B)/bench_transcript
 	./$(B)/bench_transcript
 # BTARD: overhead over a plain all-reduce (in-process), and bans over 20 seeds per attack

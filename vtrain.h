@@ -35,7 +35,9 @@
                             dir at run time instead of the embedded header
        VTDEF                the decoration of every function (default extern,
                             static with VTRAIN_STATIC)
-   ENVIRONMENT (read at run time by the CUDA backend): VTRAIN_CUDA_SYNC=1
+   ENVIRONMENT: VTRAIN_SIMD=avx2 keeps the AVX2 GEMM kernels on a CPU with
+   AVX-512 (the results are the same; to measure them, bench/gemm.c). Read
+   at run time by the CUDA backend: VTRAIN_CUDA_SYNC=1
    waits after every kernel, so an error names the kernel; VTRAIN_EMU_GUARD=0
    turns off the emulator's device-memory guard (two mprotect calls per
    device call: GPT-2-sized audits need it off); VTRAIN_EMU_GIB=N reserves N
@@ -1619,14 +1621,27 @@ VTDEF uint64_t vt_shuffle(uint64_t seed, uint64_t stream, uint64_t i, uint64_t n
 }
 
 /* ==========================================================================
-   >>threads  a fixed pool; work is split by static contiguous ranges
+   >>threads  a fixed pool; jobs are cut into chunks that idle threads claim
 
-   Results never depend on which thread ran what: a range is a pure function
-   of (task count, thread count), and every reduction either stays inside one
-   task or combines per-task partials in task order.
+   A job over [0, ntask) is cut into nchunk contiguous chunks, a pure function
+   of (ntask, nchunk); every thread of the pool, the caller included, claims
+   the next unclaimed chunk until none is left, so a thread that lost its
+   core to another process simply claims fewer (the job waits at most for
+   the chunk it holds), and a thread that wakes after the job is over claims
+   nothing. Which thread ran which chunk is therefore not fixed, and nothing
+   may depend on it: a result is a function of the chunk, never of the
+   thread. Every reduction stays inside one task or combines per-task (or
+   per-chunk) partials in task order; per-thread buffers are only scratch,
+   or (the rounding point's entries) lists that each thread fills in
+   increasing index order and that are merged by index afterwards. tid, the
+   thread's number, picks scratch memory and nothing else.
    ========================================================================== */
 
 typedef void (*vt__task_fn)(void *arg, int64_t lo, int64_t hi, int tid);
+
+/* chunks per thread: enough that a thread running at half speed (a shared
+   core) leaves little tail, few enough that claiming costs nothing */
+#define VT__CHUNKS_PER_THREAD 8
 
 typedef struct vt__pool {
     int n; /* threads including the caller */
@@ -1634,13 +1649,14 @@ typedef struct vt__pool {
     pthread_t *th;
     pthread_mutex_t mu;
     pthread_cond_t cv_go, cv_done;
-    int64_t gen;
-    int pending;
+    int64_t gen;        /* the job's number, published after the job */
+    uint64_t claim;     /* (gen mod 2^32) << 32 | the next unclaimed chunk */
+    int64_t done;       /* chunks finished */
     int quit;
     int sleepers;
     vt__task_fn fn;
     void *arg;
-    int64_t ntask;
+    int64_t ntask, nchunk;
 #endif
 } vt__pool;
 
@@ -1651,11 +1667,13 @@ static VT__UNUSED void vt__range(int64_t n, int parts, int i, int64_t *lo, int64
 
 /* Workers spin for a short while on the job counter before they sleep on the
    condition variable: a training step launches hundreds of short jobs, and
-   a futex round trip for each cost a tenth of a small model's step. */
+   a futex round trip for each cost a tenth of a small model's step. Without
+   GCC's atomics (another compiler) the same protocol runs under the mutex. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(VTRAIN_NO_THREADS)
 #define VT__LOAD(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
 #define VT__STORE(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
-#define VT__DEC(p) __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL)
+#define VT__ADD(p, v) __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL)
+#define VT__CAS(p, expect, v) __atomic_compare_exchange_n(p, expect, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
 #define VT__SPIN 4000
 #if defined(__x86_64__) || defined(__i386__)
 #define VT__PAUSE() __builtin_ia32_pause()
@@ -1669,13 +1687,70 @@ static VT__UNUSED void vt__range(int64_t n, int parts, int i, int64_t *lo, int64
 typedef struct { vt__pool *p; int tid; } vt__worker_arg;
 #ifndef VTRAIN_NO_THREADS
 
+/* claim the next chunk of job g: its index, or -1 when job g has none left
+   (or is over). A successful claim means job g is not finished, so fn, arg
+   and the counts read after it are job g's. */
+static int64_t vt__claim(vt__pool *p, int64_t g) {
+    uint64_t tag = (uint64_t)g << 32;
+#if VT__SPIN
+    uint64_t c = VT__LOAD(&p->claim);
+    for (;;) {
+        if ((c & ~(uint64_t)0xffffffffu) != tag || (int64_t)(c & 0xffffffffu) >= VT__LOAD(&p->nchunk)) return -1;
+        if (VT__CAS(&p->claim, &c, c + 1)) return (int64_t)(c & 0xffffffffu);
+    }
+#else
+    int64_t i = -1;
+    pthread_mutex_lock(&p->mu);
+    if ((p->claim & ~(uint64_t)0xffffffffu) == tag && (int64_t)(p->claim & 0xffffffffu) < p->nchunk)
+        i = (int64_t)(p->claim++ & 0xffffffffu);
+    pthread_mutex_unlock(&p->mu);
+    return i;
+#endif
+}
+
+/* tests: workers pause for a chunk-dependent 0..3 x this many microseconds
+   before each chunk, as threads that lose their core would; the caller then
+   claims chunks out of turn, and the results must not change. vt__pool_lent
+   counts chunks that ran on a worker after a higher chunk had run elsewhere. */
+static int vt__pool_stall_us;
+static int64_t vt__pool_lent;
+
+/* run chunks of job g until none is left; wake the caller after the last */
+static void vt__run_chunks(vt__pool *p, int64_t g, int tid) {
+    int64_t i, lo, hi, left;
+    while ((i = vt__claim(p, g)) >= 0) {
+        vt__range(p->ntask, (int)p->nchunk, (int)i, &lo, &hi);
+#if VT__SPIN
+        if (vt__pool_stall_us && tid != 0) {
+            struct timespec ts;
+            ts.tv_sec = 0;
+            ts.tv_nsec = 1000L * vt__pool_stall_us * (long)((((uint64_t)g * 131 + (uint64_t)i) * 2654435761u >> 13) % 4);
+            nanosleep(&ts, NULL);
+            if (i + 1 < p->nchunk && VT__LOAD(&p->claim) > (((uint64_t)g << 32) | (uint64_t)(i + 1))) vt__pool_lent++;
+        }
+#endif
+        if (hi > lo) p->fn(p->arg, lo, hi, tid);
+#if VT__SPIN
+        left = p->nchunk - VT__ADD(&p->done, 1);
+        if (left == 0 && tid != 0) { /* the caller may be asleep */
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_signal(&p->cv_done);
+            pthread_mutex_unlock(&p->mu);
+        }
+#else
+        pthread_mutex_lock(&p->mu);
+        left = p->nchunk - ++p->done;
+        if (left == 0) pthread_cond_signal(&p->cv_done);
+        pthread_mutex_unlock(&p->mu);
+#endif
+    }
+}
+
 static void *vt__worker(void *a) {
     vt__worker_arg *wa = (vt__worker_arg *)a;
     vt__pool *p = wa->p;
-    int tid = wa->tid;
     int64_t seen = 0;
     for (;;) {
-        int64_t lo, hi;
 #if VT__SPIN
         int spins = 0;
         while (VT__LOAD(&p->gen) == seen && !VT__LOAD(&p->quit) && spins < VT__SPIN) { VT__PAUSE(); spins++; }
@@ -1688,25 +1763,14 @@ static void *vt__worker(void *a) {
         }
         if (VT__LOAD(&p->quit)) break;
         seen = VT__LOAD(&p->gen);
-        vt__range(p->ntask, p->n, tid, &lo, &hi);
-        if (hi > lo) p->fn(p->arg, lo, hi, tid);
-        if (VT__DEC(&p->pending) == 0) { /* the caller may be asleep: wake it */
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_signal(&p->cv_done);
-            pthread_mutex_unlock(&p->mu);
-        }
 #else
         pthread_mutex_lock(&p->mu);
         while (p->gen == seen && !p->quit) pthread_cond_wait(&p->cv_go, &p->mu);
         if (p->quit) { pthread_mutex_unlock(&p->mu); break; }
         seen = p->gen;
         pthread_mutex_unlock(&p->mu);
-        vt__range(p->ntask, p->n, tid, &lo, &hi);
-        if (hi > lo) p->fn(p->arg, lo, hi, tid);
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0) pthread_cond_signal(&p->cv_done);
-        pthread_mutex_unlock(&p->mu);
 #endif
+        vt__run_chunks(p, seen & 0xffffffff, wa->tid);
     }
     return NULL;
 }
@@ -1728,7 +1792,7 @@ static vt__worker_arg *vt__pool_start(vt__pool *p, int n, void *u) {
 #ifndef VTRAIN_NO_THREADS
     {
         int i;
-        p->gen = 0; p->pending = 0; p->quit = 0; p->sleepers = 0;
+        p->gen = 0; p->claim = 0; p->done = 0; p->nchunk = 0; p->quit = 0; p->sleepers = 0;
         pthread_mutex_init(&p->mu, NULL);
         pthread_cond_init(&p->cv_go, NULL);
         pthread_cond_init(&p->cv_done, NULL);
@@ -1768,40 +1832,40 @@ static void vt__pool_stop(vt__pool *p, vt__worker_arg *wa, void *u) {
 #endif
 }
 
-/* Run fn over [0, ntask) split into p->n contiguous ranges; small jobs
+/* Run fn over [0, ntask) in chunks that the pool's threads claim; small jobs
    (work below ~32k element-operations) run on the caller alone. */
 static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn fn, void *arg) {
     if (ntask <= 0) return;
 #ifndef VTRAIN_NO_THREADS
     if (p->n > 1 && ntask > 1 && work >= 32768) {
-        int64_t lo, hi;
+        int64_t g = (p->gen + 1) & 0xffffffff, nchunk = VT__MIN(ntask, (int64_t)VT__CHUNKS_PER_THREAD * p->n);
 #if VT__SPIN
         int spins = 0;
         p->fn = fn; p->arg = arg; p->ntask = ntask;
-        VT__STORE(&p->pending, p->n - 1);
+        VT__STORE(&p->nchunk, nchunk);
+        VT__STORE(&p->done, 0);
+        VT__STORE(&p->claim, (uint64_t)g << 32);
         pthread_mutex_lock(&p->mu);
-        VT__STORE(&p->gen, p->gen + 1);
+        VT__STORE(&p->gen, g);
         if (p->sleepers) pthread_cond_broadcast(&p->cv_go);
         pthread_mutex_unlock(&p->mu);
-        vt__range(ntask, p->n, 0, &lo, &hi);
-        if (hi > lo) fn(arg, lo, hi, 0);
-        while (VT__LOAD(&p->pending) > 0 && ++spins < VT__SPIN) VT__PAUSE();
-        if (VT__LOAD(&p->pending) > 0) { /* a worker lost its core: sleep instead of spinning */
+        vt__run_chunks(p, g, 0);
+        while (VT__LOAD(&p->done) < nchunk && ++spins < VT__SPIN) VT__PAUSE();
+        if (VT__LOAD(&p->done) < nchunk) { /* a worker lost its core mid-chunk: sleep instead of spinning */
             pthread_mutex_lock(&p->mu);
-            while (VT__LOAD(&p->pending) > 0) pthread_cond_wait(&p->cv_done, &p->mu);
+            while (VT__LOAD(&p->done) < nchunk) pthread_cond_wait(&p->cv_done, &p->mu);
             pthread_mutex_unlock(&p->mu);
         }
 #else
         pthread_mutex_lock(&p->mu);
-        p->fn = fn; p->arg = arg; p->ntask = ntask;
-        p->pending = p->n - 1;
-        p->gen++;
+        p->fn = fn; p->arg = arg; p->ntask = ntask; p->nchunk = nchunk; p->done = 0;
+        p->claim = (uint64_t)g << 32;
+        p->gen = g;
         pthread_cond_broadcast(&p->cv_go);
         pthread_mutex_unlock(&p->mu);
-        vt__range(ntask, p->n, 0, &lo, &hi);
-        if (hi > lo) fn(arg, lo, hi, 0);
+        vt__run_chunks(p, g, 0);
         pthread_mutex_lock(&p->mu);
-        while (p->pending > 0) pthread_cond_wait(&p->cv_done, &p->mu);
+        while (p->done < nchunk) pthread_cond_wait(&p->cv_done, &p->mu);
         pthread_mutex_unlock(&p->mu);
 #endif
         return;
@@ -2914,29 +2978,48 @@ static vt_status vt__log_get_record(vt_ctx *c, int kind, int ndim, const int64_t
 /* --- the rounding point -------------------------------------------------- */
 
 /* the CPU backend's rounding primitives (see vt__backend) */
+/* After a rounding job: the first bad (NaN) element over all threads, or -1;
+   and, when there is none, every thread's entries into out in index order.
+   Threads claim chunks in increasing order and fill their lists in index
+   order, so each list is sorted: a merge of the lists by index gives the
+   same entries in the same order whichever thread ran which chunk. */
+static void *vt__scratch(vt_ctx *c, size_t n);
+static int64_t vt__ents_gather(vt_ctx *c, vt__ents *out) {
+    int t, nt = c->pool.n;
+    int64_t bad = -1, at_s[64], *at = at_s;
+    for (t = 0; t < nt; t++)
+        if (c->tents[t].bad >= 0 && (bad < 0 || c->tents[t].bad < bad)) bad = c->tents[t].bad;
+    if (bad >= 0 || !out) return bad;
+    if (nt > 64 && !(at = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)nt))) return -1;
+    for (t = 0; t < nt; t++) at[t] = 0;
+    for (;;) {
+        int best = -1;
+        const vt__entry *e;
+        for (t = 0; t < nt; t++)
+            if (at[t] < c->tents[t].n && (best < 0 || c->tents[t].e[at[t]].i < c->tents[best].e[at[best]].i)) best = t;
+        if (best < 0) break;
+        e = &c->tents[best].e[at[best]++];
+        vt__ents_push(c, out, e->i, e->r, e->full);
+    }
+    return -1;
+}
+
 static int64_t vt__cpu_cast(vt_ctx *c, double *x, int64_t n, int check_only) {
     vt__rjob job;
     int t, nt = c->pool.n;
-    int64_t bad = -1;
     for (t = 0; t < nt; t++) c->tents[t].bad = -1;
     job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0; job.lz = NULL;
     vt__parallel(&c->pool, n, n, check_only ? vt__nan_task : vt__cast_task, &job);
-    for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
-    return bad;
+    return vt__ents_gather(c, NULL);
 }
 
 static int64_t vt__cpu_round(vt_ctx *c, double *x, const double *e, int64_t n, double ef, int compact, vt__ents *out) {
     vt__rjob job;
     int t, nt = c->pool.n;
-    int64_t bad = -1, k;
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
     job.c = c; job.x = x; job.e = e; job.ef = ef; job.compact = compact; job.lz = NULL;
     vt__parallel(&c->pool, n, 8 * n, vt__round_task, &job);
-    for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
-    /* threads own contiguous ranges in order: concatenating keeps index order */
-    for (t = 0; t < nt && bad < 0; t++)
-        for (k = 0; k < c->tents[t].n; k++) vt__ents_push(c, out, c->tents[t].e[k].i, c->tents[t].e[k].r, c->tents[t].e[k].full);
-    return bad;
+    return vt__ents_gather(c, out);
 }
 
 static void vt__cpu_gather(vt_ctx *c, const double *x, const double *e, const vt__rent *at, int64_t m, double *xo, double *eo) {
@@ -3123,15 +3206,20 @@ nonfinite:
    contiguous in k. With AVX2 and FMA it is written with intrinsics (the
    compilers did not keep the plain-C accumulators in registers: 9 against
    36 GFLOP/s per core, see bench/RESULTS.md); elsewhere the plain C loop
-   below, with fma() where the hardware has it. vt__gemm_naive is the
-   reference both are tested against.
+   below, with fma() where the hardware has it. On a CPU with AVX-512 a
+   12 x 16 kernel (24 accumulators of 8) is chosen at run time; every
+   kernel computes each element the same way (a zero accumulator, the
+   k-block's terms in k order, then t = acc or t + acc), so they agree bit
+   for bit and the tile sizes are free. Column panels are NC = 512 wide, so
+   A's block is packed once per 512 columns. vt__gemm_naive is the
+   reference all are tested against (tests/test_core.c).
    ========================================================================== */
 
 #define VT__MR 6
 #define VT__NR 8
 #define VT__NRF 16
 #define VT__MC 96
-#define VT__NC 128
+#define VT__NC 512
 
 #ifdef VT__AVX2
 /* the same micro-kernel in AVX2 registers: 12 accumulators of 4 doubles */
@@ -3142,6 +3230,10 @@ static void vt__ukr64_avx2(int64_t kc, const double *a, const double *b, double 
     double acc[VT__MR][VT__NR];
     int64_t k;
     int i, j;
+    for (i = 0; i < mr; i++) { /* the tile's rows of t, while the products run */
+        _mm_prefetch((const char *)(t + i * ldt), _MM_HINT_T0);
+        _mm_prefetch((const char *)(t + i * ldt + VT__NR - 1), _MM_HINT_T0);
+    }
 #define VT__ROW(r, OP)                                                                             \
     { __m256d ar = _mm256_broadcast_sd(a + k * VT__MR + r); c##r##0 = OP(ar, b0, c##r##0); c##r##1 = OP(ar, b1, c##r##1); }
 #define VT__FMA(x, y, z) _mm256_fmadd_pd(x, y, z)
@@ -3279,6 +3371,159 @@ static void vt__ukr32(int64_t kc, const float *a, const float *b, double *t, int
         for (j = 0; j < nr; j++) t[i * ldt + j] = first ? (double)acc[i][j] : vt__f32r(t[i * ldt + j] + (double)acc[i][j]);
 }
 
+/* AVX-512 (issue 15). The same arithmetic per output element as the kernels
+   above - a zero accumulator, one fma (or product and sum) per k in k order
+   inside the k-block, then t = acc or t + acc - in registers twice as wide,
+   so the values are bit for bit those of the AVX2 and the plain-C kernels
+   (tests/test_core.c: gemm_avx512_matches). Tiles are MR x NR = 12 x 16
+   doubles (24 accumulators of 8; 12 x 32 floats for native): 2 loads of B and
+   12 broadcasts of A feed 24 fma per k. Compiled for AVX-512 by a target
+   attribute, so the file builds without -mavx512f, and chosen at run time
+   (vt__gemm_isa): one binary serves AVX2 and AVX-512 machines.
+   VTRAIN_SIMD=avx2 in the environment keeps the AVX2 kernels (to measure
+   them on an AVX-512 machine). */
+#if defined(VT__AVX2) && (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define VT__AVX512 1
+#define VT__T512 __attribute__((target("avx512f")))
+#define VT__MR5 12
+#define VT__NR5 16
+#define VT__NRF5 32
+#define VT__R12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+VT__T512 static void vt__ukr64_avx512(int64_t kc, const double *a, const double *b, double *t, int64_t ldt, int mr,
+                                      int nr, int first, int usefma) {
+#define VT__DECL(r) __m512d c##r##0 = _mm512_setzero_pd(), c##r##1 = _mm512_setzero_pd();
+    VT__R12(VT__DECL)
+#undef VT__DECL
+    double acc[VT__MR5][VT__NR5];
+    int64_t k;
+    int i, j;
+    for (i = 0; i < mr; i++) { /* the tile's rows of t, while the products run */
+        _mm_prefetch((const char *)(t + i * ldt), _MM_HINT_T0);
+        _mm_prefetch((const char *)(t + i * ldt + VT__NR5 - 1), _MM_HINT_T0);
+    }
+#define VT__FMA(r) { __m512d ar = _mm512_set1_pd(a[k * VT__MR5 + r]); \
+        c##r##0 = _mm512_fmadd_pd(ar, b0, c##r##0); c##r##1 = _mm512_fmadd_pd(ar, b1, c##r##1); }
+#define VT__MULADD(r) { __m512d ar = _mm512_set1_pd(a[k * VT__MR5 + r]); \
+        c##r##0 = _mm512_add_pd(_mm512_mul_pd(ar, b0), c##r##0); c##r##1 = _mm512_add_pd(_mm512_mul_pd(ar, b1), c##r##1); }
+    if (usefma) {
+        for (k = 0; k < kc; k++) {
+            __m512d b0 = _mm512_loadu_pd(b + k * VT__NR5), b1 = _mm512_loadu_pd(b + k * VT__NR5 + 8);
+            VT__R12(VT__FMA)
+        }
+    } else {
+        for (k = 0; k < kc; k++) {
+            __m512d b0 = _mm512_loadu_pd(b + k * VT__NR5), b1 = _mm512_loadu_pd(b + k * VT__NR5 + 8);
+            VT__R12(VT__MULADD)
+        }
+    }
+#undef VT__FMA
+#undef VT__MULADD
+    if (mr == VT__MR5 && nr == VT__NR5) {
+        if (first) {
+#define VT__ST(r) _mm512_storeu_pd(t + r * ldt, c##r##0); _mm512_storeu_pd(t + r * ldt + 8, c##r##1);
+            VT__R12(VT__ST)
+#undef VT__ST
+        } else {
+#define VT__ST(r) _mm512_storeu_pd(t + r * ldt, _mm512_add_pd(_mm512_loadu_pd(t + r * ldt), c##r##0)); \
+                  _mm512_storeu_pd(t + r * ldt + 8, _mm512_add_pd(_mm512_loadu_pd(t + r * ldt + 8), c##r##1));
+            VT__R12(VT__ST)
+#undef VT__ST
+        }
+        return;
+    }
+#define VT__ST(r) _mm512_storeu_pd(acc[r], c##r##0); _mm512_storeu_pd(acc[r] + 8, c##r##1);
+    VT__R12(VT__ST)
+#undef VT__ST
+    for (i = 0; i < mr; i++)
+        for (j = 0; j < nr; j++) t[i * ldt + j] = first ? acc[i][j] : t[i * ldt + j] + acc[i][j];
+}
+
+/* t = first ? (double)acc : RNE32(t + (double)acc), 8 at a time (the casts
+   and the sum as written in vt__ukr32; the masked conversions, all lanes on,
+   because g++ 12 warns about the unmasked ones' undefined source) */
+VT__T512 static void vt__acc32_avx512(double *t, __m256 acc, int first) {
+    __m512d v = _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, acc);
+    if (!first)
+        v = _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff,
+                                 _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xff, _mm512_add_pd(_mm512_loadu_pd(t), v)));
+    _mm512_storeu_pd(t, v);
+}
+
+VT__T512 static void vt__ukr32_avx512(int64_t kc, const float *a, const float *b, double *t, int64_t ldt, int mr,
+                                      int nr, int first, int usefma) {
+#define VT__DECL(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = _mm512_setzero_ps();
+    VT__R12(VT__DECL)
+#undef VT__DECL
+    float acc[VT__MR5][VT__NRF5];
+    int64_t k;
+    int i, j;
+#define VT__FMA(r) { __m512 ar = _mm512_set1_ps(a[k * VT__MR5 + r]); \
+        c##r##0 = _mm512_fmadd_ps(ar, b0, c##r##0); c##r##1 = _mm512_fmadd_ps(ar, b1, c##r##1); }
+#define VT__MULADD(r) { __m512 ar = _mm512_set1_ps(a[k * VT__MR5 + r]); \
+        c##r##0 = _mm512_add_ps(_mm512_mul_ps(ar, b0), c##r##0); c##r##1 = _mm512_add_ps(_mm512_mul_ps(ar, b1), c##r##1); }
+    if (usefma) {
+        for (k = 0; k < kc; k++) {
+            __m512 b0 = _mm512_loadu_ps(b + k * VT__NRF5), b1 = _mm512_loadu_ps(b + k * VT__NRF5 + 16);
+            VT__R12(VT__FMA)
+        }
+    } else {
+        for (k = 0; k < kc; k++) {
+            __m512 b0 = _mm512_loadu_ps(b + k * VT__NRF5), b1 = _mm512_loadu_ps(b + k * VT__NRF5 + 16);
+            VT__R12(VT__MULADD)
+        }
+    }
+#undef VT__FMA
+#undef VT__MULADD
+#define VT__ST(r) _mm512_storeu_ps(acc[r], c##r##0); _mm512_storeu_ps(acc[r] + 16, c##r##1);
+    VT__R12(VT__ST)
+#undef VT__ST
+    if (mr == VT__MR5 && nr == VT__NRF5) {
+        for (i = 0; i < VT__MR5; i++)
+            for (j = 0; j < VT__NRF5; j += 8) vt__acc32_avx512(t + i * ldt + j, _mm256_loadu_ps(acc[i] + j), first);
+        return;
+    }
+    for (i = 0; i < mr; i++)
+        for (j = 0; j < nr; j++) t[i * ldt + j] = first ? (double)acc[i][j] : vt__f32r(t[i * ldt + j] + (double)acc[i][j]);
+}
+#endif
+
+/* The micro-kernels of a product: tile sizes and the two kernels (binary64,
+   and binary32 for native mode). */
+typedef void (*vt__ukr64_fn)(int64_t kc, const double *a, const double *b, double *t, int64_t ldt, int mr, int nr,
+                             int first, int usefma);
+typedef void (*vt__ukr32_fn)(int64_t kc, const float *a, const float *b, double *t, int64_t ldt, int mr, int nr,
+                             int first, int usefma);
+typedef struct { int mr, nr, nrf; vt__ukr64_fn k64; vt__ukr32_fn k32; const char *name; } vt__ukr_set;
+static const vt__ukr_set vt__ukr_base = {VT__MR, VT__NR, VT__NRF, vt__ukr64, vt__ukr32,
+#ifdef VT__AVX2
+                                         "avx2"
+#else
+                                         "c"
+#endif
+};
+#ifdef VT__AVX512
+static const vt__ukr_set vt__ukr_512 = {VT__MR5, VT__NR5, VT__NRF5, vt__ukr64_avx512, vt__ukr32_avx512, "avx512"};
+#endif
+
+/* tests: -1 as the machine and VTRAIN_SIMD say, 0 the base kernels, 1 AVX-512 */
+static int vt__force_isa = -1;
+static const vt__ukr_set *vt__gemm_isa(void) {
+#ifdef VT__AVX512
+    static int have = -1; /* a benign race: every thread computes the same value */
+    if (vt__force_isa >= 0) return vt__force_isa ? &vt__ukr_512 : &vt__ukr_base;
+    if (have < 0) {
+        const char *s = getenv("VTRAIN_SIMD");
+        __builtin_cpu_init();
+        have = __builtin_cpu_supports("avx512f") && !(s && !strcmp(s, "avx2"));
+    }
+    return have ? &vt__ukr_512 : &vt__ukr_base;
+#else
+    (void)vt__force_isa;
+    return &vt__ukr_base;
+#endif
+}
+
 typedef struct vt__gemm {
     vt_ctx *c;
     const vt__ord *o;
@@ -3291,6 +3536,7 @@ typedef struct vt__gemm {
     double *part;          /* chunk-parallel partials (nch * M * N) */
     void **tbuf;           /* per-thread packing buffers */
     size_t tbytes;
+    const vt__ukr_set *ks; /* the micro-kernels and their tile sizes */
 } vt__gemm;
 
 /* the k-blocks of chunk ch: their size and visiting order, fma per block */
@@ -3315,86 +3561,85 @@ static void vt__gemm_blocks(const vt__gemm *g, int64_t ch, int64_t *kc, int64_t 
    Each reads its source in the order its layout is contiguous. */
 static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
-    int i;
-    for (ir = 0; ir < mb; ir += VT__MR) {
+    int i, MR = g->ks->mr;
+    for (ir = 0; ir < mb; ir += MR) {
         double *p = ap + ir * kb;
-        int full = ir + VT__MR <= mb;
-        if (full && g->sak == 1) { /* rows contiguous along k */
-            for (i = 0; i < VT__MR; i++) {
-                const double *src = g->A + (m0 + ir + i) * g->sam + k0;
-                for (k = 0; k < kb; k++) p[k * VT__MR + i] = src[k];
-            }
+        int full = ir + MR <= mb;
+        if (full && g->sak == 1) { /* rows contiguous along k: MR streams in, one out */
+            const double *src = g->A + (m0 + ir) * g->sam + k0;
+            for (k = 0; k < kb; k++)
+                for (i = 0; i < MR; i++) p[k * MR + i] = src[i * g->sam + k];
         } else if (full && g->sam == 1) { /* columns contiguous along m */
             for (k = 0; k < kb; k++) {
                 const double *src = g->A + (k0 + k) * g->sak + m0 + ir;
-                for (i = 0; i < VT__MR; i++) p[k * VT__MR + i] = src[i];
+                for (i = 0; i < MR; i++) p[k * MR + i] = src[i];
             }
         } else {
             for (k = 0; k < kb; k++)
-                for (i = 0; i < VT__MR; i++)
-                    p[k * VT__MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
+                for (i = 0; i < MR; i++)
+                    p[k * MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
         }
     }
 }
 static void vt__pack_b64(const vt__gemm *g, double *bp, int64_t n0, int64_t nb, int64_t k0, int64_t kb) {
-    int64_t jr, k;
-    int j;
-    for (jr = 0; jr < nb; jr += VT__NR) {
-        double *p = bp + jr * kb;
-        int full = jr + VT__NR <= nb;
-        if (full && g->sbn == 1) { /* rows of B contiguous along n */
-            for (k = 0; k < kb; k++) {
-                const double *src = g->B + (k0 + k) * g->sbk + n0 + jr;
-                for (j = 0; j < VT__NR; j++) p[k * VT__NR + j] = src[j];
-            }
-        } else if (full && g->sbk == 1) { /* columns of B contiguous along k (B = W^T) */
-            for (j = 0; j < VT__NR; j++) {
-                const double *src = g->B + (n0 + jr + j) * g->sbn + k0;
-                for (k = 0; k < kb; k++) p[k * VT__NR + j] = src[k];
-            }
-        } else {
-            for (k = 0; k < kb; k++)
-                for (j = 0; j < VT__NR; j++)
-                    p[k * VT__NR + j] = (jr + j < nb) ? g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0;
+    int64_t jr, k, nfull;
+    int j, NR = g->ks->nr;
+    nfull = (g->sbn == 1 || g->sbk == 1) ? nb / NR * NR : 0;
+    if (g->sbn == 1) /* rows of B contiguous along n: each row once, into every panel */
+        for (k = 0; k < kb; k++) {
+            const double *src = g->B + (k0 + k) * g->sbk + n0;
+            for (jr = 0; jr < nfull; jr += NR)
+                for (j = 0; j < NR; j++) bp[jr * kb + k * NR + j] = src[jr + j];
         }
+    else if (g->sbk == 1) /* columns of B contiguous along k (B = W^T): NR streams in, one out */
+        for (jr = 0; jr < nfull; jr += NR) {
+            const double *src = g->B + (n0 + jr) * g->sbn + k0;
+            double *p = bp + jr * kb;
+            for (k = 0; k < kb; k++)
+                for (j = 0; j < NR; j++) p[k * NR + j] = src[j * g->sbn + k];
+        }
+    for (jr = nfull; jr < nb; jr += NR) {
+        double *p = bp + jr * kb;
+        for (k = 0; k < kb; k++)
+            for (j = 0; j < NR; j++)
+                p[k * NR + j] = (jr + j < nb) ? g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0;
     }
 }
 static void vt__pack_a32(const vt__gemm *g, float *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
-    int i;
-    for (ir = 0; ir < mb; ir += VT__MR) {
+    int i, MR = g->ks->mr;
+    for (ir = 0; ir < mb; ir += MR) {
         float *p = ap + ir * kb;
-        if (ir + VT__MR <= mb && g->sak == 1) {
-            for (i = 0; i < VT__MR; i++) {
-                const double *src = g->A + (m0 + ir + i) * g->sam + k0;
-                for (k = 0; k < kb; k++) p[k * VT__MR + i] = (float)src[k];
-            }
+        if (ir + MR <= mb && g->sak == 1) {
+            const double *src = g->A + (m0 + ir) * g->sam + k0;
+            for (k = 0; k < kb; k++)
+                for (i = 0; i < MR; i++) p[k * MR + i] = (float)src[i * g->sam + k];
         } else
             for (k = 0; k < kb; k++)
-                for (i = 0; i < VT__MR; i++)
-                    p[k * VT__MR + i] = (ir + i < mb) ? (float)g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0f;
+                for (i = 0; i < MR; i++)
+                    p[k * MR + i] = (ir + i < mb) ? (float)g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0f;
     }
 }
 static void vt__pack_b32(const vt__gemm *g, float *bp, int64_t n0, int64_t nb, int64_t k0, int64_t kb) {
     int64_t jr, k;
-    int j;
-    for (jr = 0; jr < nb; jr += VT__NRF) {
+    int j, NRF = g->ks->nrf;
+    for (jr = 0; jr < nb; jr += NRF) {
         float *p = bp + jr * kb;
-        int full = jr + VT__NRF <= nb;
+        int full = jr + NRF <= nb;
         if (full && g->sbn == 1) {
             for (k = 0; k < kb; k++) {
                 const double *src = g->B + (k0 + k) * g->sbk + n0 + jr;
-                for (j = 0; j < VT__NRF; j++) p[k * VT__NRF + j] = (float)src[j];
+                for (j = 0; j < NRF; j++) p[k * NRF + j] = (float)src[j];
             }
         } else if (full && g->sbk == 1) {
-            for (j = 0; j < VT__NRF; j++) {
+            for (j = 0; j < NRF; j++) {
                 const double *src = g->B + (n0 + jr + j) * g->sbn + k0;
-                for (k = 0; k < kb; k++) p[k * VT__NRF + j] = (float)src[k];
+                for (k = 0; k < kb; k++) p[k * NRF + j] = (float)src[k];
             }
         } else
             for (k = 0; k < kb; k++)
-                for (j = 0; j < VT__NRF; j++)
-                    p[k * VT__NRF + j] = (jr + j < nb) ? (float)g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0f;
+                for (j = 0; j < NRF; j++)
+                    p[k * NRF + j] = (jr + j < nb) ? (float)g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0f;
     }
 }
 
@@ -3408,7 +3653,9 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
     uint64_t fm;
     int64_t cbase = ch * g->kchunk, cend = VT__MIN(g->K, cbase + g->kchunk);
     unsigned char *buf = (unsigned char *)g->tbuf[tid];
-    int f32 = g->o->f32;
+    int f32 = g->o->f32, MR = g->ks->mr, NR = g->ks->nr, NRF = g->ks->nrf;
+    vt__ukr64_fn k64 = g->ks->k64;
+    vt__ukr32_fn k32 = g->ks->k32;
     vt__gemm_blocks(g, ch, &kc, &nblk, &rot, &rev, &fm);
     for (bi = 0; bi < nblk; bi++) {
         int64_t b = (bi + rot) % nblk, k0, kb;
@@ -3424,10 +3671,10 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
                 int64_t mm = VT__MIN(VT__MC, mb - ms);
                 double *ts = t + ms * ldt;
                 vt__pack_a64(g, ap, m0 + ms, mm, k0, kb);
-                for (jr = 0; jr < nb; jr += VT__NR)
-                    for (ir = 0; ir < mm; ir += VT__MR)
-                        vt__ukr64(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(VT__MR, mm - ir),
-                                  (int)VT__MIN(VT__NR, nb - jr), first && bi == 0, usefma);
+                for (jr = 0; jr < nb; jr += NR)
+                    for (ir = 0; ir < mm; ir += MR)
+                        k64(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(MR, mm - ir),
+                            (int)VT__MIN(NR, nb - jr), first && bi == 0, usefma);
             }
         } else {
             float *ap = (float *)buf, *bp = ap + VT__MC * kc;
@@ -3436,10 +3683,10 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
                 int64_t mm = VT__MIN(VT__MC, mb - ms);
                 double *ts = t + ms * ldt;
                 vt__pack_a32(g, ap, m0 + ms, mm, k0, kb);
-                for (jr = 0; jr < nb; jr += VT__NRF)
-                    for (ir = 0; ir < mm; ir += VT__MR)
-                        vt__ukr32(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(VT__MR, mm - ir),
-                                  (int)VT__MIN(VT__NRF, nb - jr), first && bi == 0, usefma);
+                for (jr = 0; jr < nb; jr += NRF)
+                    for (ir = 0; ir < mm; ir += MR)
+                        k32(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(MR, mm - ir),
+                            (int)VT__MIN(NRF, nb - jr), first && bi == 0, usefma);
             }
         }
     }
@@ -3512,6 +3759,7 @@ static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
     g.kchunk = (kchunk <= 0 || kchunk > K) ? K : kchunk;
     g.nch = (K + g.kchunk - 1) / g.kchunk;
     g.tbytes = vt__gemm_tbytes(o);
+    g.ks = vt__gemm_isa();
     g.tbuf = vt__tbufs(c, g.tbytes);
     if (!g.tbuf) return;
     g.nc = VT__NC;
@@ -3532,8 +3780,8 @@ static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
         return;
     }
     /* shrink tiles so that every thread has work (results do not depend on tiling) */
-    while (g.tm * g.tn < 2 * nt && g.mc > VT__MR * 2) {
-        g.mc = ((g.mc / 2 + VT__MR - 1) / VT__MR) * VT__MR;
+    while (g.tm * g.tn < 2 * nt && g.mc > g.ks->mr * 2) {
+        g.mc = ((g.mc / 2 + g.ks->mr - 1) / g.ks->mr) * g.ks->mr;
         g.tm = (M + g.mc - 1) / g.mc;
     }
     vt__parallel(&c->pool, g.tm * g.tn, 2 * M * N * K, vt__gemm_task, &g);
@@ -3589,30 +3837,51 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
             anycoarse |= L[r - lo] == VT__LSB_NONE;
         }
         r = lo;
+        r0 = lo;
 #ifdef VT__AVX2
-        {   /* eight lines at a time down all K rows, the sums in registers */
-            const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
-            for (; r + 8 <= hi; r += 8) {
-                __m256d s1a = zero, s1b = zero, s2a = zero, s2b = zero, mxa = zero, mxb = zero, mna = inf, mnb = inf;
-                const double *x = j->X + r;
-                for (k = 0; k < j->K; k++, x += j->s_k) {
-                    __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x)), b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + 4));
-                    s1a = _mm256_add_pd(s1a, a); s1b = _mm256_add_pd(s1b, b);
-                    s2a = _mm256_fmadd_pd(a, a, s2a); s2b = _mm256_fmadd_pd(b, b, s2b);
-                    mxa = _mm256_max_pd(mxa, a); mxb = _mm256_max_pd(mxb, b);
-                    mna = _mm256_min_pd(mna, _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ)));
-                    mnb = _mm256_min_pd(mnb, _mm256_blendv_pd(b, inf, _mm256_cmp_pd(b, zero, _CMP_EQ_OQ)));
-                }
-                _mm256_storeu_pd(j->n1 + r, s1a); _mm256_storeu_pd(j->n1 + r + 4, s1b);
-                _mm256_storeu_pd(j->n2 + r, s2a); _mm256_storeu_pd(j->n2 + r + 4, s2b);
-                _mm256_storeu_pd(j->mx + r, mxa); _mm256_storeu_pd(j->mx + r + 4, mxb);
-                _mm256_storeu_pd(mn + r, mna); _mm256_storeu_pd(mn + r + 4, mnb);
-            }
-        }
+        r0 = lo + (hi - lo) / 8 * 8; /* lines [lo, r0) eight at a time (fma), the rest one at a time */
 #endif
-        r0 = r; /* the lines left over */
+        /* rows in groups of up to four, read as they lie in memory; each
+           line's sums in k order */
         for (k = 0; k < j->K; k++) {
             const double *x = j->X + k * j->s_k;
+            r = lo;
+#ifdef VT__AVX2
+            {
+                const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+                int64_t nk = VT__MIN(4, j->K - k), q;
+                for (; r < r0; r += 4) {
+                    __m256d s1 = _mm256_loadu_pd(j->n1 + r), s2 = _mm256_loadu_pd(j->n2 + r);
+                    __m256d vm = _mm256_loadu_pd(j->mx + r), vn = _mm256_loadu_pd(mn + r);
+                    for (q = 0; q < nk; q++) {
+                        __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r));
+                        s1 = _mm256_add_pd(s1, a);
+                        s2 = _mm256_fmadd_pd(a, a, s2);
+                        vm = _mm256_max_pd(vm, a);
+                        vn = _mm256_min_pd(vn, _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ)));
+                    }
+                    _mm256_storeu_pd(j->n1 + r, s1); _mm256_storeu_pd(j->n2 + r, s2);
+                    _mm256_storeu_pd(j->mx + r, vm); _mm256_storeu_pd(mn + r, vn);
+                }
+                if (r0 > lo && nk > 1) { /* the other rows of the group: the scalar lines and the bit scan */
+                    int64_t kk;
+                    for (kk = k; kk < k + nk; kk++) {
+                        const double *xr = j->X + kk * j->s_k;
+                        for (r = r0; r < hi; r++) {
+                            double a = fabs(xr[r]);
+                            j->n1[r] += a; j->n2[r] += a * a;
+                            if (a > j->mx[r]) j->mx[r] = a;
+                            if (a != 0 && a < mn[r]) mn[r] = a;
+                        }
+                        if (anycoarse)
+                            for (r = lo; r < hi; r++)
+                                if (xr[r] != 0 && L[r - lo] > -VT__LSB_NONE) { int l = vt__lsb(xr[r]); if (l < L[r - lo]) L[r - lo] = l; }
+                    }
+                    k += nk - 1;
+                    continue;
+                }
+            }
+#endif
             for (r = r0; r < hi; r++) {
                 double a = fabs(x[r]);
                 j->n1[r] += a; j->n2[r] += a * a;
@@ -3878,14 +4147,10 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
 static int64_t vt__lazy_round(vt_ctx *c, double *x, const vt__lazy *z, double ef, int compact, vt__ents *out) {
     vt__rjob job;
     int t, nt = c->pool.n;
-    int64_t bad = -1, k;
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
     job.c = c; job.x = x; job.e = NULL; job.ef = ef; job.compact = compact; job.lz = z;
     vt__parallel(&c->pool, z->M, 4 * z->M * z->N, vt__lazy_round_task, &job);
-    for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
-    for (t = 0; t < nt && bad < 0; t++)
-        for (k = 0; k < c->tents[t].n; k++) vt__ents_push(c, out, c->tents[t].e[k].i, c->tents[t].e[k].r, c->tents[t].e[k].full);
-    return bad;
+    return vt__ents_gather(c, out);
 }
 
 /* the statistics of C = A B (+ C0) (+ bias) in scratch memory (NULL when out
@@ -3916,7 +4181,9 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
    ws: VT__BOUND_WS(M, N) doubles; tb: a packing buffer of vt__gemm_tbytes(). */
 static size_t vt__gemm_tbytes(const vt__ord *o) {
     int64_t kcmax = o->chaos ? 512 : o->block;
-    return sizeof(double) * (size_t)(VT__MC * kcmax + kcmax * (VT__NC + VT__NRF)) + sizeof(double) * VT__MC * VT__NC;
+    /* A's block, B's panel (NC columns rounded up to a whole micro-panel of
+       either kernel set) and the chunk tile */
+    return sizeof(double) * (size_t)(VT__MC * kcmax + kcmax * (VT__NC + 32)) + sizeof(double) * VT__MC * VT__NC;
 }
 
 static void vt__mm_serial(const vt__ord *o, int tid, int acc, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
@@ -3935,7 +4202,7 @@ static void vt__mm_serial(const vt__ord *o, int tid, int acc, int64_t M, int64_t
     g.o = o; g.M = M; g.N = N; g.K = K;
     g.A = A; g.sam = sam; g.sak = sak; g.B = B; g.sbk = sbk; g.sbn = sbn; g.C = C; g.ldc = ldc;
     g.kchunk = K; g.nch = 1;
-    g.tbuf = tbuf; g.tbytes = vt__gemm_tbytes(o);
+    g.tbuf = tbuf; g.tbytes = vt__gemm_tbytes(o); g.ks = vt__gemm_isa();
     g.nc = VT__NC; g.tn = (N + g.nc - 1) / g.nc;
     g.mc = ((M + VT__MC - 1) / VT__MC) * VT__MC; g.tm = 1;
     vt__gemm_task(&g, 0, g.tn, 0);

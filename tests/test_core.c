@@ -471,6 +471,112 @@ TEST(no_contraction_here) {
     CHECK(!vt__contracts(), "this test program contracts a*b+c into fma");
 }
 
+/* --- the GEMM's micro-kernels (issue 15) -----------------------------------
+   vt__gemm_run with the base kernels (AVX2 where compiled, else plain C) and
+   with the AVX-512 ones, for every order the suite trains with (default,
+   another block, chaos with its per-block fma switch, native binary32), K
+   split into ordered chunks or not, transposed operands, accumulation into
+   an old C, and shapes with edge tiles on every side: the two must agree on
+   every bit. Against the textbook loop: bit for bit on integer inputs (exact
+   in any order), and within twice the bound on binary32 normals. */
+static void gemm_once(vt_ctx *c, int isa, int64_t M, int64_t N, int64_t K, const double *A, int ta, const double *B, int tb,
+                      double *C, int64_t kchunk) {
+    vt__force_isa = isa;
+    vt__gemm_run(c, &c->ord, M, N, K, A, ta ? 1 : K, ta ? M : 1, B, tb ? 1 : N, tb ? K : 1, C, N, kchunk);
+    vt__arena_reset(&c->scratch);
+    vt__force_isa = -1;
+}
+
+TEST(gemm_kernels_bit_identical) {
+    static const int64_t shapes[][3] = {{1, 1, 1}, {5, 7, 3}, {12, 16, 256}, {13, 17, 257}, {6, 8, 600}, {37, 130, 300},
+                                        {96, 128, 300}, {101, 203, 97}, {100, 40, 1030}, {24, 48, 2}};
+    static const char *orders[] = {"", "block:7", "chaos:3", "threads:1,chaos:11", "native"};
+    int have512 = 0, o, si, v;
+    int64_t compared = 0, differ = 0;
+#ifdef VT__AVX512
+    __builtin_cpu_init();
+    have512 = __builtin_cpu_supports("avx512f");
+#endif
+    if (!have512) NOTE("no AVX-512 on this machine or in this build: the base kernels against the reference only");
+    for (o = 0; o < 5; o++) {
+        vt_desc d = vt_desc_default();
+        vt_ctx *c;
+        d.order.threads = 2;
+        if (o == 4) d.mode = VT_MODE_NATIVE;
+        else if (*orders[o]) CHECK(vt_order_parse(&d.order, orders[o]) == VT_OK, "order %s", orders[o]);
+        c = vt_create(&d);
+        for (si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++)
+            for (v = 0; v < 16; v++) {
+                /* v: K in chunks, A transposed, B transposed, binary64 inputs
+                   (with binary32 ones fma and a separate product agree) */
+                int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], i, kchunk = (v & 1) ? 64 : 0;
+                int ta = (v >> 1) & 1, tb = (v >> 2) & 1, acc = si & 1, wide = v >> 3;
+                double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
+                double *C0 = (double *)malloc(sizeof(double) * (size_t)(M * N)), *C1 = (double *)malloc(sizeof(double) * (size_t)(M * N));
+                for (i = 0; i < M * K; i++) A[i] = vt_rng_normal(5, (uint64_t)si, (uint64_t)i);
+                for (i = 0; i < M * K && !wide; i++) A[i] = (float)A[i];
+                for (i = 0; i < K * N; i++) B[i] = (float)vt_rng_normal(6, (uint64_t)si, (uint64_t)i);
+                for (i = 0; i < M * N; i++) C0[i] = C1[i] = acc ? (float)vt_rng_normal(7, (uint64_t)si, (uint64_t)i) : 0.0;
+                gemm_once(c, 0, M, N, K, A, ta, B, tb, C0, kchunk);
+                if (have512) {
+                    gemm_once(c, 1, M, N, K, A, ta, B, tb, C1, kchunk);
+                    for (i = 0; i < M * N; i++) {
+                        compared++;
+                        if (memcmp(&C0[i], &C1[i], 8)) {
+                            if (!differ++)
+                                CHECK(0, "order '%s' %lldx%lldx%lld (variant %d) element %lld: base %.17g, AVX-512 %.17g", orders[o],
+                                      (long long)M, (long long)N, (long long)K, v, (long long)i, C0[i], C1[i]);
+                        }
+                    }
+                }
+                free(A); free(B); free(C0); free(C1);
+            }
+        vt_destroy(c);
+    }
+    CHECK(differ == 0, "%lld of %lld elements differ between the base and the AVX-512 kernels", (long long)differ, (long long)compared);
+    if (have512) NOTE("%lld elements compared, base and AVX-512 kernels", (long long)compared);
+}
+
+TEST(gemm_matches_reference) {
+    static const int64_t shapes[][3] = {{1, 1, 1}, {13, 17, 257}, {37, 130, 300}, {101, 203, 97}, {200, 40, 1030}};
+    int isa, si, v;
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    d.order.threads = 2;
+    c = vt_create(&d);
+    for (isa = 0; isa < 2; isa++) {
+#ifdef VT__AVX512
+        __builtin_cpu_init();
+        if (isa == 1 && !__builtin_cpu_supports("avx512f")) break;
+#else
+        if (isa == 1) break;
+#endif
+        for (si = 0; si < 5; si++)
+            for (v = 0; v < 4; v++) {
+                int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], i, bad = 0, kchunk = (v & 1) ? 100 : 0;
+                int integers = v >> 1;
+                double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
+                double *C = (double *)calloc((size_t)(M * N), sizeof(double)), *R = (double *)calloc((size_t)(M * N), sizeof(double));
+                double *E = (double *)malloc(sizeof(double) * (size_t)(M * N));
+                for (i = 0; i < M * K; i++)
+                    A[i] = integers ? (double)(int)(vt_rng_u64(8, (uint64_t)si, (uint64_t)i) % 17) - 8 : (float)vt_rng_normal(8, (uint64_t)si, (uint64_t)i);
+                for (i = 0; i < K * N; i++)
+                    B[i] = integers ? (double)(int)(vt_rng_u64(9, (uint64_t)si, (uint64_t)i) % 17) - 8 : (float)vt_rng_normal(9, (uint64_t)si, (uint64_t)i);
+                vt__gemm_bound(c, &c->ord, M, N, K, A, K, 1, B, N, 1, NULL, N, NULL, kchunk, E);
+                gemm_once(c, isa, M, N, K, A, 0, B, 0, C, kchunk);
+                vt__gemm_naive(M, N, K, A, K, 1, B, N, 1, R, N);
+                for (i = 0; i < M * N; i++)
+                    if (integers ? memcmp(&C[i], &R[i], 8) != 0 : !(fabs(C[i] - R[i]) <= 2 * E[i])) {
+                        if (!bad++)
+                            CHECK(0, "%s %lldx%lldx%lld %s element %lld: %.17g, reference %.17g, bound %g", isa ? "AVX-512" : "base",
+                                  (long long)M, (long long)N, (long long)K, integers ? "integers" : "normals", (long long)i, C[i], R[i], E[i]);
+                    }
+                free(A); free(B); free(C); free(R); free(E);
+            }
+    }
+    vt_destroy(c);
+}
+
 int main(void) {
     RUN(sha256_vectors);
     RUN(sha256_block_paths_agree);
@@ -491,5 +597,7 @@ int main(void) {
     RUN(order_numbers_checked);
     RUN(op_ids_pinned);
     RUN(no_contraction_here);
+    RUN(gemm_kernels_bit_identical);
+    RUN(gemm_matches_reference);
     return TEST_SUMMARY();
 }
