@@ -19,7 +19,7 @@ LDLIBS  = -lm -lpthread
 B       = build
 
 EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab $(B)/btard_swarm
-TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard
+TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_shards
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard
 
 .PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript bench-torch bench-load clean compile-checks
@@ -98,9 +98,9 @@ fuzz: $(B)/fuzz_parsers
 ASAN_FLAGS = -std=c99 -O1 -g $(ARCH) -ffp-contract=off -fsanitize=address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror
 test-asan: | $(B)
 	@mkdir -p $(B)/asan
-	@for t in core grad reference replay transcript btard; do \
+	@for t in core grad reference replay transcript btard shards; do \
 	  $(CC) $(ASAN_FLAGS) tests/test_$$t.c -o $(B)/asan/test_$$t $(LDLIBS) || exit 1; done
-	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript $(B)/asan/test_btard
+	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript $(B)/asan/test_btard $(B)/asan/test_shards
 
 # Optional groups of `make test`: each needs tools a plain C machine may
 # lack. A missing group is skipped with one line that says what brings it
