@@ -8535,7 +8535,7 @@ VTDEF vt_status vt_transcript_check(const char *dir, int64_t *nsteps) {
    positive count). Mode sets the audit's mode; bound and lambda must
    agree with the log's header (vt__log_header_check). */
 /* vtrain.shards (optional: a program with shards, >>step) is a count in 2..VT_MAX_SHARDS */
-static vt_status vt__manifest_check(const char *text, size_t n, const char *path, int *mode, int *bound, double *lambda, int *shards) {
+static vt_status vt__manifest_check_s(const char *text, size_t n, const char *path, int *mode, int *bound, double *lambda, int *shards) {
     static const char *const vkeys[7] = {"vtrain.version", "vtrain.mode", "vtrain.bound", "vtrain.lambda", "vtrain.trainer_order",
                                         "vtrain.trainer_ckpt_every", "vtrain.shards"};
     const char *p = text + 18, *q;
@@ -8605,6 +8605,12 @@ static vt_status vt__manifest_check(const char *text, size_t n, const char *path
     return VT_OK;
 }
 
+/* the form without shards (the fuzzer and tests/test_transcript.c call it) */
+static VT__UNUSED vt_status vt__manifest_check(const char *text, size_t n, const char *path, int *mode, int *bound, double *lambda) {
+    int shards;
+    return vt__manifest_check_s(text, n, path, mode, bound, lambda, &shards);
+}
+
 /* vt_create, transcript part: paths, the manifest (written by the trainer,
    checked by the auditor and by a resuming trainer) */
 static void vt__ord_from(vt__ord *r, const vt_order *o, const vt_desc *d);
@@ -8653,7 +8659,7 @@ static vt_status vt__transcript_open(vt_ctx *c) {
         vt_sha256(b, n, c->manifest_sha);
         {   /* the run's settings come from the manifest, not from guesses */
             int mode = 0, bound = 0;
-            if (vt__manifest_check((const char *)b, n, path, &mode, &bound, &c->man_lambda, &c->man_shards) != VT_OK)
+            if (vt__manifest_check_s((const char *)b, n, path, &mode, &bound, &c->man_lambda, &c->man_shards) != VT_OK)
                 vt__fail(c, vt_last_status(), "%s", vt_last_error());
             else if (c->man_shards != c->sh.S)
                 vt__fail(c, VT_ERR_MISMATCH, "'%s' was trained with %d shards per step, this program has %d", path, c->man_shards, c->sh.S);
@@ -9190,7 +9196,7 @@ VTDEF vt_status vt_transcript_settings(const char *dir, vt_desc *d) {
     vt__join(path, sizeof path, dir, "manifest.txt");
     b = vt__read_file(path, &n, 1 << 20);
     if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
-    if (vt__manifest_check((const char *)b, n, path, &mode, &bound, &lambda, &shards) != VT_OK) { VT_FREE(b, NULL); return vt_last_status(); }
+    if (vt__manifest_check_s((const char *)b, n, path, &mode, &bound, &lambda, &shards) != VT_OK) { VT_FREE(b, NULL); return vt_last_status(); }
     VT_FREE(b, NULL);
     d->mode = (vt_mode)mode;
     d->bound = (vt_bound_mode)bound;
