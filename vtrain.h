@@ -9697,6 +9697,13 @@ static vt_status vt__shards_combine(vt_ctx *c) {
     return c->status;
 }
 
+static VT__UNUSED void vt__shards_attach(vt_ctx *c, int lo, int hi, int group, int records, vt_status (*exchange)(vt_ctx *c, void *user), void *user) {
+    c->sh.lo = lo; c->sh.hi = hi; c->sh.group = group; c->sh.records = records;
+    c->sh.exchange = exchange; c->sh.user = user;
+}
+static VT__UNUSED void vt__shards_mine(const vt_ctx *c, const unsigned char **p, size_t *n) { *p = c->sh.mine.p; *n = c->sh.mine.n; }
+static VT__UNUSED int vt__shards_put(vt_ctx *c, const unsigned char *p, size_t n) { return vt__buf_put(c, &c->sh.all, p, n); }
+
 VTDEF int vt_shard_count(const vt_ctx *c) { return c->sh.S; }
 
 VTDEF int vt_shard_begin(vt_ctx *c, int k) {
@@ -9734,6 +9741,7 @@ VTDEF vt_status vt_shards_sum(vt_ctx *c) {
         vt__fail(c, VT_ERR_STATE, "vt_shards_sum: step %lld ran shards %d..%d of this context's %d..%d (vt_shard_begin for every shard)",
                  (long long)c->step_no, c->sh.lo, c->sh.next - 1, c->sh.lo, c->sh.hi - 1);
     c->sh.summed = 1;
+    c->sh.all.n = 0;
     /* the exchange runs even after a failure here: it tells the others */
     if (c->sh.exchange) c->sh.exchange(c, c->sh.user);
     else if (c->status == VT_OK) {
@@ -10541,6 +10549,27 @@ static int vt__contracts(void);
 /* >>hash: n more bytes into each of two SHA-256 states; the digests of two
    vt_sha256_update calls, two blocks at once with SHA-NI */
 static void vt__sha256_update2(vt_sha256_ctx *a, const void *pa, vt_sha256_ctx *b, const void *pb, size_t n);
+
+/* The shards of a step across processes (vtrain_dp.h), numbered apart
+   from the list above: VT__COMPANION_SHARDS. */
+#define VT__COMPANION_SHARDS 1
+/* >>step: this context computes shards [lo, hi) of each step; `group` is
+   its place among the processes (its rank); `records`: build log records
+   without a log (the writer needs every shard's); exchange(c, user) runs
+   in vt_shards_sum, whatever c's status (it must tell the other processes
+   of a failure): it sends vt__shards_mine's bytes to every other process
+   and vt__shards_put's every process's received bytes, its own included,
+   in any order; it reports a failure with vt_set_error */
+static void vt__shards_attach(vt_ctx *c, int lo, int hi, int group, int records, vt_status (*exchange)(vt_ctx *c, void *user), void *user);
+static void vt__shards_mine(const vt_ctx *c, const unsigned char **p, size_t *n);
+static int vt__shards_put(vt_ctx *c, const unsigned char *p, size_t n);
+/* >>transcript: a checkpoint's path in a transcript directory; a file's
+   bytes (malloc'd with VT_MALLOC(n, NULL); NULL if unreadable or longer
+   than maxn); a checkpoint's bytes into the context's state, every field
+   checked (what names it in errors) */
+static void vt__ckpt_path(const char *dir, int64_t step, char *buf, size_t n);
+static unsigned char *vt__read_file(const char *path, size_t *n, size_t maxn);
+static vt_status vt__checkpoint_parse(vt_ctx *c, const unsigned char *b, size_t n, const char *path);
 
 #ifdef VTRAIN_CUDA
 #include "vtrain_cuda.cu.h"
