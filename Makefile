@@ -23,7 +23,7 @@ TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard
 
 .PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript bench-torch bench-load clean compile-checks
-.PHONY: swarm bench-btard bench-btard-mpi test-mpi test-bounds
+.PHONY: swarm bench-btard bench-btard-mpi test-mpi test-dp test-bounds
 
 all: $(EXAMPLES) $(TESTS) $(BENCHES)
 
@@ -80,6 +80,9 @@ swarm: $(B)/btard_swarm
 # the BTARD tests over MPI alone (make test runs them too): mpirun -np 4
 test-mpi:
 	@bash tests/mpi_run.sh
+# data-parallel training over MPI (vtrain_dp.h) alone (make test runs it too)
+test-dp:
+	@bash tests/dp_run.sh
 
 # where bitwise nondeterminism comes from, measured on this machine
 lab: $(B)/nondeterminism_lab
@@ -228,7 +231,7 @@ endif
 ifneq ($(HAVE_QUADMATH),1)
 	$(call skip,bounds,no libquadmath: the bound-hunting test against __float128 is not run (gcc on x86 brings it: libquadmath0))
 endif
-	@bash tests/run.sh $(TESTS) $(if $(HAVE_QUADMATH),$(B)/test_bounds) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/examples_golden.sh tests/test_cli.sh
+	@bash tests/run.sh $(TESTS) $(if $(HAVE_QUADMATH),$(B)/test_bounds) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/dp_run.sh tests/examples_golden.sh tests/test_cli.sh
 
 bench: bench-step bench-logsize bench-transcript bench-gemm
 bench-logsize: $(B)/bench_logsize

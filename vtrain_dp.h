@@ -153,7 +153,7 @@ extern "C" {
 #define VT__DP_HDR 592 /* "VTDP" u32 status u64 step u64 payload length u32 message length, message[564] */
 #define VT__DP_MSG (VT__DP_HDR - 28)
 
-typedef struct vt__dp {
+typedef struct vt__dpnet {
     MPI_Comm comm;
     int rank, size;
     double timeout;
@@ -161,7 +161,7 @@ typedef struct vt__dp {
     size_t *inlen;
     MPI_Request *rq;
     char why[640];      /* the failure of the last all-gather */
-} vt__dp;
+} vt__dpnet;
 
 static double vt__dp_now(void) {
     struct timespec t;
@@ -178,7 +178,7 @@ static void vt__dp_nap(void) {
 
 /* waits for rq[0..n) until the deadline; -1 when all are done, else the
    index of the first one still pending */
-static int vt__dp_wait(vt__dp *dp, MPI_Request *rq, int n, double t0) {
+static int vt__dp_wait(vt__dpnet *dp, MPI_Request *rq, int n, double t0) {
     for (;;) {
         int i, pending = -1;
         for (i = n - 1; i >= 0; i--) {
@@ -195,7 +195,7 @@ static int vt__dp_wait(vt__dp *dp, MPI_Request *rq, int n, double t0) {
 
 /* Every rank's n bytes to every rank: dp->in[r], dp->inlen[r] (in[rank] is
    a copy of mine). 0, or -1 with dp->why naming the rank that was silent. */
-static int vt__dp_allgather(vt__dp *dp, const unsigned char *mine, size_t n, int tag, const char *what, long long step) {
+static int vt__dp_allgather(vt__dpnet *dp, const unsigned char *mine, size_t n, int tag, const char *what, long long step) {
     int r, k, m = dp->size - 1, late;
     unsigned char len8[8], *lens = NULL;
     double t0 = vt__dp_now();
@@ -266,7 +266,7 @@ static uint64_t vt__dp_get64(const unsigned char *p) { uint64_t v = 0; int i; fo
 /* [header: this rank's status and message, the step][payload] to every
    rank; 0 when every rank is fine; else -1 with the error in dp->why (a
    silent rank, or the first rank that failed, by its own words) */
-static int vt__dp_round(vt__dp *dp, vt_status st, const char *msg, long long step, const unsigned char *pay, size_t n, int tag, const char *what) {
+static int vt__dp_round(vt__dpnet *dp, vt_status st, const char *msg, long long step, const unsigned char *pay, size_t n, int tag, const char *what) {
     unsigned char *b = (unsigned char *)malloc(VT__DP_HDR + n);
     size_t ml = st == VT_OK ? 0 : strlen(msg);
     int r;
@@ -306,7 +306,7 @@ static int vt__dp_round(vt__dp *dp, vt_status st, const char *msg, long long ste
 
 /* the step's exchange (vt_shards_sum): every rank's shards to every rank */
 static vt_status vt__dp_exchange(vt_ctx *c, void *user) {
-    vt__dp *dp = (vt__dp *)user;
+    vt__dpnet *dp = (vt__dpnet *)user;
     const unsigned char *mine;
     size_t n;
     int r;
@@ -326,7 +326,7 @@ VTDEF vt_dp_cfg vt_dp_cfg_default(void) {
     return g;
 }
 
-static void vt__dp_free(vt__dp *dp, int clean) {
+static void vt__dp_free(vt__dpnet *dp, int clean) {
     int r;
     for (r = 0; dp->in && r < dp->size; r++) free(dp->in[r]);
     free(dp->in);
@@ -344,7 +344,7 @@ static vt_status vt__dp_fail(vt_report *r, vt_status st, const char *msg) {
 }
 
 /* the same job on every rank: shards, steps, mode, bound, resume */
-static int vt__dp_hello(vt__dp *dp, const vt_desc *d, int S, int64_t nsteps) {
+static int vt__dp_hello(vt__dpnet *dp, const vt_desc *d, int S, int64_t nsteps) {
     unsigned char h[28];
     int r;
     memcpy(h, "VTDH", 4);
@@ -368,7 +368,7 @@ static int vt__dp_hello(vt__dp *dp, const vt_desc *d, int S, int64_t nsteps) {
 /* After setup (and rank 0's resume): rank 0's step and, if it resumed,
    its checkpoint's bytes to everyone, which the others load; then every
    rank's step and state digest, which must be rank 0's. */
-static int vt__dp_ready(vt__dp *dp, vt_ctx *c) {
+static int vt__dp_ready(vt__dpnet *dp, vt_ctx *c) {
     unsigned char *pay = NULL, dg[40];
     size_t ck = 0;
     int r;
@@ -406,7 +406,7 @@ static int vt__dp_ready(vt__dp *dp, vt_ctx *c) {
 }
 
 VTDEF vt_status vt_dp_run(const vt_desc *d, const vt_program *p, int64_t nsteps, const vt_dp_cfg *cfg, vt_report *r) {
-    vt__dp dp;
+    vt__dpnet net;
     vt_desc dd = *d;
     vt_ctx *c;
     vt_report tmp;
@@ -416,25 +416,25 @@ VTDEF vt_status vt_dp_run(const vt_desc *d, const vt_program *p, int64_t nsteps,
     MPI_Initialized(&inited);
     if (!inited) return vt__dp_fail(r, VT_ERR_STATE, "vt_dp_run: call MPI_Init first");
     if (d->role != VT_ROLE_TRAIN) return vt__dp_fail(r, VT_ERR_ARG, "vt_dp_run trains; an audit runs in one process (vt_run)");
-    memset(&dp, 0, sizeof dp);
-    dp.timeout = cfg && cfg->timeout > 0 ? cfg->timeout : 60;
-    MPI_Comm_dup(MPI_COMM_WORLD, &dp.comm);
-    MPI_Comm_rank(dp.comm, &dp.rank);
-    MPI_Comm_size(dp.comm, &dp.size);
-    dp.in = (unsigned char **)calloc((size_t)dp.size, sizeof(unsigned char *));
-    dp.inlen = (size_t *)calloc((size_t)dp.size, sizeof(size_t));
-    dp.rq = (MPI_Request *)malloc(sizeof(MPI_Request) * 2 * (size_t)dp.size);
-    if (!dp.in || !dp.inlen || !dp.rq) { vt__dp_free(&dp, 1); return vt__dp_fail(r, VT_ERR_NOMEM, "vt_dp_run: out of memory"); }
-    if (dp.size > S) {
+    memset(&net, 0, sizeof net);
+    net.timeout = cfg && cfg->timeout > 0 ? cfg->timeout : 60;
+    MPI_Comm_dup(MPI_COMM_WORLD, &net.comm);
+    MPI_Comm_rank(net.comm, &net.rank);
+    MPI_Comm_size(net.comm, &net.size);
+    net.in = (unsigned char **)calloc((size_t)net.size, sizeof(unsigned char *));
+    net.inlen = (size_t *)calloc((size_t)net.size, sizeof(size_t));
+    net.rq = (MPI_Request *)malloc(sizeof(MPI_Request) * 2 * (size_t)net.size);
+    if (!net.in || !net.inlen || !net.rq) { vt__dp_free(&net, 1); return vt__dp_fail(r, VT_ERR_NOMEM, "vt_dp_run: out of memory"); }
+    if (net.size > S) {
         char m[200];
-        snprintf(m, sizeof m, "vt_dp_run: %d ranks for %d shards (vt_desc.shards): every rank needs at least one shard", dp.size, S);
-        vt__dp_free(&dp, 1);
+        snprintf(m, sizeof m, "vt_dp_run: %d ranks for %d shards (vt_desc.shards): every rank needs at least one shard", net.size, S);
+        vt__dp_free(&net, 1);
         return vt__dp_fail(r, VT_ERR_ARG, m);
     }
-    if (vt__dp_hello(&dp, d, S, nsteps) < 0) { vt__dp_free(&dp, 0); return vt__dp_fail(r, VT_ERR_BACKEND, dp.why); }
-    lo = (int)((int64_t)dp.rank * S / dp.size);
-    hi = (int)((int64_t)(dp.rank + 1) * S / dp.size);
-    if (dp.rank != 0) { /* rank 0 alone writes */
+    if (vt__dp_hello(&net, d, S, nsteps) < 0) { vt__dp_free(&net, 0); return vt__dp_fail(r, VT_ERR_BACKEND, net.why); }
+    lo = (int)((int64_t)net.rank * S / net.size);
+    hi = (int)((int64_t)(net.rank + 1) * S / net.size);
+    if (net.rank != 0) { /* rank 0 alone writes */
         dd.transcript = NULL; dd.log_path = NULL; dd.commit_path = NULL; dd.resume = 0; dd.log_memory = 0;
     }
     c = vt_create(&dd);
@@ -443,26 +443,26 @@ VTDEF vt_status vt_dp_run(const vt_desc *d, const vt_program *p, int64_t nsteps,
         vt_ctx *e = vt_create(NULL);
         snprintf(m, sizeof m, "%s", vt_last_error());
         st = vt_last_status() != VT_OK ? vt_last_status() : VT_ERR_ARG;
-        if (e) { vt_set_error(e, st, m); vt__dp_ready(&dp, e); vt_destroy(e); }
-        vt__dp_free(&dp, 0);
+        if (e) { vt_set_error(e, st, m); vt__dp_ready(&net, e); vt_destroy(e); }
+        vt__dp_free(&net, 0);
         return vt__dp_fail(r, st, m);
     }
-    vt__shards_attach(c, lo, hi, dp.rank, 1, vt__dp_exchange, &dp);
+    vt__shards_attach(c, lo, hi, net.rank, 1, vt__dp_exchange, &net);
     if (p->setup) {
         st = p->setup(c, p->user);
         if (st != VT_OK && vt_status_of(c) == VT_OK) vt_set_error(c, st, "the program's setup failed");
     }
-    if (dp.rank == 0) vt_resume(c);
-    if (vt__dp_ready(&dp, c) < 0) {
-        if (vt_status_of(c) == VT_OK) vt_set_error(c, VT_ERR_BACKEND, dp.why);
+    if (net.rank == 0) vt_resume(c);
+    if (vt__dp_ready(&net, c) < 0) {
+        if (vt_status_of(c) == VT_OK) vt_set_error(c, VT_ERR_BACKEND, net.why);
         vt__dp_fail(r, vt_status_of(c), vt_error_message(c));
         vt_destroy(c);
-        vt__dp_free(&dp, 0);
+        vt__dp_free(&net, 0);
         return r->status;
     }
     st = vt_run_ctx(c, p, nsteps, r);
     vt_destroy(c);
-    vt__dp_free(&dp, st == VT_OK);
+    vt__dp_free(&net, st == VT_OK);
     return st;
 }
 
