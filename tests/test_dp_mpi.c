@@ -2,7 +2,7 @@
    vtrain_dp.h over MPI ranks, audited in one process.
 
      train DIR MODEL S STEPS [--native] [--resume] [--ckpt N] [--timeout S]
-           [--threads N] [--pids DIR] [--slow MS] [--cuda]
+           [--threads N] [--pids DIR] [--slow MS] [--cuda] [--gpu]
                          under mpirun: the sharded MODEL (mlp or gpt), S
                          shards, STEPS steps, rank 0 writes DIR; prints
                          "root HEX" (rank 0) or each rank's error
@@ -10,8 +10,8 @@
                          of DIR's transcript replayed; prints "audit ok N"
      same DIR1 DIR2      the two transcripts' leaves: "same N" or "differ"
 
-   Built with mpicc (VTRAIN_CUDA and VTRAIN_CUDA_EMU add --cuda: the ranks
-   on the CUDA backend's emulator). */
+   Built with mpicc (VTRAIN_CUDA adds --gpu: every rank on GPU 0; with
+   VTRAIN_CUDA_EMU also --cuda: the ranks on the CUDA backend's emulator). */
 #define VTRAIN_IMPLEMENTATION
 #include "../vtrain.h"
 #include "../vtrain_dp.h"
@@ -91,6 +91,9 @@ static int train(int argc, char **argv) {
         }
 #ifdef VTRAIN_CUDA_EMU
         else if (!strcmp(argv[i], "--cuda")) { d.backend = VT_BACKEND_CUDA; d.device = VT_CUDA_EMULATOR; }
+#endif
+#ifdef VTRAIN_CUDA
+        else if (!strcmp(argv[i], "--gpu")) { d.backend = VT_BACKEND_CUDA; d.device = 0; } /* every rank on GPU 0 */
 #endif
         else { fprintf(stderr, "unknown option '%s'\n", argv[i]); return vt_dp_exit(VT_ERR_ARG); }
     }
