@@ -23,7 +23,7 @@ TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard
 
 .PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript bench-torch bench-load clean compile-checks
-.PHONY: swarm bench-btard bench-btard-mpi test-mpi test-dp test-bounds
+.PHONY: swarm bench-btard bench-btard-mpi bench-dp test-mpi test-dp test-bounds
 
 all: $(EXAMPLES) $(TESTS) $(BENCHES)
 
@@ -259,6 +259,10 @@ bench-btard: $(B)/bench_btard
 	./$(B)/bench_btard overhead
 	./$(B)/bench_btard overhead --batch 256 --steps 40
 	./$(B)/bench_btard bans --seeds 20
+# shards: the cross-shard sum's cost and entries beside the step's other points; -np 2 x 1 thread
+# against 1 process x 2 threads (needs Open MPI)
+bench-dp:
+	bash bench/dp.sh
 # the overhead with 16 peers as MPI ranks
 bench-btard-mpi: $(B)/bench_btard_mpi
 	$(MPIRUN) -np 16 ./$(B)/bench_btard_mpi

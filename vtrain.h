@@ -43,8 +43,9 @@
    device call: GPT-2-sized audits need it off); VTRAIN_EMU_GIB=N reserves N
    GiB of emulated device memory.
    COMPANIONS: vtrain_btard.h (collaborative training among peers who may
-   lie) and vtrain_cuda.cu.h (the CUDA backend) sit beside this file; each
-   says how to include it.
+   lie), vtrain_dp.h (data-parallel training over MPI ranks, SHARDS) and
+   vtrain_cuda.cu.h (the CUDA backend) sit beside this file; each says how
+   to include it.
 
    BUILD: link with -lm -lpthread. Compile with -ffp-contract=off (no implicit
    fused multiply-add) and never with -ffast-math: the numeric contract needs
@@ -2612,7 +2613,9 @@ static void vt__reset_life(vt_ctx *c, int life) {
    (a backward op has one per input gradient). The optimizer update has three
    (the moments and the weights, each over all parameters at once), gradient
    clipping two (the norm, the scaled gradients), and the learning rate and
-   the loss one each. Ops whose outputs are exact copies of T values (relu,
+   the loss one each. A step split into shards (SHARDS) has one more, the
+   cross-shard sum of the gradients, which every machine resolves alike and
+   which logs nothing (its rule and bound: >>step). Ops whose outputs are exact copies of T values (relu,
    embedding lookup, views, concat, split) have none: nothing there depends
    on the machine.
 
@@ -7599,7 +7602,9 @@ static vt_status vt__commit_step(vt_ctx *c) {
                     lines, each key once, a final newline (A:
                     vt__manifest_check). vtrain.version non-empty; mode,
                     bound names; lambda a positive number; trainer_order an
-                    order string; trainer_ckpt_every a positive count (A).
+                    order string; trainer_ckpt_every a positive count;
+                    shards (present when S > 1) a count in 2..65536 that
+                    must be the auditor's program's (A).
                     Mode sets the audit's mode; bound and lambda must equal
                     the log header's (A). The program's own keys are the
                     program's to check (the CLI parses each strictly, in
@@ -9521,10 +9526,13 @@ static void vt__shard_end(vt_ctx *c, int k) {
         const double *d = c->params[i]->grad_fresh ? NULL : vt__h(c, g);
         size_t at = b->n;
         if (!vt__buf_reserve(c, b, (size_t)n * (size_t)width)) return;
-        for (j = 0; j < n; j++) {
-            if (width == 8) { double v = d ? d[j] : 0; memcpy(&u, &v, 8); vt__put_u64(b->p + at + 8 * (size_t)j, u); }
-            else vt__put_u32(b->p + at + 4 * (size_t)j, vt__fbits(d ? (float)d[j] : 0.0f));
-        }
+        if (width == 4 && d && vt__host_le()) /* the wire bytes are the values' own (vectorises) */
+            for (j = 0; j < n; j++) { float f = (float)d[j]; memcpy(b->p + at + 4 * (size_t)j, &f, 4); }
+        else
+            for (j = 0; j < n; j++) {
+                if (width == 8) { double v = d ? d[j] : 0; memcpy(&u, &v, 8); vt__put_u64(b->p + at + 8 * (size_t)j, u); }
+                else vt__put_u32(b->p + at + 4 * (size_t)j, vt__fbits(d ? (float)d[j] : 0.0f));
+            }
         b->n = at + (size_t)n * (size_t)width;
     }
     vt__buf_put(c, b, c->chunk.p + c->sh.c0, lf);
@@ -9596,6 +9604,7 @@ static vt_status vt__shards_parse(vt_ctx *c, vt__shc *sc) {
 
 static double vt__sh_get(const unsigned char *v, int width, int64_t j) {
     if (width == 8) { uint64_t u = vt__get_u64(v + 8 * j); double d; memcpy(&d, &u, 8); return d; }
+    if (vt__host_le()) { float f; memcpy(&f, v + 4 * j, 4); return (double)f; } /* the wire bytes are the value */
     return (double)vt__bitsf(vt__get_u32(v + 4 * j));
 }
 
@@ -9643,12 +9652,44 @@ static double vt__sh_native(const vt__shc *sc, int S, int64_t j, float *part) {
     return (double)part[0];
 }
 
+/* one parameter's sums, in blocks of 4096 values that threads claim */
+typedef struct vt__shjob {
+    const vt__shc *sc;
+    int S, how;          /* how: 0 the exact rule, 1 native, 2 binary64 (FP64 mode) */
+    int64_t off, n;      /* the parameter's first value in the contributions; its count */
+    double *g;
+    int64_t *exact, *nan; /* per thread: exact sums; the first NaN's element (-1: none) */
+} vt__shjob;
+
+static void vt__sh_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__shjob *j = (vt__shjob *)arg;
+    float part[64];
+    int64_t i, i0 = lo * 4096, i1 = VT__MIN(hi * 4096, j->n), ex = 0;
+    int k, nan = 0, t = tid;
+    float *pp = j->S <= 64 ? part : (float *)VT_MALLOC(sizeof(float) * (size_t)j->S, NULL);
+    if (!pp) { j->nan[t] = i0; return; } /* (only native with more than 64 shards: reported as this element) */
+    for (i = i0; i < i1; i++) {
+        double *g = j->g + i;
+        if (j->how == 2) {
+            double x = 0;
+            for (k = 0; k < j->S; k++) x += vt__sh_get(j->sc[k].vals, 8, j->off + i);
+            *g = x;
+        } else if (j->how == 1) *g = vt__sh_native(j->sc, j->S, j->off + i, pp);
+        else {
+            *g = vt__sh_sum(j->sc, j->S, j->off + i, &ex, &nan);
+            if (nan && j->nan[t] < 0) j->nan[t] = i;
+            nan = 0;
+        }
+    }
+    j->exact[t] += ex;
+    if (pp != part) VT_FREE(pp, NULL);
+}
+
 static vt_status vt__shards_combine(vt_ctx *c) {
     int S = c->sh.S, k, i, nan = 0, width = c->d.mode == VT_MODE_FP64 ? 8 : 4;
     int recs = c->d.role == VT_ROLE_TRAIN;
-    vt__shc *sc = (vt__shc *)vt__xmalloc(c, sizeof(vt__shc) * (size_t)S + sizeof(float) * (size_t)S);
-    float *part = (float *)(sc + S);
-    int64_t off = 0, exact = 0;
+    vt__shc *sc = (vt__shc *)vt__xmalloc(c, sizeof(vt__shc) * (size_t)S + 2 * sizeof(int64_t) * (size_t)c->pool.n);
+    int64_t off = 0, exact = 0, *tcount = (int64_t *)(sc + S);
     double loss = 0;
     if (!sc) return c->status;
     if (vt__shards_parse(c, sc) != VT_OK) { VT_FREE(sc, c->u); return c->status; }
@@ -9669,22 +9710,21 @@ static vt_status vt__shards_combine(vt_ctx *c) {
     }
     for (i = 0; i < c->nparams && c->status == VT_OK; i++) {
         vt_tensor *pt = c->params[i];
-        int64_t j, n = vt_numel(pt), any = 0;
-        double *g;
+        int64_t n = vt_numel(pt), any = 0;
+        vt__shjob job;
         for (k = 0; k < S; k++) any |= sc[k].touched[i];
         if (!any) { pt->grad_fresh = 1; off += n; continue; } /* no shard gave it a gradient: still logically 0 */
-        g = vt__hw(c, pt->grad);
-        for (j = 0; j < n; j++) {
-            if (width == 8) {
-                double x = 0;
-                for (k = 0; k < S; k++) x += vt__sh_get(sc[k].vals, 8, off + j);
-                g[j] = x;
-            } else if (c->d.mode == VT_MODE_NATIVE) g[j] = vt__sh_native(sc, S, off + j, part);
-            else g[j] = vt__sh_sum(sc, S, off + j, &exact, &nan);
-            if (nan) {
+        job.sc = sc; job.S = S; job.off = off; job.n = n; job.g = vt__hw(c, pt->grad);
+        job.how = width == 8 ? 2 : c->d.mode == VT_MODE_NATIVE;
+        job.exact = tcount; job.nan = tcount + c->pool.n;
+        for (k = 0; k < c->pool.n; k++) { job.exact[k] = 0; job.nan[k] = -1; }
+        vt__parallel(&c->pool, (n + 4095) / 4096, n * S, vt__sh_task, &job);
+        for (k = 0; k < c->pool.n; k++) {
+            exact += job.exact[k];
+            if (job.nan[k] >= 0 && !nan) {
+                nan = 1;
                 vt__fail(c, VT_ERR_NONFINITE, "non-finite value (NaN) at step %lld, the cross-shard sum of '%s', element %lld: "
-                         "the shards' gradients hold both infinities", (long long)c->step_no, pt->name, (long long)j);
-                break;
+                         "the shards' gradients hold both infinities", (long long)c->step_no, pt->name, (long long)job.nan[k]);
             }
         }
         pt->grad_fresh = 0;
@@ -9725,8 +9765,10 @@ VTDEF int vt_shard_begin(vt_ctx *c, int k) {
 
 VTDEF vt_status vt_shard_end(vt_ctx *c) {
     int k = c->sh.cur;
+    double t0 = vt__now();
     if (k < 0) return vt__fail(c, VT_ERR_STATE, "vt_shard_end: no shard is open");
     if (c->status == VT_OK) vt__shard_end(c, k);
+    c->stats.shard_seconds += vt__now() - t0;
     c->sh.cur = -1;
     c->sh.next = k + 1;
     return c->status;
@@ -10583,6 +10625,11 @@ static vt_status vt__checkpoint_parse(vt_ctx *c, const unsigned char *b, size_t 
 
 /*
    REVISION HISTORY
+     (unreleased) shards: vt_desc.shards, vt_shard_begin / vt_shard_end /
+            vt_shards_sum, the cross-shard sum (RNE32 of the exact sum, no
+            log entry), the manifest key vtrain.shards (written only when
+            S > 1: a program without shards writes the files it always
+            did); the companion vtrain_dp.h (MPI ranks).
      0.1.0  (2026-11-29) first release: tensors, autograd, ops with sound
             error bounds, rounding log (log format 1, op table 0), auditor,
             calibration, CPU backend. Since, under the same version and
