@@ -33,8 +33,14 @@ static int cmp_d(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline)) /* callgrind counts these two by name (bench/dp.sh) */
+#else
+#define NOINLINE
+#endif
+
 /* the plain binary32 sum of the contributions: the peer of the exact rule */
-static double native_sum(const vt__shc *sc, int S, int64_t nv, double *out) {
+static NOINLINE double native_sum(const vt__shc *sc, int S, int64_t nv, double *out) {
     double t0 = vt__now();
     int64_t j;
     int k;
@@ -46,7 +52,7 @@ static double native_sum(const vt__shc *sc, int S, int64_t nv, double *out) {
     return vt__now() - t0;
 }
 
-static double exact_sum(const vt__shc *sc, int S, int64_t nv, double *out, int64_t *exact) {
+static NOINLINE double exact_sum(const vt__shc *sc, int S, int64_t nv, double *out, int64_t *exact) {
     double t0 = vt__now();
     int64_t j;
     int nan = 0;
@@ -137,8 +143,34 @@ static int bench_run(int argc, char **argv, int steps, int threads) {
     return vt_dp_exit(st);
 }
 
+/* the two sums once each over N values of 4 shards of gradient-like
+   binary32 values (a spread of magnitudes, signs, some cancellation), for
+   callgrind: bench/dp.sh counts each function's instructions */
+static int bench_icount(int64_t n) {
+    vt__shc sc[4];
+    float *v = (float *)malloc(sizeof(float) * 4 * (size_t)n);
+    double *out = (double *)malloc(sizeof(double) * (size_t)n);
+    int64_t j, exact = 0;
+    int k;
+    if (!v || !out) return 1;
+    for (k = 0; k < 4; k++) {
+        for (j = 0; j < n; j++) {
+            double g = vt_rng_normal(5, (uint64_t)k, (uint64_t)j) * ldexp(1.0, -(int)(vt_rng_u64(6, (uint64_t)j, 0) % 20));
+            v[k * n + j] = (float)g;
+        }
+        sc[k].vals = (const unsigned char *)(v + k * n);
+    }
+    exact_sum(sc, 4, n, out, &exact);
+    native_sum(sc, 4, n, out);
+    printf("icount: %lld values x 4 shards, %lld summed exactly\n", (long long)n, (long long)exact);
+    free(v);
+    free(out);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int i, steps = 10, threads = 1;
+    if (argc == 3 && !strcmp(argv[1], "icount")) return bench_icount(atoll(argv[2]));
     for (i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);

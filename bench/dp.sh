@@ -22,6 +22,16 @@ echo "date: $(date -u +%Y-%m-%d)   cpu: $(lscpu | sed -n 's/^Model name: *//p') 
 echo
 ./build/bench_dp sum --steps "$STEPS" --threads 2
 echo
+if command -v valgrind >/dev/null; then # instructions do not move with the machine's load
+  n=200000
+  for f in exact_sum native_sum; do
+    valgrind --tool=callgrind --callgrind-out-file=build/dp_$f.cg "--toggle-collect=$f*" ./build/bench_dp icount $n > build/dp_$f.txt 2>&1
+    eval "ic_$f=\$(sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' build/dp_$f.txt)"
+  done
+  awk -v e="$ic_exact_sum" -v b="$ic_native_sum" -v n=$n 'BEGIN { printf "callgrind, %d values x 4 shards: the exact rule %.1f instructions per value, a plain binary32 sum %.1f, ratio %.2f\n", n, e / n, b / n, e / b }'
+  grep -h '^icount' build/dp_exact_sum.txt
+  echo
+fi
 a=(); b=(); ba=0; bb=0; sa=""; sb=""
 for r in $(seq 1 "$ROUNDS"); do
   la=$(mpirun "${args[@]}" -np 2 ./build/bench_dp run --steps "$STEPS" --threads 1 2>&1 | grep '^RESULT')
