@@ -339,6 +339,40 @@ TEST(tampered_contributions) {
     }
 }
 
+/* The dispute game over sharded transcripts: the judge re-executes the
+   one differing step, all S shards in one process, with the trainer's log
+   chunk. A trainer that committed an edited cross-shard sum (a lying rank)
+   loses; an honest one against that transcript as the auditor wins. */
+static vt_dispute_report dispute(const char *trainer, const char *auditor) {
+    vt_desc d = vt_desc_default();
+    digitsmlp m;
+    vt_program p = program(0, 4, &m);
+    vt_dispute_report r;
+    memset(&r, 0, sizeof r);
+    vt_order_parse(&d.order, "threads:1,chaos:12");
+    if (vt_dispute_transcripts(&d, &p, trainer, auditor, &r) != VT_OK) {
+        r.outcome = VT_DISPUTE_OPEN;
+        snprintf(r.message, sizeof r.message, "vt_dispute_transcripts failed: %s", vt_last_error());
+    }
+    return r;
+}
+
+TEST(dispute_over_sharded_transcripts) {
+    vt_report a, b;
+    vt_dispute_report r;
+    ex_cfg x;
+    if (!load_data()) { CHECK(0, "cannot load the data"); return; }
+    train("build/sh_honest", 0, 4, VT_MODE_VERIFIED, "threads:2", &a);
+    x.kind = EX_BITFLIP; x.at_step = 2;
+    train_with("build/sh_liar", VT_MODE_VERIFIED, &x, &b);
+    CHECK(a.status == VT_OK && b.status == VT_OK, "%s / %s", a.message, b.message);
+    r = dispute("build/sh_liar", "build/sh_honest");
+    CHECK(r.verdict == VT_VERDICT_TRAINER_WRONG && r.step == 2, "lying trainer: verdict %d at step %lld: %s", (int)r.verdict, (long long)r.step, r.message);
+    NOTE("%s", r.message);
+    r = dispute("build/sh_honest", "build/sh_liar");
+    CHECK(r.verdict == VT_VERDICT_AUDITOR_WRONG && r.step == 2, "honest trainer: verdict %d at step %lld: %s", (int)r.verdict, (long long)r.step, r.message);
+}
+
 /* calls out of order: clear errors, no abort */
 static vt_status bad_step(vt_ctx *c, int64_t s, void *u) {
     int how = *(int *)u;
@@ -372,6 +406,7 @@ int main(int argc, char **argv) {
     RUN(cross_shard_sum_is_the_exact_sum_rounded);
     RUN(native_depends_on_the_layout_verified_does_not);
     RUN(tampered_contributions);
+    RUN(dispute_over_sharded_transcripts);
     RUN(misuse_is_an_error);
     return TEST_SUMMARY();
 }
