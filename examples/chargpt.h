@@ -23,6 +23,7 @@ typedef struct chargpt {
     double lr;
     int32_t *x, *y;      /* batch buffers (B*T) */
     int shards;          /* 0: one batch per step; S >= 1: the batch in S shards (B >= S) */
+    int64_t cap;         /* ints in x and y */
 } chargpt;
 
 /* defaults: 4 layers, 4 heads, width 128, context 64, batch 8 */
@@ -80,9 +81,13 @@ static vt_status chargpt_setup(vt_ctx *c, void *u) {
     ad.lr = a->lr;
     ad.weight_decay = 0.01;
     a->opt = vt_adamw_create(c, &ad);
-    if (!a->x) {
-        a->x = (int32_t *)malloc(sizeof(int32_t) * (size_t)(a->B * a->T));
-        a->y = (int32_t *)malloc(sizeof(int32_t) * (size_t)(a->B * a->T));
+    if (!a->x || (int64_t)a->B * a->T > a->cap) { /* a caller that made B or T larger since the last setup */
+        free(a->x);
+        free(a->y);
+        a->cap = (int64_t)a->B * a->T;
+        a->x = (int32_t *)malloc(sizeof(int32_t) * (size_t)a->cap);
+        a->y = (int32_t *)malloc(sizeof(int32_t) * (size_t)a->cap);
+        if (!a->x || !a->y) return vt_set_error(c, VT_ERR_NOMEM, "chargpt: out of memory for the batch buffers");
     }
     return vt_status_of(c);
 }
