@@ -158,6 +158,7 @@ VTDEF vt_status vt_centered_clip(const float *const *rows, int m, int64_t L, dou
     X(IPM, "ipm")                                                                  \
     X(ALIE, "alie")                                                                \
     X(LYING_AGGREGATOR, "lying_aggregator")                                        \
+    X(SPIKE, "spike")                                                              \
     X(WITHHOLD_REVEAL, "withhold_reveal")                                          \
     X(WRONG_REVEAL, "wrong_reveal")                                                \
     X(FORGED_LOG, "forged_log")                                                    \
@@ -181,7 +182,7 @@ typedef struct vt_btard_attack {
     vt_btard_attack_kind kind;
     int64_t start;      /* first step it attacks */
     int64_t period;     /* then every period-th step (0 or 1: every step) */
-    double scale;       /* sign_flip -1000, random_direction 1000, ipm 0.1, alie z, lying_aggregator -10, nudge 1e-6 */
+    double scale;       /* sign_flip -1000, random_direction 1000, ipm 0.1, alie z, lying_aggregator -10, spike 1e6 (its norm), nudge 1e-6 */
     int64_t delay;      /* delayed: steps back (paper: 1000) */
     uint64_t seed;      /* shared by colluding attackers (random_direction, garbage) */
     int est;            /* ipm, alie: honest gradients computed to estimate mean and sd (default 3) */
@@ -1585,6 +1586,7 @@ VTDEF vt_btard_attack vt_btard_attack_default(vt_btard_attack_kind k) {
     case VT_ATTACK_IPM: a.scale = 0.1; break;
     case VT_ATTACK_ALIE: a.scale = 1.0; break;
     case VT_ATTACK_LYING_AGGREGATOR: a.scale = -10; break;
+    case VT_ATTACK_SPIKE: a.scale = 1e6; break;
     case VT_ATTACK_NUDGE: a.scale = 1e-6; break;
     default: break;
     }
@@ -2260,6 +2262,10 @@ static void vt__bt_aggregate(vt_btard_peer *p) {
     if (vt__bt_attacking(p, VT_ATTACK_LYING_AGGREGATOR)) {
         int64_t j;
         for (j = 0; j < p->L; j++) out[j] = (float)(p->atk.scale * out[j]);
+    }
+    if (vt__bt_attacking(p, VT_ATTACK_SPIKE)) { /* a spike of norm `scale`, signs alternating */
+        int64_t j;
+        for (j = 0; j < p->L; j++) out[j] = (float)(out[j] + (j % 2 ? -1 : 1) * p->atk.scale / sqrt((double)p->L));
     }
     vt__bt_hash_f32(out, p->L, p->a_hash + (size_t)p->me * 32);
     p->st.t_aggregate += vt_net_now() - t0;
