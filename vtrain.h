@@ -1,4 +1,4 @@
-/* vtrain.h - v0.1.0 - MIT or public domain (see end of file) - bit-exact, verifiable neural-network training in one C header
+/* vtrain.h - v0.2.0 - MIT or public domain (see end of file) - bit-exact, verifiable neural-network training in one C header
 
    Training that replays bit for bit on any hardware. Every op computes in
    binary64, rounds its output to binary32 at a "rounding point", and logs the
@@ -35,7 +35,9 @@
                             dir at run time instead of the embedded header
        VTDEF                the decoration of every function (default extern,
                             static with VTRAIN_STATIC)
-   ENVIRONMENT (read at run time by the CUDA backend): VTRAIN_CUDA_SYNC=1
+   ENVIRONMENT: VTRAIN_SIMD=avx2 keeps the AVX2 GEMM kernels on a CPU with
+   AVX-512 (the results are the same; to measure them, bench/gemm.c). Read
+   at run time by the CUDA backend: VTRAIN_CUDA_SYNC=1
    waits after every kernel, so an error names the kernel; VTRAIN_EMU_GUARD=0
    turns off the emulator's device-memory guard (two mprotect calls per
    device call: GPT-2-sized audits need it off); VTRAIN_EMU_GIB=N reserves N
@@ -181,9 +183,9 @@
 #define VTRAIN_H
 
 #define VTRAIN_VERSION_MAJOR 0
-#define VTRAIN_VERSION_MINOR 1
+#define VTRAIN_VERSION_MINOR 2
 #define VTRAIN_VERSION_PATCH 0
-#define VTRAIN_VERSION_STRING "0.1.0"
+#define VTRAIN_VERSION_STRING "0.2.0"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -349,9 +351,11 @@ typedef struct vt_tensor {
    these agree bit for bit in VT_MODE_VERIFIED and must not in
    VT_MODE_NATIVE. A string form is parsed by vt_order_parse:
    "threads:2,block:64,chaos:7,nofma". */
+#define VT_MAX_THREADS 256  /* vt_create refuses more: each is a pthread with its own buffers */
+#define VT_MAX_BLOCK 4096   /* a GEMM block of kc doubles per row of a packing buffer */
 typedef struct vt_order {
-    int threads;         /* worker threads (0: all cores) */
-    int block;           /* reduction block size (GEMM kc; 0: 256) */
+    int threads;         /* worker threads (0: all cores, at most 64; 1..VT_MAX_THREADS) */
+    int block;           /* reduction block size (GEMM kc; 0: 256; 1..VT_MAX_BLOCK) */
     int chaos;           /* 1: permute/re-block every reduction from chaos_seed,
                             switch fma on/off, perturb libm results by a few ulps */
     uint64_t chaos_seed;
@@ -396,6 +400,8 @@ typedef struct vt_desc {
     int ckpt_every;           /* trainer: a checkpoint every N steps (0: 100) */
     int resume;               /* trainer: continue the transcript from its last checkpoint */
     int64_t audit_from;       /* auditor: start from the checkpoint at this step (0: step 0) */
+    int allow_probabilistic;  /* 1: a transcript may use VT_BOUND_PROBABILISTIC (refused otherwise:
+                                 its promise assumes random rounding errors, see BOUND MODES) */
     int log_memory;           /* 1: step chunks in memory too: the trainer's via vt_step_chunk after
                                  each step, the auditor's from vt_feed_chunk before each step
                                  (no file needed; peers exchange chunks this way) */
@@ -425,6 +431,12 @@ typedef struct vt_log_stats {
     double round_seconds;    /* of which in the rounding points */
     int64_t runs;            /* per kind: outputs of this kind produced, in every mode,
                                 exact ones (no rounding point) included */
+    int64_t multi;           /* auditor: entries whose plausible interval holds more than one
+                                binary32 value (a dishonest trainer could have written another) */
+    double freedom_bits;     /* auditor: sum over entries of log2(values in the interval): the
+                                bits a trainer could choose freely while passing the audit */
+    int64_t exact;           /* values of correctly rounded products that the bound could not
+                                decide and that were evaluated exactly (no log entry) */
 } vt_log_stats;
 
 typedef struct vt_report {
@@ -436,6 +448,9 @@ typedef struct vt_report {
     vt_log_stats log;
     double seconds;
     char message[768];
+    int64_t root_steps;      /* auditor of a transcript: the steps its root.txt covers, checked against
+                                every commitment (0: no root was checked); more than the steps
+                                replayed (first replayed + steps) means a partial audit */
 } vt_report;
 
 /* ==========================================================================
@@ -461,6 +476,9 @@ VTDEF void vt_destroy(vt_ctx *c);
 VTDEF vt_status vt_status_of(const vt_ctx *c);
 VTDEF const char *vt_error_message(const vt_ctx *c);
 VTDEF void vt_clear_error(vt_ctx *c);
+/* a program's own error (its setup or step found bad data): sticky like an
+   op's, so vt_run reports msg; returns s */
+VTDEF vt_status vt_set_error(vt_ctx *c, vt_status s, const char *msg);
 VTDEF const vt_desc *vt_ctx_desc(const vt_ctx *c);
 VTDEF int64_t vt_step_index(const vt_ctx *c);
 VTDEF double vt_last_loss(const vt_ctx *c); /* the loss of the last vt_backward */
@@ -476,7 +494,9 @@ VTDEF vt_tensor *vt_new_persistent(vt_ctx *c, vt_dtype dt, int ndim, const int64
 VTDEF vt_tensor *vt_param(vt_ctx *c, const char *name, int ndim, const int64_t *ne);
 VTDEF vt_tensor *vt_from_f32(vt_ctx *c, int ndim, const int64_t *ne, const float *v); /* step arena */
 VTDEF vt_tensor *vt_from_i32(vt_ctx *c, int ndim, const int64_t *ne, const int32_t *v);
-VTDEF vt_tensor *vt_from_f64(vt_ctx *c, int ndim, const int64_t *ne, const double *v); /* VT_F64 values */
+/* VT_F64: binary64 values in VT_MODE_FP64; in the other modes they are
+   rounded to binary32 on entry, like VT_F32 (every bound assumes binary32 inputs) */
+VTDEF vt_tensor *vt_from_f64(vt_ctx *c, int ndim, const int64_t *ne, const double *v);
 VTDEF vt_status vt_write_f32(vt_ctx *c, vt_tensor *t, const float *v);
 VTDEF vt_status vt_write_f64(vt_ctx *c, vt_tensor *t, const double *v);
 VTDEF vt_status vt_write_i32(vt_ctx *c, vt_tensor *t, const int32_t *v);
@@ -549,8 +569,13 @@ VTDEF vt_adamw_desc vt_adamw_default(void); /* 1e-3, 0.9, 0.999, 1e-8, 0.01 */
 VTDEF vt_sgd_desc vt_sgd_default(void);     /* 1e-2, 0, 0, 0 */
 VTDEF vt_optim *vt_adamw_create(vt_ctx *c, const vt_adamw_desc *d); /* over all params so far */
 VTDEF vt_optim *vt_sgd_create(vt_ctx *c, const vt_sgd_desc *d);
-VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr); /* lr passes a rounding point */
+/* lr passes a rounding point: it may differ between machines by up to 32
+   binary64 ulps (a schedule computed with a libm); a constant or
+   vt_lr_cosine is the same double everywhere */
+VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr);
 VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm); /* returns the (T-valued) norm */
+/* warm-up (linear over `warmup` steps), then cosine from max_lr to min_lr at
+   `total`: the same double on every machine (vtrain's own cosine) */
 VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr);
 
 /* --- randomness: counter-based, keyed by (seed, stream, index) ------------ */
@@ -606,6 +631,10 @@ VTDEF vt_status vt_transcript_leaves(const char *dir, vt_leaf_info **leaves, int
 VTDEF void vt_free_leaves(vt_leaf_info *leaves);
 /* its root.txt: the Merkle root over the leaves, the manifest's hash, the step count */
 VTDEF vt_status vt_transcript_root(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], int64_t *nsteps);
+/* the files agree with each other, every field (root.txt with commits.bin
+   and manifest.txt, commits.bin with manifest.txt), without a replay; the
+   step count in *nsteps. An audit of a transcript checks this at its end. */
+VTDEF vt_status vt_transcript_check(const char *dir, int64_t *nsteps);
 VTDEF vt_status vt_manifest_get(const char *dir, const char *key, char *value, size_t n);
 /* SHA-256 of the manifest without its "vtrain.trainer_*" lines (the order
    and checkpoint interval the trainer happened to use): equal for two runs
@@ -629,7 +658,26 @@ VTDEF vt_status vt_checkpoint_load(vt_ctx *c, const char *path);
    lies in a subtree that agreed), found in ceil(log2 n) + 1 rounds. The
    trainer then supplies the state before that step (it must match the
    agreed leaf before it) and its log chunk; the judge re-executes that one
-   step and rules. */
+   step and rules.
+
+   Every branch ends in a stated outcome (vt_dispute.outcome), and none can
+   convict an honest party: roots that agree end the game before it starts
+   (no dispute); a trainer whose answer is for another node, does not hash
+   to the node, reveals a leaf of another step, cannot be decoded (a
+   truncated or malformed message, vt_dispute_receive_bytes) or never comes
+   (vt_dispute_forfeit, called by the driver at its deadline) loses at that
+   round; only a found step goes to the judge, whose ruling rests on a
+   re-execution. vt_dispute_transcripts plays the whole game between two
+   transcripts on this machine, judge included. */
+typedef enum vt_dispute_outcome {
+    VT_DISPUTE_OPEN,          /* the game goes on */
+    VT_DISPUTE_FOUND,         /* result is the first differing step: the judge rules */
+    VT_DISPUTE_NONE,          /* the roots agree: nothing to dispute */
+    VT_DISPUTE_TRAINER_LOSES, /* the trainer answered malformed or inconsistently, or not at all */
+    VT_DISPUTE_AUDITOR_LOSES, /* the auditor's challenge is malformed (its own files disagree) */
+    VT_DISPUTE_INVALID        /* no game: the transcripts are of different programs or lengths */
+} vt_dispute_outcome;
+#define VT_CLAIM_BYTES 220 /* a claim on the wire: "VTCL", lo, hi, left, right, the leaf */
 typedef struct vt_claim { /* trainer -> auditor, one round */
     int64_t lo, hi;                  /* the node's steps [lo, hi) */
     unsigned char left[32], right[32]; /* its children (hi - lo > 1) */
@@ -646,18 +694,38 @@ typedef struct vt_dispute {
     vt_leaf_info disputed_trainer;    /* the trainer's leaf at the result */
     int64_t result;                   /* the first differing step, -1 if none */
     char message[256];
+    vt_dispute_outcome outcome;
 } vt_dispute;
 VTDEF vt_status vt_dispute_begin(vt_dispute *g, const vt_leaf_info *mine, int64_t n, const unsigned char trainer_root[32]);
 /* the node to ask about next (1), or 0 when the game is over */
 VTDEF int vt_dispute_query(const vt_dispute *g, int64_t *lo, int64_t *hi);
 VTDEF vt_status vt_dispute_answer(const vt_leaf_info *leaves, int64_t n, int64_t lo, int64_t hi, vt_claim *out); /* trainer */
 VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c); /* checks the answer, descends */
+/* the wire form of a claim, and the auditor's side of it: a message that is
+   not exactly one encoded claim loses the trainer the game */
+VTDEF void vt_claim_encode(const vt_claim *c, unsigned char out[VT_CLAIM_BYTES]);
+VTDEF vt_status vt_claim_decode(const unsigned char *b, size_t n, vt_claim *c);
+VTDEF vt_status vt_dispute_receive_bytes(vt_dispute *g, const unsigned char *b, size_t n);
+/* the trainer did not answer in time (why says so): it loses */
+VTDEF vt_status vt_dispute_forfeit(vt_dispute *g, const char *why);
 /* the trainer's side of the last round: the state before `step` as a
    checkpoint file (replaying its own log from its last checkpoint before it)
    and its log chunk for that step */
 VTDEF vt_status vt_transcript_state_before(const vt_desc *d, const vt_program *p, const char *dir, int64_t step,
                                            const char *ckpt_out);
+/* the same from a given start: from = 0 replays from step 0 and trusts no
+   checkpoint (their optimizer counters are in no commitment), else from
+   must be a checkpoint of dir */
+VTDEF vt_status vt_transcript_state_from(const vt_desc *d, const vt_program *p, const char *dir, int64_t from, int64_t step,
+                                         const char *ckpt_out);
 VTDEF vt_status vt_transcript_chunk(const char *dir, int64_t step, unsigned char **bytes, size_t *len);
+/* the settings a transcript was trained with, which a judge or any replay
+   of it must use: mode, bound mode and lambda from its manifest (checked as
+   an auditor checks them) into d */
+VTDEF vt_status vt_transcript_settings(const char *dir, vt_desc *d);
+/* a checkpoint's step and optimizer step counters (up to max of them, the
+   count in *n), from its metadata */
+VTDEF vt_status vt_checkpoint_counters(const char *path, int64_t *step, int64_t *t, int max, int *n);
 typedef enum vt_verdict { VT_VERDICT_NONE, VT_VERDICT_TRAINER_WRONG, VT_VERDICT_AUDITOR_WRONG } vt_verdict;
 /* the judge: loads the state (its digest must equal agreed->state, or the
    trainer loses), re-executes `trainer->step` with the chunk (its hash must
@@ -666,6 +734,26 @@ typedef enum vt_verdict { VT_VERDICT_NONE, VT_VERDICT_TRAINER_WRONG, VT_VERDICT_
 VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
                           const unsigned char *chunk, size_t chunk_len, const vt_leaf_info *trainer,
                           const vt_leaf_info *auditor, char *why, size_t whylen);
+/* The whole game between two transcripts of one program on this machine:
+   the trainer's (its answers come from its commits.bin, checked against
+   its root.txt) and the auditor's (its own run, or a replay). d gives the
+   judge's order and backend; the run's own settings come from the
+   trainer's manifest. The outcome, the verdict and why are in the report. */
+typedef struct vt_dispute_report {
+    vt_dispute_outcome outcome;
+    vt_verdict verdict;      /* VT_VERDICT_NONE unless a party loses or the judge rules */
+    int64_t step;            /* the first differing step, -1 if none was found */
+    int64_t nsteps;
+    int rounds;
+    double judge_seconds;
+    char message[1024];
+    /* set by the caller before the call (or left 0): called after each
+       round with the node [lo, hi) that was asked and the game after it */
+    void (*on_round)(const struct vt_dispute *g, int64_t lo, int64_t hi, void *user);
+    void *user;
+} vt_dispute_report;
+VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, const char *trainer_dir, const char *auditor_dir,
+                                       vt_dispute_report *r);
 
 /* --- calibration (VT_BOUND_CALIBRATED) ------------------------------------ */
 /* Runs the program for nsteps in sound mode with order d->order, and at every
@@ -739,6 +827,307 @@ VTDEF void vt_text_free(vt_text *t);
 #endif /* VTRAIN_H */
 
 /* ==========================================================================
+   >>elementary  exp, expm1, log, tanh, sigmoid and cos(pi p / 2), written
+   in plain IEEE binary64 arithmetic
+
+   WHY. Libraries disagree: two conforming libms return exp(x) an ulp or two
+   apart, and CUDA's differs from both. Calling them would make every
+   transcendental output a machine-dependent value, bounded only by an
+   accuracy that no libm guarantees. These functions use + - * / on
+   binary64, comparisons and exponent-field arithmetic only, each operation
+   written out (no contraction: the pragmas of the implementation, nvcc
+   -fmad=false) and none whose result IEEE-754 leaves open, so every
+   conforming machine, CPU or GPU, computes the same bits from the same
+   input: what they produce from binary32 inputs is the same everywhere
+   (an e = 0 value in >>rounding's words), and needs no allowance at all.
+   One source serves the CPU, the CUDA kernels under nvcc (vtrain_cuda.cu.h
+   includes this block with VTRAIN_ELEMENTARY_DEVICE) and the emulator.
+   Vector versions must do the same operations in the same order.
+
+   ACCURACY (checked against __float128 by tests/test_bounds.c): exp and
+   expm1 within 1 ulp, expm1 within 4 ulps for |x| in (0.35, 1), log within
+   2 ulps, tanh and sigmoid within 3 ulps, cospi2 within 2 ulps; glibc is
+   within 1 ulp. Outputs are rounded to binary32 (2^29 binary64 ulps) at
+   the next rounding point, so training does not see the difference.
+   Where an input differs between machines (log of a sum in log_softmax and
+   cross_entropy) the kernel's bound uses VT__DLOG_ERR, derived at vt__dlog.
+   COST: about libm's for exp (13 multiply-adds), one division more for log.
+   ========================================================================== */
+#if (defined(VTRAIN_IMPLEMENTATION) || defined(VTRAIN_ELEMENTARY_DEVICE)) && !defined(VT__ELEMENTARY_DEFINED)
+#define VT__ELEMENTARY_DEFINED 1
+#if defined(__CUDACC__)
+#define VT__EF static __device__ __forceinline__
+#define VT__EF_BITS(d) ((uint64_t)__double_as_longlong(d))
+#define VT__EF_DBL(b) __longlong_as_double((long long)(b))
+#define VT__EF_INF __longlong_as_double(0x7ff0000000000000LL)
+#else
+#include <string.h>
+#if defined(__GNUC__) || defined(__clang__)
+#define VT__EF static __attribute__((unused))
+#else
+#define VT__EF static
+#endif
+VT__EF uint64_t vt__ef_bits(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
+VT__EF double vt__ef_dbl(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
+#define VT__EF_BITS(d) vt__ef_bits(d)
+#define VT__EF_DBL(b) vt__ef_dbl(b)
+#define VT__EF_INF VT__EF_DBL(0x7ff0000000000000ull)
+#endif
+
+/* exp(r) - 1 for |r| <= 0.35: Taylor to r^13 (the remainder is below
+   2^-62 relative), Horner from the highest term */
+VT__EF double vt__dexpm1_core(double r) {
+    double p = 1.0 / 6227020800.0;
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    return r + (p * r) * r;
+}
+
+/* exp(x) = 2^k exp(r): k = round(x / ln2) (adding and removing 1.5 2^52
+   rounds to an integer), r = x - k ln2 in two parts (Cody and Waite): ln2's
+   high part has 32 bits, so k ln2_hi (|k| < 2^11) and x - k ln2_hi are exact;
+   then 2^k from the exponent field, in two factors where 2^k is not normal */
+VT__EF double vt__dexp(double x) {
+    double kd, r, y;
+    int64_t k;
+    if (!(x < 709.782712893384)) return x != x ? x : VT__EF_INF;
+    if (x < -745.2) return 0.0;
+    kd = (x * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;
+    k = (int64_t)kd;
+    r = (x - kd * 0x1.62e42fee00000p-1) - kd * 0x1.a39ef35793c76p-33;
+    y = 1.0 + vt__dexpm1_core(r);
+    if (k > 1023) return y * 2.0 * VT__EF_DBL((uint64_t)(k - 1 + 1023) << 52);
+    if (k < -1021) return y * VT__EF_DBL((uint64_t)(k + 1000 + 1023) << 52) * 0x1p-1000;
+    return y * VT__EF_DBL((uint64_t)(k + 1023) << 52);
+}
+
+VT__EF double vt__dexpm1(double x) {
+    if (x <= 0.35 && x >= -0.35) return vt__dexpm1_core(x);
+    return vt__dexp(x) - 1.0;
+}
+
+/* log(x) = k ln2 + log(m), x = 2^k m, m in [sqrt(1/2), sqrt(2)) (subnormals
+   scaled by 2^54 first), log m = 2 atanh(s) = 2 (s + s^3/3 + ... + s^23/23),
+   s = f/(2 + f), f = m - 1 (exact), |s| < 0.1716: the series' remainder is
+   below 2^-60 relative.
+   VT__DLOG_ERR: f is exact and 2 + f rounds at most once, so s carries at
+   most 2u relative error (u = 2^-53), and log m = 2 atanh(s) (slope 1.03 s
+   at most in s) about 2.1u plus the roundings of the polynomial's small
+   correction and of 2s + ...: within 3.5u |log m|. With k != 0 the two
+   additions of k ln2_lo and k ln2_hi round once each (u |log x| + u 0.35),
+   and |log x| >= 0.34: in all, |vt__dlog(x) - log x| <= 8u |log x|. */
+#define VT__DLOG_ERR (8 * 0x1p-53)
+VT__EF double vt__dlog(double x) {
+    uint64_t b;
+    int k = 0;
+    double m, f, s, z, p;
+    if (!(x > 0)) return x == 0 ? -VT__EF_INF : (x - x) / (x - x);
+    if (x == VT__EF_INF) return x;
+    if (x < 0x1p-1022) { x *= 0x1p54; k = -54; }
+    b = VT__EF_BITS(x);
+    k += (int)((b >> 52) & 0x7ff) - 1022;
+    m = VT__EF_DBL((b & 0x000fffffffffffffull) | 0x3fe0000000000000ull); /* [0.5, 1) */
+    if (m < 0.70710678118654752440) { m *= 2.0; k--; }
+    f = m - 1.0;
+    s = f / (2.0 + f);
+    z = s * s;
+    p = 1.0 / 23;
+    p = p * z + 1.0 / 21;
+    p = p * z + 1.0 / 19;
+    p = p * z + 1.0 / 17;
+    p = p * z + 1.0 / 15;
+    p = p * z + 1.0 / 13;
+    p = p * z + 1.0 / 11;
+    p = p * z + 1.0 / 9;
+    p = p * z + 1.0 / 7;
+    p = p * z + 1.0 / 5;
+    p = p * z + 1.0 / 3;
+    return k * 0x1.62e42fee00000p-1 + (k * 0x1.a39ef35793c76p-33 + (2.0 * s + 2.0 * s * (z * p)));
+}
+
+/* tanh(x) = sign(x) e / (e + 2), e = expm1(2|x|): no cancellation at small
+   |x|; 1 beyond 20 (tanh 20 = 1 - 2^-57.7, which rounds to 1 - 2^-53 at
+   worst: within 1 ulp) */
+VT__EF double vt__dtanh(double x) {
+    double a = x < 0 ? -x : x, e, t;
+    if (!(a < 20)) return x != x ? x : (x > 0 ? 1.0 : -1.0);
+    e = vt__dexpm1(2.0 * a);
+    t = e / (e + 2.0);
+    return x < 0 ? -t : t;
+}
+
+/* sigmoid(x) = 1 / (1 + exp(-x)), as exp(x) / (1 + exp(x)) below 0: no
+   cancellation on either side (1 + tanh(x/2) = 2 sigmoid(x) is what GELU
+   needs where 1 + tanh cancels) */
+VT__EF double vt__dsigmoid(double x) {
+    double E;
+    if (x != x) return x;
+    if (x >= 0) return 1.0 / (1.0 + vt__dexp(-x));
+    E = vt__dexp(x);
+    return E / (1.0 + E);
+}
+
+/* cos(pi p / 2) for p in [0, 1] (the cosine schedule), given p and q =
+   1 - p, each with at most one rounding (the caller computes both as
+   quotients of integers): t = (pi/2) p and cos t where p <= 1/2, else
+   t = (pi/2) q and sin t = cos(pi p / 2); t is in [0, pi/4], where the
+   Taylor series to t^18 (cos) and t^17 (sin) leave remainders below 2^-58
+   relative. Near p = 1 the result is relatively accurate (the sine of a
+   small, relatively accurate t), so a schedule that decays to 0 keeps its
+   relative accuracy to the last step. */
+VT__EF double vt__dcospi2(double p, double q) {
+    double t = 1.5707963267948966 * (p <= 0.5 ? p : q), t2 = t * t, c;
+    if (p <= 0.5) {
+        c = -1.0 / 6402373705728000.0;
+        c = c * t2 + 1.0 / 20922789888000.0;
+        c = c * t2 - 1.0 / 87178291200.0;
+        c = c * t2 + 1.0 / 479001600.0;
+        c = c * t2 - 1.0 / 3628800.0;
+        c = c * t2 + 1.0 / 40320.0;
+        c = c * t2 - 1.0 / 720.0;
+        c = c * t2 + 1.0 / 24.0;
+        c = c * t2 - 0.5;
+        return 1.0 + t2 * c;
+    }
+    c = 1.0 / 355687428096000.0;
+    c = c * t2 - 1.0 / 1307674368000.0;
+    c = c * t2 + 1.0 / 6227020800.0;
+    c = c * t2 - 1.0 / 39916800.0;
+    c = c * t2 + 1.0 / 362880.0;
+    c = c * t2 - 1.0 / 5040.0;
+    c = c * t2 + 1.0 / 120.0;
+    c = c * t2 - 1.0 / 6.0;
+    return t + t * (t2 * c);
+}
+/* --- exact sums of products of binary32 values, rounded once to binary32 ---
+
+   vt__xacc holds a sum of binary32 values and of products a b of two of
+   them exactly (such a product is exact in binary64, and its lowest set bit
+   is at least 2^-298): a fixed-point number with 32-bit digits, digit i
+   worth 2^(32 i - 320), kept in int64 limbs whose carries are resolved at
+   the end (a limb takes 2^29 additions before it could overflow; the
+   caller's sums are far shorter). 21 digits reach 2^352, beyond any sum of
+   fewer than 2^90 such terms. vt__xacc_round32 returns RNE32 of the exact
+   sum, as a double: the correctly rounded value, which every machine
+   computes alike. An exact sum of zero is -0 when every term was -0 (as
+   IEEE addition gives in any order), else +0. Only integer arithmetic: the
+   same source runs on the CPU and in CUDA kernels. */
+#define VT__XD 21
+#define VT__XE0 (-320)
+typedef struct { int64_t d[VT__XD]; int negzero; } vt__xacc;
+
+VT__EF void vt__xacc_init(vt__xacc *a) {
+    int i;
+    for (i = 0; i < VT__XD; i++) a->d[i] = 0;
+    a->negzero = 1;
+}
+
+/* t exactly: a finite binary64 value whose lowest set bit is at least 2^-320 */
+VT__EF void vt__xacc_add(vt__xacc *a, double t) {
+    uint64_t b = VT__EF_BITS(t), m, lo, hi;
+    int ex = (int)((b >> 52) & 0x7ff), p, d, s;
+    int64_t c0, c1, c2;
+    if (!(b << 1)) { if (!(b >> 63)) a->negzero = 0; return; } /* +0, -0 */
+    a->negzero = 0;
+    m = b & 0x000fffffffffffffull;
+    if (ex) m |= 0x0010000000000000ull; else ex = 1;
+    p = ex - 1075 - VT__XE0; /* t = m 2^(p + E0) */
+    while (p < 0) { m >>= 1; p++; } /* only zero bits leave: the caller's promise */
+    d = p >> 5; s = p & 31;
+    lo = (m & 0xffffffffull) << s; /* < 2^63 */
+    hi = (m >> 32) << s;           /* < 2^52 */
+    c0 = (int64_t)(lo & 0xffffffffull);
+    c1 = (int64_t)((lo >> 32) + (hi & 0xffffffffull));
+    c2 = (int64_t)(hi >> 32);
+    if (b >> 63) { a->d[d] -= c0; a->d[d + 1] -= c1; a->d[d + 2] -= c2; }
+    else { a->d[d] += c0; a->d[d + 1] += c1; a->d[d + 2] += c2; }
+}
+
+/* every digit into [0, 2^32), the sign in the top limb (floor division
+   written out: right shifts of negative integers are not portable C) */
+VT__EF void vt__xacc_carry(int64_t *d) {
+    int i;
+    for (i = 0; i < VT__XD - 1; i++) {
+        int64_t q = d[i] >= 0 ? d[i] / 4294967296LL : -((-d[i] - 1) / 4294967296LL) - 1;
+        d[i] -= q * 4294967296LL;
+        d[i + 1] += q;
+    }
+}
+
+VT__EF double vt__xacc_round32(vt__xacc *a) {
+    int64_t *d = a->d;
+    int i, top, tb, P, q, k, neg = 0, sticky = 0, rbit;
+    uint64_t mant = 0;
+    double v, scale;
+    vt__xacc_carry(d);
+    if (d[VT__XD - 1] < 0) {
+        neg = 1;
+        for (i = 0; i < VT__XD; i++) d[i] = -d[i];
+        vt__xacc_carry(d);
+    }
+    for (top = VT__XD - 1; top >= 0 && d[top] == 0; top--) {}
+    if (top < 0) return a->negzero ? -0.0 : 0.0;
+    for (tb = 31; tb > 0 && !((d[top] >> tb) & 1); tb--) {}
+    P = 32 * top + tb;                         /* the leading 1: 2^(P + E0) */
+    q = P + VT__XE0 < -126 ? -149 - VT__XE0 : P - 23; /* the lowest kept bit: 24 bits, or the subnormal quantum */
+    for (k = P; k >= q; k--) mant = (mant << 1) | (uint64_t)((d[k >> 5] >> (k & 31)) & 1);
+    rbit = q > 0 ? (int)((d[(q - 1) >> 5] >> ((q - 1) & 31)) & 1) : 0;
+    for (k = 0; k < ((q - 1) >> 5) && !sticky; k++) sticky = d[k] != 0;
+    if (q - 1 > 0 && !sticky) sticky = (d[(q - 1) >> 5] & ((1LL << ((q - 1) & 31)) - 1)) != 0;
+    if (rbit && (sticky || (mant & 1))) mant++;
+    if (q + VT__XE0 + (mant >> 24 ? 24 : 23) >= 128) return neg ? -VT__EF_INF : VT__EF_INF;
+    scale = VT__EF_DBL((uint64_t)(q + VT__XE0 + 1023) << 52); /* 2^(q + E0): a normal binary64 */
+    v = (double)mant * scale;
+    return neg ? -v : v;
+}
+
+/* A correctly rounded product (CORRECTLY ROUNDED PRODUCTS in >>rounding):
+   its output C[off + m N + n] = RNE32(sum_k A[m sam + k sak] B[k sbk + n sbn]
+   + C0[m N + n] + bias[n]) exactly; B NULL: the terms are A's alone. An
+   output is a list of such blocks (a batched product has one per batch), in
+   the order of off. Addresses are the backend's (device memory in a CUDA
+   kernel). */
+typedef struct vt__xblk {
+    int64_t off, M, N, K;
+    const double *A; int64_t sam, sak;
+    const double *B; int64_t sbk, sbn;
+    const double *C0;   /* the old values of an accumulating output, copied; or NULL */
+    const double *bias; /* or NULL */
+} vt__xblk;
+typedef struct vt__xprod { vt__xblk *b; int n, cap; } vt__xprod;
+
+/* RNE32 of output i of the blocks b[0..nb), exactly */
+VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
+    int lo = 0, hi = nb - 1;
+    int64_t m, nn, k;
+    const vt__xblk *z;
+    vt__xacc a;
+    while (lo < hi) { /* the last block whose off <= i */
+        int mid = (lo + hi + 1) / 2;
+        if (b[mid].off <= i) lo = mid; else hi = mid - 1;
+    }
+    z = &b[lo];
+    m = (i - z->off) / z->N;
+    nn = (i - z->off) % z->N;
+    vt__xacc_init(&a);
+    for (k = 0; k < z->K; k++)
+        vt__xacc_add(&a, z->B ? z->A[m * z->sam + k * z->sak] * z->B[k * z->sbk + nn * z->sbn] : z->A[m * z->sam + k * z->sak]);
+    if (z->C0) vt__xacc_add(&a, z->C0[m * z->N + nn]);
+    if (z->bias) vt__xacc_add(&a, z->bias[nn]);
+    return vt__xacc_round32(&a);
+}
+#endif /* >>elementary */
+
+/* ==========================================================================
    ==========================================================================
    IMPLEMENTATION
    ==========================================================================
@@ -747,6 +1136,7 @@ VTDEF void vt_text_free(vt_text *t);
 #ifndef VTRAIN_IMPLEMENTATION_INCLUDED
 #define VTRAIN_IMPLEMENTATION_INCLUDED
 
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -785,6 +1175,12 @@ VTDEF void vt_text_free(vt_text *t);
 #else
 #pragma GCC optimize("O3", "fp-contract=off")
 #endif
+#endif
+
+/* x87 arithmetic (FLT_EVAL_METHOD 2: every double evaluated in 80 bits and
+   rounded twice) computes other binary64 values than IEEE binary64 */
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 2
+#error "vtrain: this compiler evaluates double in extended precision (FLT_EVAL_METHOD 2); compile with -msse2 -mfpmath=sse"
 #endif
 
 #ifndef VT_ASSERT
@@ -1225,14 +1621,27 @@ VTDEF uint64_t vt_shuffle(uint64_t seed, uint64_t stream, uint64_t i, uint64_t n
 }
 
 /* ==========================================================================
-   >>threads  a fixed pool; work is split by static contiguous ranges
+   >>threads  a fixed pool; jobs are cut into chunks that idle threads claim
 
-   Results never depend on which thread ran what: a range is a pure function
-   of (task count, thread count), and every reduction either stays inside one
-   task or combines per-task partials in task order.
+   A job over [0, ntask) is cut into nchunk contiguous chunks, a pure function
+   of (ntask, nchunk); every thread of the pool, the caller included, claims
+   the next unclaimed chunk until none is left, so a thread that lost its
+   core to another process simply claims fewer (the job waits at most for
+   the chunk it holds), and a thread that wakes after the job is over claims
+   nothing. Which thread ran which chunk is therefore not fixed, and nothing
+   may depend on it: a result is a function of the chunk, never of the
+   thread. Every reduction stays inside one task or combines per-task (or
+   per-chunk) partials in task order; per-thread buffers are only scratch,
+   or (the rounding point's entries) lists that each thread fills in
+   increasing index order and that are merged by index afterwards. tid, the
+   thread's number, picks scratch memory and nothing else.
    ========================================================================== */
 
 typedef void (*vt__task_fn)(void *arg, int64_t lo, int64_t hi, int tid);
+
+/* chunks per thread: enough that a thread running at half speed (a shared
+   core) leaves little tail, few enough that claiming costs nothing */
+#define VT__CHUNKS_PER_THREAD 8
 
 typedef struct vt__pool {
     int n; /* threads including the caller */
@@ -1240,13 +1649,14 @@ typedef struct vt__pool {
     pthread_t *th;
     pthread_mutex_t mu;
     pthread_cond_t cv_go, cv_done;
-    int64_t gen;
-    int pending;
+    int64_t gen;        /* the job's number, published after the job */
+    uint64_t claim;     /* (gen mod 2^32) << 32 | the next unclaimed chunk */
+    int64_t done;       /* chunks finished */
     int quit;
     int sleepers;
     vt__task_fn fn;
     void *arg;
-    int64_t ntask;
+    int64_t ntask, nchunk;
 #endif
 } vt__pool;
 
@@ -1257,11 +1667,13 @@ static VT__UNUSED void vt__range(int64_t n, int parts, int i, int64_t *lo, int64
 
 /* Workers spin for a short while on the job counter before they sleep on the
    condition variable: a training step launches hundreds of short jobs, and
-   a futex round trip for each cost a tenth of a small model's step. */
+   a futex round trip for each cost a tenth of a small model's step. Without
+   GCC's atomics (another compiler) the same protocol runs under the mutex. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(VTRAIN_NO_THREADS)
 #define VT__LOAD(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
 #define VT__STORE(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
-#define VT__DEC(p) __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL)
+#define VT__ADD(p, v) __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL)
+#define VT__CAS(p, expect, v) __atomic_compare_exchange_n(p, expect, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
 #define VT__SPIN 4000
 #if defined(__x86_64__) || defined(__i386__)
 #define VT__PAUSE() __builtin_ia32_pause()
@@ -1275,13 +1687,70 @@ static VT__UNUSED void vt__range(int64_t n, int parts, int i, int64_t *lo, int64
 typedef struct { vt__pool *p; int tid; } vt__worker_arg;
 #ifndef VTRAIN_NO_THREADS
 
+/* claim the next chunk of job g: its index, or -1 when job g has none left
+   (or is over). A successful claim means job g is not finished, so fn, arg
+   and the counts read after it are job g's. */
+static int64_t vt__claim(vt__pool *p, int64_t g) {
+    uint64_t tag = (uint64_t)g << 32;
+#if VT__SPIN
+    uint64_t c = VT__LOAD(&p->claim);
+    for (;;) {
+        if ((c & ~(uint64_t)0xffffffffu) != tag || (int64_t)(c & 0xffffffffu) >= VT__LOAD(&p->nchunk)) return -1;
+        if (VT__CAS(&p->claim, &c, c + 1)) return (int64_t)(c & 0xffffffffu);
+    }
+#else
+    int64_t i = -1;
+    pthread_mutex_lock(&p->mu);
+    if ((p->claim & ~(uint64_t)0xffffffffu) == tag && (int64_t)(p->claim & 0xffffffffu) < p->nchunk)
+        i = (int64_t)(p->claim++ & 0xffffffffu);
+    pthread_mutex_unlock(&p->mu);
+    return i;
+#endif
+}
+
+/* tests: workers pause for a chunk-dependent 0..3 x this many microseconds
+   before each chunk, as threads that lose their core would; the caller then
+   claims chunks out of turn, and the results must not change. vt__pool_lent
+   counts chunks that ran on a worker after a higher chunk had run elsewhere. */
+static int vt__pool_stall_us;
+static int64_t vt__pool_lent;
+
+/* run chunks of job g until none is left; wake the caller after the last */
+static void vt__run_chunks(vt__pool *p, int64_t g, int tid) {
+    int64_t i, lo, hi, left;
+    while ((i = vt__claim(p, g)) >= 0) {
+        vt__range(p->ntask, (int)p->nchunk, (int)i, &lo, &hi);
+#if VT__SPIN
+        if (vt__pool_stall_us && tid != 0) {
+            struct timespec ts;
+            ts.tv_sec = 0;
+            ts.tv_nsec = 1000L * vt__pool_stall_us * (long)((((uint64_t)g * 131 + (uint64_t)i) * 2654435761u >> 13) % 4);
+            nanosleep(&ts, NULL);
+            if (i + 1 < p->nchunk && VT__LOAD(&p->claim) > (((uint64_t)g << 32) | (uint64_t)(i + 1))) vt__pool_lent++;
+        }
+#endif
+        if (hi > lo) p->fn(p->arg, lo, hi, tid);
+#if VT__SPIN
+        left = p->nchunk - VT__ADD(&p->done, 1);
+        if (left == 0 && tid != 0) { /* the caller may be asleep */
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_signal(&p->cv_done);
+            pthread_mutex_unlock(&p->mu);
+        }
+#else
+        pthread_mutex_lock(&p->mu);
+        left = p->nchunk - ++p->done;
+        if (left == 0) pthread_cond_signal(&p->cv_done);
+        pthread_mutex_unlock(&p->mu);
+#endif
+    }
+}
+
 static void *vt__worker(void *a) {
     vt__worker_arg *wa = (vt__worker_arg *)a;
     vt__pool *p = wa->p;
-    int tid = wa->tid;
     int64_t seen = 0;
     for (;;) {
-        int64_t lo, hi;
 #if VT__SPIN
         int spins = 0;
         while (VT__LOAD(&p->gen) == seen && !VT__LOAD(&p->quit) && spins < VT__SPIN) { VT__PAUSE(); spins++; }
@@ -1294,25 +1763,14 @@ static void *vt__worker(void *a) {
         }
         if (VT__LOAD(&p->quit)) break;
         seen = VT__LOAD(&p->gen);
-        vt__range(p->ntask, p->n, tid, &lo, &hi);
-        if (hi > lo) p->fn(p->arg, lo, hi, tid);
-        if (VT__DEC(&p->pending) == 0) { /* the caller may be asleep: wake it */
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_signal(&p->cv_done);
-            pthread_mutex_unlock(&p->mu);
-        }
 #else
         pthread_mutex_lock(&p->mu);
         while (p->gen == seen && !p->quit) pthread_cond_wait(&p->cv_go, &p->mu);
         if (p->quit) { pthread_mutex_unlock(&p->mu); break; }
         seen = p->gen;
         pthread_mutex_unlock(&p->mu);
-        vt__range(p->ntask, p->n, tid, &lo, &hi);
-        if (hi > lo) p->fn(p->arg, lo, hi, tid);
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0) pthread_cond_signal(&p->cv_done);
-        pthread_mutex_unlock(&p->mu);
 #endif
+        vt__run_chunks(p, seen & 0xffffffff, wa->tid);
     }
     return NULL;
 }
@@ -1334,7 +1792,7 @@ static vt__worker_arg *vt__pool_start(vt__pool *p, int n, void *u) {
 #ifndef VTRAIN_NO_THREADS
     {
         int i;
-        p->gen = 0; p->pending = 0; p->quit = 0; p->sleepers = 0;
+        p->gen = 0; p->claim = 0; p->done = 0; p->nchunk = 0; p->quit = 0; p->sleepers = 0;
         pthread_mutex_init(&p->mu, NULL);
         pthread_cond_init(&p->cv_go, NULL);
         pthread_cond_init(&p->cv_done, NULL);
@@ -1374,40 +1832,40 @@ static void vt__pool_stop(vt__pool *p, vt__worker_arg *wa, void *u) {
 #endif
 }
 
-/* Run fn over [0, ntask) split into p->n contiguous ranges; small jobs
+/* Run fn over [0, ntask) in chunks that the pool's threads claim; small jobs
    (work below ~32k element-operations) run on the caller alone. */
 static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn fn, void *arg) {
     if (ntask <= 0) return;
 #ifndef VTRAIN_NO_THREADS
     if (p->n > 1 && ntask > 1 && work >= 32768) {
-        int64_t lo, hi;
+        int64_t g = (p->gen + 1) & 0xffffffff, nchunk = VT__MIN(ntask, (int64_t)VT__CHUNKS_PER_THREAD * p->n);
 #if VT__SPIN
         int spins = 0;
         p->fn = fn; p->arg = arg; p->ntask = ntask;
-        VT__STORE(&p->pending, p->n - 1);
+        VT__STORE(&p->nchunk, nchunk);
+        VT__STORE(&p->done, 0);
+        VT__STORE(&p->claim, (uint64_t)g << 32);
         pthread_mutex_lock(&p->mu);
-        VT__STORE(&p->gen, p->gen + 1);
+        VT__STORE(&p->gen, g);
         if (p->sleepers) pthread_cond_broadcast(&p->cv_go);
         pthread_mutex_unlock(&p->mu);
-        vt__range(ntask, p->n, 0, &lo, &hi);
-        if (hi > lo) fn(arg, lo, hi, 0);
-        while (VT__LOAD(&p->pending) > 0 && ++spins < VT__SPIN) VT__PAUSE();
-        if (VT__LOAD(&p->pending) > 0) { /* a worker lost its core: sleep instead of spinning */
+        vt__run_chunks(p, g, 0);
+        while (VT__LOAD(&p->done) < nchunk && ++spins < VT__SPIN) VT__PAUSE();
+        if (VT__LOAD(&p->done) < nchunk) { /* a worker lost its core mid-chunk: sleep instead of spinning */
             pthread_mutex_lock(&p->mu);
-            while (VT__LOAD(&p->pending) > 0) pthread_cond_wait(&p->cv_done, &p->mu);
+            while (VT__LOAD(&p->done) < nchunk) pthread_cond_wait(&p->cv_done, &p->mu);
             pthread_mutex_unlock(&p->mu);
         }
 #else
         pthread_mutex_lock(&p->mu);
-        p->fn = fn; p->arg = arg; p->ntask = ntask;
-        p->pending = p->n - 1;
-        p->gen++;
+        p->fn = fn; p->arg = arg; p->ntask = ntask; p->nchunk = nchunk; p->done = 0;
+        p->claim = (uint64_t)g << 32;
+        p->gen = g;
         pthread_cond_broadcast(&p->cv_go);
         pthread_mutex_unlock(&p->mu);
-        vt__range(ntask, p->n, 0, &lo, &hi);
-        if (hi > lo) fn(arg, lo, hi, 0);
+        vt__run_chunks(p, g, 0);
         pthread_mutex_lock(&p->mu);
-        while (p->pending > 0) pthread_cond_wait(&p->cv_done, &p->mu);
+        while (p->done < nchunk) pthread_cond_wait(&p->cv_done, &p->mu);
         pthread_mutex_unlock(&p->mu);
 #endif
         return;
@@ -1606,35 +2064,6 @@ static double vt__sum_bound(const vt__ord *o, int64_t n, double mag, int L) {
     return vt__gsum(o, n) * mag;
 }
 
-/* libm wrappers: under chaos, move the result by k ulps, |k| <= 3, keyed by
-   the argument, as another conforming libm might. */
-static double vt__perturb(const vt__ord *o, double x, double v) {
-    uint64_t b, h, bv;
-    double r;
-    if (!o->chaos || v == 0 || !isfinite(v)) return v;
-    memcpy(&b, &x, 8);
-    h = vt__mix(b ^ o->seed);
-    /* k in [-3, 3] steps along the bit pattern: k ulps away from or towards 0 */
-    memcpy(&bv, &v, 8);
-    bv += (uint64_t)((int64_t)(h % 7) - 3);
-    memcpy(&r, &bv, 8);
-    return isfinite(r) && (r > 0) == (v > 0) ? r : v;
-}
-static double vt__exp(const vt__ord *o, double x) { return vt__perturb(o, x, exp(x)); }
-static double vt__log(const vt__ord *o, double x) { return vt__perturb(o, x, log(x)); }
-static double vt__tanh(const vt__ord *o, double x) { return vt__perturb(o, x, tanh(x)); }
-/* tanh from one exp (libm's tanh is several times slower): with E = exp(2|z|)
-   carrying at most 8u relative error, t = (E - 1)/(E + 1) has absolute error
-   at most 2E/(E+1)^2 8u + 3u <= 7u: the caller uses VT__TANH_ERR, absolute. */
-#define VT__TANH_ERR (7 * VT__U)
-static double vt__tanh_exp(const vt__ord *o, double z) {
-    double a = fabs(z), E, t;
-    if (a > 20) return z > 0 ? 1.0 : -1.0; /* |tanh| rounds to 1 - 2^-58 or closer: within 2u */
-    E = vt__exp(o, 2 * a);
-    t = (E - 1) / (E + 1);
-    return z < 0 ? -t : t;
-}
-
 /* Sum of n terms x[i*s]. */
 static double vt__rsum(const vt__ord *o, uint64_t row, const double *x, int64_t s, int64_t n) {
     if (n <= 0) return 0;
@@ -1792,6 +2221,10 @@ struct vt_ctx {
     vt_calib *cal_out;
     /* transcript */
     char tdir[512];         /* the transcript directory, "" if none */
+    int man_bound;          /* auditor of a transcript: the manifest's bound mode and lambda, which the */
+    double man_lambda;      /* log header must repeat (-1: not a transcript) */
+    int root_ok;            /* trainer: the commitments file is this run's (a fresh one, or a resume
+                               that succeeded): vt_destroy may write root.txt from it */
     char logpath[600], commitpath[600];
     unsigned char manifest_sha[32];
     int64_t start_step;     /* auditor from a checkpoint: the first step replayed */
@@ -1824,6 +2257,10 @@ VTDEF const char *vt_error_message(const vt_ctx *c) {
     return c->status == VT_OK ? "ok" : c->msg;
 }
 VTDEF void vt_clear_error(vt_ctx *c) { if (c) { c->status = VT_OK; c->msg[0] = 0; } }
+VTDEF vt_status vt_set_error(vt_ctx *c, vt_status s, const char *msg) {
+    if (s == VT_OK) return VT_OK;
+    return vt__fail(c, s, "%s", msg ? msg : vt_status_message(s));
+}
 VTDEF const vt_desc *vt_ctx_desc(const vt_ctx *c) { return &c->d; }
 VTDEF int64_t vt_step_index(const vt_ctx *c) { return c->step_no; }
 VTDEF double vt_last_loss(const vt_ctx *c) { return c->last_loss; }
@@ -1944,6 +2381,9 @@ struct vt__rent;
     X(P, void, gather, (vt_ctx *c, const double *x, const double *e, const struct vt__rent *at, int64_t m,    \
                         double *xo, double *eo), 1)                                                            \
     X(P, void, put, (vt_ctx *c, double *x, const vt__ents *en), 1)                                             \
+    /* x[i] = RNE32 of the exact product at each entry's index (vt__xprod): the correctly rounded    \
+       products' fallback where the bound cannot decide */                                                      \
+    X(P, void, exact, (vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at), 1)                    \
     /* g = RNE32(g + h): the second gradient of a tensor an op used twice */                                   \
     X(P, void, add_round, (vt_ctx *c, double *g, const double *h, int64_t n, int cast), 1)                     \
     /* the optimizer: one phase over the flat parameter vector (vt_optim_step) */                              \
@@ -2092,27 +2532,41 @@ static void vt__reset_life(vt_ctx *c, int life) {
    on the machine.
 
    WHAT AN OP HANDS THE ROUNDING POINT. Its binary64 values x[i] and bounds
-   e[i] >= |x[i] - exact[i]|, where exact is the real-number result of the
-   op's definition applied to its (identical, binary32) inputs, valid for any
-   IEEE binary64 implementation, in any summation order, with or without fma.
-   What may differ between two conforming machines is (1) the order, blocking
-   and fusing (fma) of every reduction, and (2) libm results. Arithmetic
-   written out in a kernel runs exactly as written on every backend (no
-   contraction: see the pragmas above, -ffp-contract=off, nvcc -fmad=false),
-   so on identical binary32 inputs it yields identical binary64 results and
-   needs no bound: e = 0 for such values (the optimizer update, scaling,
-   products and sums of two operands). Each kernel derives its bound in a
-   comment beside it. Ingredients:
+   e[i], valid for any IEEE binary64 implementation, in any summation order,
+   with or without fma, and meaning exactly one of two things:
+     e = 0   every conforming machine computes exactly this x: it comes from
+             the op's identical binary32 inputs by a fixed sequence of IEEE
+             operations (+ - * / sqrt, comparisons, vtrain's own exp, log,
+             tanh and sigmoid of >>elementary, which are such sequences),
+             written out in the kernel and run as written on every backend
+             (no contraction: the pragmas above, -ffp-contract=off, nvcc
+             -fmad=false; vt_create refuses a build that contracts, and a
+             machine that flushes subnormals). Sums of two terms, a row of
+             length one, the optimizer update, GELU and tanh are such values.
+     e > 0   x is within e of the reference value x*: the real-number result
+             of the op's definition in which every value of the first kind
+             is taken as computed (the same everywhere) and every reduction
+             whose order is free (a sum, a dot product, a GEMM) is exact.
+             Two machines' values are then within e + e' of each other.
+   No libm function is called: the only inputs that differ between machines
+   are the results of reductions, and of arithmetic downstream of them. Each
+   kernel derives its bound in a comment beside it. Ingredients:
      * a sum of n terms in any order: |err| <= gamma(n) sum |terms|,
-       gamma(n) = n u / (1 - n u), u = 2^-53;
+       gamma(n) = n u / (1 - n u), u = 2^-53 (gsum: n - 1 roundings of
+       exact terms; 0 for n <= 2, one addition of the same operands);
      * a correctly rounded + - * / sqrt on inputs that may differ between
-       machines (because they come from a reduction or libm): u |result|;
-     * a libm function: at most 4 ulps (8u relative) unless documented better,
-       propagated through the formula by its condition number;
+       machines (because they come from a reduction): u |result|, plus the
+       inputs' bounds propagated by the operation's condition number;
+     * vtrain's own log of an input that differs between machines (the log of
+       a softmax's sum): VT__DLOG_ERR relative, derived at vt__dlog;
      * a fixed-order outer reduction (a weight gradient summed per sequence,
        then over sequences left to right): gamma(chunk) + gamma(chunks + 1)
        instead of gamma(all rows) - the order of the outer sum is part of the
        op's definition, so every backend must keep it.
+   tests/test_bounds.c hunts for violations: adversarial inputs (wide
+   dynamic range, cancellation, binary32 midpoints, subnormals, reductions
+   of 8192+ terms, rows of length 1 and 2) against a __float128 evaluation
+   of x*, and e = 0 values compared bit for bit across orders.
 
    WHAT THE TRAINER DOES. r = RNE32(x). With w = 2e(1 + 2^-20) + 2^-50 |x|
    (the extra terms cover the rounding of the bound itself and of x +- w), it
@@ -2127,15 +2581,62 @@ static void vt__reset_life(vt_ctx *c, int life) {
    auditor's rounding equals the trainer's. By induction over points and
    steps, both hold identical binary32 state.
 
-   COMPACT ENTRIES. The auditor's plausible interval lies inside
-   [x - 5e, x + 5e]; when that spans fewer than 256 binary32 values, an entry
-   stores only the low 8 bits of r's ordered key, which picks r uniquely in
-   the auditor's interval. Otherwise it stores all 32 bits (a flag bit in the
-   index says which).
+   CORRECTLY ROUNDED PRODUCTS. The outputs of matrix products (vt_linear
+   forward and backward, vt_matmul forward and backward: everything vt__mm
+   computes, and the CUDA backend's same products) need no log at all. Each
+   output element is defined as RNE32 of the exact value of its sum of
+   products (plus bias and old value): where the sound bound decides (RNE32
+   is constant on [x - w, x + w], which contains the exact value) that is
+   RNE32(x); elsewhere, for the rare element the bound cannot decide, the
+   backend evaluates the sum exactly (vt__xacc: integer arithmetic, the same
+   source on the CPU and the GPU) and rounds it once. Trainer and auditor
+   apply the same rule, so every machine computes the same binary32 value,
+   the log records nothing for these points (a record with entries there is
+   refused), and a dishonest trainer has no choice to make. The cost is the
+   exact evaluation of the undecided elements (about 10^-5 of them on
+   training data: K integer additions each) and the auditor's own pass of
+   the trainer's rule. Where an op's output is such a sum, register it
+   (vt__xprod_add) and it joins this rule.
 
-   BOUND MODES. sound: the bounds above. probabilistic: vt__g uses
-   lambda sqrt(n) u for the sums. calibrated: e is multiplied by a factor
-   per (point kind, size) measured by vt_calibrate and recorded in the log.
+   TWO HONEST BOUNDS. The trainer's bound e and an auditor's e' for one
+   element are the same formula of values that agree to gamma(n) relative
+   (a formula's inputs are mostly the same everywhere: statistics of the
+   binary32 operands); the rule assumes they agree to 2^-20 relative, and
+   tests/test_bounds.c measures the largest ratio across orders on
+   adversarial inputs. That is what the factor 1 + 2^-20 in w pays for: the
+   auditor's w' = 2e'(1 + 2^-20) + 2^-50|x'| covers |x - x'| <= e + e', so
+   an honest entry is always plausible.
+
+   COMPACT ENTRIES. An entry stores only the low 8 bits of r's ordered key
+   when every honest auditor's plausible interval I_A = [RNE32(x' - w'),
+   RNE32(x' + w')] holds at most 256 binary32 values: the entry then names
+   exactly one value of I_A, whatever the auditor's own x'. The trainer
+   cannot see x', so it bounds I_A: |x' - x| <= e + e' and w' <= 2e'(1 +
+   2^-20) + 2^-50 |x'| with e' <= e (1 + 2^-20) (TWO HONEST BOUNDS), so x' +
+   w' <= x + W and x' - w' >= x - W for W = 4.01 e + 2^-48 |x|. So I_A lies
+   inside [RNE32(x - W), RNE32(x + W)], and the trainer writes a compact
+   entry exactly when that holds at most 256 values (vt__compact_ok),
+   otherwise all 32 bits (a flag bit in the index says which). The auditor
+   decodes a compact entry inside its own I_A, from its low end
+   (vt__decode_entry); a compact entry where I_A holds more than 256 values
+   cannot come from an honest trainer and is refused (never decoded against
+   a guess). The calibrated factor plays no part: compactness and
+   plausibility use the sound bound.
+
+   BOUND MODES. sound: the bounds above, for any input. calibrated: e is
+   multiplied by a factor per (point kind, size) measured by vt_calibrate
+   and recorded in the log; it only decides what the trainer logs, the
+   auditor checks plausibility against the sound bound, so a too-small
+   factor makes an honest audit fail, never a forged one pass.
+   probabilistic: vt__g uses lambda sqrt(n) u instead of n u for the sums
+   (Higham and Mary 2019). ITS PROMISE ASSUMES RANDOM ROUNDING ERRORS: it
+   holds with probability at least 1 - 2n exp(-lambda^2 / 2) per sum when
+   the rounding errors of a sum behave as independent, mean-zero random
+   variables, which training data usually gives. Inputs chosen by an
+   adversary (long sums built to land near a binary32 midpoint) break that
+   assumption, and then honest audits fail. It is never the default, a
+   transcript records it, and vt_create refuses it for a transcript unless
+   vt_desc.allow_probabilistic is set.
    ========================================================================== */
 
 /* ordered key: consecutive integers over binary32 values, -0 just below +0 */
@@ -2240,6 +2741,30 @@ static void vt__cast_block(double *x, int64_t n) {
     for (; i < n; i++) x[i] = (double)(float)x[i];
 }
 
+/* 1 if an entry for x with (sound) bound e may be written compact: every
+   auditor's plausible interval then holds at most 256 binary32 values (see
+   COMPACT ENTRIES above; the calibrated factor plays no part) */
+static int vt__compact_ok(double x, double e) {
+    double W = 4.01 * e + fabs(x) * 0x1p-48;
+    return (int64_t)vt__key((float)(x + W)) - (int64_t)vt__key((float)(x - W)) <= 255;
+}
+
+/* The auditor's reading of one entry (value bits v, full or the low 8 bits
+   of the ordered key) against its own value x and sound bound e: 0 and the
+   value in *r, or 1 (a compact entry where the interval holds more than 256
+   values) or 2 (a value outside the interval); [*kl, *kh] are the interval's
+   keys. COMPACT ENTRIES says why the decoding is unique. */
+static int vt__decode_entry(double x, double e, int full, uint32_t v, float *r, int32_t *kl, int32_t *kh) {
+    double w = vt__widen(x, e);
+    int32_t kr;
+    *kl = vt__key((float)(x - w));
+    *kh = vt__key((float)(x + w));
+    if (!full && (int64_t)*kh - *kl > 255) return 1;
+    if (full) { *r = vt__bitsf(v); kr = vt__key(*r); }
+    else { kr = *kl + (int32_t)((v - (uint32_t)*kl) & 0xFFu); *r = vt__unkey(kr); }
+    return (*r != *r || kr < *kl || kr > *kh) ? 2 : 0;
+}
+
 /* the scalar pass over a block x[0,n) (element b0 of the point) that the
    branch-free one flagged: entries and the first NaN */
 static void vt__round_look(const vt__rjob *j, vt__ents *t, const double *x, const double *e, int64_t n, int64_t b0) {
@@ -2250,13 +2775,7 @@ static void vt__round_look(const vt__rjob *j, vt__ents *t, const double *x, cons
         if (xv != xv) { if (t->bad < 0) t->bad = b0 + i; continue; }
         double w = e[i] * ef2 + fabs(xv) * (e[i] > 0 ? 0x1p-50 : 0.0);
         if (vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w)) && e[i] > 0) {
-            int full = 1;
-            if (j->compact) {
-                double w5 = 2.5 * vt__widen(xv, e[i] * j->ef);
-                int64_t span = (int64_t)vt__key((float)(xv + w5)) - (int64_t)vt__key((float)(xv - w5));
-                full = span >= 255;
-            }
-            vt__ents_push(j->c, t, b0 + i, (float)xv, full);
+            vt__ents_push(j->c, t, b0 + i, (float)xv, !j->compact || !vt__compact_ok(xv, e[i]));
         }
     }
 }
@@ -2459,29 +2978,48 @@ static vt_status vt__log_get_record(vt_ctx *c, int kind, int ndim, const int64_t
 /* --- the rounding point -------------------------------------------------- */
 
 /* the CPU backend's rounding primitives (see vt__backend) */
+/* After a rounding job: the first bad (NaN) element over all threads, or -1;
+   and, when there is none, every thread's entries into out in index order.
+   Threads claim chunks in increasing order and fill their lists in index
+   order, so each list is sorted: a merge of the lists by index gives the
+   same entries in the same order whichever thread ran which chunk. */
+static void *vt__scratch(vt_ctx *c, size_t n);
+static int64_t vt__ents_gather(vt_ctx *c, vt__ents *out) {
+    int t, nt = c->pool.n;
+    int64_t bad = -1, at_s[64], *at = at_s;
+    for (t = 0; t < nt; t++)
+        if (c->tents[t].bad >= 0 && (bad < 0 || c->tents[t].bad < bad)) bad = c->tents[t].bad;
+    if (bad >= 0 || !out) return bad;
+    if (nt > 64 && !(at = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)nt))) return -1;
+    for (t = 0; t < nt; t++) at[t] = 0;
+    for (;;) {
+        int best = -1;
+        const vt__entry *e;
+        for (t = 0; t < nt; t++)
+            if (at[t] < c->tents[t].n && (best < 0 || c->tents[t].e[at[t]].i < c->tents[best].e[at[best]].i)) best = t;
+        if (best < 0) break;
+        e = &c->tents[best].e[at[best]++];
+        vt__ents_push(c, out, e->i, e->r, e->full);
+    }
+    return -1;
+}
+
 static int64_t vt__cpu_cast(vt_ctx *c, double *x, int64_t n, int check_only) {
     vt__rjob job;
     int t, nt = c->pool.n;
-    int64_t bad = -1;
     for (t = 0; t < nt; t++) c->tents[t].bad = -1;
     job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0; job.lz = NULL;
     vt__parallel(&c->pool, n, n, check_only ? vt__nan_task : vt__cast_task, &job);
-    for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
-    return bad;
+    return vt__ents_gather(c, NULL);
 }
 
 static int64_t vt__cpu_round(vt_ctx *c, double *x, const double *e, int64_t n, double ef, int compact, vt__ents *out) {
     vt__rjob job;
     int t, nt = c->pool.n;
-    int64_t bad = -1, k;
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
     job.c = c; job.x = x; job.e = e; job.ef = ef; job.compact = compact; job.lz = NULL;
     vt__parallel(&c->pool, n, 8 * n, vt__round_task, &job);
-    for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
-    /* threads own contiguous ranges in order: concatenating keeps index order */
-    for (t = 0; t < nt && bad < 0; t++)
-        for (k = 0; k < c->tents[t].n; k++) vt__ents_push(c, out, c->tents[t].e[k].i, c->tents[t].e[k].r, c->tents[t].e[k].full);
-    return bad;
+    return vt__ents_gather(c, out);
 }
 
 static void vt__cpu_gather(vt_ctx *c, const double *x, const double *e, const vt__rent *at, int64_t m, double *xo, double *eo) {
@@ -2504,7 +3042,7 @@ struct vt__lazy;
 static int64_t vt__lazy_round(vt_ctx *c, double *x, const struct vt__lazy *z, double ef, int compact, vt__ents *out);
 static double vt__lazy_e(const struct vt__lazy *z, int64_t i);
 static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double *x, double *e, const struct vt__lazy *lz,
-                      int64_t n) {
+                      const vt__xprod *xp, int64_t n) {
     const vt__backend *be = c->be;
     int64_t bad = -1;
     double ef = 1;
@@ -2527,9 +3065,40 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
     c->stats.values += n;
     if (kind >= 0 && kind < VT_OP_COUNT * 8) { c->kstats[kind].points++; c->kstats[kind].values += n; }
     if (c->d.mode != VT_MODE_VERIFIED) e = NULL;
-    if (!e) lz = NULL;
+    if (!e) { lz = NULL; xp = NULL; }
     if (e && c->d.bound == VT_BOUND_CALIBRATED) ef = vt__calib_factor(&c->calib, kind, n);
     c->ents.n = 0;
+
+    if (xp) {
+        /* a correctly rounded product, the same rule for trainer and auditor:
+           RNE32(x) where the sound bound decides, the exact value elsewhere,
+           no log entry (CORRECTLY ROUNDED PRODUCTS) */
+        int64_t nx;
+        bad = lz ? vt__lazy_round(c, x, lz, 1, 0, &c->ents) : be->round(c, x, e, n, 1, 0, &c->ents);
+        if (bad >= 0) goto nonfinite;
+        nx = c->ents.n;
+        if (nx) be->exact(c, x, xp, &c->ents);
+        c->ents.n = 0;
+        c->stats.exact += nx;
+        if (kind >= 0 && kind < VT_OP_COUNT * 8) c->kstats[kind].exact += nx;
+        if (c->status != VT_OK) return;
+        if (c->d.role == VT_ROLE_TRAIN) {
+            if (c->logf || c->d.log_memory) vt__log_put_record(c, kind, ndim, dims, &c->ents);
+        } else {
+            int64_t ne = 0;
+            if (vt__log_get_record(c, kind, ndim, dims, n, &c->rents, &ne, &c->crents) != VT_OK) return;
+            if (ne) {
+                vt__pt_name(kind, ndim, dims, nm, sizeof nm);
+                vt__fail(c, VT_ERR_IMPLAUSIBLE, "log entries at step %lld, point %lld (%s): %lld entries for a correctly "
+                                                "rounded product, which every machine computes alike (a forged or foreign log)",
+                         (long long)c->step_no, (long long)c->point, nm, (long long)ne);
+                return;
+            }
+            c->chunk_points++;
+        }
+        c->point++;
+        return;
+    }
 
     if (c->d.role == VT_ROLE_TRAIN || c->d.mode != VT_MODE_VERIFIED) {
         /* the trainer's rule; without a log (round-only, native, or training
@@ -2555,27 +3124,38 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
             vt__rent *en = &c->rents[k];
             /* a calibrated bound (ef < 1) only decides what the trainer logs;
                an entry is plausible within the sound interval, and a compact
-               one decodes from that interval's low end when it holds fewer
-               than 256 values (the calibrated interval may have missed r) */
-            double xv = gx[k], w = e ? vt__widen(xv, ge[k]) : 0, wc = e ? vt__widen(xv, ge[k] * ef) : 0;
-            int32_t kl = vt__key((float)(xv - w)), kh = vt__key((float)(xv + w)), kr;
-            int32_t base = (int64_t)kh - kl < 256 ? kl : vt__key((float)(xv - wc));
+               one decodes within it (COMPACT ENTRIES) */
+            double xv = gx[k];
+            int32_t kl, kh;
             float r;
-            if (en->full) { r = vt__bitsf(en->v); kr = vt__key(r); }
-            else { kr = base + (int32_t)((en->v - (uint32_t)base) & 0xFFu); r = vt__unkey(kr); }
-            if (r != r || kr < kl || kr > kh) {
+            int d = vt__decode_entry(xv, e ? ge[k] : 0, en->full, en->v, &r, &kl, &kh);
+            if (d) {
                 vt__pt_name(kind, ndim, dims, nm, sizeof nm);
-                vt__fail(c, VT_ERR_IMPLAUSIBLE,
-                         "implausible log entry at step %lld, point %lld (%s), index %lld: log value %.9g (bits %08x%s) "
-                         "is outside the auditor's interval [%.9g, %.9g] around its own value %.17g",
-                         (long long)c->step_no, (long long)c->point, nm, (long long)en->i, (double)r,
-                         (unsigned)en->v, en->full ? "" : ", low 8 bits of key",
-                         (double)vt__unkey(kl), (double)vt__unkey(kh), xv);
+                if (d == 1)
+                    vt__fail(c, VT_ERR_IMPLAUSIBLE,
+                             "implausible log entry at step %lld, point %lld (%s), index %lld: a compact entry (low 8 bits %02x), "
+                             "but the auditor's interval [%.9g, %.9g] around its own value %.17g holds %lld values: an honest "
+                             "trainer writes all 32 bits there",
+                             (long long)c->step_no, (long long)c->point, nm, (long long)en->i, (unsigned)en->v,
+                             (double)vt__unkey(kl), (double)vt__unkey(kh), xv, (long long)kh - kl + 1);
+                else
+                    vt__fail(c, VT_ERR_IMPLAUSIBLE,
+                             "implausible log entry at step %lld, point %lld (%s), index %lld: log value %.9g (bits %08x%s) "
+                             "is outside the auditor's interval [%.9g, %.9g] around its own value %.17g",
+                             (long long)c->step_no, (long long)c->point, nm, (long long)en->i, (double)r,
+                             (unsigned)en->v, en->full ? "" : ", low 8 bits of key",
+                             (double)vt__unkey(kl), (double)vt__unkey(kh), xv);
                 return;
             }
             if (vt__fbits(r) != vt__fbits((float)xv)) {
                 c->stats.corrections++;
                 if (kind >= 0 && kind < VT_OP_COUNT * 8) c->kstats[kind].corrections++;
+            }
+            if (kh > kl) { /* the trainer's freedom at this entry */
+                double bits = log2((double)((int64_t)kh - kl + 1));
+                c->stats.multi++;
+                c->stats.freedom_bits += bits;
+                if (kind >= 0 && kind < VT_OP_COUNT * 8) { c->kstats[kind].multi++; c->kstats[kind].freedom_bits += bits; }
             }
             vt__ents_push(c, &c->ents, en->i, r, en->full);
         }
@@ -2626,15 +3206,20 @@ nonfinite:
    contiguous in k. With AVX2 and FMA it is written with intrinsics (the
    compilers did not keep the plain-C accumulators in registers: 9 against
    36 GFLOP/s per core, see bench/RESULTS.md); elsewhere the plain C loop
-   below, with fma() where the hardware has it. vt__gemm_naive is the
-   reference both are tested against.
+   below, with fma() where the hardware has it. On a CPU with AVX-512 a
+   12 x 16 kernel (24 accumulators of 8) is chosen at run time; every
+   kernel computes each element the same way (a zero accumulator, the
+   k-block's terms in k order, then t = acc or t + acc), so they agree bit
+   for bit and the tile sizes are free. Column panels are NC = 512 wide, so
+   A's block is packed once per 512 columns. vt__gemm_naive is the
+   reference all are tested against (tests/test_core.c).
    ========================================================================== */
 
 #define VT__MR 6
 #define VT__NR 8
 #define VT__NRF 16
 #define VT__MC 96
-#define VT__NC 128
+#define VT__NC 512
 
 #ifdef VT__AVX2
 /* the same micro-kernel in AVX2 registers: 12 accumulators of 4 doubles */
@@ -2645,6 +3230,10 @@ static void vt__ukr64_avx2(int64_t kc, const double *a, const double *b, double 
     double acc[VT__MR][VT__NR];
     int64_t k;
     int i, j;
+    for (i = 0; i < mr; i++) { /* the tile's rows of t, while the products run */
+        _mm_prefetch((const char *)(t + i * ldt), _MM_HINT_T0);
+        _mm_prefetch((const char *)(t + i * ldt + VT__NR - 1), _MM_HINT_T0);
+    }
 #define VT__ROW(r, OP)                                                                             \
     { __m256d ar = _mm256_broadcast_sd(a + k * VT__MR + r); c##r##0 = OP(ar, b0, c##r##0); c##r##1 = OP(ar, b1, c##r##1); }
 #define VT__FMA(x, y, z) _mm256_fmadd_pd(x, y, z)
@@ -2782,6 +3371,159 @@ static void vt__ukr32(int64_t kc, const float *a, const float *b, double *t, int
         for (j = 0; j < nr; j++) t[i * ldt + j] = first ? (double)acc[i][j] : vt__f32r(t[i * ldt + j] + (double)acc[i][j]);
 }
 
+/* AVX-512 (issue 15). The same arithmetic per output element as the kernels
+   above - a zero accumulator, one fma (or product and sum) per k in k order
+   inside the k-block, then t = acc or t + acc - in registers twice as wide,
+   so the values are bit for bit those of the AVX2 and the plain-C kernels
+   (tests/test_core.c: gemm_avx512_matches). Tiles are MR x NR = 12 x 16
+   doubles (24 accumulators of 8; 12 x 32 floats for native): 2 loads of B and
+   12 broadcasts of A feed 24 fma per k. Compiled for AVX-512 by a target
+   attribute, so the file builds without -mavx512f, and chosen at run time
+   (vt__gemm_isa): one binary serves AVX2 and AVX-512 machines.
+   VTRAIN_SIMD=avx2 in the environment keeps the AVX2 kernels (to measure
+   them on an AVX-512 machine). */
+#if defined(VT__AVX2) && (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define VT__AVX512 1
+#define VT__T512 __attribute__((target("avx512f")))
+#define VT__MR5 12
+#define VT__NR5 16
+#define VT__NRF5 32
+#define VT__R12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+VT__T512 static void vt__ukr64_avx512(int64_t kc, const double *a, const double *b, double *t, int64_t ldt, int mr,
+                                      int nr, int first, int usefma) {
+#define VT__DECL(r) __m512d c##r##0 = _mm512_setzero_pd(), c##r##1 = _mm512_setzero_pd();
+    VT__R12(VT__DECL)
+#undef VT__DECL
+    double acc[VT__MR5][VT__NR5];
+    int64_t k;
+    int i, j;
+    for (i = 0; i < mr; i++) { /* the tile's rows of t, while the products run */
+        _mm_prefetch((const char *)(t + i * ldt), _MM_HINT_T0);
+        _mm_prefetch((const char *)(t + i * ldt + VT__NR5 - 1), _MM_HINT_T0);
+    }
+#define VT__FMA(r) { __m512d ar = _mm512_set1_pd(a[k * VT__MR5 + r]); \
+        c##r##0 = _mm512_fmadd_pd(ar, b0, c##r##0); c##r##1 = _mm512_fmadd_pd(ar, b1, c##r##1); }
+#define VT__MULADD(r) { __m512d ar = _mm512_set1_pd(a[k * VT__MR5 + r]); \
+        c##r##0 = _mm512_add_pd(_mm512_mul_pd(ar, b0), c##r##0); c##r##1 = _mm512_add_pd(_mm512_mul_pd(ar, b1), c##r##1); }
+    if (usefma) {
+        for (k = 0; k < kc; k++) {
+            __m512d b0 = _mm512_loadu_pd(b + k * VT__NR5), b1 = _mm512_loadu_pd(b + k * VT__NR5 + 8);
+            VT__R12(VT__FMA)
+        }
+    } else {
+        for (k = 0; k < kc; k++) {
+            __m512d b0 = _mm512_loadu_pd(b + k * VT__NR5), b1 = _mm512_loadu_pd(b + k * VT__NR5 + 8);
+            VT__R12(VT__MULADD)
+        }
+    }
+#undef VT__FMA
+#undef VT__MULADD
+    if (mr == VT__MR5 && nr == VT__NR5) {
+        if (first) {
+#define VT__ST(r) _mm512_storeu_pd(t + r * ldt, c##r##0); _mm512_storeu_pd(t + r * ldt + 8, c##r##1);
+            VT__R12(VT__ST)
+#undef VT__ST
+        } else {
+#define VT__ST(r) _mm512_storeu_pd(t + r * ldt, _mm512_add_pd(_mm512_loadu_pd(t + r * ldt), c##r##0)); \
+                  _mm512_storeu_pd(t + r * ldt + 8, _mm512_add_pd(_mm512_loadu_pd(t + r * ldt + 8), c##r##1));
+            VT__R12(VT__ST)
+#undef VT__ST
+        }
+        return;
+    }
+#define VT__ST(r) _mm512_storeu_pd(acc[r], c##r##0); _mm512_storeu_pd(acc[r] + 8, c##r##1);
+    VT__R12(VT__ST)
+#undef VT__ST
+    for (i = 0; i < mr; i++)
+        for (j = 0; j < nr; j++) t[i * ldt + j] = first ? acc[i][j] : t[i * ldt + j] + acc[i][j];
+}
+
+/* t = first ? (double)acc : RNE32(t + (double)acc), 8 at a time (the casts
+   and the sum as written in vt__ukr32; the masked conversions, all lanes on,
+   because g++ 12 warns about the unmasked ones' undefined source) */
+VT__T512 static void vt__acc32_avx512(double *t, __m256 acc, int first) {
+    __m512d v = _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, acc);
+    if (!first)
+        v = _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff,
+                                 _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xff, _mm512_add_pd(_mm512_loadu_pd(t), v)));
+    _mm512_storeu_pd(t, v);
+}
+
+VT__T512 static void vt__ukr32_avx512(int64_t kc, const float *a, const float *b, double *t, int64_t ldt, int mr,
+                                      int nr, int first, int usefma) {
+#define VT__DECL(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = _mm512_setzero_ps();
+    VT__R12(VT__DECL)
+#undef VT__DECL
+    float acc[VT__MR5][VT__NRF5];
+    int64_t k;
+    int i, j;
+#define VT__FMA(r) { __m512 ar = _mm512_set1_ps(a[k * VT__MR5 + r]); \
+        c##r##0 = _mm512_fmadd_ps(ar, b0, c##r##0); c##r##1 = _mm512_fmadd_ps(ar, b1, c##r##1); }
+#define VT__MULADD(r) { __m512 ar = _mm512_set1_ps(a[k * VT__MR5 + r]); \
+        c##r##0 = _mm512_add_ps(_mm512_mul_ps(ar, b0), c##r##0); c##r##1 = _mm512_add_ps(_mm512_mul_ps(ar, b1), c##r##1); }
+    if (usefma) {
+        for (k = 0; k < kc; k++) {
+            __m512 b0 = _mm512_loadu_ps(b + k * VT__NRF5), b1 = _mm512_loadu_ps(b + k * VT__NRF5 + 16);
+            VT__R12(VT__FMA)
+        }
+    } else {
+        for (k = 0; k < kc; k++) {
+            __m512 b0 = _mm512_loadu_ps(b + k * VT__NRF5), b1 = _mm512_loadu_ps(b + k * VT__NRF5 + 16);
+            VT__R12(VT__MULADD)
+        }
+    }
+#undef VT__FMA
+#undef VT__MULADD
+#define VT__ST(r) _mm512_storeu_ps(acc[r], c##r##0); _mm512_storeu_ps(acc[r] + 16, c##r##1);
+    VT__R12(VT__ST)
+#undef VT__ST
+    if (mr == VT__MR5 && nr == VT__NRF5) {
+        for (i = 0; i < VT__MR5; i++)
+            for (j = 0; j < VT__NRF5; j += 8) vt__acc32_avx512(t + i * ldt + j, _mm256_loadu_ps(acc[i] + j), first);
+        return;
+    }
+    for (i = 0; i < mr; i++)
+        for (j = 0; j < nr; j++) t[i * ldt + j] = first ? (double)acc[i][j] : vt__f32r(t[i * ldt + j] + (double)acc[i][j]);
+}
+#endif
+
+/* The micro-kernels of a product: tile sizes and the two kernels (binary64,
+   and binary32 for native mode). */
+typedef void (*vt__ukr64_fn)(int64_t kc, const double *a, const double *b, double *t, int64_t ldt, int mr, int nr,
+                             int first, int usefma);
+typedef void (*vt__ukr32_fn)(int64_t kc, const float *a, const float *b, double *t, int64_t ldt, int mr, int nr,
+                             int first, int usefma);
+typedef struct { int mr, nr, nrf; vt__ukr64_fn k64; vt__ukr32_fn k32; const char *name; } vt__ukr_set;
+static const vt__ukr_set vt__ukr_base = {VT__MR, VT__NR, VT__NRF, vt__ukr64, vt__ukr32,
+#ifdef VT__AVX2
+                                         "avx2"
+#else
+                                         "c"
+#endif
+};
+#ifdef VT__AVX512
+static const vt__ukr_set vt__ukr_512 = {VT__MR5, VT__NR5, VT__NRF5, vt__ukr64_avx512, vt__ukr32_avx512, "avx512"};
+#endif
+
+/* tests: -1 as the machine and VTRAIN_SIMD say, 0 the base kernels, 1 AVX-512 */
+static int vt__force_isa = -1;
+static const vt__ukr_set *vt__gemm_isa(void) {
+#ifdef VT__AVX512
+    static int have = -1; /* a benign race: every thread computes the same value */
+    if (vt__force_isa >= 0) return vt__force_isa ? &vt__ukr_512 : &vt__ukr_base;
+    if (have < 0) {
+        const char *s = getenv("VTRAIN_SIMD");
+        __builtin_cpu_init();
+        have = __builtin_cpu_supports("avx512f") && !(s && !strcmp(s, "avx2"));
+    }
+    return have ? &vt__ukr_512 : &vt__ukr_base;
+#else
+    (void)vt__force_isa;
+    return &vt__ukr_base;
+#endif
+}
+
 typedef struct vt__gemm {
     vt_ctx *c;
     const vt__ord *o;
@@ -2794,6 +3536,7 @@ typedef struct vt__gemm {
     double *part;          /* chunk-parallel partials (nch * M * N) */
     void **tbuf;           /* per-thread packing buffers */
     size_t tbytes;
+    const vt__ukr_set *ks; /* the micro-kernels and their tile sizes */
 } vt__gemm;
 
 /* the k-blocks of chunk ch: their size and visiting order, fma per block */
@@ -2818,86 +3561,85 @@ static void vt__gemm_blocks(const vt__gemm *g, int64_t ch, int64_t *kc, int64_t 
    Each reads its source in the order its layout is contiguous. */
 static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
-    int i;
-    for (ir = 0; ir < mb; ir += VT__MR) {
+    int i, MR = g->ks->mr;
+    for (ir = 0; ir < mb; ir += MR) {
         double *p = ap + ir * kb;
-        int full = ir + VT__MR <= mb;
-        if (full && g->sak == 1) { /* rows contiguous along k */
-            for (i = 0; i < VT__MR; i++) {
-                const double *src = g->A + (m0 + ir + i) * g->sam + k0;
-                for (k = 0; k < kb; k++) p[k * VT__MR + i] = src[k];
-            }
+        int full = ir + MR <= mb;
+        if (full && g->sak == 1) { /* rows contiguous along k: MR streams in, one out */
+            const double *src = g->A + (m0 + ir) * g->sam + k0;
+            for (k = 0; k < kb; k++)
+                for (i = 0; i < MR; i++) p[k * MR + i] = src[i * g->sam + k];
         } else if (full && g->sam == 1) { /* columns contiguous along m */
             for (k = 0; k < kb; k++) {
                 const double *src = g->A + (k0 + k) * g->sak + m0 + ir;
-                for (i = 0; i < VT__MR; i++) p[k * VT__MR + i] = src[i];
+                for (i = 0; i < MR; i++) p[k * MR + i] = src[i];
             }
         } else {
             for (k = 0; k < kb; k++)
-                for (i = 0; i < VT__MR; i++)
-                    p[k * VT__MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
+                for (i = 0; i < MR; i++)
+                    p[k * MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
         }
     }
 }
 static void vt__pack_b64(const vt__gemm *g, double *bp, int64_t n0, int64_t nb, int64_t k0, int64_t kb) {
-    int64_t jr, k;
-    int j;
-    for (jr = 0; jr < nb; jr += VT__NR) {
-        double *p = bp + jr * kb;
-        int full = jr + VT__NR <= nb;
-        if (full && g->sbn == 1) { /* rows of B contiguous along n */
-            for (k = 0; k < kb; k++) {
-                const double *src = g->B + (k0 + k) * g->sbk + n0 + jr;
-                for (j = 0; j < VT__NR; j++) p[k * VT__NR + j] = src[j];
-            }
-        } else if (full && g->sbk == 1) { /* columns of B contiguous along k (B = W^T) */
-            for (j = 0; j < VT__NR; j++) {
-                const double *src = g->B + (n0 + jr + j) * g->sbn + k0;
-                for (k = 0; k < kb; k++) p[k * VT__NR + j] = src[k];
-            }
-        } else {
-            for (k = 0; k < kb; k++)
-                for (j = 0; j < VT__NR; j++)
-                    p[k * VT__NR + j] = (jr + j < nb) ? g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0;
+    int64_t jr, k, nfull;
+    int j, NR = g->ks->nr;
+    nfull = (g->sbn == 1 || g->sbk == 1) ? nb / NR * NR : 0;
+    if (g->sbn == 1) /* rows of B contiguous along n: each row once, into every panel */
+        for (k = 0; k < kb; k++) {
+            const double *src = g->B + (k0 + k) * g->sbk + n0;
+            for (jr = 0; jr < nfull; jr += NR)
+                for (j = 0; j < NR; j++) bp[jr * kb + k * NR + j] = src[jr + j];
         }
+    else if (g->sbk == 1) /* columns of B contiguous along k (B = W^T): NR streams in, one out */
+        for (jr = 0; jr < nfull; jr += NR) {
+            const double *src = g->B + (n0 + jr) * g->sbn + k0;
+            double *p = bp + jr * kb;
+            for (k = 0; k < kb; k++)
+                for (j = 0; j < NR; j++) p[k * NR + j] = src[j * g->sbn + k];
+        }
+    for (jr = nfull; jr < nb; jr += NR) {
+        double *p = bp + jr * kb;
+        for (k = 0; k < kb; k++)
+            for (j = 0; j < NR; j++)
+                p[k * NR + j] = (jr + j < nb) ? g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0;
     }
 }
 static void vt__pack_a32(const vt__gemm *g, float *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
-    int i;
-    for (ir = 0; ir < mb; ir += VT__MR) {
+    int i, MR = g->ks->mr;
+    for (ir = 0; ir < mb; ir += MR) {
         float *p = ap + ir * kb;
-        if (ir + VT__MR <= mb && g->sak == 1) {
-            for (i = 0; i < VT__MR; i++) {
-                const double *src = g->A + (m0 + ir + i) * g->sam + k0;
-                for (k = 0; k < kb; k++) p[k * VT__MR + i] = (float)src[k];
-            }
+        if (ir + MR <= mb && g->sak == 1) {
+            const double *src = g->A + (m0 + ir) * g->sam + k0;
+            for (k = 0; k < kb; k++)
+                for (i = 0; i < MR; i++) p[k * MR + i] = (float)src[i * g->sam + k];
         } else
             for (k = 0; k < kb; k++)
-                for (i = 0; i < VT__MR; i++)
-                    p[k * VT__MR + i] = (ir + i < mb) ? (float)g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0f;
+                for (i = 0; i < MR; i++)
+                    p[k * MR + i] = (ir + i < mb) ? (float)g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0f;
     }
 }
 static void vt__pack_b32(const vt__gemm *g, float *bp, int64_t n0, int64_t nb, int64_t k0, int64_t kb) {
     int64_t jr, k;
-    int j;
-    for (jr = 0; jr < nb; jr += VT__NRF) {
+    int j, NRF = g->ks->nrf;
+    for (jr = 0; jr < nb; jr += NRF) {
         float *p = bp + jr * kb;
-        int full = jr + VT__NRF <= nb;
+        int full = jr + NRF <= nb;
         if (full && g->sbn == 1) {
             for (k = 0; k < kb; k++) {
                 const double *src = g->B + (k0 + k) * g->sbk + n0 + jr;
-                for (j = 0; j < VT__NRF; j++) p[k * VT__NRF + j] = (float)src[j];
+                for (j = 0; j < NRF; j++) p[k * NRF + j] = (float)src[j];
             }
         } else if (full && g->sbk == 1) {
-            for (j = 0; j < VT__NRF; j++) {
+            for (j = 0; j < NRF; j++) {
                 const double *src = g->B + (n0 + jr + j) * g->sbn + k0;
-                for (k = 0; k < kb; k++) p[k * VT__NRF + j] = (float)src[k];
+                for (k = 0; k < kb; k++) p[k * NRF + j] = (float)src[k];
             }
         } else
             for (k = 0; k < kb; k++)
-                for (j = 0; j < VT__NRF; j++)
-                    p[k * VT__NRF + j] = (jr + j < nb) ? (float)g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0f;
+                for (j = 0; j < NRF; j++)
+                    p[k * NRF + j] = (jr + j < nb) ? (float)g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0f;
     }
 }
 
@@ -2911,7 +3653,9 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
     uint64_t fm;
     int64_t cbase = ch * g->kchunk, cend = VT__MIN(g->K, cbase + g->kchunk);
     unsigned char *buf = (unsigned char *)g->tbuf[tid];
-    int f32 = g->o->f32;
+    int f32 = g->o->f32, MR = g->ks->mr, NR = g->ks->nr, NRF = g->ks->nrf;
+    vt__ukr64_fn k64 = g->ks->k64;
+    vt__ukr32_fn k32 = g->ks->k32;
     vt__gemm_blocks(g, ch, &kc, &nblk, &rot, &rev, &fm);
     for (bi = 0; bi < nblk; bi++) {
         int64_t b = (bi + rot) % nblk, k0, kb;
@@ -2927,10 +3671,10 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
                 int64_t mm = VT__MIN(VT__MC, mb - ms);
                 double *ts = t + ms * ldt;
                 vt__pack_a64(g, ap, m0 + ms, mm, k0, kb);
-                for (jr = 0; jr < nb; jr += VT__NR)
-                    for (ir = 0; ir < mm; ir += VT__MR)
-                        vt__ukr64(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(VT__MR, mm - ir),
-                                  (int)VT__MIN(VT__NR, nb - jr), first && bi == 0, usefma);
+                for (jr = 0; jr < nb; jr += NR)
+                    for (ir = 0; ir < mm; ir += MR)
+                        k64(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(MR, mm - ir),
+                            (int)VT__MIN(NR, nb - jr), first && bi == 0, usefma);
             }
         } else {
             float *ap = (float *)buf, *bp = ap + VT__MC * kc;
@@ -2939,10 +3683,10 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
                 int64_t mm = VT__MIN(VT__MC, mb - ms);
                 double *ts = t + ms * ldt;
                 vt__pack_a32(g, ap, m0 + ms, mm, k0, kb);
-                for (jr = 0; jr < nb; jr += VT__NRF)
-                    for (ir = 0; ir < mm; ir += VT__MR)
-                        vt__ukr32(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(VT__MR, mm - ir),
-                                  (int)VT__MIN(VT__NRF, nb - jr), first && bi == 0, usefma);
+                for (jr = 0; jr < nb; jr += NRF)
+                    for (ir = 0; ir < mm; ir += MR)
+                        k32(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(MR, mm - ir),
+                            (int)VT__MIN(NRF, nb - jr), first && bi == 0, usefma);
             }
         }
     }
@@ -3015,6 +3759,7 @@ static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
     g.kchunk = (kchunk <= 0 || kchunk > K) ? K : kchunk;
     g.nch = (K + g.kchunk - 1) / g.kchunk;
     g.tbytes = vt__gemm_tbytes(o);
+    g.ks = vt__gemm_isa();
     g.tbuf = vt__tbufs(c, g.tbytes);
     if (!g.tbuf) return;
     g.nc = VT__NC;
@@ -3035,8 +3780,8 @@ static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
         return;
     }
     /* shrink tiles so that every thread has work (results do not depend on tiling) */
-    while (g.tm * g.tn < 2 * nt && g.mc > VT__MR * 2) {
-        g.mc = ((g.mc / 2 + VT__MR - 1) / VT__MR) * VT__MR;
+    while (g.tm * g.tn < 2 * nt && g.mc > g.ks->mr * 2) {
+        g.mc = ((g.mc / 2 + g.ks->mr - 1) / g.ks->mr) * g.ks->mr;
         g.tm = (M + g.mc - 1) / g.mc;
     }
     vt__parallel(&c->pool, g.tm * g.tn, 2 * M * N * K, vt__gemm_task, &g);
@@ -3092,30 +3837,51 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
             anycoarse |= L[r - lo] == VT__LSB_NONE;
         }
         r = lo;
+        r0 = lo;
 #ifdef VT__AVX2
-        {   /* eight lines at a time down all K rows, the sums in registers */
-            const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
-            for (; r + 8 <= hi; r += 8) {
-                __m256d s1a = zero, s1b = zero, s2a = zero, s2b = zero, mxa = zero, mxb = zero, mna = inf, mnb = inf;
-                const double *x = j->X + r;
-                for (k = 0; k < j->K; k++, x += j->s_k) {
-                    __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x)), b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + 4));
-                    s1a = _mm256_add_pd(s1a, a); s1b = _mm256_add_pd(s1b, b);
-                    s2a = _mm256_fmadd_pd(a, a, s2a); s2b = _mm256_fmadd_pd(b, b, s2b);
-                    mxa = _mm256_max_pd(mxa, a); mxb = _mm256_max_pd(mxb, b);
-                    mna = _mm256_min_pd(mna, _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ)));
-                    mnb = _mm256_min_pd(mnb, _mm256_blendv_pd(b, inf, _mm256_cmp_pd(b, zero, _CMP_EQ_OQ)));
-                }
-                _mm256_storeu_pd(j->n1 + r, s1a); _mm256_storeu_pd(j->n1 + r + 4, s1b);
-                _mm256_storeu_pd(j->n2 + r, s2a); _mm256_storeu_pd(j->n2 + r + 4, s2b);
-                _mm256_storeu_pd(j->mx + r, mxa); _mm256_storeu_pd(j->mx + r + 4, mxb);
-                _mm256_storeu_pd(mn + r, mna); _mm256_storeu_pd(mn + r + 4, mnb);
-            }
-        }
+        r0 = lo + (hi - lo) / 8 * 8; /* lines [lo, r0) eight at a time (fma), the rest one at a time */
 #endif
-        r0 = r; /* the lines left over */
+        /* rows in groups of up to four, read as they lie in memory; each
+           line's sums in k order */
         for (k = 0; k < j->K; k++) {
             const double *x = j->X + k * j->s_k;
+            r = lo;
+#ifdef VT__AVX2
+            {
+                const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+                int64_t nk = VT__MIN(4, j->K - k), q;
+                for (; r < r0; r += 4) {
+                    __m256d s1 = _mm256_loadu_pd(j->n1 + r), s2 = _mm256_loadu_pd(j->n2 + r);
+                    __m256d vm = _mm256_loadu_pd(j->mx + r), vn = _mm256_loadu_pd(mn + r);
+                    for (q = 0; q < nk; q++) {
+                        __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r));
+                        s1 = _mm256_add_pd(s1, a);
+                        s2 = _mm256_fmadd_pd(a, a, s2);
+                        vm = _mm256_max_pd(vm, a);
+                        vn = _mm256_min_pd(vn, _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ)));
+                    }
+                    _mm256_storeu_pd(j->n1 + r, s1); _mm256_storeu_pd(j->n2 + r, s2);
+                    _mm256_storeu_pd(j->mx + r, vm); _mm256_storeu_pd(mn + r, vn);
+                }
+                if (r0 > lo && nk > 1) { /* the other rows of the group: the scalar lines and the bit scan */
+                    int64_t kk;
+                    for (kk = k; kk < k + nk; kk++) {
+                        const double *xr = j->X + kk * j->s_k;
+                        for (r = r0; r < hi; r++) {
+                            double a = fabs(xr[r]);
+                            j->n1[r] += a; j->n2[r] += a * a;
+                            if (a > j->mx[r]) j->mx[r] = a;
+                            if (a != 0 && a < mn[r]) mn[r] = a;
+                        }
+                        if (anycoarse)
+                            for (r = lo; r < hi; r++)
+                                if (xr[r] != 0 && L[r - lo] > -VT__LSB_NONE) { int l = vt__lsb(xr[r]); if (l < L[r - lo]) L[r - lo] = l; }
+                    }
+                    k += nk - 1;
+                    continue;
+                }
+            }
+#endif
             for (r = r0; r < hi; r++) {
                 double a = fabs(x[r]);
                 j->n1[r] += a; j->n2[r] += a * a;
@@ -3381,14 +4147,10 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
 static int64_t vt__lazy_round(vt_ctx *c, double *x, const vt__lazy *z, double ef, int compact, vt__ents *out) {
     vt__rjob job;
     int t, nt = c->pool.n;
-    int64_t bad = -1, k;
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
     job.c = c; job.x = x; job.e = NULL; job.ef = ef; job.compact = compact; job.lz = z;
     vt__parallel(&c->pool, z->M, 4 * z->M * z->N, vt__lazy_round_task, &job);
-    for (t = 0; t < nt && bad < 0; t++) bad = c->tents[t].bad;
-    for (t = 0; t < nt && bad < 0; t++)
-        for (k = 0; k < c->tents[t].n; k++) vt__ents_push(c, out, c->tents[t].e[k].i, c->tents[t].e[k].r, c->tents[t].e[k].full);
-    return bad;
+    return vt__ents_gather(c, out);
 }
 
 /* the statistics of C = A B (+ C0) (+ bias) in scratch memory (NULL when out
@@ -3419,7 +4181,9 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
    ws: VT__BOUND_WS(M, N) doubles; tb: a packing buffer of vt__gemm_tbytes(). */
 static size_t vt__gemm_tbytes(const vt__ord *o) {
     int64_t kcmax = o->chaos ? 512 : o->block;
-    return sizeof(double) * (size_t)(VT__MC * kcmax + kcmax * (VT__NC + VT__NRF)) + sizeof(double) * VT__MC * VT__NC;
+    /* A's block, B's panel (NC columns rounded up to a whole micro-panel of
+       either kernel set) and the chunk tile */
+    return sizeof(double) * (size_t)(VT__MC * kcmax + kcmax * (VT__NC + 32)) + sizeof(double) * VT__MC * VT__NC;
 }
 
 static void vt__mm_serial(const vt__ord *o, int tid, int acc, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
@@ -3438,7 +4202,7 @@ static void vt__mm_serial(const vt__ord *o, int tid, int acc, int64_t M, int64_t
     g.o = o; g.M = M; g.N = N; g.K = K;
     g.A = A; g.sam = sam; g.sak = sak; g.B = B; g.sbk = sbk; g.sbn = sbn; g.C = C; g.ldc = ldc;
     g.kchunk = K; g.nch = 1;
-    g.tbuf = tbuf; g.tbytes = vt__gemm_tbytes(o);
+    g.tbuf = tbuf; g.tbytes = vt__gemm_tbytes(o); g.ks = vt__gemm_isa();
     g.nc = VT__NC; g.tn = (N + g.nc - 1) / g.nc;
     g.mc = ((M + VT__MC - 1) / VT__MC) * VT__MC; g.tm = 1;
     vt__gemm_task(&g, 0, g.tn, 0);
@@ -3513,14 +4277,29 @@ static void *vt__persist_alloc(vt_ctx *c, size_t n) {
     return p;
 }
 
+/* A shape: 0..VT_MAX_DIMS dimensions, none negative, and at most
+   VT__MAX_NUMEL elements counting only the non-zero dimensions, so that no
+   product of dimensions anywhere (element counts, byte counts, strides)
+   overflows: (2^32, 2^32) must not pass as 2^64 = 0 elements. Zero-size
+   dimensions are legal here (an empty slice); ops refuse empty operands
+   (vt__node). */
+#define VT__MAX_NUMEL ((int64_t)1 << 56)
 static int vt__check_shape(vt_ctx *c, int ndim, const int64_t *ne, const char *what) {
     int i;
+    int64_t n = 1;
     if (ndim < 0 || ndim > VT_MAX_DIMS || (ndim > 0 && !ne)) {
-        vt__fail(c, VT_ERR_SHAPE, "%s: %d dimensions (1..%d allowed)", what, ndim, VT_MAX_DIMS);
+        vt__fail(c, VT_ERR_SHAPE, "%s: %d dimensions (0..%d allowed)", what, ndim, VT_MAX_DIMS);
         return 0;
     }
-    for (i = 0; i < ndim; i++)
+    for (i = 0; i < ndim; i++) {
         if (ne[i] < 0) { vt__fail(c, VT_ERR_SHAPE, "%s: dimension %d is %lld", what, i, (long long)ne[i]); return 0; }
+        if (ne[i] > 0 && ne[i] > VT__MAX_NUMEL / n) {
+            vt__fail(c, VT_ERR_SHAPE, "%s: dimension %d (%lld) makes the element count overflow (at most 2^56 elements)", what, i,
+                     (long long)ne[i]);
+            return 0;
+        }
+        if (ne[i] > 0) n *= ne[i];
+    }
     return 1;
 }
 
@@ -3553,13 +4332,51 @@ static vt_tensor *vt__mk(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne, in
 VTDEF vt_tensor *vt_new(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne) { return vt__mk(c, dt, ndim, ne, 0, 1); }
 VTDEF vt_tensor *vt_new_persistent(vt_ctx *c, vt_dtype dt, int ndim, const int64_t *ne) { return vt__mk(c, dt, ndim, ne, 1, 1); }
 
+/* A state tensor's name goes into three places: the state digest (as
+   length-prefixed bytes), error messages, and a checkpoint's safetensors
+   header as a JSON key. Rather than escape JSON on write and unescape on
+   read, vt_param takes only names that need no escaping anywhere: 1..47
+   bytes (the tensor's name field; longer names used to be cut, and two
+   long names collided) of printable ASCII without '"' and '\'. Such a key
+   is valid UTF-8 and valid JSON as it stands, so every safetensors reader
+   takes the file, and every name round-trips byte for byte. Reserved:
+   "__metadata__" (safetensors' own key) and names that begin "optim" and a
+   digit (the optimizer moments, "optim0.m"). Returns 1 if name is usable,
+   else 0 with the reason in why. */
+static int vt__name_ok(const char *name, char *why, size_t n) {
+    size_t k, len = name ? strlen(name) : 0;
+    if (!len || len >= sizeof(((vt_tensor *)0)->name)) {
+        snprintf(why, n, "a name needs 1..%d bytes, '%.60s%s' has %zu", (int)sizeof(((vt_tensor *)0)->name) - 1, name ? name : "",
+                 len > 60 ? "..." : "", len);
+        return 0;
+    }
+    for (k = 0; k < len; k++) {
+        unsigned char ch = (unsigned char)name[k];
+        if (ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\') {
+            snprintf(why, n, "name '%.60s' has byte 0x%02x at %zu: names are printable ASCII without '\"' and '\\'", name, ch, k);
+            return 0;
+        }
+    }
+    if (!strcmp(name, "__metadata__") || (!strncmp(name, "optim", 5) && name[5] >= '0' && name[5] <= '9')) {
+        snprintf(why, n, "name '%s' is reserved (safetensors' \"__metadata__\", the optimizer moments' \"optimN...\")", name);
+        return 0;
+    }
+    return 1;
+}
+
 VTDEF vt_tensor *vt_param(vt_ctx *c, const char *name, int ndim, const int64_t *ne) {
     vt_tensor *t, *g;
     int64_t cap;
     int i;
+    char why[200];
+    if (c->status != VT_OK) return NULL;
     if (c->in_step) { vt__fail(c, VT_ERR_STATE, "vt_param(%s): parameters are created outside a step", name ? name : ""); return NULL; }
-    for (i = 0; i < c->nparams && name; i++)
+    if (!vt__name_ok(name, why, sizeof why)) { vt__fail(c, VT_ERR_ARG, "vt_param: %s", why); return NULL; }
+    for (i = 0; i < c->nparams; i++)
         if (!strcmp(c->params[i]->name, name)) { vt__fail(c, VT_ERR_ARG, "vt_param: a parameter named '%s' exists already", name); return NULL; }
+    if (!vt__check_shape(c, ndim, ne, "vt_param")) return NULL;
+    for (i = 0; i < ndim; i++)
+        if (ne[i] == 0) { vt__fail(c, VT_ERR_SHAPE, "vt_param(%s): dimension %d is 0: a parameter needs at least one element", name, i); return NULL; }
     t = vt__mk(c, c->d.mode == VT_MODE_FP64 ? VT_F64 : VT_F32, ndim, ne, 1, 1);
     g = vt__mk(c, t ? t->dtype : VT_F32, ndim, ne, 1, 1);
     if (!t || !g) return NULL;
@@ -3599,9 +4416,12 @@ VTDEF vt_status vt_write_f64(vt_ctx *c, vt_tensor *t, const double *v) {
     if (!t || !v) return vt__fail(c, VT_ERR_ARG, "vt_write_f64: NULL tensor or data");
     if (t->dtype == VT_I32) return vt__fail(c, VT_ERR_ARG, "vt_write_f64: tensor '%s' holds int32", t->name);
     vt__host_dirty(c, t);
+    /* outside VT_MODE_FP64 every value an op reads is a binary32 value (the
+       bounds assume it: a product of two binary64 values is not exact), so
+       binary64 input is rounded here, whatever the tensor's dtype */
     for (i = 0; i < n; i++) {
         double x = v[i];
-        if (t->dtype == VT_F32 && c->d.mode != VT_MODE_FP64) x = (double)(float)x;
+        if (c->d.mode != VT_MODE_FP64) x = (double)(float)x;
         vt__d(t)[vt__off(t, i)] = x;
     }
     return c->status;
@@ -3728,6 +4548,7 @@ typedef struct vt__kout {
     int acc;       /* x holds an old value that the kernel adds to */
     int exact;     /* kernel says: the values are exact T values, no rounding point */
     const struct vt__lazy *lz; /* CPU: e is this product's lazy bound, not the array */
+    vt__xprod *xp; /* a correctly rounded product (vt__xprod_add), or NULL */
     int kind;
     int ndim;
     int64_t dims[VT_MAX_DIMS];
@@ -3779,6 +4600,7 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
     o->acc = acc;
     o->exact = 0;
     o->lz = NULL;
+    o->xp = NULL;
     o->kind = vt__kind(op, slot);
     o->ndim = shape->ndim;
     for (i = 0; i < shape->ndim; i++) o->dims[i] = shape->ne[i];
@@ -3812,7 +4634,7 @@ static void vt__run_kernel(vt_ctx *c, vt__kern *k) {
             if (o->kind >= 0 && o->kind < VT_OP_COUNT * 8) c->kstats[o->kind].runs++;
             continue;
         }
-        vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->lz, o->n);
+        vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->lz, o->xp, o->n);
         if (c->status != VT_OK) return;
     }
     if (kind >= 0 && kind < VT_OP_COUNT * 8) {
@@ -4117,10 +4939,53 @@ static int64_t vt__row_chunk(const vt__kern *k, const vt_tensor *x, int64_t rows
 
 /* out = C0 + bias + A B through vt__gemm with the bound of its section; a
    product that is the whole output leaves its bound lazy (vt__lazy) */
+/* register a block of output o as a correctly rounded product (the CPU's
+   and every backend's GEMM outputs in verified mode); an accumulating
+   output's old values are copied first. 1 on success. */
+static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int64_t N, int64_t K, const double *A,
+                         int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *bias) {
+    vt__xprod *xp = o->xp;
+    vt__xblk *z;
+    if (!xp) { /* the list is host memory (a backend uploads it); the copy of C0 is the backend's */
+        xp = (vt__xprod *)vt__scratch(c, sizeof(vt__xprod));
+        if (!xp) return 0;
+        memset(xp, 0, sizeof *xp);
+    }
+    if (xp->n == xp->cap) { /* work memory is not freed before the op ends: grow by copying */
+        int cap = xp->cap ? 2 * xp->cap : 4;
+        vt__xblk *nb = (vt__xblk *)vt__scratch(c, sizeof(vt__xblk) * (size_t)cap);
+        if (!nb) return 0;
+        if (xp->n) memcpy(nb, xp->b, sizeof(vt__xblk) * (size_t)xp->n);
+        xp->b = nb;
+        xp->cap = cap;
+    }
+    z = &xp->b[xp->n];
+    z->off = (int64_t)(C - o->x); z->M = M; z->N = N; z->K = K;
+    z->A = A; z->sam = sam; z->sak = sak; z->B = B; z->sbk = sbk; z->sbn = sbn; z->bias = bias; z->C0 = NULL;
+    if (o->acc) {
+        double *c0 = (double *)c->be->alloc(c, sizeof(double) * (size_t)(M * N + 1), 0);
+        if (!c0) return 0;
+        c->be->copy(c, c0, C, M * N);
+        z->C0 = c0;
+    }
+    xp->n++;
+    o->xp = xp;
+    return 1;
+}
+
+static void vt__cpu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at) {
+    int64_t q;
+    (void)c;
+    for (q = 0; q < at->n; q++) x[at->e[q].i] = vt__xprod_value(xp->b, xp->n, at->e[q].i);
+}
+
 static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                    int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, double *E, const double *bias,
                    int64_t kchunk) {
     int64_t i, j;
+    if (E && k->c->d.mode == VT_MODE_VERIFIED && !k->c->ncal && M > 0 && N > 0 &&
+        !vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias))
+        return;
     if (E && E == o->e && M * N == o->n && !k->c->ncal && !vt__no_lazy) {
         vt__lazy *z = vt__gemm_lazy(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk);
         if (!z) return;
@@ -4330,62 +5195,43 @@ static void vt__k_relu(vt__kern *k) {
 #define VT__GELU_S 0.79788456080286535588 /* sqrt(2/pi), a binary64 constant of the op */
 #define VT__GELU_A 0.044715
 
-/* GELU (tanh form): y = 0.5 x (1 + tanh(z)), z = s (x + a x^3).
-   z: x^2 is exact (binary32 squared), x^3, a x^3, the sum (same signs: no
-   cancellation) and the product by s round once each: |dz| <= 5u|z|.
-   t = tanh(z) from one exp (vt__tanh_exp): |dt| <= (1 - t^2 + 2dz) dz + 7u
-   (slope of tanh times dz, plus the absolute error of vt__tanh_exp).
-   y = (0.5x)(1 + t): 0.5x exact, 1 + t rounds (u|1+t|), the product rounds
-   (u|y|): e = 1.01 (0.5|x| (dt + u|1+t|) + u|y|). The absolute form keeps the
-   bound right where 1 + t cancels (x very negative).
-   Backward: d = T1 + T2, T1 = 0.5(1+t), T2 = 0.5 x (1-t^2) s (1 + 3a x^2);
-   dT1 = 0.5 dt + u|T1|; T2's slope in t is |x t s (1+3ax^2)| and it has 8
-   roundings: dT2 = |x t s (1+3ax^2)| dt + 8u|T2|; dd = dT1 + dT2 + u|d|;
-   v = dy d: e = 1.01 (|dy| dd + u|v|). */
-static void vt__gelu_core(const vt__ord *o, double x, double *t, double *dt) {
-    double x3 = x * x * x, z = VT__GELU_S * (x + VT__GELU_A * x3), dz = 5 * VT__U * fabs(z);
-    double tv = vt__tanh_exp(o, z), slope = 1 - tv * tv + 2 * dz;
-    *t = tv;
-    *dt = (slope < 1 ? slope : 1) * dz + VT__TANH_ERR;
+/* GELU (tanh form, as GPT-2): y = 0.5 x (1 + tanh(z)), z = s (x + a x^3),
+   computed as y = x sigmoid(2z) (the same function: 1 + tanh(z) =
+   2 sigmoid(2z)), which keeps its relative accuracy where 1 + tanh(z)
+   cancels (x very negative). Every operation is a fixed IEEE operation or
+   vtrain's own sigmoid (>>elementary) on the binary32 input: the same bits
+   everywhere, no bound, no log entry, in the forward and in the backward
+   d = sigmoid + 2 x sigmoid (1 - sigmoid) s (1 + 3a x^2), v = dy d.
+   The forward keeps sigmoid(2z) (node->extra, the step arena) for the
+   backward; a backward without it (a calibration rerun) recomputes it. */
+static double vt__gelu_sig(double x) {
+    double x3 = x * x * x, z = VT__GELU_S * (x + VT__GELU_A * x3);
+    return vt__dsigmoid(2 * z);
 }
 
-/* the forward keeps its tanh values (node->extra, the step arena) for the
-   backward: each machine reuses its own, within the same bound dt */
 static void vt__gelu_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__job *j = (vt__job *)arg;
     vt__kern *k = j->k;
     const double *X = vt__d(k->t->src[0]);
     const double *dy = k->bwd ? vt__d(k->t->grad) : NULL;
-    double *tc = (double *)j->p;
+    double *sc = (double *)j->p;
     int64_t i;
     (void)tid;
     for (i = lo; i < hi; i++) {
-        double x = X[i], t, dt;
-        if (k->bwd && tc) {
-            double x3 = x * x * x, z = VT__GELU_S * (x + VT__GELU_A * x3), dz = 5 * VT__U * fabs(z), slope;
-            t = tc[i];
-            slope = 1 - t * t + 2 * dz;
-            dt = (slope < 1 ? slope : 1) * dz + VT__TANH_ERR;
-        } else {
-            vt__gelu_core(k->o, x, &t, &dt);
-            if (tc) tc[i] = t;
-        }
+        double x = X[i], sg = (k->bwd && sc) ? sc[i] : vt__gelu_sig(x);
         if (!k->bwd) {
-            double y = 0.5 * x * (1 + t);
-            k->out[0].x[i] = y;
-            if (k->out[0].e) k->out[0].e[i] = 1.01 * (0.5 * fabs(x) * (dt + VT__U * fabs(1 + t)) + VT__U * fabs(y));
+            if (sc) sc[i] = sg;
+            k->out[0].x[i] = x * sg;
         } else {
-            double inner = 1 + 3 * VT__GELU_A * x * x;
-            double T1 = 0.5 * (1 + t), T2 = 0.5 * x * (1 - t * t) * VT__GELU_S * inner, d = T1 + T2, v = dy[i] * d;
-            double dd = 0.5 * dt + VT__U * fabs(T1) + fabs(x * t * VT__GELU_S * inner) * dt + 8 * VT__U * fabs(T2) +
-                        VT__U * fabs(d);
-            vt__put(&k->out[0], i, v, 1.01 * (fabs(dy[i]) * dd + VT__U * fabs(v)));
+            double d = sg + 2 * x * (sg * (1 - sg)) * (VT__GELU_S * (1 + 3 * VT__GELU_A * x * x));
+            vt__put(&k->out[0], i, dy[i] * d, 0);
         }
     }
 }
 
-/* TANH: y = tanh(x): e = 8u|y| (libm). Backward: dy (1 - y^2) with y the
-   binary32 output: plain arithmetic on binary32 inputs, e = 0. */
+/* TANH: y = tanh(x) by vtrain's own tanh (>>elementary), the same bits
+   everywhere. Backward: dy (1 - y^2) with y the binary32 output: fixed
+   arithmetic on binary32 inputs. No bound either way. */
 static void vt__tanh_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__job *j = (vt__job *)arg;
     vt__kern *k = j->k;
@@ -4393,11 +5239,7 @@ static void vt__tanh_task(void *arg, int64_t lo, int64_t hi, int tid) {
     (void)tid;
     if (!k->bwd) {
         const double *X = vt__d(k->t->src[0]);
-        for (i = lo; i < hi; i++) {
-            double y = vt__tanh(k->o, X[i]);
-            k->out[0].x[i] = y;
-            if (k->out[0].e) k->out[0].e[i] = VT__ELIB * fabs(y);
-        }
+        for (i = lo; i < hi; i++) k->out[0].x[i] = vt__dtanh(X[i]);
     } else {
         const double *Y = vt__d(k->t), *dy = vt__d(k->t->grad);
         for (i = lo; i < hi; i++) {
@@ -4416,33 +5258,35 @@ static void vt__k_elementwise(vt__kern *k, vt__task_fn fn, int64_t cost) {
 
 /* --- softmax family -------------------------------------------------------- */
 
-/* Shared by softmax, log-softmax and cross-entropy, for one row x[0,n):
-   m = max x (exact); t_j = x_j - m rounds (u|t_j|), so exp(t_j) carries a
-   relative error eps_j = 1.01 (|t_j| u + 8u) (argument error times the slope,
-   plus libm); s = sum exp(t_j) in any order (n - 1 roundings): relative
-   error eps_s = max eps_j + gamma(n - 1)(1 + max eps_j). Writes exp(t_j). */
+/* Shared by softmax, log-softmax and cross-entropy, for one row x[0,n) of
+   binary32 values: m = max x, t_j = x_j - m and ex_j = exp(t_j) (vtrain's
+   own exp) are the same bits on every machine; s = sum ex_j in any order is
+   not: |s - s*| <= eps_s s*, eps_s = gsum(n) (positive terms; 0 when n <= 2,
+   where one addition gives the same sum everywhere). Writes ex. */
 static double vt__softmax_row(const vt__ord *o, uint64_t key, const double *x, int64_t n, double *ex, double *eps_s,
-                              double *tmax) {
+                              double *mx) {
     int64_t j;
-    double m = -INFINITY, s, emax = 0, tm = 0;
+    double m = -INFINITY;
     for (j = 0; j < n; j++) if (x[j] > m) m = x[j];
-    for (j = 0; j < n; j++) {
-        double t = x[j] - m, ej = VT__ACC(o, vt__exp(o, t));
-        ex[j] = ej;
-        if (ej > 0 && fabs(t) > tm) tm = fabs(t);
-    }
-    s = vt__rsum(o, key, ex, 1, n);
-    emax = 1.01 * (tm * VT__U + VT__ELIB);
-    *eps_s = emax + vt__g(o, n - 1) * (1 + emax);
-    if (tmax) *tmax = tm;
-    return s;
+    for (j = 0; j < n; j++) ex[j] = VT__ACC(o, vt__dexp(x[j] - m));
+    *eps_s = vt__gsum(o, n);
+    if (mx) *mx = m;
+    return vt__rsum(o, key, ex, 1, n);
 }
 
-/* SOFTMAX over the last dim: y_j = ex_j / s: relative error eps_j + eps_s + u,
-   e_j = 1.01 y_j (eps_j + eps_s + u).
+/* SOFTMAX over the last dim: y_j = ex_j / s against y*_j = ex_j / s*:
+   relative error eps_s + u (the division), e_j = 1.01 y_j (eps_s + u);
+   e = 0 when s is the same everywhere (eps_s = 0).
    Backward: dx_j = y_j (dy_j - D), D = sum dy_k y_k (any order, n exact
-   products: |dD| <= gsum(n) sum|dy y|); the subtraction and product round:
-   e_j = 1.01 (|y_j| (dD + u|dy_j - D|) + u|dx_j|). */
+   products: |dD| <= gsum(n) sum|dy y|); the subtraction and the product
+   round: e_j = 1.01 (|y_j| (dD + u|dy_j - D|) + u|dx_j|), 0 when dD = 0.
+   LOG_SOFTMAX: y_j = t_j - L, L = log s (vtrain's log, VT__DLOG_ERR relative
+   on an input that differs between machines): |L - log s*| <= dL =
+   1.01 eps_s + VT__DLOG_ERR |L|, e_j = 1.01 (dL + u|y_j|) (t_j is the same
+   everywhere); 0 when eps_s = 0.
+   Backward: dx_j = dy_j - p_j S, p_j = exp(y_j) (the same everywhere: y is
+   binary32), S = sum dy (|dS| <= gsum(n) sum|dy|); q = p S and dy - q
+   round: e_j = 1.01 (p_j dS + u|q| + u|dx_j|), 0 when dS = 0. */
 typedef struct { vt__kern *k; int64_t R, n; double *ex; } vt__sm_job;
 
 static void vt__softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -4454,44 +5298,38 @@ static void vt__softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
     for (r = lo; r < hi; r++) {
         if (!k->bwd) {
             const double *x = vt__d(k->t->src[0]) + r * n;
-            double *y = k->out[0].x + r * n, *e = k->out[0].e ? k->out[0].e + r * n : NULL, eps_s, m = -INFINITY;
-            double s = vt__softmax_row(k->o, (uint64_t)r, x, n, ex, &eps_s, NULL);
+            double *y = k->out[0].x + r * n, *e = k->out[0].e ? k->out[0].e + r * n : NULL, eps_s, m;
+            double s = vt__softmax_row(k->o, (uint64_t)r, x, n, ex, &eps_s, &m);
             if (logsm) {
-                /* y_j = t_j - L, L = log s: dL = 1.01 eps_s + 8u|L|; e = 1.01 (u|t_j| + dL + u|y_j|) */
-                double L = VT__ACC(k->o, vt__log(k->o, s)), dL = 1.01 * eps_s + VT__ELIB * fabs(L);
-                for (i = 0; i < n; i++) if (x[i] > m) m = x[i];
+                double L = VT__ACC(k->o, vt__dlog(s)), dL = 1.01 * eps_s + VT__DLOG_ERR * fabs(L);
                 for (i = 0; i < n; i++) {
-                    double t = x[i] - m, v = t - L;
+                    double v = (x[i] - m) - L;
                     y[i] = v;
-                    if (e) e[i] = 1.01 * (VT__U * fabs(t) + dL + VT__U * fabs(v));
+                    if (e) e[i] = eps_s > 0 ? 1.01 * (dL + VT__U * fabs(v)) : 0;
                 }
             } else {
-                for (i = 0; i < n; i++) if (x[i] > m) m = x[i];
                 for (i = 0; i < n; i++) {
-                    double v = ex[i] / s, epsj = 1.01 * (fabs(x[i] - m) * VT__U + VT__ELIB);
+                    double v = ex[i] / s;
                     y[i] = v;
-                    if (e) e[i] = 1.01 * v * (epsj + eps_s + VT__U);
+                    if (e) e[i] = eps_s > 0 ? 1.01 * v * (eps_s + VT__U) : 0;
                 }
             }
         } else {
             const double *y = vt__d(k->t) + r * n, *dy = vt__d(k->t->grad) + r * n;
             const vt__kout *o = &k->out[0];
             if (logsm) {
-                /* dx_j = dy_j - exp(y_j) S, S = sum dy (gsum(n) sum|dy|); p = exp(y_j)
-                   (8u), q = p S (u), dx = dy - q (u):
-                   e = 1.01 (p dS + |q| (8u + u) + u|dx|) */
                 double S = vt__rsum(k->o, (uint64_t)r, dy, 1, n), mag = 0, dS;
                 for (i = 0; i < n; i++) mag += fabs(dy[i]);
                 dS = vt__gsum(k->o, n) * mag;
                 for (i = 0; i < n; i++) {
-                    double p = vt__exp(k->o, y[i]), q = p * S, v = dy[i] - q;
-                    vt__put(o, r * n + i, v, 1.01 * (p * dS + fabs(q) * (VT__ELIB + VT__U) + VT__U * fabs(v)));
+                    double p = vt__dexp(y[i]), q = p * S, v = dy[i] - q;
+                    vt__put(o, r * n + i, v, dS > 0 ? 1.01 * (p * dS + VT__U * fabs(q) + VT__U * fabs(v)) : 0);
                 }
             } else {
                 double mag, D = vt__rdot(k->o, (uint64_t)r, dy, 1, y, 1, n, &mag), dD = vt__gsum(k->o, n) * mag;
                 for (i = 0; i < n; i++) {
                     double dd = dy[i] - D, v = y[i] * dd;
-                    vt__put(o, r * n + i, v, 1.01 * (fabs(y[i]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)));
+                    vt__put(o, r * n + i, v, dD > 0 ? 1.01 * (fabs(y[i]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0);
                 }
             }
         }
@@ -4511,13 +5349,17 @@ static void vt__k_softmax(vt__kern *k) {
 
 /* CROSS_ENTROPY: logits (R,V), targets (R) -> mean over rows of
    l_r = log s_r - (x_{r,t} - m_r).
-   Per row: d(log s) = 1.01 eps_s + 8u|log s|, the subtraction x_t - m and the
-   final one round: dl_r = d(log s) + u|x_t - m| + u|l_r|. The mean: l_r are
-   summed in any order (R - 1 roundings, all l_r >= 0) and divided by R (u):
-   e = 1.01 ((sum dl_r + gamma(R - 1) sum l_r) / R + u|loss|).
-   Backward: dx_rj = (p_rj - [j = t_r]) g / R with g the loss gradient.
-   p = ex/s has relative error eps_j + eps_s + u; the difference, g / R and
-   the product round: e = 1.01 (|g/R| (dp + u|p - oh|) + 2u|v|). */
+   Per row (vt__softmax_row): x_t - m is the same everywhere, log s_r is
+   within d(log s) = 1.01 eps_s + VT__DLOG_ERR |log s| of log s*, and the
+   subtraction rounds: dl_r = d(log s) + u|l_r| (0 when eps_s = 0). The mean:
+   the l_r are summed in any order (gsum(R) sum l_r, all l_r >= 0) and
+   divided by R (u): e = 1.01 ((sum dl_r + gsum(R) sum l_r) / R + u|loss|),
+   0 when every dl_r and gsum(R) are 0.
+   Backward: dx_rj = (p_rj - [j = t_r]) c, c = g / R (the same everywhere: g
+   is the binary32 loss gradient). p = ex/s has relative error eps_s + u
+   against ex/s*; the difference and the product round:
+   e = 1.01 (|c| (dp + u|p - oh|) + u|v|), dp = 1.01 p (eps_s + u); 0 when
+   eps_s = 0. */
 typedef struct { vt__kern *k; int64_t R, V; double *ex, *l, *dl; int32_t bad; int64_t badrow; } vt__ce_job;
 
 static void vt__ce_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -4530,22 +5372,21 @@ static void vt__ce_task(void *arg, int64_t lo, int64_t hi, int tid) {
     for (r = lo; r < hi; r++) {
         const double *x = X + r * V;
         int32_t t = tg[r];
-        double eps_s, s, m = -INFINITY, L;
+        double eps_s, s, m, L;
         if (t < 0 || t >= V) { j->bad = t; j->badrow = r; continue; }
-        s = vt__softmax_row(k->o, (uint64_t)r, x, V, ex, &eps_s, NULL);
-        for (i = 0; i < V; i++) if (x[i] > m) m = x[i];
-        L = VT__ACC(k->o, vt__log(k->o, s));
+        s = vt__softmax_row(k->o, (uint64_t)r, x, V, ex, &eps_s, &m);
+        L = VT__ACC(k->o, vt__dlog(s));
         if (!k->bwd) {
             double l = L - (x[t] - m);
             j->l[r] = VT__ACC(k->o, l);
-            j->dl[r] = 1.01 * eps_s + VT__ELIB * fabs(L) + VT__U * fabs(x[t] - m) + VT__U * fabs(l);
+            j->dl[r] = eps_s > 0 ? 1.01 * eps_s + VT__DLOG_ERR * fabs(L) + VT__U * fabs(l) : 0;
         } else {
             double g = vt__d(k->t->grad)[0], coef = g / (double)j->R;
             const vt__kout *o = &k->out[0];
             for (i = 0; i < V; i++) {
                 double p = ex[i] / s, oh = (i == t) ? 1.0 : 0.0, diff = p - oh, v = diff * coef;
-                double dp = p * (1.01 * (fabs(x[i] - m) * VT__U + VT__ELIB) + eps_s + VT__U) * 1.01;
-                vt__put(o, r * V + i, v, 1.01 * (fabs(coef) * (dp + VT__U * fabs(diff)) + 2 * VT__U * fabs(v)));
+                double dp = 1.01 * p * (eps_s + VT__U);
+                vt__put(o, r * V + i, v, eps_s > 0 ? 1.01 * (fabs(coef) * (dp + VT__U * fabs(diff)) + VT__U * fabs(v)) : 0);
             }
         }
     }
@@ -4574,13 +5415,17 @@ static void vt__k_cross_entropy(vt__kern *k) {
         for (r = 0; r < j.R; r++) { sl += j.l[r]; sdl += j.dl[r]; }
         loss = s / (double)j.R;
         k->out[0].x[0] = loss;
-        if (k->out[0].e) k->out[0].e[0] = 1.01 * ((sdl + vt__g(k->o, j.R - 1) * sl) / (double)j.R + VT__U * fabs(loss));
+        if (k->out[0].e) {
+            double gs = vt__gsum(k->o, j.R);
+            k->out[0].e[0] = sdl > 0 || gs > 0 ? 1.01 * ((sdl + gs * sl) / (double)j.R + VT__U * fabs(loss)) : 0;
+        }
     }
 }
 
-/* MSE: mean of (a - b)^2 over n elements. a - b rounds (u), its square
-   triples that (3u), the sum adds gamma(n), the division u:
-   e = 1.01 ((gamma(n) + 3u) sum d^2 / n + u|loss|).
+/* MSE: mean of (a - b)^2 over n elements. a - b and its square are the
+   same everywhere; their sum in any order is within gsum(n) sum d^2 of
+   the exact sum, and the division rounds: e = 1.01 (gsum(n) sum d^2 / n +
+   u|loss|), 0 when n <= 2 (the same sum everywhere).
    Backward: da = (2g/n)(a - b), db = -da: plain arithmetic on binary32
    inputs, e = 0. */
 static void vt__k_mse(vt__kern *k) {
@@ -4594,7 +5439,7 @@ static void vt__k_mse(vt__kern *k) {
         s = vt__rsum(k->o, 0, d, 1, n);
         loss = s / (double)n;
         k->out[0].x[0] = loss;
-        if (k->out[0].e) k->out[0].e[0] = 1.01 * ((vt__g(k->o, n) + 3 * VT__U) * mag / (double)n + VT__U * fabs(loss));
+        if (k->out[0].e) k->out[0].e[0] = n > 2 ? 1.01 * (vt__gsum(k->o, n) * mag / (double)n + VT__U * fabs(loss)) : 0;
     } else {
         double g = vt__d(t->grad)[0], coef = 2 * g / (double)n;
         for (i = 0; i < n; i++) {
@@ -4902,20 +5747,19 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
             int64_t row = bh * T + t, n = t + 1;
             if (!k->bwd) {
                 const double *x = vt__d(k->t->src[0]) + row * T;
-                double *y = k->out[0].x + row * T, *e = k->out[0].e ? k->out[0].e + row * T : NULL, eps_s, m = -INFINITY;
+                double *y = k->out[0].x + row * T, *e = k->out[0].e ? k->out[0].e + row * T : NULL, eps_s;
                 double s = vt__softmax_row(k->o, (uint64_t)row, x, n, ex, &eps_s, NULL);
-                for (t2 = 0; t2 < n; t2++) if (x[t2] > m) m = x[t2];
                 for (t2 = 0; t2 < T; t2++) {
-                    double v = t2 < n ? ex[t2] / s : 0, epsj = t2 < n ? 1.01 * (fabs(x[t2] - m) * VT__U + VT__ELIB) : 0;
+                    double v = t2 < n ? ex[t2] / s : 0;
                     y[t2] = v;
-                    if (e) e[t2] = 1.01 * v * (epsj + eps_s + VT__U);
+                    if (e) e[t2] = eps_s > 0 ? 1.01 * v * (eps_s + VT__U) : 0;
                 }
             } else {
                 const double *y = vt__d(k->t) + row * T, *dy = vt__d(k->t->grad) + row * T;
                 double mag, D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, &mag), dD = vt__gsum(k->o, n) * mag;
                 for (t2 = 0; t2 < T; t2++) {
                     double dd = t2 < n ? dy[t2] - D : 0, v = t2 < n ? y[t2] * dd : 0;
-                    vt__put(&k->out[0], row * T + t2, v, 1.01 * (fabs(y[t2]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)));
+                    vt__put(&k->out[0], row * T + t2, v, dD > 0 ? 1.01 * (fabs(y[t2]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0);
                 }
             }
         }
@@ -4998,9 +5842,10 @@ static void vt__k_dropout(vt__kern *k) {
 
 /* --- sum, mean, concat, split -------------------------------------------------- */
 
-/* SUM: n terms in any order: e = gamma(n) sum|x| (0 when exact). MEAN: then
-   / n: e = 1.01 (e_sum / n + u|mean|), or the division's exact error when the
-   sum is exact. Backward: g or g / n (one IEEE division: e = 0), broadcast. */
+/* SUM: n terms in any order: e = gamma(n) sum|x| (0 when exact in any
+   order: the same sum everywhere). MEAN: then / n: e = 1.01 (e_sum / n +
+   u|mean|), or 0 when the sum is the same everywhere (one division of the
+   same operands). Backward: g or g / n (one IEEE division: e = 0), broadcast. */
 static void vt__k_reduce(vt__kern *k) {
     vt_tensor *t = k->t, *x = t->src[0];
     int64_t i, n = vt_numel(x);
@@ -5016,13 +5861,9 @@ static void vt__k_reduce(vt__kern *k) {
             if (k->out[0].e) k->out[0].e[0] = es;
             return;
         }
-        /* an exact sum makes the mean one division: its exact error is the
-           remainder fma(-m, n, s) / n */
         m = s / (double)n;
         k->out[0].x[0] = m;
-        if (k->out[0].e)
-            k->out[0].e[0] = es == 0 ? 1.01 * fabs(fma(-m, (double)n, s)) / (double)n
-                                     : 1.01 * (es / (double)n + VT__U * fabs(m));
+        if (k->out[0].e) k->out[0].e[0] = es == 0 ? 0 : 1.01 * (es / (double)n + VT__U * fabs(m));
     } else {
         double g = vt__d(t->grad)[0], v = mean ? g / (double)n : g;
         vt__same_everywhere(&k->out[0]);
@@ -5097,18 +5938,19 @@ static void vt__cpu_kernel(vt__kern *k) {
     case VT_OP_LINEAR: vt__k_linear(k); break;
     case VT_OP_RELU: vt__k_relu(k); break;
     case VT_OP_GELU: {
-        /* the primary forward run stores tanh for the backward (not the
-           calibration's reruns in other orders) */
+        /* the primary forward run stores sigmoid(2z) for the backward (not
+           the calibration's reruns in other orders) */
         vt__job j;
         int64_t n = vt_numel(k->t);
         if (!k->bwd && k->o == &k->c->ord) k->t->extra = vt__arena_alloc(&k->c->step, sizeof(double) * (size_t)(n ? n : 1));
         j.k = k; j.R = n; j.C = 1;
         j.p = (k->bwd || k->o == &k->c->ord) ? k->t->extra : NULL;
+        vt__same_everywhere(&k->out[0]);
         vt__parallel(&k->c->pool, n, n * 40, vt__gelu_task, &j);
         break;
     }
     case VT_OP_TANH:
-        if (k->bwd) vt__same_everywhere(&k->out[0]);
+        vt__same_everywhere(&k->out[0]);
         vt__k_elementwise(k, vt__tanh_task, 20);
         break;
     case VT_OP_SOFTMAX: case VT_OP_LOG_SOFTMAX: vt__k_softmax(k); break;
@@ -5142,7 +5984,9 @@ static void vt__cpu_kernel(vt__kern *k) {
         that names the op, make the node with vt__node, vt__run it).
      3. Its CPU kernel, forward and backward, in >>cpu, with its bound
         derived in a comment beside it (the ingredients are in >>rounding);
-        a case in vt__cpu_kernel's switch.
+        a case in vt__cpu_kernel's switch. An output that is a sum of
+        products computed with vt__mm is a correctly rounded product
+        (>>rounding) by itself; the CUDA kernel must then set crp too.
      4. Its CUDA kernel in vtrain_cuda.cu.h: an argument struct (>>cuda-args),
         the kernel beside a note naming the CPU kernel it mirrors
         (>>cuda-kernels), its row in VT__KLIST, the host side and a case in
@@ -5166,8 +6010,47 @@ static int vt__need(vt_ctx *c, const vt_tensor *t, const char *op, const char *a
     return 1;
 }
 
+/* Every op's node. Ops take no empty operand and make no empty result: a
+   zero-size dimension would divide by zero in a mean, a layernorm over C =
+   0 or a row count, and has no use in training; refused here once, for
+   every op, with the op and the operand named. */
+static const char *vt__operand(vt_op op, int k) { /* as the constructors name them */
+    static const char *const ab[] = {"a", "b", "?"}, *const lin[] = {"x", "w", "bias"}, *const ce[] = {"logits", "targets", "?"},
+                             *const mse[] = {"pred", "target", "?"}, *const ln[] = {"x", "w", "b"}, *const emb[] = {"table", "idx", "?"},
+                             *const mix[] = {"att", "qkv", "?"}, *const x[] = {"x", "?", "?"}, *const qkv[] = {"qkv", "?", "?"};
+    switch (op) {
+    case VT_OP_ADD: case VT_OP_SUB: case VT_OP_MUL: case VT_OP_MATMUL: case VT_OP_CONCAT: return ab[k];
+    case VT_OP_LINEAR: return lin[k];
+    case VT_OP_CROSS_ENTROPY: return ce[k];
+    case VT_OP_MSE: return mse[k];
+    case VT_OP_LAYERNORM: return ln[k];
+    case VT_OP_EMBEDDING: return emb[k];
+    case VT_OP_ATT_SCORES: return qkv[k];
+    case VT_OP_ATT_MIX: return mix[k];
+    default: return x[k];
+    }
+}
+
 static vt_tensor *vt__node(vt_ctx *c, vt_op op, int ndim, const int64_t *ne, vt_tensor *s0, vt_tensor *s1, vt_tensor *s2) {
-    vt_tensor *t = vt__mk(c, vt__vdt(c), ndim, ne, 0, 2);
+    vt_tensor *t, *src[3];
+    int k, d;
+    src[0] = s0; src[1] = s1; src[2] = s2;
+    if (c->status != VT_OK) return NULL;
+    for (k = 0; k < 3; k++)
+        if (src[k] && vt_numel(src[k]) == 0) {
+            char sh[64];
+            vt__shape_str(src[k], sh, sizeof sh);
+            vt__fail(c, VT_ERR_SHAPE, "%s: %s has shape %s, no elements: ops need non-empty tensors", vt_op_name(op),
+                     vt__operand(op, k), sh);
+            return NULL;
+        }
+    if (!vt__check_shape(c, ndim, ne, vt_op_name(op))) return NULL;
+    for (d = 0; d < ndim; d++)
+        if (ne[d] == 0) {
+            vt__fail(c, VT_ERR_SHAPE, "%s: the result's dimension %d would be 0: ops need non-empty tensors", vt_op_name(op), d);
+            return NULL;
+        }
+    t = vt__mk(c, vt__vdt(c), ndim, ne, 0, 2);
     if (!t) return NULL;
     t->op = op;
     t->src[0] = s0; t->src[1] = s1; t->src[2] = s2;
@@ -5242,6 +6125,7 @@ VTDEF vt_tensor *vt_permute(vt_ctx *c, vt_tensor *t, const int *perm) {
     memset(ne, 0, sizeof ne);
     memset(nb, 0, sizeof nb);
     if (c->status != VT_OK || !t) return NULL;
+    if (!perm) { vt__fail(c, VT_ERR_ARG, "permute: perm is NULL"); return NULL; }
     for (i = 0; i < t->ndim; i++) {
         if (perm[i] < 0 || perm[i] >= t->ndim || (seen & (1 << perm[i]))) {
             vt__fail(c, VT_ERR_ARG, "permute: not a permutation of %d dimensions", t->ndim);
@@ -5271,8 +6155,8 @@ VTDEF vt_tensor *vt_slice(vt_ctx *c, vt_tensor *t, int dim, int64_t start, int64
     int64_t ne[VT_MAX_DIMS];
     int i;
     if (c->status != VT_OK || !t) return NULL;
-    if (dim < 0 || dim >= t->ndim || start < 0 || len < 0 || start + len > t->ne[dim]) {
-        vt__fail(c, VT_ERR_ARG, "slice: [%lld, %lld) of dim %d is outside its size", (long long)start, (long long)(start + len), dim);
+    if (dim < 0 || dim >= t->ndim || start < 0 || len < 0 || start > t->ne[dim] || len > t->ne[dim] - start) {
+        vt__fail(c, VT_ERR_ARG, "slice: start %lld, length %lld of dim %d is outside its size", (long long)start, (long long)len, dim);
         return NULL;
     }
     t = vt__contig(c, t);
@@ -5329,8 +6213,18 @@ VTDEF vt_tensor *vt_scale(vt_ctx *c, vt_tensor *a, double s) {
 VTDEF vt_tensor *vt_relu(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_RELU, x)); }
 VTDEF vt_tensor *vt_gelu(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_GELU, x)); }
 VTDEF vt_tensor *vt_tanh(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_TANH, x)); }
-VTDEF vt_tensor *vt_softmax(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_SOFTMAX, x)); }
-VTDEF vt_tensor *vt_log_softmax(vt_ctx *c, vt_tensor *x) { return vt__run(c, vt__unary(c, VT_OP_LOG_SOFTMAX, x)); }
+/* an op over the last dimension needs one */
+static int vt__need_dim(vt_ctx *c, const vt_tensor *t, const char *op, const char *arg) {
+    if (!vt__need(c, t, op, arg)) return 0;
+    if (t->ndim < 1) { vt__fail(c, VT_ERR_SHAPE, "%s: %s is a scalar (0 dimensions), the op works over its last dimension", op, arg); return 0; }
+    return 1;
+}
+VTDEF vt_tensor *vt_softmax(vt_ctx *c, vt_tensor *x) {
+    return vt__need_dim(c, x, "softmax", "x") ? vt__run(c, vt__unary(c, VT_OP_SOFTMAX, x)) : NULL;
+}
+VTDEF vt_tensor *vt_log_softmax(vt_ctx *c, vt_tensor *x) {
+    return vt__need_dim(c, x, "log_softmax", "x") ? vt__run(c, vt__unary(c, VT_OP_LOG_SOFTMAX, x)) : NULL;
+}
 
 VTDEF vt_tensor *vt_dropout(vt_ctx *c, vt_tensor *x, double p, uint64_t seed) {
     vt_tensor *t;
@@ -5387,7 +6281,7 @@ VTDEF vt_tensor *vt_matmul(vt_ctx *c, vt_tensor *a, vt_tensor *b, int ta, int tb
 VTDEF vt_tensor *vt_linear(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *bias) {
     int64_t ne[VT_MAX_DIMS];
     int i;
-    if (!vt__need(c, x, "linear", "x") || !vt__need(c, w, "linear", "w")) return NULL;
+    if (!vt__need_dim(c, x, "linear", "x") || !vt__need(c, w, "linear", "w")) return NULL;
     x = vt__contig(c, x);
     w = vt__contig(c, w);
     if (bias) bias = vt__contig(c, bias);
@@ -5410,7 +6304,7 @@ VTDEF vt_tensor *vt_linear(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *bia
 
 VTDEF vt_tensor *vt_cross_entropy(vt_ctx *c, vt_tensor *logits, vt_tensor *targets) {
     int64_t one = 1;
-    if (!vt__need(c, logits, "cross_entropy", "logits")) return NULL;
+    if (!vt__need_dim(c, logits, "cross_entropy", "logits")) return NULL;
     if (!targets || targets->dtype != VT_I32) {
         vt__fail(c, VT_ERR_ARG, "cross_entropy: targets must be an int32 tensor");
         return NULL;
@@ -5443,7 +6337,7 @@ VTDEF vt_tensor *vt_mse(vt_ctx *c, vt_tensor *pred, vt_tensor *target) {
 
 VTDEF vt_tensor *vt_layernorm(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *b, double eps) {
     vt_tensor *t;
-    if (!vt__need(c, x, "layernorm", "x") || !vt__need(c, w, "layernorm", "w") || !vt__need(c, b, "layernorm", "b")) return NULL;
+    if (!vt__need_dim(c, x, "layernorm", "x") || !vt__need(c, w, "layernorm", "w") || !vt__need(c, b, "layernorm", "b")) return NULL;
     x = vt__contig(c, x);
     w = vt__contig(c, w);
     b = vt__contig(c, b);
@@ -5452,7 +6346,7 @@ VTDEF vt_tensor *vt_layernorm(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *
         vt__fail(c, VT_ERR_SHAPE, "layernorm: w and b must be (C) with C = %lld, the last dim of x", (long long)x->ne[x->ndim - 1]);
         return NULL;
     }
-    if (!(eps > 0)) { vt__fail(c, VT_ERR_ARG, "layernorm: eps must be positive"); return NULL; }
+    if (!(eps > 0) || !isfinite(eps)) { vt__fail(c, VT_ERR_ARG, "layernorm: eps = %g must be positive and finite", eps); return NULL; }
     t = vt__node(c, VT_OP_LAYERNORM, x->ndim, x->ne, x, w, b);
     if (t) t->fparam[0] = eps;
     return vt__run(c, t);
@@ -5548,8 +6442,8 @@ VTDEF vt_tensor *vt_split(vt_ctx *c, vt_tensor *x, int dim, int64_t start, int64
     if (!vt__need(c, x, "split", "x")) return NULL;
     x = vt__contig(c, x);
     if (!x) return NULL;
-    if (dim < 0 || dim >= x->ndim || start < 0 || len < 0 || start + len > x->ne[dim]) {
-        vt__fail(c, VT_ERR_ARG, "split: [%lld, %lld) of dim %d is outside its size", (long long)start, (long long)(start + len), dim);
+    if (dim < 0 || dim >= x->ndim || start < 0 || len < 0 || start > x->ne[dim] || len > x->ne[dim] - start) {
+        vt__fail(c, VT_ERR_ARG, "split: start %lld, length %lld of dim %d is outside its size", (long long)start, (long long)len, dim);
         return NULL;
     }
     for (i = 0; i < x->ndim; i++) ne[i] = x->ne[i];
@@ -5630,12 +6524,25 @@ static vt_optim *vt__optim_new(vt_ctx *c, int kind) {
 }
 
 VTDEF vt_optim *vt_adamw_create(vt_ctx *c, const vt_adamw_desc *d) {
-    vt_optim *o = vt__optim_new(c, 0);
+    vt_optim *o;
+    if (d && (!(d->beta1 >= 0 && d->beta1 < 1) || !(d->beta2 >= 0 && d->beta2 < 1) || !(d->eps > 0) || !isfinite(d->eps) ||
+              !(d->weight_decay >= 0) || !isfinite(d->weight_decay))) {
+        vt__fail(c, VT_ERR_ARG, "vt_adamw_create: beta1 %g and beta2 %g must lie in [0, 1), eps %g be positive, weight_decay %g "
+                                "non-negative (all finite)", d->beta1, d->beta2, d->eps, d->weight_decay);
+        return NULL;
+    }
+    o = vt__optim_new(c, 0);
     if (o) o->a = d ? *d : vt_adamw_default();
     return o;
 }
 VTDEF vt_optim *vt_sgd_create(vt_ctx *c, const vt_sgd_desc *d) {
-    vt_optim *o = vt__optim_new(c, 1);
+    vt_optim *o;
+    if (d && (!(d->momentum >= 0 && d->momentum < 1) || !(d->weight_decay >= 0) || !isfinite(d->weight_decay))) {
+        vt__fail(c, VT_ERR_ARG, "vt_sgd_create: momentum %g must lie in [0, 1), weight_decay %g be finite and non-negative", d->momentum,
+                 d->weight_decay);
+        return NULL;
+    }
+    o = vt__optim_new(c, 1);
     if (o) o->s = d ? *d : vt_sgd_default();
     return o;
 }
@@ -5682,13 +6589,13 @@ static double vt__round_scalar(vt_ctx *c, int kind, double x, double e) {
     double h[2], *b;
     h[0] = x; h[1] = e;
     if (!c->be->has_memory) {
-        vt__round(c, kind, 1, &one, &h[0], &h[1], NULL, 1);
+        vt__round(c, kind, 1, &one, &h[0], &h[1], NULL, NULL, 1);
         return h[0];
     }
     b = (double *)c->be->alloc(c, sizeof h, 0);
     if (!b) return NAN;
     c->be->h2b(c, b, h, sizeof h);
-    vt__round(c, kind, 1, &one, b, b + 1, NULL, 1);
+    vt__round(c, kind, 1, &one, b, b + 1, NULL, NULL, 1);
     c->be->b2h(c, h, b, sizeof(double));
     return h[0];
 }
@@ -5760,8 +6667,18 @@ VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
     memset(&j, 0, sizeof j);
     j.o = o;
     j.N = N;
-    /* the learning rate may carry machine-dependent error from a schedule
-       (cos in a cosine schedule): allow 64 binary64 ulps */
+    /* The learning rate is the caller's: a constant or vt_lr_cosine is the
+       same double everywhere, but a schedule the program computes with a
+       libm may differ between machines. The contract allows 32 binary64
+       ulps (64u relative) there, and the chaos order moves lr by up to 8
+       ulps, as another machine's libm might. */
+    if (c->ord.chaos && lr > 0) {
+        uint64_t b, h;
+        memcpy(&b, &lr, 8);
+        h = vt__mix(b ^ c->ord.seed ^ (uint64_t)c->step_no);
+        b += (uint64_t)((int64_t)(h % 17) - 8);
+        memcpy(&lr, &b, 8);
+    }
     j.lr = vt__round_scalar(c, vt__kind(VT_OP_OPTIM, 3), lr, 64 * VT__U * fabs(lr));
     j.w = (double *)c->be->alloc(c, sizeof(double) * (size_t)(2 * N + 1), 0);
     if (!j.w || c->status != VT_OK) return c->status;
@@ -5776,18 +6693,18 @@ VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
         j.bc2 = 1 - vt__powi(o->a.beta2, o->t);
         j.phase = 0;
         c->be->optim(c, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 0), 1, dims, j.m, NULL, NULL, N);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 0), 1, dims, j.m, NULL, NULL, NULL, N);
         j.phase = 1;
         c->be->optim(c, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 1), 1, dims, j.v, NULL, NULL, N);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 1), 1, dims, j.v, NULL, NULL, NULL, N);
     } else if (o->s.momentum != 0) {
         j.phase = 0;
         c->be->optim(c, &j);
-        vt__round(c, vt__kind(VT_OP_OPTIM, 4), 1, dims, j.m, NULL, NULL, N);
+        vt__round(c, vt__kind(VT_OP_OPTIM, 4), 1, dims, j.m, NULL, NULL, NULL, N);
     }
     j.phase = 2;
     c->be->optim(c, &j);
-    vt__round(c, vt__kind(VT_OP_OPTIM, 2), 1, dims, j.w, NULL, NULL, N);
+    vt__round(c, vt__kind(VT_OP_OPTIM, 2), 1, dims, j.w, NULL, NULL, NULL, N);
     if (c->status == VT_OK) vt__scatter(c, o->np, o->p, j.w, 0);
     vt__reset_life(c, 0);
     return c->status;
@@ -5844,6 +6761,10 @@ VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
     int64_t N = vt_param_numel(c), dims[1], off = 0;
     double n2 = 0, e2 = 0, S = 0, norm, coef, *g;
     if (c->status != VT_OK) return NAN;
+    if (!(max_norm > 0)) { /* a negative maximum used to flip the gradient's sign, 0 to erase it */
+        vt__fail(c, VT_ERR_ARG, "vt_clip_grad_norm: max_norm = %g must be positive (+inf: no clipping)", max_norm);
+        return NAN;
+    }
     g = (double *)c->be->alloc(c, sizeof(double) * (size_t)(N + 1), 0);
     if (!g) return NAN;
     vt__gather(c, c->nparams, c->params, NULL, g);
@@ -5865,26 +6786,33 @@ VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
            same everywhere: exact agreement, e = 0 (no bound array) */
         c->be->scale(c, g, coef, N);
         dims[0] = N;
-        vt__round(c, vt__kind(VT_OP_CLIP, 1), 1, dims, g, NULL, NULL, N);
+        vt__round(c, vt__kind(VT_OP_CLIP, 1), 1, dims, g, NULL, NULL, NULL, N);
         if (c->status == VT_OK) vt__scatter(c, c->nparams, c->params, g, 1);
     }
     vt__reset_life(c, 0);
     return c->status == VT_OK ? norm : NAN;
 }
 
+/* Linear warm-up, then min + (max - min) (1 + cos(pi p)) / 2 written as
+   min + (max - min) cos^2(pi p / 2): the same function without the
+   cancellation of 1 + cos near the end, and with vtrain's own cosine
+   (>>elementary), so every machine computes the same double (a libm's cos
+   one ulp away would move a schedule that decays to 0 by far more than one
+   ulp of the learning rate near its end). */
 VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr) {
-    double p;
+    double den, cq;
     if (step < warmup) return max_lr * (double)(step + 1) / (double)warmup;
     if (step >= total) return min_lr;
-    p = (double)(step - warmup) / (double)VT__MAX(1, total - warmup);
-    return min_lr + 0.5 * (max_lr - min_lr) * (1 + cos(3.14159265358979323846 * p));
+    den = (double)VT__MAX(1, total - warmup);
+    cq = vt__dcospi2((double)(step - warmup) / den, (double)(total - step) / den);
+    return min_lr + (max_lr - min_lr) * (cq * cq);
 }
 
 /* ==========================================================================
    >>log  the rounding log on disk
 
    file    = header chunk*
-   header  = "VTRAINLG" u32 version(1) u32 body_len body sha256(magic..body)
+   header  = "VTRAINLG" u32 version(2) u32 body_len body sha256(magic..body)
    body    = u8 mode u8 bound u8 compact u8 optable  f64 lambda  f64 margin
              u32 n  n x (u32 kind, u64 n, f64 factor)     (the calibration table)
    optable is the op-table revision the writer knew (VT__OP_TABLE): record
@@ -5902,10 +6830,16 @@ VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double ma
              checkpoint and whenever the headers change.
    Integers are little-endian. The chunk's SHA-256 is its checksum and goes
    into the step's commitment. A reader never trusts a length: every length
-   is checked against the bytes left in the file before it is used.
+   is checked against the bytes left in the file before it is used; the
+   header's other fields are checked by vt__log_header_check, a chunk's
+   counts against its records, and an audit that reaches the last step
+   refuses any byte after its chunk (what checks each field: >>transcript).
    ========================================================================== */
 
-#define VT__LOG_VERSION 1u
+/* 1: vtrain 0.1.0 (libm's exp, log, tanh and cos); 2: vtrain 0.2.0, whose
+   own elementary functions compute other values (a log of version 1 is
+   refused, naming both versions: its trainer's values came from a libm) */
+#define VT__LOG_VERSION 2u
 #define VT__CHUNK_HDR 28
 
 static vt_status vt__write_all(vt_ctx *c, FILE *f, const void *p, size_t n, const char *what) {
@@ -5913,18 +6847,12 @@ static vt_status vt__write_all(vt_ctx *c, FILE *f, const void *p, size_t n, cons
     return VT_OK;
 }
 
-static vt_status vt__log_open_write(vt_ctx *c) {
+/* the file header, at the log's current position */
+static vt_status vt__log_write_header(vt_ctx *c) {
     vt__buf b;
     unsigned char t[8], sha[32];
     int i;
     memset(&b, 0, sizeof b);
-    if (c->d.resume) { /* vt_resume cuts it after the last checkpoint and appends */
-        c->logf = fopen(c->d.log_path, "r+b");
-        if (!c->logf) return vt__fail(c, VT_ERR_IO, "resume: cannot open the log '%s'", c->d.log_path);
-        return VT_OK;
-    }
-    c->logf = fopen(c->d.log_path, "wb");
-    if (!c->logf) return vt__fail(c, VT_ERR_IO, "cannot create the log file '%s'", c->d.log_path);
     vt__buf_put(c, &b, "VTRAINLG", 8);
     vt__put_u32(t, VT__LOG_VERSION); vt__buf_put(c, &b, t, 4);
     vt__put_u32(t, 0); vt__buf_put(c, &b, t, 4); /* body length, patched below */
@@ -5950,6 +6878,18 @@ static vt_status vt__log_open_write(vt_ctx *c) {
     return c->status;
 }
 
+static vt_status vt__log_open_write(vt_ctx *c) {
+    if (c->d.resume) { /* vt_resume cuts it after the last checkpoint and appends, or starts it again */
+        c->logf = fopen(c->d.log_path, "r+b");
+        if (!c->logf && errno == ENOENT) c->logf = fopen(c->d.log_path, "w+b"); /* killed before it was made */
+        if (!c->logf) return vt__fail(c, VT_ERR_IO, "resume: cannot open the log '%s'", c->d.log_path);
+        return VT_OK;
+    }
+    c->logf = fopen(c->d.log_path, "wb");
+    if (!c->logf) return vt__fail(c, VT_ERR_IO, "cannot create the log file '%s'", c->d.log_path);
+    return vt__log_write_header(c);
+}
+
 static vt_status vt__read_exact(vt_ctx *c, FILE *f, void *p, size_t n, const char *path, const char *what) {
     size_t got = fread(p, 1, n, f);
     if (got != n)
@@ -5970,7 +6910,10 @@ static vt_status vt__log_open_read(vt_ctx *c) {
     if (vt__read_exact(c, r->f, h, 16, path, "the header") != VT_OK) return c->status;
     if (memcmp(h, "VTRAINLG", 8)) return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain log (bad magic)", path);
     if (vt__get_u32(h + 8) != VT__LOG_VERSION)
-        return vt__fail(c, VT_ERR_FORMAT, "'%s' has log format version %u, this vtrain reads %u", path, vt__get_u32(h + 8), VT__LOG_VERSION);
+        return vt__fail(c, VT_ERR_FORMAT, "'%s' has log format version %u, this vtrain (%s) reads version %u%s", path,
+                        vt__get_u32(h + 8), VTRAIN_VERSION_STRING, VT__LOG_VERSION,
+                        vt__get_u32(h + 8) == 1 ? ": audit it with vtrain 0.1.0, which computed its exp, log and tanh with the "
+                                                  "same libm functions as its trainer" : "");
     blen = vt__get_u32(h + 12);
     if ((int64_t)blen + 48 > r->fsize || blen < 24)
         return vt__fail(c, VT_ERR_TRUNCATED, "'%s': header length %u does not fit in the file (%lld bytes)", path, blen, (long long)r->fsize);
@@ -6023,6 +6966,46 @@ static vt_status vt__log_open_read(vt_ctx *c) {
         c->calib.count = (int)n;
     }
     VT_FREE(body, c->u);
+    return VT_OK;
+}
+
+/* The header's fields that vt__log_open_read takes as they come, checked
+   (it has passed its checksum): the compact flag is 0 or 1 (each entry
+   carries its own width); lambda is positive; without calibration there is
+   no table and no margin; a calibration table has a finite margin, and
+   factors in [0, 1] (a calibrated bound is never above the sound one: a
+   larger factor would only widen what a trainer may write) for distinct
+   (kind, size) pairs of at least one element. In a transcript, bound and
+   lambda must be the manifest's. The file is left where the reader left it. */
+static vt_status vt__log_header_check(vt_ctx *c) {
+    vt__logrd *r = &c->rd;
+    unsigned char h[48];
+    long at = ftell(r->f);
+    const char *path = c->d.log_path;
+    double lambda = c->ord.lambda, margin = c->calib.margin; /* as the reader took them */
+    int i, k;
+    /* the compact flag is the one field the reader does not keep: byte 2 of the body */
+    if (at < 0 || fseek(r->f, 0, SEEK_SET) != 0 || fread(h, 1, sizeof h, r->f) != sizeof h || fseek(r->f, at, SEEK_SET) != 0)
+        return vt__fail(c, VT_ERR_IO, "'%s': cannot read its header again", path);
+    if (h[18] > 1) return vt__fail(c, VT_ERR_FORMAT, "'%s': the header's compact flag is %d (0 or 1)", path, h[18]);
+    if (!(lambda > 0) || !isfinite(lambda)) return vt__fail(c, VT_ERR_FORMAT, "'%s': the header's lambda %g is not a positive number", path, lambda);
+    if (c->d.bound != VT_BOUND_CALIBRATED && (c->calib.count || margin != 0))
+        return vt__fail(c, VT_ERR_FORMAT, "'%s': a %s log carries a calibration table (%d entries, margin %g)", path, vt_bound_name(c->d.bound),
+                        c->calib.count, margin);
+    if (c->d.bound == VT_BOUND_CALIBRATED && (!(margin >= 0) || !isfinite(margin)))
+        return vt__fail(c, VT_ERR_FORMAT, "'%s': the calibration margin %g is not a finite non-negative number", path, margin);
+    for (i = 0; i < c->calib.count; i++) {
+        const vt_calib_entry *e = &c->calib.e[i];
+        if (!(e->factor >= 0 && e->factor <= 1) || e->n < 1)
+            return vt__fail(c, VT_ERR_FORMAT, "'%s': calibration entry %d has factor %g (0..1) for %lld elements (at least 1)", path, i,
+                            e->factor, (long long)e->n);
+        for (k = 0; k < i; k++)
+            if (c->calib.e[k].kind == e->kind && c->calib.e[k].n == e->n)
+                return vt__fail(c, VT_ERR_FORMAT, "'%s': calibration entries %d and %d are for the same point kind and size", path, k, i);
+    }
+    if (c->tdir[0] && c->d.role == VT_ROLE_AUDIT && ((int)c->d.bound != c->man_bound || lambda != c->man_lambda))
+        return vt__fail(c, VT_ERR_MISMATCH, "'%s' was written with bound %s (lambda %.17g), '%s/manifest.txt' says %s (lambda %.17g)", path,
+                        vt_bound_name(c->d.bound), lambda, c->tdir, vt_bound_name((vt_bound_mode)c->man_bound), c->man_lambda);
     return VT_OK;
 }
 
@@ -6109,7 +7092,7 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
            the short chunks that follow; the record count must match the
            chunk header (and, for a short chunk, the reference) */
         size_t q = 0;
-        uint64_t nrec = 0, want = vt__get_u32(h + 12);
+        uint64_t nrec = 0, want = vt__get_u32(h + 12), nent = 0;
         int ok = 1;
         if (!repeat) { r->shape.n = 0; r->shape_records = 0; }
         while (ok && q < r->chunk.n) {
@@ -6121,6 +7104,7 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
                 if (ok) vt__buf_put(c, &r->shape, r->chunk.p + h0, q - h0);
             }
             ok = ok && vt__get_varint(r->chunk.p, r->chunk.n, &q, &ne) && ne <= r->chunk.n;
+            if (ok) nent += ne;
             for (k = 0; ok && k < ne; k++) {
                 ok = vt__get_varint(r->chunk.p, r->chunk.n, &q, &v);
                 q += (v & 1) ? 4 : 1;
@@ -6134,6 +7118,9 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
         if (nrec != want)
             return vt__fail(c, VT_ERR_FORMAT, "%s: step %lld's chunk header says %llu records, its body holds %llu (edited or corrupted)",
                             src, (long long)c->step_no, (unsigned long long)want, (unsigned long long)nrec);
+        if (nent != vt__get_u32(h + 16))
+            return vt__fail(c, VT_ERR_FORMAT, "%s: step %lld's chunk header says %u entries, its records hold %llu (edited or corrupted)", src,
+                            (long long)c->step_no, vt__get_u32(h + 16), (unsigned long long)nent);
         if (repeat && !r->noshape && nrec != r->shape_records)
             return vt__fail(c, VT_ERR_DESYNC, "log desync at step %lld: the chunk has %llu records, the full chunk whose headers it reuses has %llu",
                             (long long)c->step_no, (unsigned long long)nrec, (unsigned long long)r->shape_records);
@@ -6403,23 +7390,32 @@ static void vt__commit_path(const vt_ctx *c, char *buf, size_t n) {
 }
 
 #define VT__COMMIT_HDR 48
+static vt_status vt__commit_write_header(vt_ctx *c) {
+    unsigned char h[VT__COMMIT_HDR];
+    memcpy(h, "VTRAINCM", 8);
+    vt__put_u32(h + 8, 2); vt__put_u32(h + 12, 0);
+    memcpy(h + 16, c->manifest_sha, 32);
+    return vt__write_all(c, c->commitf, h, VT__COMMIT_HDR, "the commitments header");
+}
+
 static vt_status vt__commit_open(vt_ctx *c) {
     char path[1024];
     unsigned char h[VT__COMMIT_HDR];
     vt__commit_path(c, path, sizeof path);
     if (c->d.role == VT_ROLE_TRAIN) {
         c->commitf = fopen(path, c->d.resume ? "r+b" : "wb");
+        if (!c->commitf && c->d.resume && errno == ENOENT) c->commitf = fopen(path, "w+b");
         if (!c->commitf) return vt__fail(c, VT_ERR_IO, "cannot %s the commitments file '%s'", c->d.resume ? "open" : "create", path);
         if (c->d.resume) return VT_OK; /* vt_resume positions it */
-        memcpy(h, "VTRAINCM", 8);
-        vt__put_u32(h + 8, 2); vt__put_u32(h + 12, 0);
-        memcpy(h + 16, c->manifest_sha, 32);
-        return vt__write_all(c, c->commitf, h, VT__COMMIT_HDR, "the commitments header");
+        if (vt__commit_write_header(c) != VT_OK) return c->status;
+        c->root_ok = 1; /* from here on, root.txt describes what commits.bin holds */
+        return VT_OK;
     }
     c->commitf = fopen(path, "rb");
     if (!c->commitf) return vt__fail(c, VT_ERR_IO, "cannot open the trainer's commitments '%s'", path);
     if (vt__read_exact(c, c->commitf, h, VT__COMMIT_HDR, path, "the header") != VT_OK) return c->status;
-    if (memcmp(h, "VTRAINCM", 8) || vt__get_u32(h + 8) != 2) return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain commitments file (version 2)", path);
+    if (memcmp(h, "VTRAINCM", 8) || vt__get_u32(h + 8) != 2 || vt__get_u32(h + 12) != 0)
+        return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain commitments file (version 2, reserved field 0)", path);
     if (c->tdir[0] && memcmp(h + 16, c->manifest_sha, 32))
         return vt__fail(c, VT_ERR_MISMATCH, "'%s/manifest.txt' was changed after the run: its hash differs from the one in '%s'", c->tdir, path);
     return VT_OK;
@@ -6459,12 +7455,20 @@ static vt_status vt__commit_step(vt_ctx *c) {
                 vt__fail(c, VT_ERR_MISMATCH, "step %lld: the batch differs from the trainer's (data order or data)", (long long)c->step_no);
             else if (memcmp(tr + 44, c->last_chunk_sha, 32))
                 vt__fail(c, VT_ERR_MISMATCH, "step %lld: the log chunk's hash differs from the one the trainer committed", (long long)c->step_no);
-            else if (memcmp(tr + 12, digest, 32)) {
+            else {
+                /* the record must be the auditor's own, byte for byte: the
+                   state digest and every tensor digest (a tensor digest
+                   edited under an unchanged state digest is caught too) */
                 size_t i, nd = 0, first = 0;
                 for (i = 0; i < n; i++)
                     if (memcmp(tr + 112 + 32 * i, rec + 112 + 32 * i, 32)) { if (!nd) first = i; nd++; }
-                vt__fail(c, VT_ERR_MISMATCH, "step %lld: the training state differs from the trainer's commitment: tensor '%s'%s (%zu of %zu tensors differ)",
-                         (long long)c->step_no, nd ? vt__state(c, (int)first)->name : "?", nd > 1 ? " and others" : "", nd, n);
+                if (nd)
+                    vt__fail(c, VT_ERR_MISMATCH, "step %lld: the training state differs from the trainer's commitment: tensor '%s'%s (%zu of %zu tensors differ)%s",
+                             (long long)c->step_no, vt__state(c, (int)first)->name, nd > 1 ? " and others" : "", nd, n,
+                             memcmp(tr + 12, digest, 32) ? "" : "; the record's state digest matches the replay, so its tensor digests were edited");
+                else if (memcmp(tr + 12, digest, 32))
+                    vt__fail(c, VT_ERR_MISMATCH, "step %lld: the commitment's state digest is not the digest of its own tensor digests, which match the replay (the record was edited)",
+                             (long long)c->step_no);
             }
         }
     }
@@ -6491,6 +7495,80 @@ static vt_status vt__commit_step(vt_ctx *c) {
    and chunk N of the log is then written full (with its record headers), so
    a trainer that was killed resumes from its last checkpoint by truncating
    the log and the commitments after step N-1 and an auditor can start at N.
+   Before it cuts anything, a resume checks the checkpoint (its file, its
+   step against its name, its state against the commitment of step N-1) and
+   that the log and the commitments reach it: a resume that fails changes no
+   file. With no checkpoint at all (killed before the first) it starts again
+   at step 0 in the same directory. root.txt is written only by a run that
+   started (vt_create and vt_resume succeeded), so a failed command never
+   leaves one that refuses the next.
+
+   EVERY FIELD OF EVERY FILE is verified or refused; an auditor trusts
+   nothing it did not check. What checks each one (A = every audit, F = an
+   audit that replays through that step, R = a resume, J = the dispute):
+     manifest.txt   the whole file: its SHA-256 is in commits.bin's header
+                    and root.txt (A). Its form: first line, "key = value"
+                    lines, each key once, a final newline (A:
+                    vt__manifest_check). vtrain.version non-empty; mode,
+                    bound names; lambda a positive number; trainer_order an
+                    order string; trainer_ckpt_every a positive count (A).
+                    Mode sets the audit's mode; bound and lambda must equal
+                    the log header's (A). The program's own keys are the
+                    program's to check (the CLI parses each strictly, in
+                    range); a resume needs the same keys but the trainer_*
+                    ones (R).
+     log.vtlog      header: magic, version, body length, checksum; mode
+                    verified; bound known; op table not newer (A:
+                    vt__log_open_read); compact flag 0 or 1, lambda
+                    positive, no calibration table or margin unless
+                    calibrated, table entries with factors in [0, 1] for
+                    distinct (kind, size) (A: vt__log_header_check). The
+                    header is in no commitment: bound and lambda are bound
+                    through the manifest; a calibration table is not: an
+                    edited table can make an audit fail, never pass one
+                    past the sound bound, and the judge rules without it
+                    (on sound bounds). Each chunk: magic, step,
+                    record count, entry count, body length, checksum, its
+                    records walked (F), its SHA-256 equal to the step's
+                    commitment (F). No byte after the last chunk (A, when
+                    the audit reaches the last step).
+     commits.bin    header: magic, version 2, reserved field 0, manifest
+                    hash (A). Each record: magic, step, checksum (A:
+                    vt__parse_leaves); every byte equal to the record the
+                    auditor computes: batch digest, chunk hash, state digest
+                    and each tensor digest (F). Nothing after the last
+                    record, as many records as root.txt's steps (A).
+     root.txt       exactly five lines; steps a decimal equal to the
+                    records in commits.bin, manifest equal to manifest.txt's
+                    hash, leaves_root equal to the Merkle root of the
+                    leaves, run equal to the run commitment of the three (A:
+                    vt_transcript_check, also in a partial audit, and for
+                    each party of a dispute, J).
+     ckpt-N.safetensors  JSON header: the metadata keys vtrain writes, each
+                    once (format, vtrain.version, step, optimK.t,
+                    state_sha256), step and counters decimals, state_sha256
+                    64 hex digits; the tensors exactly the program's state
+                    by name and shape; their data tiling the data section
+                    without a hole, an overlap or a trailing byte; the
+                    values hashing to state_sha256 (whenever one is read);
+                    step equal to N (R, A from N); the state equal to the
+                    commitment of step N-1 (R, A from N). The optimizer
+                    counters (optimK.t) are in no commitment: an audit that
+                    passes step N checks the whole file against its own
+                    state, counters included (F); an audit that starts at N
+                    trusts them, and a wrong counter then shows as a state
+                    that differs at the next step. The judge rests on
+                    counters only when both parties' states carry the same
+                    ones, and otherwise replays the trainer from step 0 (J).
+   Other files in the directory are not part of the transcript.
+
+   DISPUTE: vt_dispute_transcripts plays the game between two transcripts:
+   each must back its own root first (the trainer answers for the root it
+   published; an auditor whose files disagree makes no claim), the programs
+   and step counts must match (else no game, no verdict), agreeing roots
+   end it (no dispute), every answer crosses as bytes and is checked (a bad
+   or missing one loses the trainer the game), and a found step goes to the
+   judge with the trainer's bound settings.
    ========================================================================== */
 
 VTDEF void vt_leaf_hash(vt_leaf_info *l) {
@@ -6900,6 +7978,15 @@ VTDEF vt_status vt_checkpoint_save(vt_ctx *c, const char *path) {
     size_t total = 0, pos = 0;
     if (c->status != VT_OK) return c->status;
     if (nt > 256) return vt__fail(c, VT_ERR_ARG, "checkpoint: %d tensors (256 at most)", nt);
+    if (c->noptims > 28) return vt__fail(c, VT_ERR_ARG, "checkpoint: %d optimizers (28 at most: 32 metadata entries)", c->noptims);
+    for (i = 0; i < nt; i++) { /* vt_param checked the names; vt_set_name may have changed one since */
+        char why[200];
+        if (i < c->nparams && !vt__name_ok(vt__state(c, i)->name, why, sizeof why))
+            return vt__fail(c, VT_ERR_ARG, "checkpoint '%s': parameter %d: %s (renamed with vt_set_name?); nothing was written", path, i, why);
+        for (k = 0; k < i; k++)
+            if (!strcmp(vt__state(c, k)->name, vt__state(c, i)->name))
+                return vt__fail(c, VT_ERR_ARG, "checkpoint '%s': two tensors are named '%s'; nothing was written", path, vt__state(c, i)->name);
+    }
     memset(&hd, 0, sizeof hd);
     vt_weights_digest(c, digest);
     vt_hex(digest, 32, hex);
@@ -6959,61 +8046,177 @@ VTDEF vt_status vt_checkpoint_load(vt_ctx *c, const char *path) {
 }
 
 /* a checkpoint in b[0, n) into the context's state (path names it in errors) */
-static vt_status vt__checkpoint_parse(vt_ctx *c, const unsigned char *b, size_t n, const char *path) {
+/* a decimal in [0, 2^62]: digits only, no sign, no space, no overflow */
+static int vt__dec(const char *s, int64_t *out) {
+    int64_t v = 0;
+    const char *p = s;
+    if (!*p) return 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9' || v > (((int64_t)1 << 62) - (*p - '0')) / 10) return 0;
+        v = v * 10 + (*p - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+static int vt__st_by_begin(const void *x, const void *y) {
+    const vt__st_tensor *a = *(const vt__st_tensor *const *)x, *b = *(const vt__st_tensor *const *)y;
+    return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+/* A checkpoint in b[0, n) into the context's state (path names it in
+   errors). Everything is checked before anything is loaded: the metadata
+   holds exactly the keys vtrain writes, each once ("format", "vtrain.version",
+   "step" and "optimK.t" as decimals, "state_sha256"); the tensors are
+   exactly the program's state by name and shape; their data, as the
+   safetensors reference reader demands, tile the data section from byte 0
+   to the end of the file without a hole, an overlap or a trailing byte.
+   Then the values are loaded and must hash to state_sha256; step and the
+   optimizer counters are set last. With load = 0 nothing is loaded: the
+   file must hold exactly the context's state, step and counters (a full
+   audit checks every checkpoint it passes this way, which covers the
+   optimizer counters, the one part of a checkpoint no commitment does). */
+static vt_status vt__checkpoint_read(vt_ctx *c, const unsigned char *b, size_t n, const char *path, int load) {
     unsigned char digest[32];
-    uint64_t hl;
+    uint64_t hl, data, at;
     vt__st_header *h;
+    vt__st_tensor **order = NULL, **byname = NULL;
     char err[200], hex[65];
     const char *v;
     int i, k, nt = vt__nstate(c);
+    int64_t step = 0, ts[64];
     h = (vt__st_header *)vt__xmalloc(c, sizeof *h);
     if (!h) return c->status;
     if (n < 8) { vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s' is truncated (%zu bytes)", path, n); goto out; }
     hl = vt__get_u64(b);
     if (hl > n - 8 || hl > (1u << 24)) { vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s': header length %llu does not fit in %zu bytes", path, (unsigned long long)hl, n); goto out; }
     if (!vt__st_parse((const char *)b + 8, (size_t)hl, h, err, sizeof err)) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': %s", path, err); goto out; }
+    data = n - 8 - hl;
     v = vt__st_meta(h, "format");
     if (!v || strcmp(v, "vtrain-checkpoint-1")) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' was not written by vtrain", path); goto out; }
+    for (k = 0; k < h->nmeta; k++) { /* known keys, each once */
+        const char *key = h->mkey[k];
+        int64_t oi;
+        int known = !strcmp(key, "format") || !strcmp(key, "vtrain.version") || !strcmp(key, "step") || !strcmp(key, "state_sha256");
+        if (!known && !strncmp(key, "optim", 5)) {
+            char tail[48];
+            size_t dl = strspn(key + 5, "0123456789");
+            snprintf(tail, sizeof tail, "%s", key + 5 + dl);
+            if (dl > 0 && dl < 6 && !strcmp(tail, ".t") && (key[5] != '0' || dl == 1)) {
+                oi = atoi(key + 5);
+                known = oi < c->noptims;
+            }
+        }
+        if (!known) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': metadata key '%s' is not one vtrain writes for this program", path, key); goto out; }
+        for (i = 0; i < k; i++)
+            if (!strcmp(h->mkey[i], key)) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': metadata key '%s' appears twice", path, key); goto out; }
+    }
+    if (!vt__st_meta(h, "vtrain.version")) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' lacks 'vtrain.version'", path); goto out; }
+    v = vt__st_meta(h, "step");
+    if (!v || !vt__dec(v, &step)) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': 'step' is %s%s%s, not a step count", path, v ? "'" : "", v ? v : "missing", v ? "'" : ""); goto out; }
+    if (c->noptims > 64) { vt__fail(c, VT_ERR_ARG, "checkpoint: %d optimizers (64 at most)", c->noptims); goto out; }
+    for (k = 0; k < c->noptims; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "optim%d.t", k);
+        v = vt__st_meta(h, key);
+        if (!v || !vt__dec(v, &ts[k])) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': '%s' is %s%s%s, not a step count", path, key, v ? "'" : "", v ? v : "missing", v ? "'" : ""); goto out; }
+    }
+    v = vt__st_meta(h, "state_sha256");
+    if (!v || strlen(v) != 64 || strspn(v, "0123456789abcdef") != 64) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': 'state_sha256' is missing or not 64 hex digits", path); goto out; }
     if (h->nt != nt) { vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s' has %d tensors, the program %d", path, h->nt, nt); goto out; }
+    order = (vt__st_tensor **)vt__xmalloc(c, 2 * sizeof(vt__st_tensor *) * (size_t)(nt + 1));
+    if (!order) goto out;
+    byname = order + nt + 1;
     for (i = 0; i < nt; i++) {
         vt_tensor *t = vt__state(c, i);
         vt__st_tensor *s = NULL;
         int d, same;
-        int64_t q, cnt = vt_numel(t);
         for (k = 0; k < h->nt && !s; k++)
             if (!strcmp(h->t[k].name, t->name)) s = &h->t[k];
         if (!s) { vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s' has no tensor '%s'", path, t->name); goto out; }
         same = s->ndim == t->ndim;
         for (d = 0; same && d < t->ndim; d++) same = s->ne[d] == t->ne[d];
         if (!same) { vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s': tensor '%s' has another shape", path, t->name); goto out; }
-        if (s->end < s->begin || s->end - s->begin != 4 * (uint64_t)cnt || s->end > n - 8 - hl) {
-            vt__fail(c, VT_ERR_TRUNCATED, "checkpoint '%s': tensor '%s' lies outside the file (truncated?)", path, t->name);
+        if (s->end < s->begin || s->end - s->begin != 4 * (uint64_t)vt_numel(t)) {
+            vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s': tensor '%s' has data_offsets [%llu, %llu) for %lld values", path, t->name,
+                     (unsigned long long)s->begin, (unsigned long long)s->end, (long long)vt_numel(t));
             goto out;
         }
-        vt__host_dirty(c, t);
-        for (q = 0; q < cnt; q++) {
-            float f = vt__bitsf(vt__get_u32(b + 8 + hl + s->begin + 4 * (uint64_t)q));
-            vt__d(t)[vt__off(t, q)] = (double)f;
+        byname[i] = order[i] = s;
+    }
+    /* (the names are unique in the program and each was found, so the
+       header's tensors are the program's, once each) */
+    qsort(order, (size_t)nt, sizeof *order, vt__st_by_begin);
+    for (i = 0, at = 0; i < nt; i++) {
+        if (order[i]->begin != at) {
+            vt__fail(c, order[i]->begin > data ? VT_ERR_TRUNCATED : VT_ERR_FORMAT,
+                     "checkpoint '%s': tensor '%s' starts at data byte %llu, the one before it ends at %llu (a hole, an overlap, or a truncated file)",
+                     path, order[i]->name, (unsigned long long)order[i]->begin, (unsigned long long)at);
+            goto out;
         }
+        at = order[i]->end;
     }
-    for (k = 0; k < c->noptims; k++) {
-        char key[32];
-        snprintf(key, sizeof key, "optim%d.t", k);
-        v = vt__st_meta(h, key);
-        if (!v) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' lacks '%s'", path, key); goto out; }
-        c->optims[k]->t = atoll(v);
+    if (at != data) {
+        vt__fail(c, at > data ? VT_ERR_TRUNCATED : VT_ERR_FORMAT, "checkpoint '%s': the tensors' data ends at byte %llu of the data section, the file at %llu (%s)",
+                 path, (unsigned long long)at, (unsigned long long)data, at > data ? "truncated" : "trailing bytes");
+        goto out;
     }
-    v = vt__st_meta(h, "step");
-    if (!v) { vt__fail(c, VT_ERR_FORMAT, "checkpoint '%s' lacks 'step'", path); goto out; }
-    c->step_no = atoll(v);
+    if (!load) {
+        if (step != c->step_no) {
+            vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s' says it holds the state after %lld steps, the replay is after %lld", path,
+                     (long long)step, (long long)c->step_no);
+            goto out;
+        }
+        for (k = 0; k < c->noptims; k++)
+            if (ts[k] != c->optims[k]->t) {
+                vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s': optimizer %d has taken %lld steps, the replay's %lld (its counter was edited)", path, k,
+                         (long long)ts[k], (long long)c->optims[k]->t);
+                goto out;
+            }
+    }
+    for (i = 0; i < nt; i++) {
+        vt_tensor *t = vt__state(c, i);
+        int64_t q, cnt = vt_numel(t);
+        const unsigned char *src = b + 8 + hl + byname[i]->begin;
+        if (!load) {
+            const double *d = vt__h(c, t);
+            for (q = 0; q < cnt; q++)
+                if (vt__get_u32(src + 4 * (uint64_t)q) != vt__fbits((float)d[vt__off(t, q)])) {
+                    vt__fail(c, VT_ERR_MISMATCH, "checkpoint '%s': tensor '%s' element %lld differs from the replay's state", path, t->name, (long long)q);
+                    goto out;
+                }
+            continue;
+        }
+        vt__host_dirty(c, t);
+        for (q = 0; q < cnt; q++) vt__d(t)[vt__off(t, q)] = (double)vt__bitsf(vt__get_u32(src + 4 * (uint64_t)q));
+    }
     vt_weights_digest(c, digest);
     vt_hex(digest, 32, hex);
     v = vt__st_meta(h, "state_sha256");
-    if (!v || strcmp(v, hex))
+    if (strcmp(v, hex)) {
         vt__fail(c, VT_ERR_CHECKSUM, "checkpoint '%s': its tensors hash to %.16s..., its metadata says %.16s... (edited or corrupted)", path,
-                 hex, v ? v : "(none)");
+                 hex, v);
+        goto out;
+    }
+    if (!load) goto out;
+    c->step_no = step;
+    for (k = 0; k < c->noptims; k++) c->optims[k]->t = ts[k];
 out:
+    VT_FREE(order, c->u);
     VT_FREE(h, c->u);
+    return c->status;
+}
+static vt_status vt__checkpoint_parse(vt_ctx *c, const unsigned char *b, size_t n, const char *path) {
+    return vt__checkpoint_read(c, b, n, path, 1);
+}
+
+/* the checkpoint file at path holds exactly the context's state (load = 0) */
+static vt_status vt__checkpoint_verify(vt_ctx *c, const char *path) {
+    size_t n;
+    unsigned char *b = vt__read_file(path, &n, (size_t)1 << 40);
+    if (!b) return vt__fail(c, VT_ERR_IO, "cannot read the checkpoint '%s'", path);
+    vt__checkpoint_read(c, b, n, path, 0);
+    VT_FREE(b, NULL);
     return c->status;
 }
 
@@ -7049,8 +8252,8 @@ static vt_status vt__parse_leaves(const unsigned char *b, size_t len, const char
     if (!n) n = &dn;
     *out = NULL;
     *n = 0;
-    if (len < VT__COMMIT_HDR || memcmp(b, "VTRAINCM", 8) || vt__get_u32(b + 8) != 2)
-        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain commitments file", path);
+    if (len < VT__COMMIT_HDR || memcmp(b, "VTRAINCM", 8) || vt__get_u32(b + 8) != 2 || vt__get_u32(b + 12) != 0)
+        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain commitments file (version 2, reserved field 0)", path);
     if (manifest_sha) memcpy(manifest_sha, b + 16, 32);
     while (p < len) {
         uint32_t nt;
@@ -7129,24 +8332,176 @@ static vt_status vt__write_root(vt_ctx *c) {
     return c->status;
 }
 
-VTDEF vt_status vt_transcript_root(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], int64_t *nsteps) {
+/* 64 lowercase hex digits into 32 bytes; 0 if s is anything else */
+static int vt__unhex32(const char *s, unsigned char out[32]) {
+    int k;
+    if (strlen(s) != 64 || strspn(s, "0123456789abcdef") != 64) return 0;
+    for (k = 0; k < 32; k++) {
+        int hi = s[2 * k] <= '9' ? s[2 * k] - '0' : s[2 * k] - 'a' + 10, lo = s[2 * k + 1] <= '9' ? s[2 * k + 1] - '0' : s[2 * k + 1] - 'a' + 10;
+        out[k] = (unsigned char)(hi * 16 + lo);
+    }
+    return 1;
+}
+
+/* root.txt as vt__write_root writes it, and nothing else: "vtrain-root 1",
+   then steps, manifest, leaves_root, run, one "key = value" line each, in
+   that order; steps a decimal, the others 64 lowercase hex digits. A
+   malformed field is named. */
+static vt_status vt__root_parse(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], unsigned char run[32],
+                                int64_t *nsteps) {
+    static const char *const keys[4] = {"steps", "manifest", "leaves_root", "run"};
     char path[700], v[100];
     size_t n;
     int k;
-    unsigned char *b;
+    unsigned char *b, *outs[4];
+    const char *p;
+    outs[0] = NULL; outs[1] = manifest_sha; outs[2] = root; outs[3] = run;
     vt__join(path, sizeof path, dir, "root.txt");
     b = vt__read_file(path, &n, 4096);
     if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s' (the run did not finish?)", path);
-    if (strncmp((const char *)b, "vtrain-root 1\n", 14) || !vt__manifest_find((const char *)b, "leaves_root", v, sizeof v) ||
-        strlen(v) != 64) {
+    if (strlen((const char *)b) != n || strncmp((const char *)b, "vtrain-root 1\n", 14)) {
         VT_FREE(b, NULL);
-        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is malformed", path);
+        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain root (version 1)", path);
     }
-    for (k = 0; k < 32; k++) { unsigned x; sscanf(v + 2 * k, "%2x", &x); root[k] = (unsigned char)x; }
-    if (manifest_sha && vt__manifest_find((const char *)b, "manifest", v, sizeof v) && strlen(v) == 64)
-        for (k = 0; k < 32; k++) { unsigned x; sscanf(v + 2 * k, "%2x", &x); manifest_sha[k] = (unsigned char)x; }
-    if (nsteps) *nsteps = vt__manifest_find((const char *)b, "steps", v, sizeof v) ? atoll(v) : -1;
+    for (k = 0, p = (const char *)b + 14; k < 4; k++) {
+        const char *eol = strchr(p, '\n');
+        size_t kl = strlen(keys[k]), vl;
+        if (!eol || strncmp(p, keys[k], kl) || strncmp(p + kl, " = ", 3) || (vl = (size_t)(eol - p - kl - 3)) >= sizeof v) {
+            VT_FREE(b, NULL);
+            return vt__tls_fail(VT_ERR_FORMAT, "'%s': line %d should be '%s = ...'", path, k + 2, keys[k]);
+        }
+        memcpy(v, p + kl + 3, vl);
+        v[vl] = 0;
+        if (k == 0 ? !vt__dec(v, nsteps) : !vt__unhex32(v, outs[k])) {
+            VT_FREE(b, NULL);
+            return vt__tls_fail(VT_ERR_FORMAT, "'%s': %s = '%s' is not %s", path, keys[k], v, k == 0 ? "a step count" : "64 hex digits");
+        }
+        p = eol + 1;
+    }
+    if (*p) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_FORMAT, "'%s': bytes after the run line", path); }
     VT_FREE(b, NULL);
+    return VT_OK;
+}
+
+VTDEF vt_status vt_transcript_root(const char *dir, unsigned char root[32], unsigned char manifest_sha[32], int64_t *nsteps) {
+    unsigned char r[32], m[32], run[32];
+    int64_t n;
+    if (vt__root_parse(dir, r, m, run, &n) != VT_OK) return vt_last_status();
+    memcpy(root, r, 32);
+    if (manifest_sha) memcpy(manifest_sha, m, 32);
+    if (nsteps) *nsteps = n;
+    return VT_OK;
+}
+
+/* The transcript's files agree with each other, every field: commits.bin
+   well formed and bound to manifest.txt's hash; root.txt's steps equal to
+   the records in commits.bin, its manifest to manifest.txt's hash, its
+   leaves_root to the Merkle root of commits.bin's leaves and its run to the
+   run commitment of those three. Nothing is replayed (vt_run does that). */
+VTDEF vt_status vt_transcript_check(const char *dir, int64_t *nsteps) {
+    char path[700];
+    size_t len;
+    unsigned char *mb, msha[32], csha[32], root[32], rmsha[32], run[32], mine[32], myrun[32], (*lv)[32];
+    vt_leaf_info *L;
+    int64_t n, rn, k;
+    vt__join(path, sizeof path, dir, "manifest.txt");
+    mb = vt__read_file(path, &len, 1 << 20);
+    if (!mb) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
+    vt_sha256(mb, len, msha);
+    VT_FREE(mb, NULL);
+    vt__join(path, sizeof path, dir, "commits.bin");
+    if (vt__read_leaves(path, &L, &n, csha) != VT_OK) return vt_last_status();
+    if (memcmp(csha, msha, 32)) {
+        vt_free_leaves(L);
+        return vt__tls_fail(VT_ERR_MISMATCH, "'%s/manifest.txt' was changed after the run: its hash differs from the one in '%s'", dir, path);
+    }
+    if (vt__root_parse(dir, root, rmsha, run, &rn) != VT_OK) { vt_free_leaves(L); return vt_last_status(); }
+    lv = (unsigned char(*)[32])VT_MALLOC(32 * (size_t)(n + 1), NULL);
+    if (!lv) { vt_free_leaves(L); return vt__tls_fail(VT_ERR_NOMEM, "out of memory for the Merkle tree of '%s'", dir); }
+    for (k = 0; k < n; k++) memcpy(lv[k], L[k].leaf, 32);
+    vt_merkle_root((const unsigned char(*)[32])lv, n, mine);
+    VT_FREE(lv, NULL);
+    vt_free_leaves(L);
+    vt__run_commitment(mine, msha, n, myrun);
+    if (rn != n)
+        return vt__tls_fail(VT_ERR_MISMATCH, "'%s/root.txt' says steps = %lld, '%s' holds %lld step commitments", dir, (long long)rn, path, (long long)n);
+    if (memcmp(rmsha, msha, 32)) return vt__tls_fail(VT_ERR_MISMATCH, "'%s/root.txt' names another manifest than '%s/manifest.txt'", dir, dir);
+    if (memcmp(root, mine, 32))
+        return vt__tls_fail(VT_ERR_MISMATCH, "'%s/root.txt': leaves_root is not the Merkle root of the %lld leaves in '%s' (one of them was changed after the run)",
+                            dir, (long long)n, path);
+    if (memcmp(run, myrun, 32)) return vt__tls_fail(VT_ERR_MISMATCH, "'%s/root.txt': run is not the commitment of its manifest, leaves_root and steps", dir);
+    if (nsteps) *nsteps = n;
+    return VT_OK;
+}
+
+/* The manifest an auditor reads (it came from the trainer): "vtrain-manifest
+   1", then "key = value" lines, each key once, the file ending in a newline.
+   The program's keys are the program's to check (it rebuilds itself from
+   them); vtrain's own are exactly these six, each well formed: version,
+   mode (a mode name), bound (a bound mode name), lambda (a positive
+   number), trainer_order (an order string) and trainer_ckpt_every (a
+   positive count). Mode sets the audit's mode; bound and lambda must
+   agree with the log's header (vt__log_header_check). */
+static vt_status vt__manifest_check(const char *text, size_t n, const char *path, int *mode, int *bound, double *lambda) {
+    static const char *const vkeys[6] = {"vtrain.version", "vtrain.mode", "vtrain.bound", "vtrain.lambda", "vtrain.trainer_order",
+                                        "vtrain.trainer_ckpt_every"};
+    const char *p = text + 18, *q;
+    char key[128], v[256];
+    int have[6] = {0, 0, 0, 0, 0, 0}, k, line = 1;
+    if (strlen(text) != n || n < 18 || strncmp(text, "vtrain-manifest 1\n", 18) || text[n - 1] != '\n')
+        return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain manifest (version 1, text lines)", path);
+    for (; *p; p = strchr(p, '\n') + 1) {
+        const char *eol = strchr(p, '\n'), *eq = strstr(p, " = ");
+        size_t kl, vl;
+        line++;
+        if (!eq || eq > eol || !vt__key_ok(p, kl = (size_t)(eq - p)) || (vl = (size_t)(eol - eq - 3)) >= sizeof v)
+            return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d is not 'key = value' (keys are letters, digits, . _ -)", path, line);
+        memcpy(key, p, kl);
+        key[kl] = 0;
+        memcpy(v, eq + 3, vl);
+        v[vl] = 0;
+        for (q = text + 18; q < p; q = strchr(q, '\n') + 1)
+            if (!strncmp(q, key, kl) && !strncmp(q + kl, " = ", 3))
+                return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d: key '%s' appears twice", path, line, key);
+        if (strncmp(key, "vtrain.", 7)) continue;
+        for (k = 0; k < 6 && strcmp(key, vkeys[k]); k++) {}
+        if (k == 6) return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d: '%s' is not a key vtrain %s writes", path, line, key, VTRAIN_VERSION_STRING);
+        have[k] = 1;
+        if (k == 0 && !v[0]) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.version is empty", path);
+        if (k == 1) {
+            int m;
+            for (m = 0; m < VT_MODE_COUNT && strcmp(v, vt_mode_name((vt_mode)m)); m++) {}
+            if (m == VT_MODE_COUNT) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.mode = '%s' is not a mode", path, v);
+            *mode = m;
+        }
+        if (k == 2) {
+            int b;
+            for (b = 0; b < VT_BOUND_COUNT && strcmp(v, vt_bound_name((vt_bound_mode)b)); b++) {}
+            if (b == VT_BOUND_COUNT) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.bound = '%s' is not a bound mode", path, v);
+            *bound = b;
+        }
+        if (k == 3) {
+            char *end;
+            errno = 0;
+            *lambda = strtod(v, &end);
+            if (!v[0] || *end || errno == ERANGE || !(*lambda > 0) || !isfinite(*lambda))
+                return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.lambda = '%s' is not a positive number", path, v);
+        }
+        if (k == 4) {
+            vt_order o;
+            if (vt_order_parse(&o, v) != VT_OK) {
+                char why[300]; /* (vt__tls_fail writes the buffer vt_last_error reads) */
+                snprintf(why, sizeof why, "%.280s", vt_last_error());
+                return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.trainer_order: %s", path, why);
+            }
+        }
+        if (k == 5) {
+            int64_t e;
+            if (!vt__dec(v, &e) || e < 1) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.trainer_ckpt_every = '%s' is not a positive count", path, v);
+        }
+    }
+    for (k = 0; k < 6; k++)
+        if (!have[k]) return vt__tls_fail(VT_ERR_FORMAT, "'%s' lacks '%s'", path, vkeys[k]);
     return VT_OK;
 }
 
@@ -7195,14 +8550,14 @@ static vt_status vt__transcript_open(vt_ctx *c) {
         size_t n;
         unsigned char *b = vt__read_file(path, &n, 1 << 20);
         if (!b) return vt__fail(c, VT_ERR_IO, "cannot read the manifest '%s'", path);
-        if (strncmp((const char *)b, "vtrain-manifest 1\n", 18)) { VT_FREE(b, NULL); return vt__fail(c, VT_ERR_FORMAT, "'%s' is not a vtrain manifest", path); }
         vt_sha256(b, n, c->manifest_sha);
         {   /* the run's settings come from the manifest, not from guesses */
-            char v[64];
-            int k;
-            if (vt__manifest_find((const char *)b, "vtrain.mode", v, sizeof v))
-                for (k = 0; k < VT_MODE_COUNT; k++)
-                    if (!strcmp(v, vt_mode_name((vt_mode)k))) { c->d.mode = (vt_mode)k; vt__ord_from(&c->ord, &c->d.order, &c->d); }
+            int mode = 0, bound = 0;
+            if (vt__manifest_check((const char *)b, n, path, &mode, &bound, &c->man_lambda) != VT_OK)
+                vt__fail(c, vt_last_status(), "%s", vt_last_error());
+            c->d.mode = (vt_mode)mode;
+            c->man_bound = bound;
+            vt__ord_from(&c->ord, &c->d.order, &c->d);
         }
         VT_FREE(b, NULL);
     }
@@ -7210,10 +8565,16 @@ static vt_status vt__transcript_open(vt_ctx *c) {
     return c->status;
 }
 
-/* the trainer, at the end of a step: a checkpoint every ckpt_every steps */
+/* the end of a step: the trainer writes a checkpoint every ckpt_every
+   steps; the auditor checks every checkpoint of the transcript it passes
+   (the state, the step, the optimizer counters) */
 static vt_status vt__transcript_step(vt_ctx *c) {
     int every = c->d.ckpt_every > 0 ? c->d.ckpt_every : 100;
     char path[700];
+    if (c->tdir[0] && c->d.role == VT_ROLE_AUDIT) {
+        vt__ckpt_path(c->tdir, c->step_no, path, sizeof path);
+        return vt__exists(path) ? vt__checkpoint_verify(c, path) : VT_OK;
+    }
     if (!c->tdir[0] || c->d.role != VT_ROLE_TRAIN || c->step_no % every != 0) return VT_OK;
     vt__ckpt_path(c->tdir, c->step_no, path, sizeof path);
     if (vt_checkpoint_save(c, path) != VT_OK) return c->status;
@@ -7272,43 +8633,84 @@ static int64_t vt__last_checkpoint(const char *dir, int64_t at_most) {
     return best;
 }
 
+/* a resume with no checkpoint to start from (killed before its first):
+   the run starts again at step 0 in the same directory. The manifest was
+   checked (the same program); the log and the commitments are replaced
+   from their headers on, and root.txt (it described the old files) goes. */
+static vt_status vt__restart(vt_ctx *c) {
+    char path[700];
+    if (c->logf) {
+        fflush(c->logf);
+        if (ftruncate(fileno(c->logf), 0) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->logpath);
+        fseek(c->logf, 0, SEEK_SET);
+        if (vt__log_write_header(c) != VT_OK) return c->status;
+    }
+    fflush(c->commitf);
+    if (ftruncate(fileno(c->commitf), 0) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->commitpath);
+    fseek(c->commitf, 0, SEEK_SET);
+    if (vt__commit_write_header(c) != VT_OK) return c->status;
+    vt__join(path, sizeof path, c->tdir, "root.txt");
+    remove(path);
+    c->step_no = 0;
+    c->root_ok = 1;
+    return VT_OK;
+}
+
 VTDEF vt_status vt_resume(vt_ctx *c) {
     char path[700];
-    int64_t step, off;
+    int64_t step, off, logoff = 0;
     if (c->status != VT_OK) return c->status;
     if (c->d.role == VT_ROLE_TRAIN && c->d.resume) {
         if (!c->tdir[0]) return vt__fail(c, VT_ERR_ARG, "resume needs a transcript directory");
         step = vt__last_checkpoint(c->tdir, INT64_MAX);
-        if (step < 0) return vt__fail(c, VT_ERR_STATE, "resume: '%s' has no checkpoint", c->tdir);
+        if (step < 0) return vt__restart(c);
         vt__ckpt_path(c->tdir, step, path, sizeof path);
         if (vt_checkpoint_load(c, path) != VT_OK) return c->status;
-        /* cut the log and the commitments after step - 1, then append */
+        if (c->step_no != step)
+            return vt__fail(c, VT_ERR_MISMATCH, "resume: '%s' says it holds the state after %lld steps, its name says %lld", path,
+                            (long long)c->step_no, (long long)step);
+        /* everything is checked before anything is cut: the log and the
+           commitments reach the checkpoint, and the checkpoint is the state
+           the last kept commitment names; a resume that fails leaves the
+           files as they were */
         if (c->logf) {
             fseek(c->logf, 0, SEEK_END);
-            off = vt__chunk_offset(c, c->logf, (int64_t)ftell(c->logf), step, c->logpath);
-            if (off < 0) return c->status;
-            fflush(c->logf);
-            if (ftruncate(fileno(c->logf), (off_t)off) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->logpath);
-            fseek(c->logf, (long)off, SEEK_SET);
-            c->force_full = 1;
+            logoff = vt__chunk_offset(c, c->logf, (int64_t)ftell(c->logf), step, c->logpath);
+            if (logoff < 0) return c->status;
         }
         off = vt__commit_offset(c, c->commitf, step, c->commitpath);
         if (off < 0) return c->status;
-        fflush(c->commitf);
-        if (ftruncate(fileno(c->commitf), (off_t)off) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->commitpath);
-        fseek(c->commitf, (long)off, SEEK_SET);
-        {   /* the checkpoint must be the state the last kept commitment names */
+        {
             vt_leaf_info *L;
             int64_t n;
-            unsigned char d[32];
-            if (vt__read_leaves(c->commitpath, &L, &n, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+            size_t len;
+            unsigned char d[32], msha[32], *b = vt__read_file(c->commitpath, &len, (size_t)1 << 40);
+            if (!b) return vt__fail(c, VT_ERR_IO, "resume: cannot read '%s'", c->commitpath);
+            if ((size_t)off > len || vt__parse_leaves(b, (size_t)off, c->commitpath, &L, &n, msha) != VT_OK) {
+                VT_FREE(b, NULL);
+                return vt__fail(c, vt_last_status() != VT_OK ? vt_last_status() : VT_ERR_TRUNCATED, "resume: %s", vt_last_error());
+            }
+            VT_FREE(b, NULL);
             vt_weights_digest(c, d);
             if (n != step || (n > 0 && memcmp(L[n - 1].state, d, 32))) {
                 vt_free_leaves(L);
                 return vt__fail(c, VT_ERR_MISMATCH, "resume: checkpoint %lld does not match the commitment of step %lld", (long long)step, (long long)(step - 1));
             }
             vt_free_leaves(L);
+            if (memcmp(msha, c->manifest_sha, 32))
+                return vt__fail(c, VT_ERR_MISMATCH, "resume: '%s' was committed under another manifest than '%s/manifest.txt'", c->commitpath, c->tdir);
         }
+        /* cut the log and the commitments after step - 1, then append */
+        if (c->logf) {
+            fflush(c->logf);
+            if (ftruncate(fileno(c->logf), (off_t)logoff) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->logpath);
+            fseek(c->logf, (long)logoff, SEEK_SET);
+            c->force_full = 1;
+        }
+        fflush(c->commitf);
+        if (ftruncate(fileno(c->commitf), (off_t)off) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->commitpath);
+        fseek(c->commitf, (long)off, SEEK_SET);
+        c->root_ok = 1;
         return VT_OK;
     }
     if (c->d.role == VT_ROLE_AUDIT && c->d.audit_from > 0) {
@@ -7320,6 +8722,9 @@ VTDEF vt_status vt_resume(vt_ctx *c) {
         vt__ckpt_path(c->tdir, step, path, sizeof path);
         if (!vt__exists(path)) return vt__fail(c, VT_ERR_ARG, "the transcript has no checkpoint at step %lld", (long long)step);
         if (vt_checkpoint_load(c, path) != VT_OK) return c->status;
+        if (c->step_no != step)
+            return vt__fail(c, VT_ERR_MISMATCH, "'%s' says it holds the state after %lld steps, its name says %lld", path,
+                            (long long)c->step_no, (long long)step);
         if (vt__read_leaves(c->commitpath, &L, &n, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
         vt_weights_digest(c, d);
         if (n < step || memcmp(L[step - 1].state, d, 32)) {
@@ -7374,9 +8779,20 @@ VTDEF vt_status vt_dispute_begin(vt_dispute *g, const vt_leaf_info *mine, int64_
     g->hi = n;
     g->result = -1;
     memcpy(g->node, trainer_root, 32);
-    if (n <= 0) { g->done = 1; snprintf(g->message, sizeof g->message, "no steps to dispute"); return VT_ERR_ARG; }
+    g->outcome = VT_DISPUTE_OPEN;
+    if (n <= 0 || !mine) {
+        g->done = 1;
+        g->outcome = VT_DISPUTE_INVALID;
+        snprintf(g->message, sizeof g->message, "no steps to dispute: no game");
+        return VT_ERR_ARG;
+    }
     vt__mth(mine, 0, n, my);
-    if (!memcmp(my, trainer_root, 32)) { g->done = 1; snprintf(g->message, sizeof g->message, "the roots agree: nothing to dispute"); return VT_ERR_STATE; }
+    if (!memcmp(my, trainer_root, 32)) {
+        g->done = 1;
+        g->outcome = VT_DISPUTE_NONE;
+        snprintf(g->message, sizeof g->message, "the roots agree: nothing to dispute");
+        return VT_ERR_STATE;
+    }
     return VT_OK;
 }
 
@@ -7401,14 +8817,75 @@ VTDEF vt_status vt_dispute_answer(const vt_leaf_info *leaves, int64_t n, int64_t
     return VT_OK;
 }
 
-VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
-    unsigned char h[32], my[32];
+/* the game ends with the trainer losing at this round */
+static vt_status vt__dispute_lost(vt_dispute *g, vt_status st, const char *why) {
+    g->done = 1;
+    g->outcome = VT_DISPUTE_TRAINER_LOSES;
+    g->result = -1;
+    snprintf(g->message, sizeof g->message, "round %d, steps [%lld, %lld): %s: the trainer loses", g->rounds, (long long)g->lo,
+             (long long)g->hi, why);
+    return st;
+}
+
+VTDEF vt_status vt_dispute_forfeit(vt_dispute *g, const char *why) {
+    char w[200];
     if (g->done) return VT_ERR_STATE;
     g->rounds++;
+    snprintf(w, sizeof w, "the trainer did not answer (%.150s)", why ? why : "no answer");
+    return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, w);
+}
+
+VTDEF void vt_claim_encode(const vt_claim *c, unsigned char out[VT_CLAIM_BYTES]) {
+    memcpy(out, "VTCL", 4);
+    vt__put_u64(out + 4, (uint64_t)c->lo);
+    vt__put_u64(out + 12, (uint64_t)c->hi);
+    memcpy(out + 20, c->left, 32);
+    memcpy(out + 52, c->right, 32);
+    vt__put_u64(out + 84, (uint64_t)c->leaf.step);
+    memcpy(out + 92, c->leaf.state, 32);
+    memcpy(out + 124, c->leaf.chunk, 32);
+    memcpy(out + 156, c->leaf.batch, 32);
+    memcpy(out + 188, c->leaf.leaf, 32);
+}
+
+VTDEF vt_status vt_claim_decode(const unsigned char *b, size_t n, vt_claim *c) {
+    memset(c, 0, sizeof *c);
+    if (!b || n < VT_CLAIM_BYTES) return vt__tls_fail(VT_ERR_TRUNCATED, "a claim of %zu bytes is truncated (a claim has %d)", b ? n : 0, VT_CLAIM_BYTES);
+    if (n > VT_CLAIM_BYTES) return vt__tls_fail(VT_ERR_FORMAT, "a claim of %zu bytes has %zu bytes too many", n, n - VT_CLAIM_BYTES);
+    if (memcmp(b, "VTCL", 4)) return vt__tls_fail(VT_ERR_FORMAT, "not a claim (bad magic)");
+    c->lo = (int64_t)vt__get_u64(b + 4);
+    c->hi = (int64_t)vt__get_u64(b + 12);
+    memcpy(c->left, b + 20, 32);
+    memcpy(c->right, b + 52, 32);
+    c->leaf.step = (int64_t)vt__get_u64(b + 84);
+    memcpy(c->leaf.state, b + 92, 32);
+    memcpy(c->leaf.chunk, b + 124, 32);
+    memcpy(c->leaf.batch, b + 156, 32);
+    memcpy(c->leaf.leaf, b + 188, 32);
+    return VT_OK;
+}
+
+VTDEF vt_status vt_dispute_receive_bytes(vt_dispute *g, const unsigned char *b, size_t n) {
+    vt_claim c;
+    char w[200];
+    if (g->done) return VT_ERR_STATE;
+    if (vt_claim_decode(b, n, &c) != VT_OK) {
+        g->rounds++;
+        snprintf(w, sizeof w, "the trainer's answer is malformed (%.150s)", vt_last_error());
+        return vt__dispute_lost(g, VT_ERR_FORMAT, w);
+    }
+    return vt_dispute_receive(g, &c);
+}
+
+VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
+    unsigned char h[32], my[32];
+    char w[200];
+    if (g->done) return VT_ERR_STATE;
+    if (!c) return vt_dispute_forfeit(g, "no claim");
+    g->rounds++;
     if (c->lo != g->lo || c->hi != g->hi) {
-        g->done = 1;
-        snprintf(g->message, sizeof g->message, "the trainer answered for another node: the trainer loses");
-        return VT_ERR_IMPLAUSIBLE;
+        snprintf(w, sizeof w, "the trainer answered for steps [%lld, %lld) instead", (long long)c->lo, (long long)c->hi);
+        return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, w);
     }
     if (g->hi - g->lo == 1) { /* the leaf: it must be the one the node commits to */
         vt_leaf_info chk = c->leaf;
@@ -7419,11 +8896,13 @@ VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
         vt_sha256_update(&s, &zero, 1);
         vt_sha256_update(&s, chk.leaf, 32);
         vt_sha256_final(&s, h);
-        g->done = 1;
-        if (chk.step != g->lo || memcmp(h, g->node, 32)) {
-            snprintf(g->message, sizeof g->message, "the trainer's leaf for step %lld does not match its tree: the trainer loses", (long long)g->lo);
-            return VT_ERR_IMPLAUSIBLE;
+        if (chk.step != g->lo) {
+            snprintf(w, sizeof w, "the trainer revealed a leaf of step %lld", (long long)chk.step);
+            return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, w);
         }
+        if (memcmp(h, g->node, 32)) return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, "the trainer's leaf does not hash to its node");
+        g->done = 1;
+        g->outcome = VT_DISPUTE_FOUND;
         g->disputed_trainer = chk;
         g->result = g->lo;
         if (g->lo > 0) g->agreed = g->mine[g->lo - 1];
@@ -7431,12 +8910,7 @@ VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
         return VT_OK;
     }
     vt__mnode(c->left, c->right, h);
-    if (memcmp(h, g->node, 32)) {
-        g->done = 1;
-        snprintf(g->message, sizeof g->message, "the trainer's children of steps [%lld, %lld) do not hash to its node: the trainer loses",
-                 (long long)g->lo, (long long)g->hi);
-        return VT_ERR_IMPLAUSIBLE;
-    }
+    if (memcmp(h, g->node, 32)) return vt__dispute_lost(g, VT_ERR_IMPLAUSIBLE, "the trainer's children do not hash to its node");
     {
         int64_t k = vt__msplit(g->hi - g->lo);
         vt__mth(g->mine, g->lo, g->lo + k, my);
@@ -7481,16 +8955,22 @@ VTDEF vt_status vt_transcript_chunk(const char *dir, int64_t step, unsigned char
 
 VTDEF vt_status vt_transcript_state_before(const vt_desc *d, const vt_program *p, const char *dir, int64_t step,
                                            const char *ckpt_out) {
+    int64_t k = vt__last_checkpoint(dir, step);
+    return vt_transcript_state_from(d, p, dir, k > 0 ? k : 0, step, ckpt_out);
+}
+
+VTDEF vt_status vt_transcript_state_from(const vt_desc *d, const vt_program *p, const char *dir, int64_t from, int64_t step,
+                                         const char *ckpt_out) {
     vt_desc dd = *d;
     vt_ctx *c;
     vt_report r;
     vt_status st;
-    int64_t k = vt__last_checkpoint(dir, step);
+    if (from < 0 || from > step) return vt__tls_fail(VT_ERR_ARG, "replaying '%s' from step %lld to step %lld: no such range", dir, (long long)from, (long long)step);
     dd.role = VT_ROLE_AUDIT;
     dd.transcript = dir;
     dd.log_path = NULL;
     dd.log_memory = 0;
-    dd.audit_from = k > 0 ? k : 0;
+    dd.audit_from = from;
     c = vt_create(&dd);
     if (!c) return vt_last_status();
     st = p->setup ? p->setup(c, p->user) : VT_OK;
@@ -7502,6 +8982,11 @@ VTDEF vt_status vt_transcript_state_before(const vt_desc *d, const vt_program *p
     return st;
 }
 
+/* failures that say nothing about either party: the judge's machine */
+static int vt__judge_own_fault(vt_status st) {
+    return st == VT_ERR_NOMEM || st == VT_ERR_BACKEND || st == VT_ERR_STATE || st == VT_ERR_ARG;
+}
+
 VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
                           const unsigned char *chunk, size_t chunk_len, const vt_leaf_info *trainer,
                           const vt_leaf_info *auditor, char *why, size_t whylen) {
@@ -7510,6 +8995,7 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
     vt_leaf_info mine;
     unsigned char sha[32];
     vt_verdict v = VT_VERDICT_TRAINER_WRONG;
+    vt_leaf_info chk;
     dd.role = VT_ROLE_AUDIT;
     dd.transcript = NULL;
     dd.log_path = NULL;
@@ -7517,6 +9003,22 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
     dd.log_memory = 1;
     dd.audit_from = 0;
     why[0] = 0;
+    /* the claims come from a game that checked them; anything else is the
+       caller's mistake, and rules against nobody */
+    if (!trainer || (trainer->step > 0 && (!agreed || agreed->step != trainer->step - 1)) || !chunk) {
+        snprintf(why, whylen, "the judge needs the trainer's leaf, its log chunk and the agreed leaf of the step before: no verdict");
+        return VT_VERDICT_NONE;
+    }
+    chk = *trainer;
+    vt_leaf_hash(&chk);
+    if (memcmp(chk.leaf, trainer->leaf, 32)) {
+        snprintf(why, whylen, "the trainer's leaf for step %lld does not hash to itself (not from a game): no verdict", (long long)trainer->step);
+        return VT_VERDICT_NONE;
+    }
+    if (auditor && !memcmp(auditor->leaf, trainer->leaf, 32)) {
+        snprintf(why, whylen, "the trainer and the auditor hold the same leaf for step %lld: nothing to judge", (long long)trainer->step);
+        return VT_VERDICT_NONE;
+    }
     c = vt_create(&dd);
     if (!c) { snprintf(why, whylen, "the judge could not start: %s", vt_last_error()); return VT_VERDICT_NONE; }
     if (p->setup && p->setup(c, p->user) != VT_OK) { snprintf(why, whylen, "setup failed: %s", vt_error_message(c)); v = VT_VERDICT_NONE; goto out; }
@@ -7524,6 +9026,7 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
         unsigned char dg[32];
         if (!state_ckpt || vt_checkpoint_load(c, state_ckpt) != VT_OK) {
             snprintf(why, whylen, "the trainer's state before step %lld is unusable: %s", (long long)trainer->step, vt_error_message(c));
+            if (vt__judge_own_fault(vt_status_of(c))) v = VT_VERDICT_NONE;
             goto out;
         }
         vt_weights_digest(c, dg);
@@ -7544,7 +9047,14 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
     if (vt_status_of(c) == VT_OK) p->step(c, trainer->step, p->user);
     vt_step_end(c);
     if (vt_status_of(c) != VT_OK) {
+        /* the trainer's chunk did not replay (implausible entry, desync, a
+           malformed record, a NaN): the trainer's fault; the judge's own
+           trouble (memory, a backend, i/o) is nobody's */
         snprintf(why, whylen, "re-executing step %lld with the trainer's log failed: %s", (long long)trainer->step, vt_error_message(c));
+        if (vt__judge_own_fault(vt_status_of(c))) {
+            v = VT_VERDICT_NONE;
+            snprintf(why, whylen, "the judge could not re-execute step %lld (%s): no verdict", (long long)trainer->step, vt_error_message(c));
+        }
         goto out;
     }
     mine.step = trainer->step;
@@ -7567,6 +9077,192 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
 out:
     vt_destroy(c);
     return v;
+}
+
+VTDEF vt_status vt_transcript_settings(const char *dir, vt_desc *d) {
+    char path[700];
+    size_t n;
+    int mode = 0, bound = 0;
+    double lambda = 0;
+    unsigned char *b;
+    vt__join(path, sizeof path, dir, "manifest.txt");
+    b = vt__read_file(path, &n, 1 << 20);
+    if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
+    if (vt__manifest_check((const char *)b, n, path, &mode, &bound, &lambda) != VT_OK) { VT_FREE(b, NULL); return vt_last_status(); }
+    VT_FREE(b, NULL);
+    d->mode = (vt_mode)mode;
+    d->bound = (vt_bound_mode)bound;
+    d->lambda = lambda;
+    return VT_OK;
+}
+
+VTDEF vt_status vt_checkpoint_counters(const char *path, int64_t *step, int64_t *t, int max, int *n) {
+    size_t len;
+    uint64_t hl;
+    unsigned char *b = vt__read_file(path, &len, (size_t)1 << 40);
+    vt__st_header *h;
+    char err[200], key[32];
+    const char *v;
+    int k;
+    *n = 0;
+    if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read the checkpoint '%s'", path);
+    h = (vt__st_header *)VT_MALLOC(sizeof *h, NULL);
+    if (!h) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_NOMEM, "out of memory reading '%s'", path); }
+    hl = len >= 8 ? vt__get_u64(b) : 0;
+    if (len < 8 || hl > len - 8 || !vt__st_parse((const char *)b + 8, (size_t)hl, h, err, sizeof err)) {
+        VT_FREE(h, NULL);
+        VT_FREE(b, NULL);
+        return vt__tls_fail(VT_ERR_FORMAT, "checkpoint '%s' has no readable header", path);
+    }
+    VT_FREE(b, NULL);
+    v = vt__st_meta(h, "step");
+    if (!v || !vt__dec(v, step)) { VT_FREE(h, NULL); return vt__tls_fail(VT_ERR_FORMAT, "checkpoint '%s': no step", path); }
+    for (k = 0; k < max; k++) {
+        snprintf(key, sizeof key, "optim%d.t", k);
+        v = vt__st_meta(h, key);
+        if (!v) break;
+        if (!vt__dec(v, &t[k])) { VT_FREE(h, NULL); return vt__tls_fail(VT_ERR_FORMAT, "checkpoint '%s': '%s' is not a count", path, key); }
+        (*n)++;
+    }
+    VT_FREE(h, NULL);
+    return VT_OK;
+}
+
+/* a temporary file name for a state the dispute needs (the system's
+   temporary directory: neither party's transcript is written to) */
+static void vt__tmp_path(char *buf, size_t n, const char *what) {
+    static int seq;
+    const char *dir = getenv("TMPDIR");
+#if !defined(_WIN32)
+    long pid = (long)getpid();
+#else
+    long pid = 0;
+#endif
+    snprintf(buf, n, "%s/vtrain-%s-%ld-%d.safetensors", dir && dir[0] ? dir : "/tmp", what, pid, seq++);
+}
+
+/* the report's outcome; returns VT_OK (the game was played to an end) */
+static vt_status vt__dreport(vt_dispute_report *r, vt_dispute_outcome o, vt_verdict v, const char *fmt, ...) VT__PRINTF(4, 5);
+static vt_status vt__dreport(vt_dispute_report *r, vt_dispute_outcome o, vt_verdict v, const char *fmt, ...) {
+    va_list ap;
+    r->outcome = o;
+    r->verdict = v;
+    va_start(ap, fmt);
+    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    va_end(ap);
+    return VT_OK;
+}
+
+/* The trainer's state before step q, with optimizer counters the judge can
+   rest on. The trainer replays its own log from its last checkpoint before
+   q; the counters in that checkpoint are in no commitment, so they are
+   compared with the ones the auditor's own state carries, and when the two
+   differ (or the auditor has none) the trainer's state is replayed from
+   step 0 instead, trusting no checkpoint. 0 with r filled in when the
+   trainer cannot produce it (the trainer loses) or the machine failed. */
+static int vt__dispute_state(const vt_desc *d, const vt_program *p, const char *a, const char *b, int64_t q, const char *out,
+                             vt_dispute_report *r) {
+    int64_t ka = vt__last_checkpoint(a, q), sa, sb, ta[64], tb[64];
+    int na, nb, same = 0, k;
+    char other[700];
+    vt_status st = vt_transcript_state_from(d, p, a, ka > 0 ? ka : 0, q, out);
+    if (st == VT_OK && ka > 0) {
+        vt__tmp_path(other, sizeof other, "auditor-state");
+        if (vt_transcript_state_before(d, p, b, q, other) == VT_OK && vt_checkpoint_counters(out, &sa, ta, 64, &na) == VT_OK &&
+            vt_checkpoint_counters(other, &sb, tb, 64, &nb) == VT_OK && na == nb) {
+            for (k = 0, same = 1; k < na; k++) same &= ta[k] == tb[k];
+        }
+        remove(other);
+        if (!same) st = vt_transcript_state_from(d, p, a, 0, q, out);
+    }
+    if (st == VT_OK) return 1;
+    if (vt__judge_own_fault(st) || st == VT_ERR_IO)
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_NONE, "step %lld: the trainer's state before it could not be rebuilt on this machine (%s): no verdict",
+                    (long long)q, vt_last_error());
+    else
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_TRAINER_WRONG, "step %lld: the trainer cannot produce its state before it (%s): the trainer loses",
+                    (long long)q, vt_last_error());
+    return 0;
+}
+
+VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, const char *a, const char *b, vt_dispute_report *r) {
+    vt_leaf_info *la = NULL, *lb = NULL;
+    int64_t na = 0, nb = 0, lo, hi, q;
+    unsigned char ra[32], pa[32], pb[32], *chunk = NULL;
+    size_t clen = 0;
+    vt_dispute g;
+    vt_desc jd = *d;
+    char state[700], why[600];
+    double t0;
+    void (*on_round)(const struct vt_dispute *, int64_t, int64_t, void *) = r->on_round;
+    void *user = r->user;
+    memset(r, 0, sizeof *r);
+    r->on_round = on_round;
+    r->user = user;
+    memset(ra, 0, sizeof ra);
+    r->step = -1;
+    r->verdict = VT_VERDICT_NONE;
+    state[0] = 0;
+    /* each party's files must agree with themselves: the trainer answers
+       for the root it published, the auditor challenges with its own */
+    if (vt_transcript_check(a, &na) != VT_OK)
+        return vt__dreport(r, VT_DISPUTE_TRAINER_LOSES, VT_VERDICT_TRAINER_WRONG,
+                           "the trainer's transcript does not back its own root (%s): it cannot answer for it: the trainer loses", vt_last_error());
+    if (vt_transcript_check(b, &nb) != VT_OK)
+        return vt__dreport(r, VT_DISPUTE_AUDITOR_LOSES, VT_VERDICT_AUDITOR_WRONG,
+                           "the auditor's transcript does not back its own root (%s): its challenge is malformed: the auditor loses", vt_last_error());
+    r->nsteps = na;
+    if (vt_manifest_program_sha(a, pa) != VT_OK || vt_manifest_program_sha(b, pb) != VT_OK || memcmp(pa, pb, 32))
+        return vt__dreport(r, VT_DISPUTE_INVALID, VT_VERDICT_NONE, "the two manifests describe different programs: no game, no verdict");
+    if (na != nb)
+        return vt__dreport(r, VT_DISPUTE_INVALID, VT_VERDICT_NONE, "the transcripts commit %lld and %lld steps: no game, no verdict", (long long)na,
+                           (long long)nb);
+    if (vt_transcript_leaves(a, &la, &na) != VT_OK || vt_transcript_leaves(b, &lb, &nb) != VT_OK || vt_transcript_root(a, ra, NULL, NULL) != VT_OK) {
+        vt_free_leaves(la);
+        snprintf(why, sizeof why, "%.580s", vt_last_error()); /* (vt__tls_fail writes the buffer vt_last_error reads) */
+        return vt__tls_fail(VT_ERR_IO, "dispute: reading the transcripts again failed: %s", why);
+    }
+    /* the game; each answer crosses as bytes, as it would between machines */
+    if (vt_dispute_begin(&g, lb, nb, ra) == VT_OK) {
+        while (vt_dispute_query(&g, &lo, &hi)) {
+            vt_claim c;
+            unsigned char msg[VT_CLAIM_BYTES];
+            if (vt_dispute_answer(la, na, lo, hi, &c) != VT_OK) { vt_dispute_forfeit(&g, vt_last_error()); break; }
+            vt_claim_encode(&c, msg);
+            vt_dispute_receive_bytes(&g, msg, sizeof msg);
+            if (on_round) on_round(&g, lo, hi, user);
+        }
+    }
+    r->rounds = g.rounds;
+    if (g.outcome != VT_DISPUTE_FOUND) {
+        vt_free_leaves(la);
+        vt_free_leaves(lb);
+        return vt__dreport(r, g.outcome, g.outcome == VT_DISPUTE_TRAINER_LOSES ? VT_VERDICT_TRAINER_WRONG : VT_VERDICT_NONE, "%s", g.message);
+    }
+    q = r->step = g.result;
+    /* the judge runs the trainer's program with the trainer's settings */
+    if (vt_transcript_settings(a, &jd) != VT_OK) {
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_TRAINER_WRONG, "step %lld: the trainer's manifest is unusable (%s): the trainer loses", (long long)q,
+                    vt_last_error());
+        goto out;
+    }
+    vt__tmp_path(state, sizeof state, "trainer-state");
+    if (q > 0 && !vt__dispute_state(&jd, p, a, b, q, state, r)) goto out;
+    if (vt_transcript_chunk(a, q, &chunk, &clen) != VT_OK) {
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_TRAINER_WRONG, "step %lld: the trainer cannot produce its log chunk (%s): the trainer loses",
+                    (long long)q, vt_last_error());
+        goto out;
+    }
+    t0 = vt__now();
+    r->verdict = vt_judge(&jd, p, q > 0 ? &g.agreed : NULL, q > 0 ? state : NULL, chunk, clen, &g.disputed_trainer, &lb[q], why, sizeof why);
+    r->judge_seconds = vt__now() - t0;
+    vt__dreport(r, VT_DISPUTE_FOUND, r->verdict, "first differing step %lld after %d rounds; the judge: %s", (long long)q, g.rounds, why);
+out:
+    if (state[0]) remove(state);
+    VT_FREE(chunk, NULL);
+    vt_free_leaves(la);
+    vt_free_leaves(lb);
+    return VT_OK;
 }
 
 /* ==========================================================================
@@ -7620,6 +9316,8 @@ VTDEF vt_desc vt_desc_default(void) {
     return d;
 }
 
+/* every number is checked whole and in range: "threads:-1" would wrap and
+   "threads:100000" would start a hundred thousand pthreads */
 VTDEF vt_status vt_order_parse(vt_order *o, const char *s) {
     const char *p = s;
     memset(o, 0, sizeof *o);
@@ -7636,14 +9334,20 @@ VTDEF vt_status vt_order_parse(vt_order *o, const char *s) {
         if (*p == ':') {
             char *end;
             p++;
+            if (*p < '0' || *p > '9') return vt__tls_fail(VT_ERR_ARG, "order '%s': '%s' needs a number (digits only)", s, key);
+            errno = 0;
             v = strtoull(p, &end, 10);
-            if (end == p) return vt__tls_fail(VT_ERR_ARG, "order '%s': '%s' needs a number", s, key);
+            if (errno == ERANGE) return vt__tls_fail(VT_ERR_ARG, "order '%s': the number of '%s' does not fit in 64 bits", s, key);
             p = end;
             hasv = 1;
         }
-        if (!strcmp(key, "threads") && hasv) o->threads = (int)v;
-        else if (!strcmp(key, "block") && hasv && v >= 1) o->block = (int)v;
-        else if (!strcmp(key, "chaos") && hasv) { o->chaos = 1; o->chaos_seed = v; }
+        if (!strcmp(key, "threads") && hasv) {
+            if (v < 1 || v > VT_MAX_THREADS) return vt__tls_fail(VT_ERR_ARG, "order '%s': threads:%llu is outside 1..%d", s, v, VT_MAX_THREADS);
+            o->threads = (int)v;
+        } else if (!strcmp(key, "block") && hasv) {
+            if (v < 1 || v > VT_MAX_BLOCK) return vt__tls_fail(VT_ERR_ARG, "order '%s': block:%llu is outside 1..%d", s, v, VT_MAX_BLOCK);
+            o->block = (int)v;
+        } else if (!strcmp(key, "chaos") && hasv) { o->chaos = 1; o->chaos_seed = v; }
         else if (!strcmp(key, "nofma") && !hasv) o->nofma = 1;
         else if (!strcmp(key, "default") && !hasv) { }
         else return vt__tls_fail(VT_ERR_ARG, "order '%s': unknown item '%s' (use threads:N, block:N, chaos:SEED, nofma)", s, key);
@@ -7683,6 +9387,16 @@ static int vt__contracts(void) {
     return a * b + c != 0;
 }
 
+/* 1 if this thread's floating-point unit flushes subnormal results to zero
+   or reads subnormal inputs as zero (FTZ/DAZ, which a library or -ffast-math
+   startup code may have switched on): vtrain's values would then differ from
+   an IEEE machine's wherever a subnormal occurs */
+static int vt__flushes_subnormals(void) {
+    volatile double v[2] = {0x1p-1022, 0x1p-1060};
+    double a = v[0], b = v[1];
+    return a * 0.5 != 0x1p-1023 || b * 2 != 0x1p-1059;
+}
+
 VTDEF vt_ctx *vt_create(const vt_desc *d) {
     vt_ctx *c;
     vt_desc dd = d ? *d : vt_desc_default();
@@ -7691,8 +9405,25 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
                                      "bit-exact replay: compile the implementation with -ffp-contract=off");
         return NULL;
     }
+    if (vt__flushes_subnormals()) {
+        vt__tls_fail(VT_ERR_BACKEND, "vt_create: this thread flushes subnormal numbers to zero (FTZ/DAZ: -ffast-math, or a "
+                                     "library that set the floating-point control word), which breaks bit-exact replay: "
+                                     "build without -ffast-math and restore the default IEEE mode");
+        return NULL;
+    }
+    if (dd.bound == VT_BOUND_PROBABILISTIC && dd.role == VT_ROLE_TRAIN && dd.transcript && !dd.allow_probabilistic) {
+        vt__tls_fail(VT_ERR_ARG, "vt_create: probabilistic bounds in a transcript: they assume random rounding errors, and "
+                                 "inputs chosen by an adversary make honest audits fail (see BOUND MODES in vtrain.h); set "
+                                 "vt_desc.allow_probabilistic to write one anyway");
+        return NULL;
+    }
     if ((unsigned)dd.mode >= VT_MODE_COUNT || (unsigned)dd.bound >= VT_BOUND_COUNT) {
         vt__tls_fail(VT_ERR_ARG, "vt_create: unknown mode %d or bound mode %d", (int)dd.mode, (int)dd.bound);
+        return NULL;
+    }
+    if (dd.order.threads < 0 || dd.order.threads > VT_MAX_THREADS || dd.order.block < 0 || dd.order.block > VT_MAX_BLOCK) {
+        vt__tls_fail(VT_ERR_ARG, "vt_create: order.threads = %d (0: all cores, or 1..%d) or order.block = %d (0: 256, or 1..%d) is out of range",
+                     dd.order.threads, VT_MAX_THREADS, dd.order.block, VT_MAX_BLOCK);
         return NULL;
     }
     if (!vt__backend_find(dd.backend)) {
@@ -7744,7 +9475,7 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
     if (c->d.log_path && c->status == VT_OK) {
         if (c->d.mode == VT_MODE_VERIFIED) {
             if (c->d.role == VT_ROLE_TRAIN) vt__log_open_write(c);
-            else vt__log_open_read(c);
+            else if (vt__log_open_read(c) == VT_OK) vt__log_header_check(c);
         }
         if (c->status == VT_OK) vt__commit_open(c);
     }
@@ -7760,9 +9491,9 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
 VTDEF void vt_destroy(vt_ctx *c) {
     int i;
     if (!c) return;
-    if (c->tdir[0] && c->d.role == VT_ROLE_TRAIN && c->commitf) {
+    if (c->tdir[0] && c->d.role == VT_ROLE_TRAIN && c->commitf && c->root_ok) {
         fflush(c->commitf);
-        vt__write_root(c); /* the run so far, even after an error: nothing written is lost */
+        vt__write_root(c); /* the run so far, even after an error in a step: nothing written is lost */
     }
     if (c->be && c->be->destroy) c->be->destroy(c);
     vt__pool_stop(&c->pool, c->wa, c->u);
@@ -7806,26 +9537,30 @@ VTDEF void vt_eval_end(vt_ctx *c) { c->grad_enabled = 1; }
    >>run  driving a program as trainer or auditor
    ========================================================================== */
 
-/* an auditor of a transcript, after its last step: the trainer's leaves
-   (each already matched against this replay) must give the published root */
-static vt_status vt__audit_finish(vt_ctx *c) {
-    unsigned char root[32], msha[32], mine[32], (*lv)[32];
-    int64_t n, k, nl;
-    vt_leaf_info *L;
+/* An auditor of a transcript, after its last step. Every step replayed
+   was matched against its commitment on the way; here the transcript's
+   files must agree with each other (vt_transcript_check: every field of
+   root.txt against commits.bin and manifest.txt), whether or not the
+   replay reached the last commitment. When it did, the log and the
+   commitments must end exactly there: a byte after the last chunk or
+   record is an error, as in a checkpoint. When it did not, the audit is
+   partial: root_steps says how far the checked root reaches. */
+static vt_status vt__audit_finish(vt_ctx *c, int64_t *root_steps) {
+    int64_t n;
+    *root_steps = 0;
     if (!c->tdir[0] || c->d.role != VT_ROLE_AUDIT || c->status != VT_OK) return c->status;
-    if (vt_transcript_root(c->tdir, root, msha, &n) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
-    if (memcmp(msha, c->manifest_sha, 32)) return vt__fail(c, VT_ERR_MISMATCH, "'%s/root.txt' names another manifest than '%s/manifest.txt'", c->tdir, c->tdir);
-    if (n != c->step_no) return VT_OK; /* a partial audit: the root covers more steps */
-    if (vt__read_leaves(c->commitpath, &L, &nl, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
-    lv = (unsigned char(*)[32])VT_MALLOC(32 * (size_t)(nl + 1), NULL);
-    if (!lv) { vt_free_leaves(L); return vt__fail(c, VT_ERR_NOMEM, "out of memory"); }
-    for (k = 0; k < nl; k++) memcpy(lv[k], L[k].leaf, 32);
-    vt_merkle_root((const unsigned char(*)[32])lv, nl, mine);
-    VT_FREE(lv, NULL);
-    vt_free_leaves(L);
-    if (nl != n || memcmp(mine, root, 32))
-        return vt__fail(c, VT_ERR_MISMATCH, "the leaves in '%s' (%lld steps) do not give the Merkle root in root.txt (%lld steps): the commitments were changed after the run",
-                        c->commitpath, (long long)nl, (long long)n);
+    if (vt_transcript_check(c->tdir, &n) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+    if (n == c->step_no) {
+        if (c->rd.f) {
+            long at = ftell(c->rd.f);
+            if (at < 0 || (int64_t)at != c->rd.fsize)
+                return vt__fail(c, VT_ERR_FORMAT, "'%s': %lld bytes after the chunk of the last step (%lld)", c->logpath,
+                                (long long)(c->rd.fsize - (int64_t)at), (long long)(n - 1));
+        }
+    } else if (n < c->step_no)
+        return vt__fail(c, VT_ERR_MISMATCH, "'%s/root.txt' covers %lld steps, the replay matched %lld commitments", c->tdir, (long long)n,
+                        (long long)c->step_no);
+    *root_steps = n;
     return VT_OK;
 }
 
@@ -7847,7 +9582,7 @@ VTDEF vt_status vt_run_ctx(vt_ctx *c, const vt_program *p, int64_t nsteps, vt_re
         r->steps++;
         if (p->on_step) p->on_step(c, c->step_no - 1, p->user);
     }
-    if (c->status == VT_OK && c->step_no == nsteps) vt__audit_finish(c);
+    if (c->status == VT_OK && c->step_no == nsteps) vt__audit_finish(c, &r->root_steps);
     r->status = c->status;
     r->last_loss = c->last_loss;
     r->log = c->stats;
@@ -8047,6 +9782,8 @@ VTDEF vt_status vt_mlp_init(vt_ctx *c, vt_mlp *m, int nlayers, const int *sizes,
     int i;
     memset(m, 0, sizeof *m);
     if (nlayers < 1 || nlayers > 8) return vt__fail(c, VT_ERR_ARG, "vt_mlp_init: 1..8 layers, got %d", nlayers);
+    for (i = 0; i <= nlayers; i++)
+        if (sizes[i] < 1) return vt__fail(c, VT_ERR_ARG, "vt_mlp_init: sizes[%d] = %d, every layer needs at least one unit", i, sizes[i]);
     m->nlayers = nlayers;
     m->act = act;
     for (i = 0; i <= nlayers; i++) m->sizes[i] = sizes[i];
@@ -8092,9 +9829,11 @@ VTDEF vt_status vt_gpt_init(vt_ctx *c, vt_gpt *g, const vt_gpt_config *cfg, uint
     double sproj;
     char nm[48];
     memset(g, 0, sizeof *g);
-    if (cfg->vocab < 1 || cfg->context < 1 || cfg->layers < 1 || cfg->heads < 1 || C % cfg->heads)
-        return vt__fail(c, VT_ERR_ARG, "vt_gpt_init: bad config (vocab %d, context %d, layers %d, heads %d, width %d)",
-                        cfg->vocab, cfg->context, cfg->layers, cfg->heads, cfg->width);
+    if (cfg->vocab < 1 || cfg->context < 1 || cfg->layers < 1 || cfg->heads < 1 || C < 1 || C % cfg->heads ||
+        !(cfg->dropout >= 0 && cfg->dropout < 1))
+        return vt__fail(c, VT_ERR_ARG, "vt_gpt_init: bad config (vocab %d, context %d, layers %d, heads %d, width %d, dropout %g): "
+                                       "each at least 1, width a multiple of heads, dropout in [0, 1)",
+                        cfg->vocab, cfg->context, cfg->layers, cfg->heads, cfg->width, cfg->dropout);
     g->cfg = *cfg;
     g->seed = seed;
     sproj = 0.02 / sqrt(2.0 * cfg->layers); /* GPT-2's scaled init of residual projections */
@@ -8173,7 +9912,12 @@ VTDEF vt_tensor *vt_gpt_forward(vt_ctx *c, const vt_gpt *g, vt_tensor *tokens, v
 VTDEF vt_status vt_gpt_generate(vt_ctx *c, const vt_gpt *g, int32_t *toks, int nprompt, int n, double temperature,
                                 uint64_t seed) {
     int i, V = g->cfg.vocab;
-    double *p = (double *)vt__xmalloc(c, sizeof(double) * (size_t)V);
+    double *p;
+    if (c->status != VT_OK) return c->status;
+    if (!toks || nprompt < 1 || n < 0 || temperature != temperature)
+        return vt__fail(c, VT_ERR_ARG, "vt_gpt_generate: needs tokens, a prompt of at least 1 (got %d), n >= 0 (got %d) and a "
+                                       "temperature that is a number", nprompt, n);
+    p = (double *)vt__xmalloc(c, sizeof(double) * (size_t)V);
     if (!p) return c->status;
     for (i = 0; i < n && c->status == VT_OK; i++) {
         int len = nprompt + i, start = len > g->cfg.context ? len - g->cfg.context : 0, T = len - start, v, best = 0;

@@ -29,9 +29,9 @@
    -fmad=false: nvcc would otherwise fuse a*b+c into fma, and the numeric
    contract needs arithmetic to run as written (the same expressions give the
    same binary64 values on the CPU and the GPU). Division and sqrt in binary64
-   are IEEE on the GPU; exp, log and tanh are documented at 1 ulp (CUDA C
-   Programming Guide, "Mathematical Functions"), inside the 4 ulps every bound
-   assumes (VT__ELIB).
+   are IEEE on the GPU. No CUDA math function is used for exp, log or tanh:
+   the kernels call vtrain's own (>>elementary in vtrain.h, included here as
+   device functions), so a GPU computes the same bits as the CPU.
 
    OPTIONS (define where VTRAIN_IMPLEMENTATION is defined):
      VTRAIN_CUDA_EMU       also compile the emulator: the same kernel source
@@ -78,6 +78,10 @@
 
 #if defined(__CUDACC__)
 #include <stdint.h>
+/* vtrain's own exp, log, tanh and sigmoid (>>elementary in vtrain.h), the
+   same source as the CPU's, as device functions */
+#define VTRAIN_ELEMENTARY_DEVICE
+#include "vtrain.h"
 #define VTK_KERNELS 1
 #define VTK_GLOBAL extern "C" __global__ void
 #define VTK_DEV static __device__
@@ -455,9 +459,7 @@ static void vt__emu_destroy(vt__emu *m) {
    ========================================================================== */
 
 #define VTK_U 0x1p-53                /* = VT__U */
-#define VTK_ELIB (8 * VTK_U)         /* = VT__ELIB: 4 ulps of libm */
 #define VTK_SAFE (1 + 0x1p-20)       /* = VT__SAFE */
-#define VTK_TANH_ERR (7 * VTK_U)     /* = VT__TANH_ERR */
 #define VTK_LSB_NONE 100000          /* = VT__LSB_NONE */
 #define VTK_GELU_S 0.79788456080286535588
 #define VTK_GELU_A 0.044715
@@ -499,6 +501,8 @@ typedef struct {
 typedef struct { vtk_out o; const double *in; int64_t n; double s; } vtk_scale_put_a;
 typedef struct { vtk_out o; const double *X, *dy; int64_t n; } vtk_relu_a;
 typedef struct { vtk_out o; const double *X, *dy; double *tc; int64_t n; int bwd; } vtk_gelu_a;
+typedef struct { const double *in; double *out; } vtk_probe_a;
+typedef struct { double *x; const vt__xblk *b; int nb; const int64_t *idx; int64_t n; } vtk_exact_a;
 typedef struct { vtk_out o; const double *X, *Y, *dy; int64_t n; int bwd; } vtk_tanh_a;
 typedef struct {
     vtk_out o; const double *X, *Y, *dy;
@@ -584,7 +588,8 @@ typedef struct { double *g; const double *A; int64_t nbat, M, K, sa; } vtk_gathe
     X(vtk_optim, 0, 1024) X(vtk_sumsq_part, 1, VTK_MAXB) X(vtk_sumsq_fin, 0, 1024)                    \
     X(vtk_scale_vec, 0, 1024) X(vtk_sha, 0, 1024) X(vtk_stats_rows, 1, VTK_MAXB)                      \
     X(vtk_stats_cols, 0, 1024) X(vtk_stats_fin, 0, 1024) X(vtk_gbound, 0, 1024)                       \
-    X(vtk_mm_init, 0, 1024) X(vtk_chunk_add, 0, 1024) X(vtk_to_f32, 0, 1024) X(vtk_gather_rows, 0, 1024)
+    X(vtk_mm_init, 0, 1024) X(vtk_chunk_add, 0, 1024) X(vtk_to_f32, 0, 1024) X(vtk_gather_rows, 0, 1024)  \
+    X(vtk_probe, 0, 1024) X(vtk_exact, 0, 1024)
 
 #if VTK_KERNELS
 /* ==========================================================================
@@ -629,21 +634,12 @@ VTK_DEV double vtk_sum_bound(const vtk_bnd *b, int64_t n, double mag, int L) {
     return vtk_gsum(b, n) * mag;
 }
 VTK_DEV double vtk_th(int L) { return L >= VTK_LSB_NONE ? VTK_INF : ldexp(1.0, L + 53 < 1023 ? L + 53 : 1023); }
-VTK_DEV double vtk_widen(double x, double e) { return e > 0 ? 2 * e * VTK_SAFE + fabs(x) * 0x1p-50 : 0; }
 VTK_DEV int32_t vtk_key(float f) {
     uint32_t b = VTK_FBITS(f);
     return (b & 0x80000000u) ? -1 - (int32_t)(b & 0x7fffffffu) : (int32_t)b;
 }
 /* VT__ACC: native mode rounds every accumulation to binary32 */
 VTK_DEV double vtk_acc(int f32, double v) { return f32 ? (double)(float)v : v; }
-/* vt__tanh_exp: tanh from one exp, absolute error VT__TANH_ERR */
-VTK_DEV double vtk_tanh_exp(double z) {
-    double a = fabs(z), E, t;
-    if (a > 20) return z > 0 ? 1.0 : -1.0;
-    E = exp(2 * a);
-    t = (E - 1) / (E + 1);
-    return z < 0 ? -t : t;
-}
 /* vt__put: x = (acc ? old : 0) + v, the add costing u|x| unless v is exact */
 VTK_DEV void vtk_put(const vtk_out *o, int64_t i, double v, double ev) {
     if (o->acc) {
@@ -725,8 +721,8 @@ VTK_DEV int64_t vtk_bscan(int64_t v, int64_t *total, vtk_scanbuf *sh) {
 
    One block rounds VTK_RBLK consecutive elements, 256 threads x 8. Pass 0
    decides per element whether it needs a log entry (exactly the CPU rule:
-   RNE32(x - w) != RNE32(x + w), w = e ef2 + 2^-50 |x|; compact unless the
-   auditor's interval spans 255 keys), finds the first NaN, counts the block's
+   RNE32(x - w) != RNE32(x + w), w = e ef2 + 2^-50 |x|; compact where
+   vt__compact_ok says so), finds the first NaN, counts the block's
    entries, keeps them in its slot when they fit and casts x to binary32.
    vtk_round_scan turns counts into offsets. Pass 1 copies each block's kept
    entries to their place, or, for a block that had more than fit, computes
@@ -746,10 +742,9 @@ VTK_DEV int vtk_round_codes(const vtk_round_a *a, int64_t base, unsigned char *c
                 float fl = (float)(xv - w), fh = (float)(xv + w);
                 if (VTK_FBITS(fl) != VTK_FBITS(fh) && ev > 0) {
                     cd = 2;
-                    if (a->compact) {
-                        double w5 = 2.5 * vtk_widen(xv, ev * a->ef);
-                        int64_t span = (int64_t)vtk_key((float)(xv + w5)) - (int64_t)vtk_key((float)(xv - w5));
-                        cd = span >= 255 ? 2 : 1;
+                    if (a->compact) { /* vt__compact_ok */
+                        double W = 4.01 * ev + fabs(xv) * 0x1p-48;
+                        cd = (int64_t)vtk_key((float)(xv + W)) - (int64_t)vtk_key((float)(xv - W)) <= 255 ? 1 : 2;
                     }
                 }
             }
@@ -921,39 +916,48 @@ VTK_GLOBAL vtk_relu(vtk_relu_a a) {
         else vtk_put(&a.o, i, a.X[i] > 0 ? a.dy[i] : 0.0, 0);
     }
 }
+/* the start-up probe (vt__cu_probe): a*b + c as written, and vtrain's own
+   exp and log, from values the compiler cannot see */
+VTK_GLOBAL vtk_probe(vtk_probe_a a) {
+    if (VTK_TID == 0 && VTK_BID == 0) {
+        double x = a.in[0], y = a.in[1], z = a.in[2];
+        a.out[0] = x * y + z;
+        a.out[1] = vt__dexp(a.in[3]);
+        a.out[2] = vt__dlog(a.in[4]);
+    }
+}
+
+/* the correctly rounded products' fallback (vt__cpu_exact): each entry's
+   value exactly, one thread each (they are rare: where the bound cannot
+   decide) */
+VTK_GLOBAL vtk_exact(vtk_exact_a a) {
+    int64_t q;
+    VTK_LOOP(q, a.n) a.x[a.idx[q]] = vt__xprod_value(a.b, a.nb, a.idx[q]);
+}
+
+/* GELU as x sigmoid(2z), vtrain's own sigmoid: the same bits everywhere, no bound */
 VTK_GLOBAL vtk_gelu(vtk_gelu_a a) {
     int64_t i;
     VTK_LOOP(i, a.n) {
-        double x = a.X[i], t, dt;
-        double x3 = x * x * x, z = VTK_GELU_S * (x + VTK_GELU_A * x3), dz = 5 * VTK_U * fabs(z), slope;
-        if (a.bwd && a.tc) t = a.tc[i];
+        double x = a.X[i], sg;
+        if (a.bwd && a.tc) sg = a.tc[i];
         else {
-            t = vtk_tanh_exp(z);
-            if (a.tc) a.tc[i] = t;
+            double x3 = x * x * x, z = VTK_GELU_S * (x + VTK_GELU_A * x3);
+            sg = vt__dsigmoid(2 * z);
+            if (a.tc) a.tc[i] = sg;
         }
-        slope = 1 - t * t + 2 * dz;
-        dt = (slope < 1 ? slope : 1) * dz + VTK_TANH_ERR;
-        if (!a.bwd) {
-            double y = 0.5 * x * (1 + t);
-            a.o.x[i] = y;
-            if (a.o.e) a.o.e[i] = 1.01 * (0.5 * fabs(x) * (dt + VTK_U * fabs(1 + t)) + VTK_U * fabs(y));
-        } else {
-            double inner = 1 + 3 * VTK_GELU_A * x * x;
-            double T1 = 0.5 * (1 + t), T2 = 0.5 * x * (1 - t * t) * VTK_GELU_S * inner, d = T1 + T2, v = a.dy[i] * d;
-            double dd = 0.5 * dt + VTK_U * fabs(T1) + fabs(x * t * VTK_GELU_S * inner) * dt + 8 * VTK_U * fabs(T2) +
-                        VTK_U * fabs(d);
-            vtk_put(&a.o, i, v, 1.01 * (fabs(a.dy[i]) * dd + VTK_U * fabs(v)));
+        if (!a.bwd) a.o.x[i] = x * sg;
+        else {
+            double d = sg + 2 * x * (sg * (1 - sg)) * (VTK_GELU_S * (1 + 3 * VTK_GELU_A * x * x));
+            vtk_put(&a.o, i, a.dy[i] * d, 0);
         }
     }
 }
 VTK_GLOBAL vtk_tanh(vtk_tanh_a a) {
     int64_t i;
     VTK_LOOP(i, a.n) {
-        if (!a.bwd) {
-            double y = tanh(a.X[i]);
-            a.o.x[i] = y;
-            if (a.o.e) a.o.e[i] = VTK_ELIB * fabs(y);
-        } else {
+        if (!a.bwd) a.o.x[i] = vt__dtanh(a.X[i]);
+        else {
             double v = a.dy[i] * (1 - a.Y[i] * a.Y[i]);
             vtk_put(&a.o, i, v, 0);
         }
@@ -962,29 +966,26 @@ VTK_GLOBAL vtk_tanh(vtk_tanh_a a) {
 
 /* --- softmax, log-softmax, attention softmax (vt__softmax_row & co.) ------ */
 
-/* one row per block: m = max, exp(x - m) (kept in y), s, eps_s */
+/* one row per block: m = max, exp(x - m) (kept in y), s, eps_s = gsum(n) */
 VTK_DEV double vtk_sm_stats(const double *x, double *y, int64_t n, int f32, const vtk_bnd *bnd, double *m_out,
                             double *eps_s, vtk_redbuf *rb) {
-    int t = VTK_TID, nt = VTK_BDIM, ops[2];
+    int t = VTK_TID, nt = VTK_BDIM, ops[1];
     int64_t i;
-    double v[2], m = -VTK_INF, s = 0, tm = 0, emax;
+    double v[1], m = -VTK_INF, s = 0;
     for (i = t; i < n; i += nt) if (x[i] > m) m = x[i];
     v[0] = m; ops[0] = 2;
     vtk_bred(v, ops, 1, rb);
     m = v[0];
     for (i = t; i < n; i += nt) {
-        double tt = x[i] - m, ej = vtk_acc(f32, exp(tt));
+        double ej = vtk_acc(f32, vt__dexp(x[i] - m));
         if (y) y[i] = ej;
-        if (ej > 0 && fabs(tt) > tm) tm = fabs(tt);
         s = vtk_acc(f32, s + ej);
     }
-    v[0] = s; v[1] = tm; ops[0] = f32 ? 1 : 0; ops[1] = 2;
-    vtk_bred(v, ops, 2, rb);
-    s = v[0]; tm = v[1];
-    emax = 1.01 * (tm * VTK_U + VTK_ELIB);
-    *eps_s = emax + vtk_g(bnd, n - 1) * (1 + emax);
+    v[0] = s; ops[0] = f32 ? 1 : 0;
+    vtk_bred(v, ops, 1, rb);
+    *eps_s = vtk_gsum(bnd, n);
     *m_out = m;
-    return s;
+    return v[0];
 }
 VTK_GLOBAL vtk_softmax(vtk_softmax_a a) {
     VTK_SHARED vtk_redbuf rb;
@@ -996,17 +997,17 @@ VTK_GLOBAL vtk_softmax(vtk_softmax_a a) {
         double *y = a.o.x + r * L, *e = a.o.e ? a.o.e + r * L : (double *)0, m, eps_s;
         double s = vtk_sm_stats(x, y, n, a.f32, &a.bnd, &m, &eps_s, &rb);
         if (a.logsm) {
-            double Lg = vtk_acc(a.f32, log(s)), dL = 1.01 * eps_s + VTK_ELIB * fabs(Lg);
+            double Lg = vtk_acc(a.f32, vt__dlog(s)), dL = 1.01 * eps_s + VT__DLOG_ERR * fabs(Lg);
             for (i = t; i < n; i += nt) {
-                double tt = x[i] - m, val = tt - Lg;
+                double val = (x[i] - m) - Lg;
                 y[i] = val;
-                if (e) e[i] = 1.01 * (VTK_U * fabs(tt) + dL + VTK_U * fabs(val));
+                if (e) e[i] = eps_s > 0 ? 1.01 * (dL + VTK_U * fabs(val)) : 0;
             }
         } else {
             for (i = t; i < n; i += nt) {
-                double val = y[i] / s, epsj = 1.01 * (fabs(x[i] - m) * VTK_U + VTK_ELIB);
+                double val = y[i] / s;
                 y[i] = val;
-                if (e) e[i] = 1.01 * val * (epsj + eps_s + VTK_U);
+                if (e) e[i] = eps_s > 0 ? 1.01 * val * (eps_s + VTK_U) : 0;
             }
         }
         for (i = n + t; i < L; i += nt) { y[i] = 0; if (e) e[i] = 0; }
@@ -1021,8 +1022,8 @@ VTK_GLOBAL vtk_softmax(vtk_softmax_a a) {
             S = v[0];
             dS = vtk_gsum(&a.bnd, n) * v[1];
             for (i = t; i < L; i += nt) {
-                double p = exp(y[i]), q = p * S, val = dy[i] - q;
-                vtk_put(&a.o, r * L + i, val, 1.01 * (p * dS + fabs(q) * (VTK_ELIB + VTK_U) + VTK_U * fabs(val)));
+                double p = vt__dexp(y[i]), q = p * S, val = dy[i] - q;
+                vtk_put(&a.o, r * L + i, val, dS > 0 ? 1.01 * (p * dS + VTK_U * fabs(q) + VTK_U * fabs(val)) : 0);
             }
         } else {
             /* dx = y (dy - D), D = sum dy y */
@@ -1037,7 +1038,7 @@ VTK_GLOBAL vtk_softmax(vtk_softmax_a a) {
             dD = vtk_gsum(&a.bnd, n) * v[1];
             for (i = t; i < L; i += nt) {
                 double dd = i < n ? dy[i] - D : 0, val = i < n ? y[i] * dd : 0;
-                vtk_put(&a.o, r * L + i, val, 1.01 * (fabs(y[i]) * (dD + VTK_U * fabs(dd)) + VTK_U * fabs(val)));
+                vtk_put(&a.o, r * L + i, val, dD > 0 ? 1.01 * (fabs(y[i]) * (dD + VTK_U * fabs(dd)) + VTK_U * fabs(val)) : 0);
             }
         }
     }
@@ -1052,19 +1053,19 @@ VTK_GLOBAL vtk_ce(vtk_ce_a a) {
     const double *x = a.X + r * V;
     int32_t tg = a.tg[r];
     double m, eps_s, s = vtk_sm_stats(x, (double *)0, V, a.f32, &a.bnd, &m, &eps_s, &rb);
-    double Lg = vtk_acc(a.f32, log(s));
+    double Lg = vtk_acc(a.f32, vt__dlog(s));
     if (!a.bwd) {
         if (t == 0) {
             double l = Lg - (x[tg] - m);
             a.l[r] = vtk_acc(a.f32, l);
-            a.dl[r] = 1.01 * eps_s + VTK_ELIB * fabs(Lg) + VTK_U * fabs(x[tg] - m) + VTK_U * fabs(l);
+            a.dl[r] = eps_s > 0 ? 1.01 * eps_s + VT__DLOG_ERR * fabs(Lg) + VTK_U * fabs(l) : 0;
         }
     } else {
         double g = a.g[0], coef = g / (double)a.R;
         for (i = t; i < V; i += nt) {
-            double p = vtk_acc(a.f32, exp(x[i] - m)) / s, oh = (i == tg) ? 1.0 : 0.0, diff = p - oh, v = diff * coef;
-            double dp = p * (1.01 * (fabs(x[i] - m) * VTK_U + VTK_ELIB) + eps_s + VTK_U) * 1.01;
-            vtk_put(&a.o, r * V + i, v, 1.01 * (fabs(coef) * (dp + VTK_U * fabs(diff)) + 2 * VTK_U * fabs(v)));
+            double p = vtk_acc(a.f32, vt__dexp(x[i] - m)) / s, oh = (i == tg) ? 1.0 : 0.0, diff = p - oh, v = diff * coef;
+            double dp = 1.01 * p * (eps_s + VTK_U);
+            vtk_put(&a.o, r * V + i, v, eps_s > 0 ? 1.01 * (fabs(coef) * (dp + VTK_U * fabs(diff)) + VTK_U * fabs(v)) : 0);
         }
     }
 }
@@ -1080,7 +1081,10 @@ VTK_GLOBAL vtk_ce_loss(vtk_ce_loss_a a) {
     if (t == 0) {
         double loss = v[0] / (double)a.R;
         a.o.x[0] = loss;
-        if (a.o.e) a.o.e[0] = 1.01 * ((v[2] + vtk_g(&a.bnd, a.R - 1) * v[1]) / (double)a.R + VTK_U * fabs(loss));
+        if (a.o.e) {
+            double gs = vtk_gsum(&a.bnd, a.R);
+            a.o.e[0] = v[2] > 0 || gs > 0 ? 1.01 * ((v[2] + gs * v[1]) / (double)a.R + VTK_U * fabs(loss)) : 0;
+        }
     }
 }
 
@@ -1127,7 +1131,7 @@ VTK_GLOBAL vtk_rfinal(vtk_rfinal_a a) {
         if (a.kind == 2) {
             double loss = s / n;
             a.o.x[0] = loss;
-            if (a.o.e) a.o.e[0] = 1.01 * ((vtk_g(&a.bnd, a.n) + 3 * VTK_U) * mag / n + VTK_U * fabs(loss));
+            if (a.o.e) a.o.e[0] = a.n > 2 ? 1.01 * (vtk_gsum(&a.bnd, a.n) * mag / n + VTK_U * fabs(loss)) : 0;
         } else {
             double es = vtk_sum_bound(&a.bnd, a.n, mag, (int)v[2]);
             if (a.kind == 0) {
@@ -1136,7 +1140,7 @@ VTK_GLOBAL vtk_rfinal(vtk_rfinal_a a) {
             } else {
                 double m = s / n;
                 a.o.x[0] = m;
-                if (a.o.e) a.o.e[0] = es == 0 ? 1.01 * fabs(fma(-m, n, s)) / n : 1.01 * (es / n + VTK_U * fabs(m));
+                if (a.o.e) a.o.e[0] = es == 0 ? 0 : 1.01 * (es / n + VTK_U * fabs(m));
             }
         }
     }
@@ -2458,6 +2462,7 @@ typedef struct vt__mmd {
     const double *bias;                  /* per column, or NULL */
     int acc;
     int64_t kchunk;                      /* 0: one chunk */
+    int crp;                             /* 1: a correctly rounded product (linear, matmul: as vt__mm) */
     int64_t nb1, nb2;                    /* batches q = q1 nb2 + q2 */
     int64_t sa1, sa2, sb1, sb2, sc1, sc2, se1, se2;
 } vt__mmd;
@@ -2525,9 +2530,21 @@ static void vt__cu_stats(vt_ctx *c, const double *X, int64_t nl, int64_t K, int6
 static void vt__cu_mm(vt__kern *k, const vt__mmd *d) {
     vt_ctx *c = k->c;
     const vt__ord *o = k->o;
-    int64_t nbat = d->nb1 * d->nb2, K = d->K, MN = d->M * d->N, kc, nch, q1, ch;
-    int f32 = o->f32, direct;
+    int64_t nbat = d->nb1 * d->nb2, K = d->K, MN = d->M * d->N, kc, nch, q1, q2, ch;
+    int f32 = o->f32, direct, i;
     if (c->status != VT_OK || d->M <= 0 || d->N <= 0 || nbat <= 0) return;
+    if (d->crp && d->E && c->d.mode == VT_MODE_VERIFIED && !c->ncal) {
+        /* every batch a correctly rounded product, as vt__mm registers them */
+        vt__kout *out = NULL;
+        for (i = 0; i < VT_MAX_SRC; i++)
+            if (k->out[i].x && d->C >= k->out[i].x && d->C < k->out[i].x + k->out[i].n) out = &k->out[i];
+        if (!out || d->ldc != d->N) { vt__fail(c, VT_ERR_STATE, "CUDA backend: a product outside its output"); return; }
+        for (q1 = 0; q1 < d->nb1; q1++)
+            for (q2 = 0; q2 < d->nb2; q2++)
+                if (!vt__xprod_add(c, out, d->C + q1 * d->sc1 + q2 * d->sc2, d->M, d->N, K, d->A + q1 * d->sa1 + q2 * d->sa2,
+                                   d->sam, d->sak, d->B + q1 * d->sb1 + q2 * d->sb2, d->sbk, d->sbn, d->bias))
+                    return;
+    }
     kc = (d->kchunk <= 0 || d->kchunk > K) ? K : d->kchunk;
     nch = K > 0 ? (K + kc - 1) / kc : 1;
     if (nch > 1 && nbat > 1) { vt__fail(c, VT_ERR_STATE, "CUDA backend: chunked products are not batched"); return; }
@@ -2714,6 +2731,7 @@ static void vt__cu_k_matmul(vt__kern *k) {
         d.A = A; d.sam = sam; d.sak = sak; d.B = B; d.sbk = sbk; d.sbn = sbn;
         d.C = o->x; d.ldc = N; d.E = o->e; d.lde = N; d.acc = o->acc;
         d.nb2 = nbat; d.sa2 = sa; d.sb2 = sb; d.sc2 = M * N; d.se2 = M * N;
+        d.crp = 1;
         vt__cu_mm(k, &d);
         return;
     }
@@ -2732,6 +2750,7 @@ static void vt__cu_k_matmul(vt__kern *k) {
             }
             d.C = oa->x; d.ldc = d.N; d.E = oa->e; d.lde = d.N; d.acc = oa->acc;
             d.nb2 = nbat; d.sc2 = sa; d.se2 = sa;
+            d.crp = 1;
             vt__cu_mm(k, &d);
         }
         if (ob->x) {
@@ -2767,6 +2786,7 @@ static void vt__cu_k_matmul(vt__kern *k) {
                 d.nb2 = nbat; d.sc2 = K * N; d.se2 = K * N;
             }
             d.C = ob->x; d.ldc = d.N; d.E = ob->e; d.lde = d.N; d.acc = ob->acc;
+            d.crp = 1;
             vt__cu_mm(k, &d);
         }
     }
@@ -2805,6 +2825,7 @@ static void vt__cu_k_linear(vt__kern *k) {
         d.A = X; d.sam = IN; d.sak = 1; d.B = W; d.sbk = 1; d.sbn = IN;
         d.C = k->out[0].x; d.ldc = OC; d.E = k->out[0].e; d.lde = OC; d.acc = k->out[0].acc;
         d.bias = bias ? vt__bp(c, bias) : NULL;
+        d.crp = 1;
         vt__cu_mm(k, &d);
         return;
     }
@@ -2815,12 +2836,14 @@ static void vt__cu_k_linear(vt__kern *k) {
             d = vt__cu_mmd(R, IN, OC);
             d.A = dy; d.sam = OC; d.sak = 1; d.B = W; d.sbk = IN; d.sbn = 1;
             d.C = k->out[0].x; d.ldc = IN; d.E = k->out[0].e; d.lde = IN; d.acc = k->out[0].acc;
+            d.crp = 1;
             vt__cu_mm(k, &d);
         }
         if (k->out[1].x) { /* dw = dy^T x, rows in chunks summed in order */
             d = vt__cu_mmd(OC, IN, R);
             d.A = dy; d.sam = 1; d.sak = OC; d.B = X; d.sbk = IN; d.sbn = 1; d.kchunk = ch;
             d.C = k->out[1].x; d.ldc = IN; d.E = k->out[1].e; d.lde = IN; d.acc = k->out[1].acc;
+            d.crp = 1;
             vt__cu_mm(k, &d);
         }
         if (bias && k->out[2].x) vt__cu_colsum(k, &k->out[2], dy, R, OC, ch, 24, NULL, NULL);
@@ -2838,13 +2861,16 @@ static void vt__cu_k_act(vt__kern *k) {
         VT__CU_EW(c, vtk_relu, n, a);
         k->out[0].exact = !k->out[0].acc;
     } else if (t->op == VT_OP_GELU) {
-        /* the forward keeps its tanh values on the device for the backward */
+        /* the forward keeps sigmoid(2z) on the device for the backward; the
+           same bits everywhere: no bound (vt__gelu_task) */
         vtk_gelu_a a;
+        vt__same_everywhere(&k->out[0]);
         if (!k->bwd) t->extra = vt__cu_arena_alloc(c, &vt__cus(c)->ar[1], sizeof(double) * (size_t)(n ? n : 1));
         a.o = vt__cu_out(&k->out[0]); a.X = X; a.dy = dy; a.tc = (double *)t->extra; a.n = n; a.bwd = k->bwd;
         VT__CU_EW(c, vtk_gelu, n, a);
     } else {
         vtk_tanh_a a;
+        vt__same_everywhere(&k->out[0]);
         a.o = vt__cu_out(&k->out[0]); a.X = X; a.Y = k->bwd ? vt__bp(c, t) : NULL; a.dy = dy; a.n = n; a.bwd = k->bwd;
         VT__CU_EW(c, vtk_tanh, n, a);
     }
@@ -3197,6 +3223,23 @@ static void vt__cu_kernel(vt__kern *k) {
     }
 }
 
+/* the correctly rounded products' fallback: the block list and the indices
+   go up to the device, vtk_exact writes the values */
+static void vt__cu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at) {
+    vtk_exact_a a;
+    int64_t q, *idx = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)(at->n + 1)), *didx;
+    vt__xblk *db;
+    if (!idx || !at->n) return;
+    for (q = 0; q < at->n; q++) idx[q] = at->e[q].i;
+    db = (vt__xblk *)vt__cu_tmp(c, sizeof(vt__xblk) * (size_t)xp->n);
+    didx = (int64_t *)vt__cu_tmp(c, sizeof(int64_t) * (size_t)at->n);
+    if (!db || !didx || !vt__cu_h2d(c, db, xp->b, sizeof(vt__xblk) * (size_t)xp->n) ||
+        !vt__cu_h2d(c, didx, idx, sizeof(int64_t) * (size_t)at->n))
+        return;
+    a.x = x; a.b = db; a.nb = xp->n; a.idx = didx; a.n = at->n;
+    VT__CU_EW(c, vtk_exact, at->n, a);
+}
+
 /* --- attach and destroy ------------------------------------------------------------ */
 
 static void vt__cu_destroy(vt_ctx *c) {
@@ -3218,6 +3261,39 @@ static void vt__cu_destroy(vt_ctx *c) {
 
 /* the table (>>backend in vtrain.h): every member, by name */
 static const vt__backend vt__cuda_backend = VT__BACKEND_TABLE("cuda", 1, vt__cu_);
+
+/* Before a context trusts the device: its kernels must compute arithmetic
+   as written and vtrain's own elementary functions as the CPU does. A PTX
+   built without -fmad=false fuses a*b + c into fma (with a = 1 + 2^-30,
+   b = 1 - 2^-30, c = -1 the product rounds to 1 and the sum is 0, the fused
+   result -2^-60, as vt__contracts checks on the CPU); a device whose exp or
+   log differ from the CPU's bits would break every e = 0 claim. */
+static int vt__cu_probe(vt_ctx *c) {
+    double in[5], out[3], want[2], *d;
+    vtk_probe_a a;
+    volatile double v[5] = {1 + 0x1p-30, 1 - 0x1p-30, -1, -3.6789, 1.2345e-5};
+    int i;
+    for (i = 0; i < 5; i++) in[i] = v[i];
+    d = (double *)vt__cu_alloc(c, sizeof(double) * 8, 0);
+    if (!d || !vt__cu_h2d(c, d, in, sizeof in)) return 0;
+    a.in = d; a.out = d + 5;
+    if (!VT__CU_LAUNCH(c, vtk_probe, 1, 32, a) || !vt__cu_d2h(c, out, d + 5, sizeof out)) return 0;
+    vt__cu_reset(c, 0);
+    if (out[0] != 0) {
+        vt__fail(c, VT_ERR_BACKEND, "vt_create: the CUDA kernels fuse a*b + c into fma (the PTX was built without "
+                                    "-fmad=false), which breaks bit-exact replay: rebuild it as vtrain_cuda.cu.h says");
+        return 0;
+    }
+    want[0] = vt__dexp(in[3]);
+    want[1] = vt__dlog(in[4]);
+    if (memcmp(&out[1], want, sizeof want)) {
+        vt__fail(c, VT_ERR_BACKEND, "vt_create: the device's exp(%.17g) = %.17g and log(%.17g) = %.17g differ from the CPU's "
+                                    "%.17g and %.17g (vtrain's own functions must give the same bits everywhere)",
+                 in[3], out[1], in[4], out[2], want[0], want[1]);
+        return 0;
+    }
+    return 1;
+}
 
 /* vt_create with d.backend == VT_BACKEND_CUDA: the device d.device (an
    ordinal, or VT_CUDA_EMULATOR) becomes this context's backend, or the
@@ -3247,6 +3323,7 @@ static vt_status vt__cuda_attach(vt_ctx *c) {
         return c->status;
     }
     c->be = &vt__cuda_backend;
+    if (!vt__cu_probe(c)) return c->status != VT_OK ? c->status : vt__fail(c, VT_ERR_BACKEND, "vt_create: the CUDA start-up probe failed");
     return VT_OK;
 }
 #endif /* !__CUDACC__ */

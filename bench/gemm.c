@@ -1,36 +1,42 @@
 /* bench/gemm.c - vtrain's binary64 GEMM beside OpenBLAS's cblas_dgemm.
 
    make bench-gemm   (installs nothing; needs libopenblas-dev)
+   ./build/bench_gemm [--rounds R] [--sizes 256,512,1024] [--threads 1,2]
 
-   C = A B for square n x n binary64 matrices, n = 256, 512, 1024, on 1 and
-   2 threads, both libraries in the same run. "ours" is the GEMM every
-   vtrain matmul runs on; "ours+bound" adds the per-element error bound that
-   a verified rounding point needs (row and column statistics, O(n^2)).
-   Reports GFLOP/s (best of several repetitions) and the ratio to OpenBLAS. */
+   C = A B for square n x n binary64 matrices on 1 and 2 threads, both
+   libraries in the same run, taking turns (ours, ours with the bound,
+   OpenBLAS, and again) so that a change in the machine's load touches all
+   three alike. "ours" is the GEMM every vtrain matmul runs on; "+bound" adds
+   the per-element error bound that a verified rounding point needs (row and
+   column statistics, O(n^2)). Prints GFLOP/s (median over the rounds, by
+   wall clock), the median of the per-round ratios with their range, and the
+   ratio by process CPU time (what the run cost the machine; on a shared
+   machine it moves less than wall time: a thread that waits for a core is
+   not charged).
+
+   The peer is OpenBLAS's kernel for the ISA our kernel uses on this machine:
+   openblas_get_corename() is printed and checked. With our AVX-512 kernel
+   OpenBLAS must run an AVX-512 core (SkylakeX, Cooperlake, SapphireRapids);
+   with our AVX2 kernel an AVX2 core or better (Haswell, Zen, or those). A
+   build or an OPENBLAS_CORETYPE that gives it an older core would flatter
+   us, and the bench refuses to run. To measure our AVX2 kernel on an
+   AVX-512 machine against OpenBLAS's AVX2 kernel:
+       VTRAIN_SIMD=avx2 OPENBLAS_CORETYPE=Haswell ./build/bench_gemm
+   (make bench-gemm runs that too where the CPU has AVX-512). */
 #define VTRAIN_IMPLEMENTATION
 #include "../vtrain.h"
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 extern void openblas_set_num_threads(int);
-
-static double best_of(int reps, void (*fn)(void *), void *arg) {
-    double best = 1e30;
-    int r;
-    for (r = 0; r < reps; r++) {
-        double t0 = vt__now();
-        fn(arg);
-        t0 = vt__now() - t0;
-        if (t0 < best) best = t0;
-    }
-    return best;
-}
+extern char *openblas_get_corename(void);
+extern char *openblas_get_config(void);
 
 typedef struct { vt_ctx *c; int n; double *A, *B, *C, *E; int bound; } job;
 
-static void run_ours(void *p) {
-    job *j = (job *)p;
+static void run_ours(job *j) {
     int64_t n = j->n, i;
     for (i = 0; i < n * n; i++) j->C[i] = 0;
     if (j->bound) vt__gemm_bound(j->c, &j->c->ord, n, n, n, j->A, n, 1, j->B, n, 1, NULL, n, NULL, 0, j->E);
@@ -38,40 +44,136 @@ static void run_ours(void *p) {
     vt__arena_reset(&j->c->scratch);
 }
 
-static void run_blas(void *p) {
-    job *j = (job *)p;
+static void run_blas(job *j) {
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->n, j->n, j->n, 1.0, j->A, j->n, j->B, j->n, 0.0, j->C, j->n);
 }
 
-int main(void) {
-    int sizes[3] = {256, 512, 1024}, th, si;
-    printf("%-6s %-7s %12s %12s %12s %8s %8s\n", "n", "threads", "ours GF/s", "+bound GF/s", "OpenBLAS", "ratio", "+bound");
-    for (th = 1; th <= 2; th++) {
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmpd(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof(double), cmpd);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int in_list(const char *name, const char *const *list) {
+    for (; *list; list++)
+        if (!strcmp(name, *list)) return 1;
+    return 0;
+}
+
+/* the machine's CPU as lscpu names it */
+static void cpu_model(char *buf, size_t n) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    snprintf(buf, n, "unknown CPU");
+    if (!f) return;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            char *p = strchr(line, ':') + 2;
+            p[strcspn(p, "\n")] = 0;
+            snprintf(buf, n, "%s", p);
+            break;
+        }
+    fclose(f);
+}
+
+static int parse_list(const char *s, int *out, int max) {
+    int n = 0;
+    while (*s && n < max) {
+        out[n++] = atoi(s);
+        s = strchr(s, ',');
+        if (!s) break;
+        s++;
+    }
+    return n;
+}
+
+int main(int argc, char **argv) {
+    static const char *const avx512_cores[] = {"SkylakeX", "Cooperlake", "SapphireRapids", NULL};
+    static const char *const avx2_cores[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids", NULL};
+    int sizes[8] = {256, 512, 1024}, nsz = 3, ths[4] = {1, 2}, nth = 2, rounds = 7, ti, si, i;
+    const char *ours = vt__gemm_isa()->name, *core = openblas_get_corename();
+    char model[256];
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsz = parse_list(argv[++i], sizes, 8);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) nth = parse_list(argv[++i], ths, 4);
+        else { fprintf(stderr, "usage: bench_gemm [--rounds R] [--sizes 256,512,1024] [--threads 1,2]\n"); return 2; }
+    }
+    if (rounds < 1) rounds = 1;
+    cpu_model(model, sizeof model);
+    printf("CPU: %s\nours: the %s micro-kernel; peer: OpenBLAS cblas_dgemm, core %s (%s)\n", model, ours, core,
+           openblas_get_config());
+    if (!strcmp(ours, "avx512") ? !in_list(core, avx512_cores) : !strcmp(ours, "avx2") ? !in_list(core, avx2_cores) : 0) {
+        fprintf(stderr,
+                "bench_gemm: refusing to compare: our %s kernel against OpenBLAS's %s core, which is not its best kernel "
+                "for this ISA (OPENBLAS_CORETYPE=%s; a build without the machine's kernel, or a forced older core, would "
+                "flatter us). Unset OPENBLAS_CORETYPE or set it to %s.\n",
+                ours, core, getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)",
+                !strcmp(ours, "avx512") ? "SkylakeX" : "Haswell");
+        return 3;
+    }
+    printf("%d rounds, ours / ours+bound / OpenBLAS in turn; GFLOP/s: median by wall clock; ratio: median (min-max) of "
+           "the rounds; cpu: by process CPU time\n\n",
+           rounds);
+    printf("%-6s %-7s %9s %9s %9s   %-19s %-19s %9s\n", "n", "threads", "ours", "+bound", "OpenBLAS", "ours/OpenBLAS",
+           "+bound/OpenBLAS", "cpu ratio");
+    for (ti = 0; ti < nth; ti++) {
         vt_desc d = vt_desc_default();
         vt_ctx *c;
-        d.order.threads = th;
+        d.order.threads = ths[ti];
         c = vt_create(&d);
-        openblas_set_num_threads(th);
-        for (si = 0; si < 3; si++) {
-            int n = sizes[si], reps = n <= 512 ? 10 : 4;
-            int64_t i;
+        openblas_set_num_threads(ths[ti]);
+        for (si = 0; si < nsz; si++) {
+            int n = sizes[si], r, reps = n <= 256 ? 8 : n <= 512 ? 2 : 1;
+            double w[3][64], cpu[3] = {0, 0, 0}, ra[64], rb[64], fl = 2.0 * n * n * n * reps;
             job j;
-            double to, tb, tbl, fl = 2.0 * n * n * n;
-            j.c = c; j.n = n; j.bound = 0;
+            j.c = c; j.n = n;
             j.A = (double *)malloc(sizeof(double) * (size_t)n * n);
             j.B = (double *)malloc(sizeof(double) * (size_t)n * n);
             j.C = (double *)malloc(sizeof(double) * (size_t)n * n);
             j.E = (double *)malloc(sizeof(double) * (size_t)n * n);
-            for (i = 0; i < (int64_t)n * n; i++) {
+            for (i = 0; i < n * n; i++) {
                 j.A[i] = (float)vt_rng_normal(1, 0, (uint64_t)i);
                 j.B[i] = (float)vt_rng_normal(1, 1, (uint64_t)i);
             }
-            to = best_of(reps, run_ours, &j);
-            j.bound = 1;
-            tb = best_of(reps, run_ours, &j);
-            tbl = best_of(reps, run_blas, &j);
-            printf("%-6d %-7d %12.1f %12.1f %12.1f %8.2f %8.2f\n", n, th, fl / to * 1e-9, fl / tb * 1e-9, fl / tbl * 1e-9,
-                   tbl / to, tbl / tb);
+            j.bound = 0; run_ours(&j); run_blas(&j); /* warm-up: pages, packing buffers, threads */
+            for (r = 0; r < rounds + 1 && r < 64; r++) {
+                int k, q;
+                for (k = 0; k < 3; k++) {
+                    double t0 = vt__now(), c0 = cpu_now();
+                    j.bound = k == 1;
+                    for (q = 0; q < reps; q++) {
+                        if (k < 2) run_ours(&j);
+                        else run_blas(&j);
+                    }
+                    if (r > 0) { w[k][r - 1] = vt__now() - t0; cpu[k] += cpu_now() - c0; }
+                }
+                if (r > 0) { ra[r - 1] = w[2][r - 1] / w[0][r - 1]; rb[r - 1] = w[2][r - 1] / w[1][r - 1]; }
+            }
+            {
+                double lo_a = ra[0], hi_a = ra[0], lo_b = rb[0], hi_b = rb[0], ma, mb, m0, m1, m2;
+                char sa[32], sb[32];
+                for (r = 1; r < rounds; r++) {
+                    lo_a = VT__MIN(lo_a, ra[r]); hi_a = VT__MAX(hi_a, ra[r]);
+                    lo_b = VT__MIN(lo_b, rb[r]); hi_b = VT__MAX(hi_b, rb[r]);
+                }
+                ma = median(ra, rounds); mb = median(rb, rounds);
+                m0 = median(w[0], rounds); m1 = median(w[1], rounds); m2 = median(w[2], rounds);
+                snprintf(sa, sizeof sa, "%.2f (%.2f-%.2f)", ma, lo_a, hi_a);
+                snprintf(sb, sizeof sb, "%.2f (%.2f-%.2f)", mb, lo_b, hi_b);
+                printf("%-6d %-7d %9.1f %9.1f %9.1f   %-19s %-19s %9.2f\n", n, ths[ti], fl / m0 * 1e-9, fl / m1 * 1e-9,
+                       fl / m2 * 1e-9, sa, sb, cpu[2] / cpu[0]);
+                fflush(stdout);
+            }
             free(j.A); free(j.B); free(j.C); free(j.E);
         }
         vt_destroy(c);

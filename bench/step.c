@@ -1,9 +1,12 @@
 /* bench/step.c - milliseconds per training step on the CPU, per mode.
 
    make bench-step
-   ./build/bench_step [--threads N] [--steps N] [--model mlp|gpt] [--mode MODE]
+   ./build/bench_step [--threads N] [--steps N] [--model mlp|gpt] [--mode MODE[,MODE...]]
+                      [--width C] [--context T] [--layers L] [--batch B]
 
-   --model and --mode run one configuration alone, for instruction counts:
+   --width, --context, --layers and --batch size the GPT (make bench-torch
+   sweeps them beside PyTorch). --model and --mode run one configuration
+   alone (or the listed modes side by side), for instruction counts:
        valgrind --tool=callgrind ./build/bench_step --threads 1 --steps 3 \
            --model gpt --mode verified
    (per-step counts: the difference of two such runs with different --steps,
@@ -24,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { int gpt; vt_mlp mlp; vt_gpt g; vt_optim *opt; int B, T, V; } model;
+typedef struct { int gpt; vt_mlp mlp; vt_gpt g; vt_optim *opt; int B, T, V, C, L; int32_t *x, *y; } model;
+static int g_width = 128, g_context = 64, g_layers = 4, g_batch = 8;
 
 static vt_status setup(vt_ctx *c, void *u) {
     model *m = (model *)u;
@@ -32,7 +36,7 @@ static vt_status setup(vt_ctx *c, void *u) {
     if (m->gpt) {
         vt_gpt_config cfg;
         memset(&cfg, 0, sizeof cfg);
-        cfg.vocab = m->V; cfg.context = m->T; cfg.layers = 4; cfg.heads = 4; cfg.width = 128;
+        cfg.vocab = m->V; cfg.context = m->T; cfg.layers = m->L; cfg.heads = 4; cfg.width = m->C;
         vt_gpt_init(c, &m->g, &cfg, 1);
     } else {
         int sizes[3] = {64, 128, 10};
@@ -48,13 +52,12 @@ static vt_status step(vt_ctx *c, int64_t s, void *u) {
     int64_t i;
     if (m->gpt) {
         int64_t ne[2];
-        int32_t x[8 * 64], y[8 * 64];
         for (i = 0; i < m->B * m->T; i++) {
-            x[i] = (int32_t)(vt_rng_u64(3, (uint64_t)s, (uint64_t)i) % (uint64_t)m->V);
-            y[i] = (int32_t)(vt_rng_u64(4, (uint64_t)s, (uint64_t)i) % (uint64_t)m->V);
+            m->x[i] = (int32_t)(vt_rng_u64(3, (uint64_t)s, (uint64_t)i) % (uint64_t)m->V);
+            m->y[i] = (int32_t)(vt_rng_u64(4, (uint64_t)s, (uint64_t)i) % (uint64_t)m->V);
         }
         ne[0] = m->B; ne[1] = m->T;
-        loss = vt_gpt_forward(c, &m->g, vt_from_i32(c, 2, ne, x), vt_from_i32(c, 2, ne, y), s);
+        loss = vt_gpt_forward(c, &m->g, vt_from_i32(c, 2, ne, m->x), vt_from_i32(c, 2, ne, m->y), s);
     } else {
         int64_t xs[2], ys[1];
         float x[64 * 64];
@@ -86,7 +89,9 @@ static void median_ms(int gpt, const vt_mode *ms, int nm, int threads, int steps
     for (k = 0; k < nm; k++) {
         vt_desc d = vt_desc_default();
         memset(&m[k], 0, sizeof m[k]);
-        m[k].gpt = gpt; m[k].B = 8; m[k].T = 64; m[k].V = 64;
+        m[k].gpt = gpt; m[k].B = g_batch; m[k].T = g_context; m[k].V = 64; m[k].C = g_width; m[k].L = g_layers;
+        m[k].x = (int32_t *)malloc(sizeof(int32_t) * (size_t)(m[k].B * m[k].T));
+        m[k].y = (int32_t *)malloc(sizeof(int32_t) * (size_t)(m[k].B * m[k].T));
         d.mode = ms[k];
         d.order.threads = threads;
         c[k] = vt_create(&d);
@@ -110,6 +115,7 @@ static void median_ms(int gpt, const vt_mode *ms, int nm, int threads, int steps
             *per_million = 1e6 * (double)st.entries / (double)(st.values ? st.values : 1);
         }
         vt_destroy(c[k]);
+        free(m[k].x); free(m[k].y);
     }
     free(t);
 }
@@ -118,34 +124,53 @@ static const char *mode_names[4] = {"verified", "round-only", "fp64", "native"};
 static const vt_mode modes[4] = {VT_MODE_VERIFIED, VT_MODE_ROUND_ONLY, VT_MODE_FP64, VT_MODE_NATIVE};
 
 int main(int argc, char **argv) {
-    int threads = 0, steps = 15, gpt, i, only_model = -1, only_mode = -1;
+    int threads = 0, steps = 15, gpt, i, only_model = -1, nsel = 0, sel[4];
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--model") && i + 1 < argc) only_model = !strcmp(argv[++i], "gpt");
+        else if (!strcmp(argv[i], "--width") && i + 1 < argc) g_width = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--context") && i + 1 < argc) g_context = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--layers") && i + 1 < argc) g_layers = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc) g_batch = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
-            int k;
-            for (k = 0; k < 4; k++)
-                if (!strcmp(argv[i + 1], mode_names[k])) only_mode = k;
-            if (only_mode < 0) { fprintf(stderr, "bench_step: unknown mode '%s' (verified, round-only, fp64, native)\n", argv[i + 1]); return 2; }
-            i++;
-        } else { fprintf(stderr, "usage: bench_step [--threads N] [--steps N] [--model mlp|gpt] [--mode MODE]\n"); return 2; }
+            const char *q = argv[++i];
+            while (*q && nsel < 4) {
+                int k, len = (int)strcspn(q, ","), found = -1;
+                for (k = 0; k < 4; k++)
+                    if ((int)strlen(mode_names[k]) == len && !strncmp(q, mode_names[k], (size_t)len)) found = k;
+                if (found < 0) { fprintf(stderr, "bench_step: unknown mode '%.*s' (verified, round-only, fp64, native)\n", len, q); return 2; }
+                sel[nsel++] = found;
+                q += len;
+                if (*q == ',') q++;
+            }
+        } else {
+            fprintf(stderr, "usage: bench_step [--threads N] [--steps N] [--model mlp|gpt] [--mode MODE[,MODE...]] [--width C] "
+                            "[--context T] [--layers L] [--batch B]\n");
+            return 2;
+        }
     }
     if (steps < 1) steps = 1;
-    if (only_mode >= 0) {
-        double pm, ms;
-        median_ms(only_model == 1, &modes[only_mode], 1, threads, steps, &ms, &pm);
-        printf("%s %s: %.2f ms per step (median of %d)\n", only_model == 1 ? "gpt" : "mlp", mode_names[only_mode], ms, steps);
+    if (nsel > 0) {
+        double pm, ms[4];
+        vt_mode mm[4];
+        int k;
+        for (k = 0; k < nsel; k++) mm[k] = modes[sel[k]];
+        median_ms(only_model == 1, mm, nsel, threads, steps, ms, &pm);
+        for (k = 0; k < nsel; k++)
+            printf("%s %s: %.2f ms per step (median of %d)\n", only_model == 1 ? "gpt" : "mlp", mode_names[sel[k]], ms[k], steps);
         return 0;
     }
     printf("%-28s %10s %10s %10s %10s %10s %10s\n", "model", "verified", "round-only", "fp64", "native", "ver/fp64", "ver/native");
     for (gpt = 0; gpt < 2; gpt++) {
         double pm = 0, t[4], v, r, f, n;
+        char name[64];
+        snprintf(name, sizeof name, "gpt L%d C%d T%d B%d", g_layers, g_width, g_context, g_batch);
         if (only_model >= 0 && gpt != only_model) continue;
         median_ms(gpt, modes, 4, threads, steps, t, &pm);
         v = t[0]; r = t[1]; f = t[2]; n = t[3];
         printf("%-28s %8.2fms %8.2fms %8.2fms %8.2fms %10.2f %10.2f   (%.1f entries per million)\n",
-               gpt ? "gpt L4 C128 T64 B8" : "mlp 64-128-10 B64", v, r, f, n, v / f, v / n, pm);
+               gpt ? name : "mlp 64-128-10 B64", v, r, f, n, v / f, v / n, pm);
     }
     return 0;
 }

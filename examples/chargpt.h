@@ -51,9 +51,29 @@ static VT__UNUSED double chargpt_unigram(const chargpt *a) {
     return h;
 }
 
+/* 1 if the sampler can draw batches: a batch of 1..1024 rows (the step's
+   offsets array) and, in each part of the text, at least one window of T+1
+   tokens to start at; else 0 with the reason in why */
+static int chargpt_fits(const chargpt *a, char *why, size_t n) {
+    int64_t val = a->text.n - a->ntrain;
+    if (a->B < 1 || a->B > 1024 || a->T < 1) {
+        snprintf(why, n, "chargpt: batch %d (1..1024) or context %d (at least 1) is out of range", a->B, a->T);
+        return 0;
+    }
+    if (a->ntrain < (int64_t)a->T + 2 || val < (int64_t)a->T + 2) {
+        snprintf(why, n, "chargpt: the text holds %lld characters, %lld for training and %lld for validation; each part "
+                         "needs at least context + 2 = %d to draw a window from",
+                 (long long)a->text.n, (long long)a->ntrain, (long long)val, a->T + 2);
+        return 0;
+    }
+    return 1;
+}
+
 static vt_status chargpt_setup(vt_ctx *c, void *u) {
     chargpt *a = (chargpt *)u;
     vt_adamw_desc ad = vt_adamw_default();
+    char why[256];
+    if (!chargpt_fits(a, why, sizeof why)) return vt_set_error(c, VT_ERR_ARG, why);
     a->cfg.context = a->T;
     vt_gpt_init(c, &a->gpt, &a->cfg, 1337);
     ad.lr = a->lr;

@@ -71,7 +71,9 @@ int main(int argc, char **argv) {
            0.2 * (double)tr.log.values / (double)tr.log.bytes);
     printf("   entries per million values:   %.1f (%lld entries over %lld rounded values)\n",
            1e6 * (double)tr.log.entries / (double)tr.log.values, (long long)tr.log.entries, (long long)tr.log.values);
-    printf("   entries that corrected the auditor's own rounding: %lld\n\n", (long long)ar.log.corrections);
+    printf("   entries that corrected the auditor's own rounding: %lld\n", (long long)ar.log.corrections);
+    printf("   trainer's freedom:            %.1f entries per step with more than one plausible value, %.1f bits per step\n\n",
+           (double)ar.log.multi / (double)steps, ar.log.freedom_bits / (double)steps);
 
     /* 3. native: the same pair of runs without rounding points, in lockstep */
     printf("3. the same two runs in native binary32 mode (no rounding points, no log):\n");

@@ -462,7 +462,7 @@ static void section2_boundary(void) {
                                  "threads:1,chaos:4", "threads:1,chaos:5", "threads:1,chaos:6"};
         int n_up = 0, corrected = 0, same = 0;
         float rt = vtrain_dot(VT_MODE_VERIFIED, orders[0], a, b, BND_N, NULL, 0, chunk, sizeof chunk, &len, &st);
-        int64_t entries = st.entries;
+        int64_t entries = st.entries, exact = st.exact;
         for (k = 0; k < 7; k++) {
             float ro = vtrain_dot(VT_MODE_ROUND_ONLY, orders[k], a, b, BND_N, NULL, 0, NULL, 0, NULL, NULL);
             n_up += same32(ro, up);
@@ -477,10 +477,14 @@ static void section2_boundary(void) {
         printf("\n   The same dot product as a vt_matmul (1 x %d)(%d x 1) in vtrain, orders threads:1 and\n", BND_N, BND_N);
         printf("   threads:1,chaos:1..6:\n");
         printf("     round-only (no log), 7 orders:  %d give %.9g, %d give %.9g\n", n_up, (double)up, 7 - n_up, 0.75);
-        printf("     verified: the trainer (threads:1) logs %lld entry (a %zu-byte step chunk) and holds %.9g;\n",
-               (long long)entries, len, (double)rt);
+        printf("     verified: the trainer (threads:1) logs %lld %s (a %zu-byte step chunk) and holds %.9g;\n",
+               (long long)entries, entries == 1 ? "entry" : "entries", len, (double)rt);
         printf("     the 6 chaos auditors replay it: %d of 6 hold %.9g, %d by correcting their own rounding.\n", same,
                (double)rt, corrected);
+        if (exact > 0)
+            printf("     No entry was needed: a product's sum that its bound cannot decide is evaluated exactly\n"
+                   "     (a superaccumulator, %lld value here), so every order holds the correctly rounded value.\n",
+                   (long long)exact);
         if (!same32(rt, r))
             printf("   (vtrain's trainer holds %.9g, the plain-C one %.9g: each run agrees with its own trainer.\n"
                    "   Replay promises agreement, not the correctly rounded value.)\n", (double)rt, (double)r);

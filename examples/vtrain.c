@@ -16,6 +16,8 @@
 #define VTRAIN_IMPLEMENTATION
 #include "../vtrain.h"
 #include "chargpt.h"
+#include <ctype.h>
+#include <errno.h>
 
 typedef struct {
     chargpt g;
@@ -81,6 +83,60 @@ static int sha_file(const char *path, char hex[65]) {
     return 1;
 }
 
+/* --- numbers from the command line and from a manifest ---------------------
+   Each is parsed whole (strtoll/strtod with an end pointer and errno: "abc",
+   "5x", "" and out-of-range values are errors, never a silent 0) and checked
+   against its range; the error names the flag or the manifest key. The
+   ranges: a batch fits the step's offset array, a thread count what
+   vt_create starts, the rest what one machine can train. */
+#define MAX_STEPS 1000000000LL
+#define MAX_LAYERS 256
+#define MAX_WIDTH 16384
+#define MAX_HEADS 256
+#define MAX_CONTEXT 16384
+#define MAX_BATCH 1024
+#define MAX_LR 10.0
+
+static int num_int(const char *what, const char *s, long long lo, long long hi, long long *out) {
+    char *end;
+    long long v;
+    if (!*s || isspace((unsigned char)s[0])) { fprintf(stderr, "error: %s: '%s' is not an integer\n", what, s); return 0; }
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (end == s || *end) { fprintf(stderr, "error: %s: '%s' is not an integer\n", what, s); return 0; }
+    if (errno == ERANGE || v < lo || v > hi) { fprintf(stderr, "error: %s: %s is outside %lld..%lld\n", what, s, lo, hi); return 0; }
+    *out = v;
+    return 1;
+}
+
+/* a real number in (lo, hi] */
+static int num_real(const char *what, const char *s, double lo, double hi, double *out) {
+    char *end;
+    double v;
+    if (!*s || isspace((unsigned char)s[0])) { fprintf(stderr, "error: %s: '%s' is not a number\n", what, s); return 0; }
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || *end) { fprintf(stderr, "error: %s: '%s' is not a number\n", what, s); return 0; }
+    if (errno == ERANGE || !(v > lo && v <= hi)) { fprintf(stderr, "error: %s: %s is outside (%g, %g]\n", what, s, lo, hi); return 0; }
+    *out = v;
+    return 1;
+}
+
+/* flag FLAG with an integer value in [lo, hi]: 1 parsed (into *out), 0 not this flag, -1 an error (printed) */
+static int flag_int(int argc, char **argv, int *i, const char *flag, long long lo, long long hi, long long *out) {
+    if (strcmp(argv[*i], flag)) return 0;
+    if (*i + 1 >= argc) { fprintf(stderr, "error: %s needs a value\n", flag); return -1; }
+    return num_int(flag, argv[++*i], lo, hi, out) ? 1 : -1;
+}
+
+/* flag FLAG with a string value: 1, 0 or -1 as flag_int */
+static int flag_str(int argc, char **argv, int *i, const char *flag, const char **out) {
+    if (strcmp(argv[*i], flag)) return 0;
+    if (*i + 1 >= argc) { fprintf(stderr, "error: %s needs a value\n", flag); return -1; }
+    *out = argv[++*i];
+    return 1;
+}
+
 /* the program's manifest entries */
 static const char *const *manifest_entries(void) {
     static char buf[10][700];
@@ -107,8 +163,10 @@ static int load_data(void) {
     int64_t steps = T.g.steps;
     int L = T.g.cfg.layers, C = T.g.cfg.width, H = T.g.cfg.heads, ctx = T.g.T, B = T.g.B;
     double lr = T.g.lr;
+    char why[256];
     if (chargpt_load(&T.g, T.data) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 0; }
     T.g.steps = steps; T.g.cfg.layers = L; T.g.cfg.width = C; T.g.cfg.heads = H; T.g.T = ctx; T.g.B = B; T.g.lr = lr;
+    if (!chargpt_fits(&T.g, why, sizeof why)) { fprintf(stderr, "error: '%s': %s\n", T.data, why); return 0; }
     return 1;
 }
 
@@ -119,27 +177,42 @@ static int get(const char *dir, const char *key, char *v, size_t n) {
     return 0;
 }
 
-/* rebuild the program from a transcript's manifest; checks the data file's hash */
+/* an integer manifest value in [lo, hi] (a transcript may come from anyone) */
+static int get_int(const char *dir, const char *key, long long lo, long long hi, long long *out) {
+    char v[600], what[100];
+    if (!get(dir, key, v, sizeof v)) return 0;
+    snprintf(what, sizeof what, "'%s/manifest.txt', %s", dir, key);
+    return num_int(what, v, lo, hi, out);
+}
+
+/* rebuild the program from a transcript's manifest; checks every value and
+   the data file's hash */
 static int from_manifest(const char *dir) {
-    char v[600], hex[65];
+    char v[600], hex[65], what[100];
+    long long x;
     if (!get(dir, "program", v, sizeof v)) return 0;
     if (strcmp(v, "chargpt")) { fprintf(stderr, "error: '%s' is not a chargpt transcript\n", dir); return 0; }
     if (!get(dir, "data.file", v, sizeof v)) return 0;
     snprintf(T.data, sizeof T.data, "%s", v);
-    if (!get(dir, "model.layers", v, sizeof v)) return 0;
-    T.g.cfg.layers = atoi(v);
-    if (!get(dir, "model.width", v, sizeof v)) return 0;
-    T.g.cfg.width = atoi(v);
-    if (!get(dir, "model.heads", v, sizeof v)) return 0;
-    T.g.cfg.heads = atoi(v);
-    if (!get(dir, "model.context", v, sizeof v)) return 0;
-    T.g.T = atoi(v);
-    if (!get(dir, "train.batch", v, sizeof v)) return 0;
-    T.g.B = atoi(v);
+    if (!get_int(dir, "model.layers", 1, MAX_LAYERS, &x)) return 0;
+    T.g.cfg.layers = (int)x;
+    if (!get_int(dir, "model.width", 1, MAX_WIDTH, &x)) return 0;
+    T.g.cfg.width = (int)x;
+    if (!get_int(dir, "model.heads", 1, MAX_HEADS, &x)) return 0;
+    T.g.cfg.heads = (int)x;
+    if (!get_int(dir, "model.context", 2, MAX_CONTEXT, &x)) return 0;
+    T.g.T = (int)x;
+    if (!get_int(dir, "train.batch", 1, MAX_BATCH, &x)) return 0;
+    T.g.B = (int)x;
+    if (!get_int(dir, "train.steps", 1, MAX_STEPS, &x)) return 0;
+    T.g.steps = x;
     if (!get(dir, "train.lr", v, sizeof v)) return 0;
-    T.g.lr = atof(v);
-    if (!get(dir, "train.steps", v, sizeof v)) return 0;
-    T.g.steps = atoll(v);
+    snprintf(what, sizeof what, "'%s/manifest.txt', train.lr", dir);
+    if (!num_real(what, v, 0, MAX_LR, &T.g.lr)) return 0;
+    if (T.g.cfg.width % T.g.cfg.heads) {
+        fprintf(stderr, "error: '%s/manifest.txt': model.width %d is not a multiple of model.heads %d\n", dir, T.g.cfg.width, T.g.cfg.heads);
+        return 0;
+    }
     if (!get(dir, "data.sha256", v, sizeof v)) return 0;
     if (!sha_file(T.data, hex) || strcmp(hex, v)) {
         fprintf(stderr, "error: the data file '%s' is not the one the manifest names (SHA-256 %.16s..., manifest %.16s...)\n", T.data,
@@ -149,19 +222,27 @@ static int from_manifest(const char *dir) {
     return load_data();
 }
 
+/* the options every command takes: 1 parsed, 0 not one of them, -1 an error (printed) */
 static int parse_common(vt_desc *d, int argc, char **argv, int *i) {
-    if (!strcmp(argv[*i], "--order") && *i + 1 < argc) {
+    const char *v;
+    long long x;
+    int k;
+    if ((k = flag_str(argc, argv, i, "--order", &v)) != 0) {
         int thr = d->order.threads;
-        if (vt_order_parse(&d->order, argv[++*i]) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return -1; }
+        if (k < 0) return -1;
+        if (vt_order_parse(&d->order, v) != VT_OK) { fprintf(stderr, "error: --order: %s\n", vt_last_error()); return -1; }
         if (!d->order.threads) d->order.threads = thr;
         return 1;
     }
-    if (!strcmp(argv[*i], "--threads") && *i + 1 < argc) { d->order.threads = atoi(argv[++*i]); return 1; }
-    if (!strcmp(argv[*i], "--backend") && *i + 1 < argc) {
-        const char *b = argv[++*i];
-        if (!strcmp(b, "cpu")) d->backend = VT_BACKEND_CPU;
-        else if (!strcmp(b, "cuda")) d->backend = VT_BACKEND_CUDA;
-        else { fprintf(stderr, "error: unknown backend '%s' (cpu, cuda)\n", b); return -1; }
+    if ((k = flag_int(argc, argv, i, "--threads", 1, VT_MAX_THREADS, &x)) != 0) {
+        if (k > 0) d->order.threads = (int)x;
+        return k;
+    }
+    if ((k = flag_str(argc, argv, i, "--backend", &v)) != 0) {
+        if (k < 0) return -1;
+        if (!strcmp(v, "cpu")) d->backend = VT_BACKEND_CPU;
+        else if (!strcmp(v, "cuda")) d->backend = VT_BACKEND_CUDA;
+        else { fprintf(stderr, "error: --backend: unknown backend '%s' (cpu, cuda)\n", v); return -1; }
         return 1;
     }
     return 0;
@@ -172,11 +253,13 @@ static int cmd_train(int argc, char **argv) {
     vt_program p;
     vt_report r;
     const char *dir = NULL;
-    int i;
+    int i, k;
+    long long x;
+    const char *v;
     char hex[65];
     T.g.steps = 300; T.g.cfg.layers = 3; T.g.cfg.width = 96; T.g.cfg.heads = 4; T.g.T = 64; T.g.B = 8; T.g.lr = 3e-3;
     for (i = 2; i < argc; i++) {
-        int k = parse_common(&d, argc, argv, &i);
+        k = parse_common(&d, argc, argv, &i);
         if (k < 0) return 2;
         if (k) continue;
         if (!strcmp(argv[i], "--help")) {
@@ -186,28 +269,39 @@ static int cmd_train(int argc, char **argv) {
                    "Trains the character GPT into the transcript directory RUN (manifest, log, commitments,\n"
                    "checkpoints every K steps, root). --resume continues a killed run from its last checkpoint.\n"
                    "--poison-at STEP plays a dishonest trainer: at that step it trains on other text but commits\n"
-                   "the honest batch; `vtrain audit` and `vtrain dispute` catch it.\n");
+                   "the honest batch; `vtrain audit` and `vtrain dispute` catch it.\n"
+                   "Ranges: --steps 1..%lld, --layers 1..%d, --width 1..%d (a multiple of --heads), --heads 1..%d,\n"
+                   "--context 2..%d, --batch 1..%d, --lr in (0, %g], --ckpt-every 1..1000000000, --threads 1..%d.\n",
+                   MAX_STEPS, MAX_LAYERS, MAX_WIDTH, MAX_HEADS, MAX_CONTEXT, MAX_BATCH, MAX_LR, VT_MAX_THREADS);
             return 0;
         }
-        if (!strcmp(argv[i], "--steps") && i + 1 < argc) T.g.steps = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--layers") && i + 1 < argc) T.g.cfg.layers = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--width") && i + 1 < argc) T.g.cfg.width = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--heads") && i + 1 < argc) T.g.cfg.heads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--context") && i + 1 < argc) T.g.T = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--batch") && i + 1 < argc) T.g.B = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--lr") && i + 1 < argc) T.g.lr = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--ckpt-every") && i + 1 < argc) d.ckpt_every = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--data") && i + 1 < argc) snprintf(T.data, sizeof T.data, "%s", argv[++i]);
-        else if (!strcmp(argv[i], "--resume")) d.resume = 1;
-        else if (!strcmp(argv[i], "--poison-at") && i + 1 < argc) T.poison_at = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--bound") && i + 1 < argc) {
-            const char *b = argv[++i];
-            d.bound = !strcmp(b, "probabilistic") ? VT_BOUND_PROBABILISTIC : VT_BOUND_SOUND;
-        } else if (argv[i][0] != '-' && !dir) dir = argv[i];
+        if ((k = flag_int(argc, argv, &i, "--steps", 1, MAX_STEPS, &x)) != 0) T.g.steps = x;
+        else if ((k = flag_int(argc, argv, &i, "--layers", 1, MAX_LAYERS, &x)) != 0) T.g.cfg.layers = (int)x;
+        else if ((k = flag_int(argc, argv, &i, "--width", 1, MAX_WIDTH, &x)) != 0) T.g.cfg.width = (int)x;
+        else if ((k = flag_int(argc, argv, &i, "--heads", 1, MAX_HEADS, &x)) != 0) T.g.cfg.heads = (int)x;
+        else if ((k = flag_int(argc, argv, &i, "--context", 2, MAX_CONTEXT, &x)) != 0) T.g.T = (int)x;
+        else if ((k = flag_int(argc, argv, &i, "--batch", 1, MAX_BATCH, &x)) != 0) T.g.B = (int)x;
+        else if ((k = flag_int(argc, argv, &i, "--ckpt-every", 1, 1000000000, &x)) != 0) d.ckpt_every = (int)x;
+        else if ((k = flag_int(argc, argv, &i, "--poison-at", 0, MAX_STEPS - 1, &x)) != 0) T.poison_at = x;
+        else if ((k = flag_str(argc, argv, &i, "--lr", &v)) != 0) k = k > 0 && num_real("--lr", v, 0, MAX_LR, &T.g.lr) ? 1 : -1;
+        else if ((k = flag_str(argc, argv, &i, "--data", &v)) != 0) snprintf(T.data, sizeof T.data, "%s", v);
+        else if ((k = flag_str(argc, argv, &i, "--bound", &v)) != 0) {
+            if (k > 0 && !strcmp(v, "sound")) d.bound = VT_BOUND_SOUND;
+            else if (k > 0 && !strcmp(v, "probabilistic")) {
+                d.bound = VT_BOUND_PROBABILISTIC;
+                d.allow_probabilistic = 1; /* asked for by name */
+            }
+            else if (k > 0) { fprintf(stderr, "error: --bound: unknown bound mode '%s' (sound, probabilistic)\n", v); k = -1; }
+        } else if (!strcmp(argv[i], "--resume")) d.resume = 1;
+        else if (argv[i][0] != '-' && !dir) dir = argv[i];
         else { fprintf(stderr, "error: unknown option '%s' (vtrain train --help)\n", argv[i]); return 2; }
+        if (k < 0) return 2;
     }
     if (!dir) { fprintf(stderr, "error: vtrain train needs a directory (vtrain train --help)\n"); return 2; }
-    if (T.g.B < 1 || T.g.B > 1024 || T.g.T < 2 || T.g.steps < 1) { fprintf(stderr, "error: bad batch, context or steps\n"); return 2; }
+    if (T.g.cfg.width % T.g.cfg.heads) {
+        fprintf(stderr, "error: --width %d is not a multiple of --heads %d\n", T.g.cfg.width, T.g.cfg.heads);
+        return 2;
+    }
     if (!load_data()) return 1;
     d.transcript = dir;
     d.manifest = manifest_entries();
@@ -227,11 +321,12 @@ static int cmd_audit(int argc, char **argv) {
     vt_program p;
     vt_report r;
     const char *dir = NULL;
-    int i;
+    int i, k;
+    long long x;
     char hex[65];
     vt_order_parse(&d.order, "chaos:1");
     for (i = 2; i < argc; i++) {
-        int k = parse_common(&d, argc, argv, &i);
+        k = parse_common(&d, argc, argv, &i);
         if (k < 0) return 2;
         if (k) continue;
         if (!strcmp(argv[i], "--help")) {
@@ -242,8 +337,10 @@ static int cmd_audit(int argc, char **argv) {
                    "and what differs.\n");
             return 0;
         }
-        if (!strcmp(argv[i], "--from") && i + 1 < argc) d.audit_from = atoll(argv[++i]);
-        else if (argv[i][0] != '-' && !dir) dir = argv[i];
+        if ((k = flag_int(argc, argv, &i, "--from", 0, MAX_STEPS, &x)) != 0) {
+            if (k < 0) return 2;
+            d.audit_from = x;
+        } else if (argv[i][0] != '-' && !dir) dir = argv[i];
         else { fprintf(stderr, "error: unknown option '%s' (vtrain audit --help)\n", argv[i]); return 2; }
     }
     if (!dir) { fprintf(stderr, "error: vtrain audit needs a transcript directory\n"); return 2; }
@@ -254,7 +351,13 @@ static int cmd_audit(int argc, char **argv) {
     printf("auditing '%s' (%lld steps) from step %lld\n", dir, (long long)T.g.steps, (long long)d.audit_from);
     vt_run(&d, &p, T.g.steps, &r);
     if (r.status != VT_OK) {
-        printf("AUDIT FAILED at step %lld: %s\n", (long long)r.first_bad_step, r.message);
+        if (r.first_bad_step >= 0) printf("AUDIT FAILED at step %lld: %s\n", (long long)r.first_bad_step, r.message);
+        else printf("AUDIT FAILED: %s\n", r.message);
+        return 1;
+    }
+    if (r.root_steps != d.audit_from + r.steps) { /* the manifest's train.steps stop short of the commitments */
+        printf("AUDIT INCOMPLETE: steps %lld..%lld replayed and equal, but root.txt commits %lld steps (the manifest says train.steps = %lld)\n",
+               (long long)d.audit_from, (long long)(d.audit_from + r.steps - 1), (long long)r.root_steps, (long long)T.g.steps);
         return 1;
     }
     vt_hex(r.digest, 32, hex);
@@ -264,85 +367,57 @@ static int cmd_audit(int argc, char **argv) {
     return 0;
 }
 
+static void on_round(const vt_dispute *g, int64_t lo, int64_t hi, void *u) {
+    (void)u;
+    if (g->rounds == 1) printf("dispute over %lld steps: A's root differs from B's; B walks down A's Merkle tree\n", (long long)g->n);
+    if (g->outcome == VT_DISPUTE_TRAINER_LOSES) printf("  round %2d: steps [%lld, %lld): A's answer fails\n", g->rounds, (long long)lo, (long long)hi);
+    else if (hi - lo > 1)
+        printf("  round %2d: steps [%lld, %lld): A's children verified; the difference is in [%lld, %lld)\n", g->rounds, (long long)lo,
+               (long long)hi, (long long)g->lo, (long long)g->hi);
+    else printf("  round %2d: A reveals its leaf of step %lld\n", g->rounds, (long long)lo);
+}
+
+/* Every branch ends in one stated outcome and an exit status: 0 when the
+   game ended in a verdict or in "no dispute", 1 when no verdict could be
+   reached, 2 for a bad command line. */
 static int cmd_dispute(int argc, char **argv) {
     const char *a = NULL, *b = NULL;
-    vt_leaf_info *la = NULL, *lb = NULL;
-    int64_t na, nb, q;
-    unsigned char ra[32], rb[32], ma[32], mb[32];
-    vt_dispute g;
     vt_desc d = vt_desc_default();
     vt_program p;
-    int i;
-    char ckpt[700], why[400];
-    unsigned char *chunk = NULL;
-    size_t clen = 0;
-    double t0;
-    vt_verdict v;
+    vt_dispute_report r;
+    int i, k;
     vt_order_parse(&d.order, "chaos:2");
     for (i = 2; i < argc; i++) {
-        int k = parse_common(&d, argc, argv, &i);
+        k = parse_common(&d, argc, argv, &i);
         if (k < 0) return 2;
         if (k) continue;
         if (!strcmp(argv[i], "--help")) {
-            printf("usage: vtrain dispute RUN_A RUN_B [--order ORDER]\n"
+            printf("usage: vtrain dispute RUN_A RUN_B [--order ORDER] [--threads N] [--backend cpu|cuda]\n"
                    "Plays the dispute game: A (the trainer) is challenged by B (the auditor's own run of the same\n"
-                   "manifest). The auditor bisects over the leaves, checking each of A's answers against A's Merkle\n"
-                   "root, to the first step they disagree on; A supplies the state before it and its log chunk, and\n"
-                   "the judge re-executes that one step (with ORDER) and rules.\n");
+                   "manifest). Each transcript must back its own root. The auditor bisects over the leaves, checking\n"
+                   "each of A's answers against A's Merkle root, to the first step they disagree on; A supplies the\n"
+                   "state before it and its log chunk, and the judge re-executes that one step (with ORDER) and rules.\n"
+                   "Exit status 0: a verdict or no dispute; 1: no verdict could be reached.\n");
             return 0;
         }
         if (argv[i][0] != '-' && !a) a = argv[i];
         else if (argv[i][0] != '-' && !b) b = argv[i];
         else { fprintf(stderr, "error: unknown option '%s' (vtrain dispute --help)\n", argv[i]); return 2; }
     }
-    if (!a || !b) { fprintf(stderr, "error: vtrain dispute needs two transcripts\n"); return 2; }
-    if (vt_transcript_leaves(a, &la, &na) != VT_OK || vt_transcript_leaves(b, &lb, &nb) != VT_OK ||
-        vt_transcript_root(a, ra, ma, NULL) != VT_OK || vt_transcript_root(b, rb, mb, NULL) != VT_OK) {
-        fprintf(stderr, "error: %s\n", vt_last_error());
-        return 1;
-    }
-    if (vt_manifest_program_sha(a, ma) != VT_OK || vt_manifest_program_sha(b, mb) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 1; }
-    if (memcmp(ma, mb, 32)) { fprintf(stderr, "error: the two transcripts' manifests describe different programs\n"); return 1; }
-    if (na != nb) { fprintf(stderr, "error: the transcripts have %lld and %lld steps\n", (long long)na, (long long)nb); return 1; }
-    if (!memcmp(ra, rb, 32)) { printf("the roots agree: nothing to dispute\n"); return 0; }
-    printf("dispute over %lld steps: A's root differs from B's; B walks down A's Merkle tree\n", (long long)na);
-    vt_dispute_begin(&g, lb, nb, ra);
-    {
-        int64_t lo, hi;
-        while (vt_dispute_query(&g, &lo, &hi)) {
-            vt_claim c;
-            vt_status st;
-            vt_dispute_answer(la, na, lo, hi, &c);
-            st = vt_dispute_receive(&g, &c);
-            if (hi - lo > 1) printf("  round %2d: steps [%lld, %lld): A's children verified; the difference is in [%lld, %lld)\n", g.rounds,
-                                    (long long)lo, (long long)hi, (long long)g.lo, (long long)g.hi);
-            else printf("  round %2d: A reveals its leaf of step %lld\n", g.rounds, (long long)lo);
-            if (st != VT_OK) { printf("%s\n", g.message); return st == VT_ERR_STATE ? 0 : 1; }
-        }
-    }
-    printf("%s\n", g.message);
-    if (!from_manifest(a)) return 1;
+    if (!a || !b) { fprintf(stderr, "error: vtrain dispute needs two transcripts (vtrain dispute --help)\n"); return 2; }
+    /* the program is the trainer's (its manifest); the auditor's must describe the same one */
+    if (!from_manifest(a)) { printf("the program cannot be rebuilt here from A's manifest (see the error): no verdict\n"); return 1; }
     p = tool_program();
-    q = g.disputed_trainer.step;
-    snprintf(ckpt, sizeof ckpt, "%s/dispute-state.safetensors", a);
-    if (q > 0 && vt_transcript_state_before(&d, &p, a, q, ckpt) != VT_OK) {
-        printf("the trainer cannot produce the state before step %lld (%s): the trainer loses\n", (long long)q, vt_last_error());
-        return 0;
-    }
-    if (vt_transcript_chunk(a, q, &chunk, &clen) != VT_OK) {
-        printf("the trainer cannot produce its log chunk of step %lld (%s): the trainer loses\n", (long long)q, vt_last_error());
-        return 0;
-    }
-    t0 = vt__now();
-    v = vt_judge(&d, &p, q > 0 ? &g.agreed : NULL, q > 0 ? ckpt : NULL, chunk, clen, &g.disputed_trainer, &lb[q], why, sizeof why);
-    printf("judge (%.2f s, one step): %s\n", vt__now() - t0, why);
-    printf("verdict: %s\n", v == VT_VERDICT_TRAINER_WRONG ? "the trainer (A) is wrong"
-                            : v == VT_VERDICT_AUDITOR_WRONG ? "the auditor (B) is wrong" : "no verdict");
-    free(chunk);
-    vt_free_leaves(la);
-    vt_free_leaves(lb);
-    remove(ckpt);
-    return v == VT_VERDICT_NONE ? 1 : 0;
+    memset(&r, 0, sizeof r);
+    r.on_round = on_round;
+    if (vt_dispute_transcripts(&d, &p, a, b, &r) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 1; }
+    printf("%s\n", r.message);
+    if (r.outcome == VT_DISPUTE_FOUND && r.verdict != VT_VERDICT_NONE) printf("judge: %.2f s, one step\n", r.judge_seconds);
+    if (r.outcome == VT_DISPUTE_NONE) { printf("no dispute\n"); return 0; }
+    printf("verdict: %s\n", r.verdict == VT_VERDICT_TRAINER_WRONG   ? "the trainer (A) is wrong"
+                             : r.verdict == VT_VERDICT_AUDITOR_WRONG ? "the auditor (B) is wrong"
+                                                                     : "none");
+    return r.verdict == VT_VERDICT_NONE ? 1 : 0;
 }
 
 static int cmd_inspect(int argc, char **argv) {
@@ -367,7 +442,8 @@ static int cmd_inspect(int argc, char **argv) {
     if (vt_transcript_root(dir, root, msha, &nr) == VT_OK) {
         vt_hex(root, 32, hex);
         printf("Merkle root over %lld leaves: %s\n", (long long)nr, hex);
-    } else printf("no root.txt: %s\n", vt_last_error());
+        if (vt_transcript_check(dir, &nr) != VT_OK) printf("root.txt DOES NOT MATCH the other files: %s\n", vt_last_error());
+    } else printf("no usable root.txt: %s\n", vt_last_error());
     snprintf(path, sizeof path, "%s/log.vtlog", dir);
     f = fopen(path, "rb");
     if (f) {

@@ -2,6 +2,8 @@
 #define VTRAIN_IMPLEMENTATION
 #include "../vtrain.h"
 #include "test.h"
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void hexof(const void *d, size_t n, char *out) {
     unsigned char h[32];
@@ -248,6 +250,133 @@ TEST(shape_errors) {
     vt_destroy(c);
 }
 
+/* Zero-size dimensions, shapes whose element count overflows, scalars where
+   an op needs a last dimension, and out-of-range arguments: each is a
+   VT_ERR_SHAPE or VT_ERR_ARG that names the op and the argument, never a
+   division by zero (SIGFPE), a NaN loss, or a flipped gradient. Every case
+   runs in a child process, so a crash is counted as a failure, not the end
+   of the test program. */
+typedef struct { const char *what; int status; const char *msg; } zcase_result;
+static int zcase_run(int k, char *msg, size_t n);
+static vt_status zcase(int k, vt_ctx *c) {
+    int64_t e0[2] = {0, 4}, e1[2] = {4, 0}, e3[3] = {2, 3, 0}, t0[3] = {2, 0, 6}, w4[2] = {4, 4}, v4[1] = {4}, n0[1] = {0};
+    int64_t big[3] = {(int64_t)1 << 32, (int64_t)1 << 32, 1}, big2[2] = {(int64_t)1 << 40, (int64_t)1 << 40};
+    vt_tensor *W = vt_param(c, "W", 2, w4), *b = vt_param(c, "b", 1, v4), *x;
+    vt_init_const(c, W, 0.5);
+    vt_init_const(c, b, 1.0);
+    vt_step_begin(c);
+    switch (k) {
+    case 0: x = vt_new(c, VT_F32, 2, e1); vt_layernorm(c, x, vt_new(c, VT_F32, 1, n0), vt_new(c, VT_F32, 1, n0), 1e-5); break;
+    case 1: x = vt_new(c, VT_F32, 2, e0); vt_layernorm(c, x, b, b, 1e-5); break;
+    case 2: x = vt_new(c, VT_F32, 2, e0); vt_cross_entropy(c, x, vt_new(c, VT_I32, 1, n0)); break;
+    case 3: x = vt_new(c, VT_F32, 2, e1); vt_cross_entropy(c, x, vt_new(c, VT_I32, 1, v4)); break;
+    case 4: vt_mean(c, vt_new(c, VT_F32, 2, e0)); break;
+    case 5: vt_mse(c, vt_new(c, VT_F32, 2, e0), vt_new(c, VT_F32, 2, e0)); break;
+    case 6: vt_matmul(c, vt_new(c, VT_F32, 2, e1), vt_new(c, VT_F32, 2, e0), 0, 0); break; /* K = 0 */
+    case 7: vt_linear(c, vt_new(c, VT_F32, 2, e0), W, b); break;
+    case 8: vt_attention(c, vt_new(c, VT_F32, 3, e3), 2); break;
+    case 9: vt_attention(c, vt_new(c, VT_F32, 3, t0), 2); break;
+    case 10: vt_new(c, VT_F32, 3, big); break;   /* 2^64 elements: used to pass as 0 */
+    case 11: vt_new(c, VT_F32, 2, big2); break;  /* 2^80 */
+    case 12: vt_reshape(c, W, 3, big); break;
+    case 13: vt_softmax(c, vt_new(c, VT_F32, 0, NULL)); break;
+    case 14: vt_layernorm(c, vt_new(c, VT_F32, 0, NULL), b, b, 1e-5); break;
+    case 15: vt_slice(c, W, 0, 1, INT64_MAX); break; /* start + len used to overflow */
+    case 16: vt_split(c, W, 1, 2, INT64_MAX - 1); break;
+    case 17: vt_backward(c, vt_sum(c, vt_mul(c, W, W))); vt_clip_grad_norm(c, -1.0); break;
+    case 18: vt_backward(c, vt_sum(c, vt_mul(c, W, W))); vt_clip_grad_norm(c, NAN); break;
+    case 19: vt_layernorm(c, W, b, b, INFINITY); break;
+    case 20: vt_step_end(c); vt_param(c, "empty", 2, e0); break;
+    default: return VT_OK;
+    }
+    return vt_status_of(c);
+}
+static const zcase_result zwant[] = {
+    {"layernorm over C = 0", VT_ERR_SHAPE, "layernorm: x has shape (4,0)"},
+    {"layernorm of 0 rows", VT_ERR_SHAPE, "layernorm: x has shape (0,4)"},
+    {"cross_entropy of 0 rows", VT_ERR_SHAPE, "cross_entropy: logits has shape (0,4)"},
+    {"cross_entropy over V = 0", VT_ERR_SHAPE, "cross_entropy: logits has shape (4,0)"},
+    {"mean of nothing", VT_ERR_SHAPE, "mean: x has shape (0,4)"},
+    {"mse of nothing", VT_ERR_SHAPE, "mse: pred has shape (0,4)"},
+    {"matmul with K = 0", VT_ERR_SHAPE, "matmul: a has shape (4,0)"},
+    {"linear of 0 rows", VT_ERR_SHAPE, "linear: x has shape (0,4)"},
+    {"attention with C = 0", VT_ERR_SHAPE, "qkv has shape (2,3,0)"},
+    {"attention with T = 0", VT_ERR_SHAPE, "qkv has shape (2,0,6)"},
+    {"2^64 elements", VT_ERR_SHAPE, "element count overflow"},
+    {"2^80 elements", VT_ERR_SHAPE, "element count overflow"},
+    {"reshape to 2^64", VT_ERR_SHAPE, "reshape: dimension 1"},
+    {"softmax of a scalar", VT_ERR_SHAPE, "softmax: x is a scalar"},
+    {"layernorm of a scalar", VT_ERR_SHAPE, "layernorm: x is a scalar"},
+    {"slice past the end", VT_ERR_ARG, "slice: start 1, length 9223372036854775807"},
+    {"split past the end", VT_ERR_ARG, "split: start 2"},
+    {"clip at -1", VT_ERR_ARG, "vt_clip_grad_norm: max_norm = -1"},
+    {"clip at NaN", VT_ERR_ARG, "vt_clip_grad_norm: max_norm = nan"},
+    {"layernorm eps inf", VT_ERR_ARG, "layernorm: eps = inf"},
+    {"empty parameter", VT_ERR_SHAPE, "vt_param(empty): dimension 0 is 0"}};
+#define NZCASES ((int)(sizeof zwant / sizeof zwant[0]))
+
+static int zcase_run(int k, char *msg, size_t n) {
+    int fd[2], status;
+    pid_t pid;
+    ssize_t got;
+    if (pipe(fd) != 0) return -1;
+    pid = fork();
+    if (pid == 0) {
+        vt_desc d = vt_desc_default();
+        vt_ctx *c;
+        char out[600];
+        int st;
+        d.order.threads = 1;
+        c = vt_create(&d);
+        st = (int)zcase(k, c); /* before the message: argument order is unspecified */
+        snprintf(out, sizeof out, "%d %s", st, vt_error_message(c));
+        if (write(fd[1], out, strlen(out) + 1) < 0) _exit(3);
+        _exit(0);
+    }
+    close(fd[1]);
+    got = read(fd[0], msg, n - 1);
+    close(fd[0]);
+    waitpid(pid, &status, 0);
+    msg[got > 0 ? got : 0] = 0;
+    if (WIFSIGNALED(status)) { snprintf(msg, n, "killed by signal %d", WTERMSIG(status)); return -1; }
+    return atoi(msg);
+}
+
+TEST(zero_size_and_overflow_refused) {
+    int k;
+    for (k = 0; k < NZCASES; k++) {
+        char msg[600];
+        int st = zcase_run(k, msg, sizeof msg);
+        CHECK(st == zwant[k].status && strstr(msg, zwant[k].msg), "%s: want %s '%s', got %s", zwant[k].what,
+              vt_status_name((vt_status)zwant[k].status), zwant[k].msg, msg);
+    }
+}
+
+/* vt_param takes only names that survive a safetensors header unescaped,
+   fit the name field, and are not reserved */
+TEST(param_names_checked) {
+    static const struct { const char *name, *msg; } bad[] = {
+        {"", "1..47 bytes"}, {"a\"b", "byte 0x22"}, {"back\\slash", "byte 0x5c"}, {"tab\there", "byte 0x09"},
+        {"caf\xc3\xa9", "byte 0xc3"}, {"__metadata__", "reserved"}, {"optim0.m", "reserved"},
+        {"a_name_that_is_exactly_forty_eight_bytes_long_xx", "1..47 bytes"}};
+    vt_desc d = vt_desc_default();
+    vt_ctx *c = vt_create(&d);
+    int64_t ne[1] = {3};
+    int k;
+    for (k = 0; k < (int)(sizeof bad / sizeof bad[0]); k++) {
+        vt_clear_error(c);
+        CHECK(vt_param(c, bad[k].name, 1, ne) == NULL && vt_status_of(c) == VT_ERR_ARG && strstr(vt_error_message(c), bad[k].msg),
+              "'%s': %s", bad[k].name, vt_error_message(c));
+    }
+    vt_clear_error(c);
+    CHECK(vt_param(c, NULL, 1, ne) == NULL && vt_status_of(c) == VT_ERR_ARG, "a NULL name was accepted");
+    vt_clear_error(c);
+    CHECK(vt_param(c, "a_name_that_is_exactly_forty_seven_bytes_long_x", 1, ne) != NULL, "47 bytes: %s", vt_error_message(c));
+    CHECK(vt_param(c, "h.0 [weird] (but) fine: {ok} / 'quoted' = 1", 1, ne) != NULL, "printable ASCII: %s", vt_error_message(c));
+    CHECK(vt_param(c, "optimizer", 1, ne) != NULL, "'optimizer' is not reserved: %s", vt_error_message(c));
+    vt_destroy(c);
+}
+
 /* a NaN in the inputs stops the step with the point and element named */
 TEST(nan_is_reported) {
     vt_desc d = vt_desc_default();
@@ -272,6 +401,40 @@ TEST(order_strings) {
     vt_order_string(&o, buf, sizeof buf);
     CHECK(!strcmp(buf, "threads:3,block:64,chaos:7,nofma"), "%s", buf);
     CHECK(vt_order_parse(&o, "thread:3") != VT_OK && strstr(vt_last_error(), "unknown"), "typo accepted");
+}
+
+/* every number in an order string is whole and in range, and vt_create
+   refuses a thread count it would otherwise start */
+TEST(order_numbers_checked) {
+    static const struct { const char *s, *msg; } bad[] = {
+        {"threads:0", "outside 1..256"},        {"threads:257", "outside 1..256"},
+        {"threads:100000", "outside 1..256"},  {"threads:-1", "needs a number"},
+        {"threads:4294967297", "outside 1..256"}, {"threads:99999999999999999999", "does not fit in 64 bits"},
+        {"block:0", "outside 1..4096"},        {"block:4097", "outside 1..4096"},
+        {"block:4294967360", "outside 1..4096"}, {"chaos:-5", "needs a number"},
+        {"chaos:", "needs a number"},          {"chaos: 5", "needs a number"},
+        {"threads:2x", "expected ','"},        {"nofma:1", "unknown item"}};
+    vt_order o;
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    int k;
+    for (k = 0; k < (int)(sizeof bad / sizeof bad[0]); k++)
+        CHECK(vt_order_parse(&o, bad[k].s) == VT_ERR_ARG && strstr(vt_last_error(), bad[k].msg), "'%s': %s", bad[k].s, vt_last_error());
+    CHECK(vt_order_parse(&o, "threads:256,block:4096,chaos:18446744073709551615") == VT_OK && o.threads == 256 &&
+              o.chaos_seed == UINT64_MAX, "the largest values: %s", vt_last_error());
+    d.order.threads = 100000;
+    c = vt_create(&d);
+    CHECK(!c && vt_last_status() == VT_ERR_ARG && strstr(vt_last_error(), "order.threads = 100000"), "100000 threads: %s", vt_last_error());
+    vt_destroy(c);
+    d.order.threads = -1;
+    c = vt_create(&d);
+    CHECK(!c && vt_last_status() == VT_ERR_ARG, "-1 threads accepted");
+    vt_destroy(c);
+    d.order.threads = 1;
+    d.order.block = 1 << 30;
+    c = vt_create(&d);
+    CHECK(!c && strstr(vt_last_error(), "order.block"), "block 2^30: %s", vt_last_error());
+    vt_destroy(c);
 }
 
 /* the library refuses a build that fuses a*b+c */
@@ -308,6 +471,112 @@ TEST(no_contraction_here) {
     CHECK(!vt__contracts(), "this test program contracts a*b+c into fma");
 }
 
+/* --- the GEMM's micro-kernels (issue 15) -----------------------------------
+   vt__gemm_run with the base kernels (AVX2 where compiled, else plain C) and
+   with the AVX-512 ones, for every order the suite trains with (default,
+   another block, chaos with its per-block fma switch, native binary32), K
+   split into ordered chunks or not, transposed operands, accumulation into
+   an old C, and shapes with edge tiles on every side: the two must agree on
+   every bit. Against the textbook loop: bit for bit on integer inputs (exact
+   in any order), and within twice the bound on binary32 normals. */
+static void gemm_once(vt_ctx *c, int isa, int64_t M, int64_t N, int64_t K, const double *A, int ta, const double *B, int tb,
+                      double *C, int64_t kchunk) {
+    vt__force_isa = isa;
+    vt__gemm_run(c, &c->ord, M, N, K, A, ta ? 1 : K, ta ? M : 1, B, tb ? 1 : N, tb ? K : 1, C, N, kchunk);
+    vt__arena_reset(&c->scratch);
+    vt__force_isa = -1;
+}
+
+TEST(gemm_kernels_bit_identical) {
+    static const int64_t shapes[][3] = {{1, 1, 1}, {5, 7, 3}, {12, 16, 256}, {13, 17, 257}, {6, 8, 600}, {37, 130, 300},
+                                        {96, 128, 300}, {101, 203, 97}, {100, 40, 1030}, {24, 48, 2}};
+    static const char *orders[] = {"", "block:7", "chaos:3", "threads:1,chaos:11", "native"};
+    int have512 = 0, o, si, v;
+    int64_t compared = 0, differ = 0;
+#ifdef VT__AVX512
+    __builtin_cpu_init();
+    have512 = __builtin_cpu_supports("avx512f");
+#endif
+    if (!have512) NOTE("no AVX-512 on this machine or in this build: the base kernels against the reference only");
+    for (o = 0; o < 5; o++) {
+        vt_desc d = vt_desc_default();
+        vt_ctx *c;
+        d.order.threads = 2;
+        if (o == 4) d.mode = VT_MODE_NATIVE;
+        else if (*orders[o]) CHECK(vt_order_parse(&d.order, orders[o]) == VT_OK, "order %s", orders[o]);
+        c = vt_create(&d);
+        for (si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++)
+            for (v = 0; v < 16; v++) {
+                /* v: K in chunks, A transposed, B transposed, binary64 inputs
+                   (with binary32 ones fma and a separate product agree) */
+                int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], i, kchunk = (v & 1) ? 64 : 0;
+                int ta = (v >> 1) & 1, tb = (v >> 2) & 1, acc = si & 1, wide = v >> 3;
+                double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
+                double *C0 = (double *)malloc(sizeof(double) * (size_t)(M * N)), *C1 = (double *)malloc(sizeof(double) * (size_t)(M * N));
+                for (i = 0; i < M * K; i++) A[i] = vt_rng_normal(5, (uint64_t)si, (uint64_t)i);
+                for (i = 0; i < M * K && !wide; i++) A[i] = (float)A[i];
+                for (i = 0; i < K * N; i++) B[i] = (float)vt_rng_normal(6, (uint64_t)si, (uint64_t)i);
+                for (i = 0; i < M * N; i++) C0[i] = C1[i] = acc ? (float)vt_rng_normal(7, (uint64_t)si, (uint64_t)i) : 0.0;
+                gemm_once(c, 0, M, N, K, A, ta, B, tb, C0, kchunk);
+                if (have512) {
+                    gemm_once(c, 1, M, N, K, A, ta, B, tb, C1, kchunk);
+                    for (i = 0; i < M * N; i++) {
+                        compared++;
+                        if (memcmp(&C0[i], &C1[i], 8)) {
+                            if (!differ++)
+                                CHECK(0, "order '%s' %lldx%lldx%lld (variant %d) element %lld: base %.17g, AVX-512 %.17g", orders[o],
+                                      (long long)M, (long long)N, (long long)K, v, (long long)i, C0[i], C1[i]);
+                        }
+                    }
+                }
+                free(A); free(B); free(C0); free(C1);
+            }
+        vt_destroy(c);
+    }
+    CHECK(differ == 0, "%lld of %lld elements differ between the base and the AVX-512 kernels", (long long)differ, (long long)compared);
+    if (have512) NOTE("%lld elements compared, base and AVX-512 kernels", (long long)compared);
+}
+
+TEST(gemm_matches_reference) {
+    static const int64_t shapes[][3] = {{1, 1, 1}, {13, 17, 257}, {37, 130, 300}, {101, 203, 97}, {200, 40, 1030}};
+    int isa, si, v;
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    d.order.threads = 2;
+    c = vt_create(&d);
+    for (isa = 0; isa < 2; isa++) {
+#ifdef VT__AVX512
+        __builtin_cpu_init();
+        if (isa == 1 && !__builtin_cpu_supports("avx512f")) break;
+#else
+        if (isa == 1) break;
+#endif
+        for (si = 0; si < 5; si++)
+            for (v = 0; v < 4; v++) {
+                int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], i, bad = 0, kchunk = (v & 1) ? 100 : 0;
+                int integers = v >> 1;
+                double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
+                double *C = (double *)calloc((size_t)(M * N), sizeof(double)), *R = (double *)calloc((size_t)(M * N), sizeof(double));
+                double *E = (double *)malloc(sizeof(double) * (size_t)(M * N));
+                for (i = 0; i < M * K; i++)
+                    A[i] = integers ? (double)(int)(vt_rng_u64(8, (uint64_t)si, (uint64_t)i) % 17) - 8 : (float)vt_rng_normal(8, (uint64_t)si, (uint64_t)i);
+                for (i = 0; i < K * N; i++)
+                    B[i] = integers ? (double)(int)(vt_rng_u64(9, (uint64_t)si, (uint64_t)i) % 17) - 8 : (float)vt_rng_normal(9, (uint64_t)si, (uint64_t)i);
+                vt__gemm_bound(c, &c->ord, M, N, K, A, K, 1, B, N, 1, NULL, N, NULL, kchunk, E);
+                gemm_once(c, isa, M, N, K, A, 0, B, 0, C, kchunk);
+                vt__gemm_naive(M, N, K, A, K, 1, B, N, 1, R, N);
+                for (i = 0; i < M * N; i++)
+                    if (integers ? memcmp(&C[i], &R[i], 8) != 0 : !(fabs(C[i] - R[i]) <= 2 * E[i])) {
+                        if (!bad++)
+                            CHECK(0, "%s %lldx%lldx%lld %s element %lld: %.17g, reference %.17g, bound %g", isa ? "AVX-512" : "base",
+                                  (long long)M, (long long)N, (long long)K, integers ? "integers" : "normals", (long long)i, C[i], R[i], E[i]);
+                    }
+                free(A); free(B); free(C); free(R); free(E);
+            }
+    }
+    vt_destroy(c);
+}
+
 int main(void) {
     RUN(sha256_vectors);
     RUN(sha256_block_paths_agree);
@@ -321,9 +590,14 @@ int main(void) {
     RUN(digits_bad_files);
     RUN(text_loader);
     RUN(shape_errors);
+    RUN(zero_size_and_overflow_refused);
+    RUN(param_names_checked);
     RUN(nan_is_reported);
     RUN(order_strings);
+    RUN(order_numbers_checked);
     RUN(op_ids_pinned);
     RUN(no_contraction_here);
+    RUN(gemm_kernels_bit_identical);
+    RUN(gemm_matches_reference);
     return TEST_SUMMARY();
 }

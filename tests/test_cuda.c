@@ -249,7 +249,7 @@ static void cap_compare(cmp_stats *st) {
 
 /* --- trainer and auditor in lock step, chunks in memory ------------------------ */
 
-typedef struct { int64_t steps_ok, entries, corrections; cmp_stats cmp; char why[700]; } lock_res;
+typedef struct { int64_t steps_ok, entries, corrections, exact_t, exact_a; cmp_stats cmp; char why[700]; } lock_res;
 
 /* trains with `train` and audits with `audit` step by step; after every step
    the state digests and the chunk hashes must agree. With capture, every
@@ -298,8 +298,10 @@ static int lockstep(const vt_program *pt, const vt_program *pa, int train, int a
         vt_log_stats st;
         vt_log_stats_get(t, &st);
         r->entries = st.entries;
+        r->exact_t = st.exact;
         vt_log_stats_get(a, &st);
         r->corrections = st.corrections;
+        r->exact_a = st.exact;
     }
     cap_clear();
     vt_destroy(t);
@@ -546,7 +548,7 @@ static vt_status lsq_step(vt_ctx *c, int64_t s, void *u) {
     return vt_status_of(c);
 }
 
-TEST2(log_corrects_the_cpu) {
+TEST2(boundary_cases_agree_with_cpu) {
     lsq_app a, b;
     vt_program pa, pb;
     vt_desc d;
@@ -568,9 +570,13 @@ TEST2(log_corrects_the_cpu) {
     CHECK(rg.status == VT_OK && rc.status == VT_OK, "%s / %s", rg.message, rc.message);
     CHECK(memcmp(rg.digest, rc.digest, 32) != 0, "round-only: the %s and the cpu agree after 60 steps", dev_name(g_dev));
     CHECK(lockstep(&pa, &pb, g_dev, CPU, 60, VT_MODE_VERIFIED, 0, &r), "verified: %s", r.why);
-    CHECK(r.corrections > 0, "no entry changed the cpu's rounding (%lld entries)", (long long)r.entries);
-    NOTE("round-only: %s and cpu weights differ after 60 steps; verified: identical at every step, %lld entries, %lld of them "
-         "corrected the cpu's own rounding", dev_name(g_dev), (long long)r.entries, (long long)r.corrections);
+    /* what round-only lacked: the products' boundary cases, evaluated
+       exactly on both sides (the device's vtk_exact, the cpu's own) */
+    CHECK(r.exact_t > 0 && r.exact_a > 0, "no product value was evaluated exactly (%lld on the %s, %lld on the cpu)",
+          (long long)r.exact_t, dev_name(g_dev), (long long)r.exact_a);
+    NOTE("round-only: %s and cpu weights differ after 60 steps; verified: identical at every step, %lld product values "
+         "evaluated exactly on the %s and %lld on the cpu, %lld log entries", dev_name(g_dev), (long long)r.exact_t,
+         dev_name(g_dev), (long long)r.exact_a, (long long)r.entries);
 }
 
 /* the whole pipeline through files: a transcript written by the GPU trainer
@@ -680,9 +686,9 @@ TEST2(two_gpu_runs_write_identical_logs) {
     b1 = vt__slurp("build/tc_run1.vtlog", &n1);
     b2 = vt__slurp("build/tc_run2.vtlog", &n2);
     CHECK(b1 && b2 && n1 == n2 && !memcmp(b1, b2, (size_t)n1), "the two logs differ (%lld and %lld bytes)", (long long)n1, (long long)n2);
-    CHECK(r1.log.entries > 0, "no entries: the comparison says little");
-    NOTE("two %s runs (threads scheduled in different orders): logs of %lld bytes, %lld entries, byte-identical", dev_name(g_dev),
-         (long long)n1, (long long)r1.log.entries);
+    CHECK(r1.log.entries + r1.log.exact > 0, "no entries and no exact evaluations: the comparison says little");
+    NOTE("two %s runs (threads scheduled in different orders): logs of %lld bytes, %lld entries (%lld exact evaluations), "
+         "byte-identical", dev_name(g_dev), (long long)n1, (long long)r1.log.entries, (long long)r1.log.exact);
     free(b1); free(b2);
     gpt_free(&a);
 }
@@ -821,7 +827,7 @@ int main(int argc, char **argv) {
     vt__emu_guard = 0;
     RUN2(mlp_gpu_trained_cpu_audited);
     RUN2(gpt_gpu_trained_cpu_audited);
-    RUN2(log_corrects_the_cpu);
+    RUN2(boundary_cases_agree_with_cpu);
     RUN2(native_gpu_differs_from_cpu);
     RUN2(other_modes_run);
     RUN2(two_gpu_runs_write_identical_logs);

@@ -1,22 +1,24 @@
 /* test_fixtures.c - golden files: logs and transcripts written by earlier
-   versions of vtrain replay on this one, forever.
+   versions of vtrain replay on this one, forever, or are refused by name.
 
-   tests/fixtures/v1/ holds what vtrain 0.1.0 (log format 1, op table 1)
-   wrote for short runs of the digits MLP and the character GPT: a plain
-   rounding log with its commitments, a calibrated log (whose header carries
-   a calibration table of rounding-point kinds), and a transcript directory
-   (manifest, log, commitments, checkpoints, root) of each program. They
-   were written once, by `build/test_fixtures --write tests/fixtures/v1`
-   on the code of that version, and are never rewritten.
+   tests/fixtures/vN/ holds what the vtrain of log format N wrote for short
+   runs of the digits MLP and the character GPT: a plain rounding log with
+   its commitments, a calibrated log (whose header carries a calibration
+   table of rounding-point kinds), and a transcript directory (manifest,
+   log, commitments, checkpoints, root) of each program. Each set was
+   written once, by `build/test_fixtures --write tests/fixtures/vN` on the
+   code of that version, and is never rewritten:
+     v1  vtrain 0.1.0 (log format 1, op table 0)
+     v2  vtrain 0.2.0 (log format 2: vtrain's own exp, log, tanh and cosine)
 
-   Every later version must either replay them (every step identical to the
-   trainer's commitment, every leaf, the Merkle root) or bump the format
-   version and refuse them with a message that names both versions; this
-   program checks whichever applies. It also trains the same runs again and
-   compares the bytes: as long as the numerics are those of the newest
-   fixture set, what this build writes is byte-identical to it (logs,
-   commitments, checkpoints, roots), so a change that was meant to change
-   nothing shows that it did not.
+   Every later version must either replay a set (every step identical to
+   the trainer's commitment, every leaf, the Merkle root) or refuse it with
+   a message that names both format versions; this program checks whichever
+   applies. It also trains the same runs again and compares the bytes with
+   the newest set: as long as the numerics are unchanged, what this build
+   writes is byte-identical to it (logs, commitments, checkpoints, roots), so
+   a change that was meant to change nothing shows that it did not. A change
+   of numerics bumps the log format and adds a set.
 
    The programs are examples/digitsmlp.h and examples/chargpt.h with the
    fixed configurations below; the order is pinned (threads:2), because a
@@ -31,7 +33,10 @@
 #include <sys/stat.h>
 
 #define FIX_STEPS 6
-#define FIX_DIR "tests/fixtures/v1"
+/* the sets, oldest first; the last is what this build writes */
+static const struct { const char *dir; unsigned version; } g_sets[] = {{"tests/fixtures/v1", 1}, {"tests/fixtures/v2", 2}};
+#define NSETS ((int)(sizeof g_sets / sizeof g_sets[0]))
+#define FIX_DIR (g_sets[NSETS - 1].dir)
 
 static vt_digits g_digits;
 static int g_digits_ok;
@@ -292,23 +297,37 @@ static vt_status audit_fixture(const fixture *f, const char *set, const char *or
     return vt_run(&d, &p, FIX_STEPS, r);
 }
 
-/* The fixtures of log format 1 replay under other orders: every step equal
-   to the commitment, and for transcripts every leaf and the Merkle root. */
-TEST(fixtures_v1_replay) {
+/* Every set replays under other orders (every step equal to the
+   commitment, and for transcripts every leaf and the Merkle root), or, for
+   a set of an older log format that this build does not read, is refused
+   with a message that names both versions. */
+TEST(fixtures_replay_or_refused) {
     static const char *orders[] = {"threads:1,chaos:7", "threads:2,block:13,nofma"};
-    int i, k;
+    int i, k, si;
     if (!load_data()) { CHECK(0, "cannot load data/digits.csv or data/kjv_nt.txt"); return; }
-    for (i = 0; i < NFIX; i++)
-        for (k = 0; k < 2; k++) {
-            vt_report r;
-            audit_fixture(&g_fixtures[i], FIX_DIR, orders[k], &r);
-            CHECK(r.status == VT_OK, "%s under %s: %s", g_fixtures[i].name, orders[k], r.message);
-            CHECK(r.steps == FIX_STEPS, "%s: %lld steps replayed", g_fixtures[i].name, (long long)r.steps);
-        }
+    CHECK(g_sets[NSETS - 1].version == VT__LOG_VERSION, "the newest set is format %u, this build writes %u: add a set",
+          g_sets[NSETS - 1].version, VT__LOG_VERSION);
+    for (si = 0; si < NSETS; si++)
+        for (i = 0; i < NFIX; i++)
+            for (k = 0; k < 2; k++) {
+                vt_report r;
+                char want[64], mine[64];
+                audit_fixture(&g_fixtures[i], g_sets[si].dir, orders[k], &r);
+                if (g_sets[si].version == VT__LOG_VERSION) {
+                    CHECK(r.status == VT_OK, "%s/%s under %s: %s", g_sets[si].dir, g_fixtures[i].name, orders[k], r.message);
+                    CHECK(r.steps == FIX_STEPS, "%s: %lld steps replayed", g_fixtures[i].name, (long long)r.steps);
+                    continue;
+                }
+                snprintf(want, sizeof want, "version %u", g_sets[si].version);
+                snprintf(mine, sizeof mine, "reads version %u", VT__LOG_VERSION);
+                CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, want) && strstr(r.message, mine),
+                      "%s/%s: neither replayed nor refused by name: %s", g_sets[si].dir, g_fixtures[i].name, r.message);
+                if (i == 0 && k == 0) NOTE("%s", r.message);
+            }
 }
 
 /* A transcript fixture resumes an audit from its checkpoint at step 3. */
-TEST(fixtures_v1_audit_from_checkpoint) {
+TEST(fixtures_audit_from_checkpoint) {
     vt_desc d = vt_desc_default();
     vt_report r;
     digitsmlp a;
@@ -390,7 +409,7 @@ TEST(newer_formats_refused_by_name) {
     if (!load_data()) { CHECK(0, "cannot load the data"); return; }
     path_join(path, sizeof path, FIX_DIR, "digits.vtlog");
     audit_edited_header(path, edit_version, &r);
-    CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "version 99") && strstr(r.message, "reads 1"), "version: %s", r.message);
+    CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "version 99") && strstr(r.message, "reads version 2"), "version: %s", r.message);
     NOTE("%s", r.message);
     audit_edited_header(path, edit_table, &r);
     CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "op table 200") && strstr(r.message, "knows op table 0"), "op table: %s", r.message);
@@ -404,8 +423,8 @@ TEST(newer_formats_refused_by_name) {
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "--write")) return write_set(argv[2]);
     TEST_FILTER(argc, argv);
-    RUN(fixtures_v1_replay);
-    RUN(fixtures_v1_audit_from_checkpoint);
+    RUN(fixtures_replay_or_refused);
+    RUN(fixtures_audit_from_checkpoint);
     RUN(fixtures_retrain_identical);
     RUN(newer_formats_refused_by_name);
     vt_digits_free(&g_digits);

@@ -132,14 +132,16 @@ TEST(round_only_fails_verified_fixes) {
     NOTE("round-only: the audits first differ at steps %lld and %lld", (long long)bad[0], (long long)bad[1]);
     ok = train_audit(&p, VT_MODE_VERIFIED, "build/t_lsq_v.vtlog", 60, "threads:2", o, 2, NULL, NULL);
     CHECK(ok == 2, "verified replayed under %d of 2 orders", ok);
-    /* the auditor really used the log: entries corrected its own rounding */
+    /* what round-only lacked did the work: the products' boundary cases
+       evaluated exactly (and log entries where the ops log) */
     d.role = VT_ROLE_AUDIT;
     d.log_path = "build/t_lsq_v.vtlog";
     vt_order_parse(&d.order, o[0]);
     vt_run(&d, &p, 60, &r);
-    CHECK(r.status == VT_OK && r.log.corrections > 0, "no log entry changed the auditor's rounding (%s)", r.message);
-    NOTE("verified audit: %lld entries applied, %lld corrected the auditor's own rounding; final loss %.4f",
-         (long long)r.log.entries, (long long)r.log.corrections, r.last_loss);
+    CHECK(r.status == VT_OK && r.log.exact + r.log.corrections > 0, "nothing decided a boundary case (%s)", r.message);
+    NOTE("verified audit: %lld product values evaluated exactly, %lld log entries applied (%lld corrected the auditor's "
+         "own rounding); final loss %.4f", (long long)r.log.exact, (long long)r.log.entries, (long long)r.log.corrections,
+         r.last_loss);
     free(g_lsq.x);
     free(g_lsq.y);
 }
@@ -383,6 +385,84 @@ static vt_report tamper_entry(int kth, int delta, int64_t *step) {
    exactly that step, or it changes nothing the step commits to. */
 /* A product's bound computed only where the rounding point looks (vt__lazy)
    must log exactly what the written-out bound logs. */
+/* The same at the primitive: a rounding point whose every 7th value sits
+   on a binary32 midpoint, rounded on two threads whose worker stalls: the
+   entries come out in index order, exactly the expected ones. */
+TEST(stalled_threads_entries_in_order) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    int64_t n = 1 << 18, i, k = 0, bad;
+    int r;
+    double *x = (double *)malloc(sizeof(double) * (size_t)n), *e = (double *)malloc(sizeof(double) * (size_t)n);
+    vt__ents out;
+    memset(&out, 0, sizeof out);
+    vt_order_parse(&d.order, "threads:2");
+    c = vt_create(&d);
+    for (i = 0; i < n; i++) {
+        float f = 1.0f + (float)i * 0x1p-23f;
+        x[i] = (double)f + (i % 7 == 0 ? 0x1p-24 : 0.0);
+        e[i] = 1e-12;
+    }
+    vt__pool_stall_us = 100;
+    vt__pool_lent = 0;
+    for (r = 0; r < 200 && !k && (r < 5 || !vt__pool_lent); r++) { /* until the caller has run chunks out of turn */
+        double *y = (double *)malloc(sizeof(double) * (size_t)n);
+        memcpy(y, x, sizeof(double) * (size_t)n);
+        out.n = 0;
+        bad = vt__cpu_round(c, y, e, n, 1.0, 0, &out);
+        free(y);
+        CHECK(bad < 0, "a NaN at %lld", (long long)bad);
+        CHECK(out.n == (n + 6) / 7, "%lld entries, want %lld", (long long)out.n, (long long)((n + 6) / 7));
+        for (i = 0; i < out.n && k == 0; i++)
+            if (out.e[i].i != 7 * i) { k = 1; CHECK(0, "entry %lld has index %lld, want %lld", (long long)i, (long long)out.e[i].i, (long long)(7 * i)); }
+    }
+    vt__pool_stall_us = 0;
+    CHECK(vt__pool_lent > 0, "the stalls never made the caller run a chunk out of turn: the test tests nothing");
+    free(out.e); free(x); free(e);
+    vt_destroy(c);
+}
+
+/* The pool hands out chunks to whichever thread is free (>>threads). With
+   workers stalled before their chunks, as threads that lose their core to
+   another process, the caller runs chunks out of turn: the log and every
+   step's state must be byte-identical to an unstalled run with the same
+   order. */
+static vt_program gpt_program_wide(void) {
+    /* wide enough (8 x 32 x 64 outputs) that rounding points run on the pool */
+    vt_program p = gpt_program();
+    g_gpt.cfg.width = 64; g_gpt.T = 32; g_gpt.B = 8;
+    return p;
+}
+
+TEST(stalled_threads_same_log) {
+    vt_desc d = vt_desc_default();
+    vt_report r1, r2;
+    vt_program p = gpt_program_wide();
+    unsigned char *a, *b;
+    size_t na, nb;
+    d.log_path = "build/t_stall1.vtlog";
+    vt_order_parse(&d.order, "threads:2");
+    vt_run(&d, &p, 8, &r1);
+    vt__pool_stall_us = 100;
+    vt__pool_lent = 0;
+    p = gpt_program_wide();
+    d.log_path = "build/t_stall2.vtlog";
+    vt_run(&d, &p, 8, &r2);
+    vt__pool_stall_us = 0;
+    CHECK(r1.status == VT_OK && r2.status == VT_OK, "training failed: %s / %s", r1.message, r2.message);
+    CHECK(vt__pool_lent > 0, "the stalls never made the caller run a chunk out of turn: the test tests nothing");
+    a = slurp("build/t_stall1.vtlog", &na);
+    b = slurp("build/t_stall2.vtlog", &nb);
+    CHECK(a && b && na == nb && !memcmp(a, b, na), "logs differ (%zu and %zu bytes)", na, nb);
+    free(a); free(b);
+    a = slurp("build/t_stall1.vtlog.commits", &na);
+    b = slurp("build/t_stall2.vtlog.commits", &nb);
+    CHECK(a && b && na == nb && !memcmp(a, b, na), "commitments differ");
+    free(a); free(b);
+    NOTE("%lld chunks ran on a stalled worker after the caller had run a later one; %lld log entries", (long long)vt__pool_lent,
+         (long long)r1.log.entries);
+}
+
 TEST(lazy_bound_logs_what_the_written_bound_logs) {
     vt_desc d = vt_desc_default();
     vt_program p = gpt_program();
@@ -570,6 +650,131 @@ TEST(bounds_hold_for_every_op) {
     vt_calib_free(&t);
 }
 
+/* --- the numeric contract against an adversary ---------------------------------- */
+
+/* Binary64 input (vt_from_f64, a VT_F64 tensor) outside fp64 mode is rounded
+   to binary32 at entry: a product of two unrounded binary64 values is not
+   exact, and with and without fma two machines would round it apart with a
+   bound that assumed it exact. One two-term product, trained with fma and
+   audited without, and the reverse. */
+typedef struct { vt_tensor *w; vt_optim *opt; } f64_app;
+static vt_status f64_setup(vt_ctx *c, void *u) {
+    f64_app *a = (f64_app *)u;
+    int64_t n[2] = {1, 2};
+    a->w = vt_param(c, "w", 2, n);
+    vt_init_const(c, a->w, 1.0);
+    a->opt = vt_sgd_create(c, NULL);
+    return vt_status_of(c);
+}
+static vt_status f64_step(vt_ctx *c, int64_t s, void *u) {
+    f64_app *a = (f64_app *)u;
+    /* x w with x = (1 + 2^-30, 1 - 2^-30) (not binary32 values) and w = 1 */
+    double xv[2] = {1 + 0x1p-30, -(1 - 0x1p-29)};
+    int64_t n[2] = {1, 2};
+    vt_tensor *x = vt_from_f64(c, 2, n, xv), *y = vt_linear(c, x, a->w, NULL);
+    (void)s;
+    vt_backward(c, vt_sum(c, y));
+    vt_optim_step(c, a->opt, 0.5);
+    return vt_status_of(c);
+}
+TEST(binary64_input_rounded_at_entry) {
+    f64_app a;
+    vt_program p;
+    vt_desc d = vt_desc_default();
+    vt_ctx *c = vt_create(&d);
+    const char *o[1] = {"threads:1,nofma"};
+    int64_t n[1] = {2};
+    double v[2] = {1 + 0x1p-40, 0.1}, back[2];
+    vt_tensor *t;
+    if (!c) { CHECK(0, "%s", vt_last_error()); return; }
+    vt_step_begin(c);
+    t = vt_from_f64(c, 1, n, v);
+    vt_read_f64(c, t, back);
+    CHECK(back[0] == 1.0 && back[1] == (double)0.1f, "vt_from_f64 kept %.17g and %.17g", back[0], back[1]);
+    vt_step_end(c);
+    vt_destroy(c);
+    p.setup = f64_setup; p.step = f64_step; p.on_step = NULL; p.user = &a;
+    CHECK(train_audit(&p, VT_MODE_VERIFIED, "build/t_f64.vtlog", 5, "threads:1", o, 1, NULL, NULL) == 1, "fma then nofma");
+    o[0] = "threads:1";
+    CHECK(train_audit(&p, VT_MODE_VERIFIED, "build/t_f64b.vtlog", 5, "threads:1,nofma", o, 1, NULL, NULL) == 1, "nofma then fma");
+}
+
+/* Compact entries decode uniquely whatever the auditor's own value. Random
+   honest pairs: a reference x*, a trainer x within e of it and an auditor
+   x' within e' of it, with
+   x* on and near binary32 midpoints, across magnitudes (subnormals, zero,
+   huge) and bounds from 2^-12 to 2^14 binary32 ulps, the two bounds 2^-21
+   apart (TWO HONEST BOUNDS in >>rounding): wherever the trainer
+   logs, the auditor must decode exactly the trainer's value, in compact and
+   full entries alike; and a compact entry where the auditor's interval
+   holds more than 256 values is refused (the calibrated mode's old decoding
+   against a guessed window is what made an honest trainer lose). */
+TEST(compact_entries_decode_uniquely) {
+    int64_t t, logged = 0, compact = 0, wide_refused = 0;
+    for (t = 0; t < 2000000; t++) {
+        uint64_t h = vt_rng_u64(77, 1, (uint64_t)t);
+        double u1 = vt_rng_uniform(77, 2, (uint64_t)t), u2 = vt_rng_uniform(77, 3, (uint64_t)t), u3 = vt_rng_uniform(77, 4, (uint64_t)t);
+        float base = (float)ldexp(1 + (double)(h & 0xffff) / 65536, (int)((h >> 16) % 300) - 160);
+        double ulp = (double)nextafterf(fabsf(base), INFINITY) - (double)fabsf(base), xs, e, e2, x, x2, w;
+        float r, rr;
+        int32_t kl, kh;
+        int full, d;
+        if (h >> 63) base = -base;
+        if ((h >> 40) % 16 == 0) base = 0;
+        xs = (double)base + ((h >> 50) & 1 ? 0.5 * ulp : 0) + (u3 - 0.5) * ulp * ((h >> 51) & 1 ? 1e-6 : 2);
+        e = ulp * ldexp(1, (int)((h >> 32) % 27) - 12) * (0.5 + u1);
+        e2 = e * (1 + (2 * u2 - 1) * 0x1p-21);
+        x = xs + e * (2 * vt_rng_uniform(78, 1, (uint64_t)t) - 1);
+        x2 = xs + e2 * (2 * vt_rng_uniform(78, 2, (uint64_t)t) - 1);
+        /* half the trials as a calibrated trainer: a factor of 1e-3 decides what it logs, the sound bound
+           what it writes compact (and the auditor decodes against its sound interval) */
+        w = vt__widen(x, t % 2 ? e * 1e-3 : e);
+        if (vt__fbits((float)(x - w)) == vt__fbits((float)(x + w))) continue; /* the trainer logs nothing */
+        logged++;
+        r = (float)x;
+        full = !vt__compact_ok(x, e);
+        compact += !full;
+        d = vt__decode_entry(x2, e2, full, full ? vt__fbits(r) : (uint32_t)vt__key(r) & 0xFFu, &rr, &kl, &kh);
+        if (d || vt__fbits(rr) != vt__fbits(r)) {
+            CHECK(0, "trial %lld: x %.17g e %.3g, x' %.17g e' %.3g: the %s entry for %.9g decoded as %.9g (status %d)", (long long)t,
+                  x, e, x2, e2, full ? "full" : "compact", (double)r, (double)rr, d);
+            return;
+        }
+        if ((int64_t)kh - kl > 255) { /* a forged compact entry here is refused */
+            d = vt__decode_entry(x2, e2, 0, (uint32_t)vt__key(r) & 0xFFu, &rr, &kl, &kh);
+            CHECK(d == 1, "trial %lld: a compact entry in an interval of %lld values was accepted", (long long)t, (long long)kh - kl + 1);
+            wide_refused++;
+        }
+    }
+    CHECK(logged > 100000 && compact > 10000 && wide_refused > 10000, "too few cases: %lld logged, %lld compact, %lld wide",
+          (long long)logged, (long long)compact, (long long)wide_refused);
+    NOTE("%lld logged entries (%lld compact) decoded to the trainer's value by an auditor with another value and bound; %lld "
+         "forged compact entries in wide intervals refused", (long long)logged, (long long)compact, (long long)wide_refused);
+}
+
+/* Probabilistic bounds assume random rounding errors: a transcript refuses
+   them unless asked for by name. */
+TEST(probabilistic_transcript_needs_consent) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    static const char *files[] = {"manifest.txt", "log.vtlog", "commits.bin", "root.txt"};
+    int i;
+    for (i = 0; i < 4; i++) { /* a fresh directory each run */
+        char p[128];
+        snprintf(p, sizeof p, "build/t_prob_run/%s", files[i]);
+        remove(p);
+    }
+    d.bound = VT_BOUND_PROBABILISTIC;
+    d.transcript = "build/t_prob_run";
+    c = vt_create(&d);
+    CHECK(!c && strstr(vt_last_error(), "allow_probabilistic"), "a probabilistic transcript was created without consent");
+    vt_destroy(c);
+    d.allow_probabilistic = 1;
+    c = vt_create(&d);
+    CHECK(c != NULL, "with consent: %s", vt_last_error());
+    vt_destroy(c);
+}
+
 int main(int argc, char **argv) {
     TEST_FILTER(argc, argv);
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -587,11 +792,16 @@ int main(int argc, char **argv) {
     RUN(gpt_native_diverges);
     RUN(calibrated_and_probabilistic);
     RUN(lazy_bound_logs_what_the_written_bound_logs);
+    RUN(stalled_threads_same_log);
+    RUN(stalled_threads_entries_in_order);
     RUN(tamper_changed_entry);
     RUN(tamper_deleted_record);
     RUN(tamper_truncated_and_checksum);
     RUN(log_of_another_program);
     RUN(round_only_fails_verified_fixes);
+    RUN(binary64_input_rounded_at_entry);
+    RUN(compact_entries_decode_uniquely);
+    RUN(probabilistic_transcript_needs_consent);
     vt_digits_free(&g_digits);
     chargpt_free(&g_gpt);
     return TEST_SUMMARY();

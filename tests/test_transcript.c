@@ -7,6 +7,7 @@
 #include "../examples/chargpt.h"
 #include <signal.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 
 /* --- the program: a tiny character GPT that can be told to poison a step --- */
 
@@ -312,6 +313,380 @@ TEST(truncated_files) {
     }
 }
 
+/* --- every field of every file ------------------------------------------------ */
+
+/* root.txt as a consistent trainer would write it for the files in dir now
+   (the commitments bound to the manifest as it now is): a dishonest
+   trainer's transcript, every hash in order */
+static void reseal(const char *dir) {
+    char path[256], text[512], h1[65], h2[65], h3[65];
+    unsigned char msha[32], root[32], run[32], (*lv)[32], *b;
+    size_t n;
+    vt_leaf_info *L;
+    int64_t nl, k;
+    snprintf(path, sizeof path, "%s/manifest.txt", dir);
+    b = slurp(path, &n);
+    vt_sha256(b, n, msha);
+    free(b);
+    snprintf(path, sizeof path, "%s/commits.bin", dir);
+    b = slurp(path, &n);
+    memcpy(b + 16, msha, 32);
+    spit(path, b, n);
+    free(b);
+    vt_transcript_leaves(dir, &L, &nl);
+    lv = (unsigned char(*)[32])malloc(32 * (size_t)(nl + 1));
+    for (k = 0; k < nl; k++) memcpy(lv[k], L[k].leaf, 32);
+    vt_merkle_root((const unsigned char(*)[32])lv, nl, root);
+    vt__run_commitment(root, msha, nl, run);
+    vt_hex(root, 32, h1); vt_hex(msha, 32, h2); vt_hex(run, 32, h3);
+    snprintf(text, sizeof text, "vtrain-root 1\nsteps = %lld\nmanifest = %s\nleaves_root = %s\nrun = %s\n", (long long)nl, h2, h1, h3);
+    snprintf(path, sizeof path, "%s/root.txt", dir);
+    spit(path, (const unsigned char *)text, strlen(text));
+    free(lv);
+    vt_free_leaves(L);
+}
+
+/* dir/name with its first `find` replaced by `repl` (text files) */
+static int edit_text(const char *dir, const char *name, const char *find, const char *repl) {
+    char path[256], *at, *o;
+    size_t n;
+    unsigned char *b;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    b = slurp(path, &n);
+    if (!b) return 0;
+    b[n] = 0;
+    at = strstr((char *)b, find);
+    if (!at) { free(b); return 0; }
+    o = (char *)malloc(n + strlen(repl) + 1);
+    memcpy(o, b, (size_t)(at - (char *)b));
+    strcpy(o + (at - (char *)b), repl);
+    strcat(o, at + strlen(find));
+    spit(path, (const unsigned char *)o, strlen(o));
+    free(o);
+    free(b);
+    return 1;
+}
+
+static vt_status audit_n(const char *dir, int64_t from, int64_t nsteps, vt_report *r) {
+    vt_desc d = vt_desc_default();
+    vt_program p = program();
+    d.role = VT_ROLE_AUDIT;
+    d.transcript = dir;
+    d.audit_from = from;
+    vt_order_parse(&d.order, "chaos:5");
+    return vt_run(&d, &p, nsteps, r);
+}
+
+/* root.txt: every field is parsed strictly and compared with what the
+   other files give; a root that disagrees is never skipped, also not when
+   the audit is partial */
+TEST(root_every_field_checked) {
+    static const struct { const char *find, *repl, *msg; } e[] = {
+        {"steps = 120", "steps = 119", "says steps = 119, 'build/tr_c/commits.bin' holds 120"},
+        {"steps = 120", "steps = 121", "says steps = 121"},
+        {"steps = 120", "steps = 12x", "steps = '12x' is not a step count"},
+        {"steps = 120", "steps = -120", "steps = '-120' is not a step count"},
+        {"leaves_root = ", "leaves_root = 0", "leaves_root = '0"},
+        {"run = ", "run = 00", "run = '00"},
+        {"vtrain-root 1", "vtrain-root 2", "not a vtrain root (version 1)"},
+        {"manifest = ", "manifest_sha = ", "line 3 should be 'manifest = ...'"},
+        {"\nrun", "\nextra = 1\nrun", "line 5 should be 'run = ...'"},
+        {"", "", NULL}};
+    vt_report r;
+    int k;
+    unsigned char *b;
+    size_t n;
+    for (k = 0; e[k].find[0]; k++) {
+        cp_r("build/tr_a", "build/tr_c");
+        CHECK(edit_text("build/tr_c", "root.txt", e[k].find, e[k].repl), "could not edit root.txt (%s)", e[k].find);
+        audit_n("build/tr_c", 80, 82, &r); /* a partial audit (two steps) checks the root like a full one */
+        CHECK(r.status != VT_OK && strstr(r.message, e[k].msg), "root.txt '%s' -> '%s': %s", e[k].find, e[k].repl, r.message);
+    }
+    /* each hash field changed to another well-formed hash */
+    {
+        static const char *fields[3] = {"manifest = ", "leaves_root = ", "run = "};
+        static const char *msgs[3] = {"names another manifest", "leaves_root is not the Merkle root", "run is not the commitment"};
+        for (k = 0; k < 3; k++) {
+            char *at;
+            cp_r("build/tr_a", "build/tr_c");
+            b = slurp("build/tr_c/root.txt", &n);
+            b[n] = 0;
+            at = strstr((char *)b, fields[k]) + strlen(fields[k]);
+            *at = *at == 'a' ? 'b' : 'a';
+            spit("build/tr_c/root.txt", b, n);
+            free(b);
+            audit_n("build/tr_c", 80, 82, &r);
+            CHECK(r.status == VT_ERR_MISMATCH && strstr(r.message, msgs[k]), "%s: %s", fields[k], r.message);
+        }
+    }
+    audit_n("build/tr_a", 80, 100, &r);
+    CHECK(r.status == VT_OK && r.root_steps == NSTEPS && r.steps == 20, "partial audit of a good transcript: %s, root over %lld",
+          r.message, (long long)r.root_steps);
+    audit_n("build/tr_a", 80, NSTEPS, &r);
+    CHECK(r.status == VT_OK && r.root_steps == NSTEPS, "full audit: %s, root over %lld", r.message, (long long)r.root_steps);
+    {
+        int64_t m = 0;
+        CHECK(vt_transcript_check("build/tr_a", &m) == VT_OK && m == NSTEPS, "check: %s", vt_last_error());
+    }
+}
+
+/* commits.bin, log.vtlog, manifest.txt: every field, also where the file's
+   own checksums were made right again (a trainer who writes bad files) */
+TEST(files_every_field_checked) {
+    vt_report r;
+    unsigned char *b;
+    size_t n, p;
+    /* a tensor digest changed under an unchanged state digest, the record's checksum fixed */
+    cp_r("build/tr_a", "build/tr_c");
+    b = slurp("build/tr_c/commits.bin", &n);
+    for (p = VT__COMMIT_HDR; p + 112 <= n;) {
+        size_t len = 112 + 32 * (size_t)vt__get_u32(b + p + 108);
+        if (vt__get_u64(b + p + 4) == 90) { b[p + 112 + 32 * 3] ^= 1; vt_sha256(b + p, len, b + p + len); break; }
+        p += len + 32;
+    }
+    spit("build/tr_c/commits.bin", b, n);
+    free(b);
+    reseal("build/tr_c");
+    audit_n("build/tr_c", 80, 92, &r);
+    CHECK(r.status == VT_ERR_MISMATCH && r.first_bad_step == 90 && strstr(r.message, "tensor digests were edited"), "tensor digest: %s", r.message);
+    /* the state digest changed, the tensor digests not */
+    cp_r("build/tr_a", "build/tr_c");
+    edit_commit("build/tr_c/commits.bin", 91);
+    reseal("build/tr_c");
+    audit_n("build/tr_c", 80, 92, &r);
+    CHECK(r.status == VT_ERR_MISMATCH && r.first_bad_step == 91 && strstr(r.message, "not the digest of its own tensor digests"), "state digest: %s",
+          r.message);
+    /* the header's reserved field */
+    cp_r("build/tr_a", "build/tr_c");
+    b = slurp("build/tr_c/commits.bin", &n);
+    b[12] = 1;
+    spit("build/tr_c/commits.bin", b, n);
+    free(b);
+    audit_n("build/tr_c", 80, 81, &r);
+    CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "reserved field 0"), "reserved field: %s", r.message);
+    /* bytes after the log's last chunk */
+    cp_r("build/tr_a", "build/tr_c");
+    b = slurp("build/tr_c/log.vtlog", &n);
+    b = (unsigned char *)realloc(b, n + 7);
+    memset(b + n, 0, 7);
+    spit("build/tr_c/log.vtlog", b, n + 7);
+    free(b);
+    audit_n("build/tr_c", 80, NSTEPS, &r);
+    CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "7 bytes after the chunk of the last step (119)"), "log tail: %s", r.message);
+    /* the log header: compact flag, bound mode (its checksum fixed) */
+    {
+        static const struct { int at, v; const char *msg; } e[] = {
+            {18, 7, "compact flag is 7"}, {17, 1, "bound probabilistic (lambda 12), 'build/tr_c/manifest.txt' says sound"}};
+        int k;
+        for (k = 0; k < 2; k++) {
+            cp_r("build/tr_a", "build/tr_c");
+            b = slurp("build/tr_c/log.vtlog", &n);
+            b[e[k].at] = (unsigned char)e[k].v;
+            vt_sha256(b, 16 + vt__get_u32(b + 12), b + 16 + vt__get_u32(b + 12));
+            spit("build/tr_c/log.vtlog", b, n);
+            free(b);
+            audit_n("build/tr_c", 80, 81, &r);
+            CHECK(r.status != VT_OK && strstr(r.message, e[k].msg), "log header byte %d: %s", e[k].at, r.message);
+        }
+    }
+    /* a chunk header's entry count (its checksum fixed) */
+    {
+        vt_ctx *c;
+        vt_desc d = vt_desc_default();
+        unsigned char *chunk;
+        size_t clen;
+        vt_program pr = program();
+        CHECK(vt_transcript_chunk("build/tr_a", 0, &chunk, &clen) == VT_OK, "%s", vt_last_error());
+        vt__put_u32(chunk + 16, vt__get_u32(chunk + 16) + 1);
+        vt_sha256(chunk, clen - 32, chunk + clen - 32);
+        d.role = VT_ROLE_AUDIT;
+        d.log_memory = 1;
+        c = vt_create(&d);
+        pr.setup(c, pr.user);
+        vt_feed_chunk(c, chunk, clen);
+        vt_step_begin(c);
+        CHECK(vt_status_of(c) == VT_ERR_FORMAT && strstr(vt_error_message(c), "entries, its records hold"), "entry count: %s", vt_error_message(c));
+        vt_destroy(c);
+        free(chunk);
+    }
+    /* manifests a dishonest trainer wrote, every hash made consistent */
+    {
+        static const struct { const char *find, *repl; int status; const char *msg; } e[] = {
+            {"model.width = 32\n", "model.width = 32\nmodel.width = 64\n", VT_ERR_FORMAT, "key 'model.width' appears twice"},
+            {"vtrain.mode = verified", "vtrain.mode = trusted", VT_ERR_FORMAT, "vtrain.mode = 'trusted' is not a mode"},
+            {"vtrain.bound = sound", "vtrain.bound = probabilistic", VT_ERR_MISMATCH, "'build/tr_c/manifest.txt' says probabilistic"},
+            {"vtrain.lambda = 12", "vtrain.lambda = 13", VT_ERR_MISMATCH, "says sound (lambda 13)"},
+            {"vtrain.lambda = 12", "vtrain.lambda = 12abc", VT_ERR_FORMAT, "vtrain.lambda = '12abc'"},
+            {"vtrain.lambda = 12\n", "", VT_ERR_FORMAT, "lacks 'vtrain.lambda'"},
+            {"vtrain.trainer_ckpt_every = 40", "vtrain.trainer_ckpt_every = 0", VT_ERR_FORMAT, "trainer_ckpt_every = '0'"},
+            {"vtrain.trainer_order = ", "vtrain.trainer_order = threads:0,", VT_ERR_FORMAT, "trainer_order: order"},
+            {"vtrain.version", "vtrain.trust = yes\nvtrain.version", VT_ERR_FORMAT, "'vtrain.trust' is not a key"},
+            {"model.layers = 2", "model.layers=2", VT_ERR_FORMAT, "line 3 is not 'key = value'"}};
+        int k;
+        for (k = 0; k < (int)(sizeof e / sizeof e[0]); k++) {
+            cp_r("build/tr_a", "build/tr_c");
+            CHECK(edit_text("build/tr_c", "manifest.txt", e[k].find, e[k].repl), "could not edit the manifest (%s)", e[k].find);
+            reseal("build/tr_c");
+            audit_n("build/tr_c", 80, 81, &r);
+            CHECK(r.status == (vt_status)e[k].status && strstr(r.message, e[k].msg), "manifest '%s': %s %s", e[k].repl, vt_status_name(r.status), r.message);
+        }
+    }
+    audit_n("build/tr_a", 80, 81, &r);
+    CHECK(r.status == VT_OK, "the untouched transcript: %s", r.message);
+}
+
+/* --- checkpoint files: names, structure, metadata ------------------------------- */
+
+/* a checkpoint with its JSON header's first `find` replaced by `repl` (the
+   header length fixed, nothing else), and `extra` zero bytes appended */
+static int st_edit(const char *from, const char *to, const char *find, const char *repl, size_t extra) {
+    size_t n, hl, fl = strlen(find), rl = strlen(repl);
+    unsigned char *b = slurp(from, &n), *o;
+    char *h, *at;
+    FILE *f;
+    if (!b) return 0;
+    hl = (size_t)vt__get_u64(b);
+    h = (char *)malloc(hl + 1);
+    memcpy(h, b + 8, hl);
+    h[hl] = 0;
+    at = fl ? strstr(h, find) : NULL;
+    if (fl && !at) { free(h); free(b); return 0; }
+    o = (unsigned char *)calloc(n + rl + extra + 8, 1);
+    if (fl) {
+        size_t pre = (size_t)(at - h);
+        memcpy(o + 8, h, pre);
+        memcpy(o + 8 + pre, repl, rl);
+        memcpy(o + 8 + pre + rl, at + fl, hl - pre - fl);
+        hl = hl - fl + rl;
+    } else memcpy(o + 8, h, hl);
+    vt__put_u64(o, (uint64_t)hl);
+    memcpy(o + 8 + hl, b + 8 + vt__get_u64(b), n - 8 - (size_t)vt__get_u64(b));
+    f = fopen(to, "wb");
+    if (f) { fwrite(o, 1, 8 + hl + (n - 8 - (size_t)vt__get_u64(b)) + extra, f); fclose(f); }
+    free(o); free(h); free(b);
+    return f != NULL;
+}
+
+/* the data_offsets of the last tensor in the header, moved by delta */
+static int st_shift_last(const char *from, const char *to, long delta, size_t extra) {
+    size_t n;
+    unsigned char *b = slurp(from, &n);
+    char *h, *at = NULL, *p, find[80], repl[80];
+    unsigned long long lo, hi;
+    int ok;
+    if (!b) return 0;
+    h = (char *)malloc((size_t)vt__get_u64(b) + 1);
+    memcpy(h, b + 8, (size_t)vt__get_u64(b));
+    h[vt__get_u64(b)] = 0;
+    for (p = strstr(h, "\"data_offsets\":["); p; p = strstr(p + 1, "\"data_offsets\":[")) at = p;
+    ok = at && sscanf(at, "\"data_offsets\":[%llu,%llu]", &lo, &hi) == 2;
+    if (ok) {
+        snprintf(find, sizeof find, "\"data_offsets\":[%llu,%llu]", lo, hi);
+        snprintf(repl, sizeof repl, "\"data_offsets\":[%llu,%llu]", lo + (unsigned long long)delta, hi + (unsigned long long)delta);
+    }
+    free(h);
+    free(b);
+    return ok && st_edit(from, to, find, repl, extra);
+}
+
+static int has_bytes(const unsigned char *b, size_t n, const char *s) {
+    size_t k, l = strlen(s);
+    for (k = 0; k + l <= n; k++)
+        if (!memcmp(b + k, s, l)) return 1;
+    return 0;
+}
+
+static vt_tensor *NP[4];
+static vt_status names_setup(vt_ctx *c, void *u) {
+    static const char *names[4] = {"a_name_that_is_exactly_forty_seven_bytes_long_x", "a_name_that_is_exactly_forty_seven_bytes_long_y",
+                                   "h.0 [odd] (fine): {ok}/'q' = 1,;<>?!@#$%^&*~`|", "x"};
+    int64_t ne[2] = {3, 5};
+    int k;
+    (void)u;
+    for (k = 0; k < 4; k++) {
+        NP[k] = vt_param(c, names[k], 2, ne);
+        vt_init_normal(c, NP[k], 5, (uint64_t)k, 1.0);
+    }
+    vt_adamw_create(c, NULL);
+    return vt_status_of(c);
+}
+
+/* every name vt_param takes round-trips through a checkpoint; a name
+   vt_set_name made unusable is refused at save, with nothing written */
+TEST(checkpoint_names_round_trip) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *a = vt_create(&d), *b = vt_create(&d);
+    unsigned char da[32], db[32];
+    size_t n;
+    unsigned char *f;
+    names_setup(a, NULL);
+    names_setup(b, NULL);
+    vt_init_const(b, NP[0], 0.0);
+    remove("build/tr_names.safetensors");
+    CHECK(vt_checkpoint_save(a, "build/tr_names.safetensors") == VT_OK, "save: %s", vt_error_message(a));
+    CHECK(vt_checkpoint_load(b, "build/tr_names.safetensors") == VT_OK, "load: %s", vt_error_message(b));
+    vt_weights_digest(a, da);
+    vt_weights_digest(b, db);
+    CHECK(!memcmp(da, db, 32), "the loaded state differs from the saved one");
+    f = slurp("build/tr_names.safetensors", &n);
+    CHECK(f && has_bytes(f, n, "\"h.0 [odd] (fine): {ok}/'q' = 1,;<>?!@#$%^&*~`|\":"), "the odd name is not in the header verbatim");
+    free(f);
+    vt_set_name(vt_param_at(a, 2), "quote\"d");
+    remove("build/tr_badname.safetensors");
+    CHECK(vt_checkpoint_save(a, "build/tr_badname.safetensors") == VT_ERR_ARG && strstr(vt_error_message(a), "byte 0x22"),
+          "a renamed parameter with a quote: %s", vt_error_message(a));
+    CHECK(!vt__exists("build/tr_badname.safetensors"), "a refused checkpoint was written");
+    vt_clear_error(a);
+    vt_set_name(vt_param_at(a, 2), "x");
+    CHECK(vt_checkpoint_save(a, "build/tr_badname.safetensors") == VT_ERR_ARG && strstr(vt_error_message(a), "two tensors are named 'x'"),
+          "two tensors named x: %s", vt_error_message(a));
+    vt_destroy(a);
+    vt_destroy(b);
+}
+
+/* a checkpoint holds exactly what vtrain writes: its data tile the file
+   (no trailing byte, hole or overlap), its metadata has the known keys
+   once each with well-formed values, its step is the one its name says,
+   and a full audit checks the optimizer counters, which no commitment
+   covers */
+TEST(checkpoint_structure_checked) {
+    static const struct { const char *find, *repl; size_t extra; long shift; int status; const char *msg; } e[] = {
+        {"", "", 1, 0, VT_ERR_FORMAT, "trailing bytes"},
+        {"", "", 4096, 0, VT_ERR_FORMAT, "trailing bytes"},
+        {NULL, NULL, 4, 4, VT_ERR_FORMAT, "a hole, an overlap"},
+        {NULL, NULL, 0, -4, VT_ERR_FORMAT, "a hole, an overlap"},
+        {"\"step\":\"40\"", "\"step\":\"40\",\"step\":\"40\"", 0, 0, VT_ERR_FORMAT, "'step' appears twice"},
+        {"\"step\":\"40\"", "\"step\":\"40\",\"trust_me\":\"1\"", 0, 0, VT_ERR_FORMAT, "'trust_me' is not one vtrain writes"},
+        {"\"step\":\"40\"", "\"step\":\"4O\"", 0, 0, VT_ERR_FORMAT, "'step' is '4O'"},
+        {"\"step\":\"40\"", "\"step\":\"-40\"", 0, 0, VT_ERR_FORMAT, "'step' is '-40'"},
+        {"\"step\":\"40\"", "\"step\":\"41\"", 0, 0, VT_ERR_MISMATCH, "after 41 steps, its name says 40"},
+        {"\"optim0.t\":\"40\"", "\"optim0.t\":\"40x\"", 0, 0, VT_ERR_FORMAT, "'optim0.t' is '40x'"},
+        {"\"optim0.t\":\"40\"", "\"optim0.t\":\"40\",\"optim1.t\":\"40\"", 0, 0, VT_ERR_FORMAT, "'optim1.t' is not one"},
+        {"\"state_sha256\":\"", "\"state_sha256\":\"zz", 0, 0, VT_ERR_FORMAT, "not 64 hex digits"}};
+    int k;
+    for (k = 0; k < (int)(sizeof e / sizeof e[0]); k++) {
+        vt_report r;
+        int made;
+        cp_r("build/tr_a", "build/tr_c");
+        made = e[k].find ? st_edit("build/tr_a/ckpt-00000040.safetensors", "build/tr_c/ckpt-00000040.safetensors", e[k].find, e[k].repl, e[k].extra)
+                         : st_shift_last("build/tr_a/ckpt-00000040.safetensors", "build/tr_c/ckpt-00000040.safetensors", e[k].shift, e[k].extra);
+        CHECK(made, "case %d: could not edit the checkpoint", k);
+        audit("build/tr_c", "chaos:5", 40, &r);
+        CHECK(r.status == (vt_status)e[k].status && strstr(r.message, e[k].msg), "case %d (%s): %s %s", k, e[k].msg,
+              vt_status_name(r.status), r.message);
+    }
+    {   /* an edited optimizer counter: an audit from the checkpoint before it passes through it and says so */
+        vt_report r;
+        cp_r("build/tr_a", "build/tr_c");
+        CHECK(st_edit("build/tr_a/ckpt-00000080.safetensors", "build/tr_c/ckpt-00000080.safetensors", "\"optim0.t\":\"80\"",
+                      "\"optim0.t\":\"79\"", 0), "could not edit optim0.t");
+        audit("build/tr_c", "chaos:5", 40, &r);
+        CHECK(r.status == VT_ERR_MISMATCH && r.first_bad_step == 80 && strstr(r.message, "optimizer 0 has taken 79 steps, the replay's 80"),
+              "edited counter: %s at %lld: %s", vt_status_name(r.status), (long long)r.first_bad_step, r.message);
+        NOTE("%s", r.message);
+    }
+}
+
 /* --- kill and resume ------------------------------------------------------------- */
 
 static void sleep_ms(long ms) {
@@ -356,6 +731,110 @@ TEST(kill_and_resume_same_leaves) {
     CHECK(audit("build/tr_k", "chaos:6", 0, &r) == VT_OK, "audit of the resumed run: %s", r.message);
     vt_free_leaves(la);
     vt_free_leaves(lb);
+}
+
+/* a trainer killed before its first checkpoint resumes from step 0 (there
+   is nothing else to resume from) and ends with the leaves an unbroken
+   run commits; the files the killed run left never block the next command */
+TEST(kill_before_first_checkpoint_then_resume) {
+    vt_report r;
+    pid_t pid;
+    int status, waited = 0;
+    vt_leaf_info *la, *lb;
+    int64_t na, nb, k;
+    size_t n = 0;
+    rm_rf("build/tr_k0");
+    pid = fork();
+    if (pid == 0) {
+        vt_report rr;
+        slow_after = 0;
+        train("build/tr_k0", "threads:1", 0, &rr);
+        _exit(0);
+    }
+    while (waited < 600) { /* some commitments, no checkpoint (the first is at step 40) */
+        unsigned char *b = slurp("build/tr_k0/commits.bin", &n);
+        free(b);
+        if (b && n > 48 + 5 * 1100) break;
+        sleep_ms(50);
+        waited++;
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status), "the trainer finished before it was killed");
+    CHECK(!vt__exists("build/tr_k0/ckpt-00000040.safetensors"), "the trainer got to its first checkpoint");
+    NOTE("killed with %zu bytes of commitments and no checkpoint", n);
+    CHECK(train("build/tr_k0", "threads:2", 1, &r) == VT_OK && r.steps == NSTEPS, "resume: %s (%lld steps)", r.message, (long long)r.steps);
+    CHECK(vt_transcript_leaves("build/tr_a", &la, &na) == VT_OK && vt_transcript_leaves("build/tr_k0", &lb, &nb) == VT_OK, "%s",
+          vt_last_error());
+    for (k = 0; k < na && k < nb; k++)
+        if (memcmp(la[k].leaf, lb[k].leaf, 32)) break;
+    CHECK(na == NSTEPS && nb == NSTEPS && k == NSTEPS, "%lld and %lld leaves, differing from step %lld", (long long)na, (long long)nb, (long long)k);
+    vt_free_leaves(la);
+    vt_free_leaves(lb);
+    CHECK(audit("build/tr_k0", "chaos:6", 0, &r) == VT_OK, "audit of the restarted run: %s", r.message);
+    /* killed before even the log existed: a resume starts afresh too */
+    rm_rf("build/tr_k1");
+    mkdir("build/tr_k1", 0777);
+    {
+        FILE *f = fopen("build/tr_k1/manifest.txt", "wb"), *g = fopen("build/tr_a/manifest.txt", "rb");
+        char buf[4096];
+        size_t m = g ? fread(buf, 1, sizeof buf, g) : 0;
+        if (f) { fwrite(buf, 1, m, f); fclose(f); }
+        if (g) fclose(g);
+    }
+    CHECK(train("build/tr_k1", "threads:2", 1, &r) == VT_OK && r.steps == NSTEPS, "resume with only a manifest: %s", r.message);
+}
+
+/* a resume that fails changes no file and writes no root.txt: the log and
+   commitments stay as they were, and the next command (a resume from an
+   older checkpoint, or a fresh train) is not refused because of it */
+TEST(failed_resume_changes_nothing) {
+    static const char *files[] = {"log.vtlog", "commits.bin", "manifest.txt"};
+    vt_report r;
+    unsigned char *before[3], *after;
+    size_t nb[3], na;
+    int k;
+    cp_r("build/tr_a", "build/tr_r");
+    remove("build/tr_r/root.txt"); /* as if killed after its last checkpoint */
+    CHECK(st_edit("build/tr_a/ckpt-00000120.safetensors", "build/tr_r/ckpt-00000120.safetensors", "\"step\":\"120\"",
+                  "\"step\":\"12x\"", 0), "could not edit the checkpoint");
+    for (k = 0; k < 3; k++) {
+        char p[128];
+        snprintf(p, sizeof p, "build/tr_r/%s", files[k]);
+        before[k] = slurp(p, &nb[k]);
+    }
+    CHECK(train("build/tr_r", "threads:2", 1, &r) == VT_ERR_FORMAT && strstr(r.message, "ckpt-00000120"), "resume from a bad checkpoint: %s",
+          r.message);
+    NOTE("%s", r.message);
+    for (k = 0; k < 3; k++) {
+        char p[128];
+        snprintf(p, sizeof p, "build/tr_r/%s", files[k]);
+        after = slurp(p, &na);
+        CHECK(after && na == nb[k] && !memcmp(after, before[k], na), "the failed resume changed %s", files[k]);
+        free(after);
+        free(before[k]);
+    }
+    CHECK(!vt__exists("build/tr_r/root.txt"), "the failed resume wrote root.txt");
+    /* the checkpoint it named set aside, a resume from the one before works and ends where an unbroken run does */
+    rename("build/tr_r/ckpt-00000120.safetensors", "build/tr_r/bad-ckpt");
+    CHECK(train("build/tr_r", "threads:1", 1, &r) == VT_OK && r.steps == NSTEPS - 80, "resume from 80: %s", r.message);
+    {
+        unsigned char ra[32], rr[32];
+        vt_transcript_root("build/tr_a", ra, NULL, NULL);
+        CHECK(vt_transcript_root("build/tr_r", rr, NULL, NULL) == VT_OK && !memcmp(ra, rr, 32), "the resumed run's root differs");
+    }
+    /* a checkpoint beyond the commitments (they were lost): refused, nothing changed */
+    cp_r("build/tr_a", "build/tr_r");
+    remove("build/tr_r/root.txt");
+    before[0] = slurp("build/tr_r/commits.bin", &nb[0]);
+    spit("build/tr_r/commits.bin", before[0], nb[0] / 2);
+    CHECK(train("build/tr_r", "threads:2", 1, &r) != VT_OK, "resume past the commitments was accepted");
+    after = slurp("build/tr_r/commits.bin", &na);
+    CHECK(after && na == nb[0] / 2 && !memcmp(after, before[0], na), "the failed resume changed commits.bin");
+    CHECK(!vt__exists("build/tr_r/root.txt"), "the failed resume wrote root.txt");
+    NOTE("%s", r.message);
+    free(after);
+    free(before[0]);
 }
 
 /* --- the dispute game --------------------------------------------------------------- */
@@ -489,25 +968,247 @@ TEST(dispute_judge_rules) {
     CHECK(v == VT_VERDICT_TRAINER_WRONG && at == 63, "batch liar: verdict %d at %lld: %s", (int)v, (long long)at, why);
 }
 
+/* The game between two transcripts, every branch: its outcome is stated,
+   and no branch convicts the honest party */
+static vt_dispute_report dispute(const char *trainer, const char *auditor) {
+    vt_desc d = vt_desc_default();
+    vt_program p = program();
+    vt_dispute_report r;
+    vt_order_parse(&d.order, "threads:1,chaos:12");
+    if (vt_dispute_transcripts(&d, &p, trainer, auditor, &r) != VT_OK) {
+        r.outcome = VT_DISPUTE_OPEN;
+        snprintf(r.message, sizeof r.message, "vt_dispute_transcripts failed: %s", vt_last_error());
+    }
+    return r;
+}
+
+TEST(dispute_every_branch) {
+    vt_dispute_report r;
+    vt_report tr;
+    /* agreeing roots (two honest runs, two orders): no dispute, and no judge */
+    r = dispute("build/tr_a", "build/tr_b");
+    CHECK(r.outcome == VT_DISPUTE_NONE && r.verdict == VT_VERDICT_NONE && r.step < 0, "agreeing roots: %d %d: %s", (int)r.outcome, (int)r.verdict, r.message);
+    /* the auditor is an honest copy of the trainer with an edited root (the issue's case): the auditor's challenge is malformed */
+    cp_r("build/tr_a", "build/tr_e");
+    edit_text("build/tr_e", "root.txt", "leaves_root = ", "leaves_root = 0");
+    edit_text("build/tr_e", "root.txt", "leaves_root = 0", "leaves_root = ");
+    {
+        unsigned char *b;
+        size_t n;
+        char *at;
+        b = slurp("build/tr_e/root.txt", &n);
+        b[n] = 0;
+        at = strstr((char *)b, "leaves_root = ") + 14;
+        *at = *at == 'a' ? 'b' : 'a';
+        spit("build/tr_e/root.txt", b, n);
+        free(b);
+    }
+    r = dispute("build/tr_a", "build/tr_e");
+    CHECK(r.outcome == VT_DISPUTE_AUDITOR_LOSES && r.verdict != VT_VERDICT_TRAINER_WRONG && strstr(r.message, "auditor loses"),
+          "honest trainer, auditor with an edited root: %s", r.message);
+    NOTE("%s", r.message);
+    /* the same edit in the trainer's root: it cannot answer for the root it published */
+    r = dispute("build/tr_e", "build/tr_a");
+    CHECK(r.outcome == VT_DISPUTE_TRAINER_LOSES && r.verdict == VT_VERDICT_TRAINER_WRONG, "trainer with an edited root: %s", r.message);
+    /* different lengths, different programs: no game, no verdict */
+    cp_r("build/tr_a", "build/tr_e");
+    {
+        unsigned char *b;
+        size_t n;
+        b = slurp("build/tr_e/commits.bin", &n);
+        spit("build/tr_e/commits.bin", b, n - (112 + 32 * 30 + 32));
+        free(b);
+        reseal("build/tr_e");
+    }
+    r = dispute("build/tr_a", "build/tr_e");
+    CHECK(r.outcome == VT_DISPUTE_INVALID && r.verdict == VT_VERDICT_NONE && strstr(r.message, "120 and 119"), "lengths: %s", r.message);
+    cp_r("build/tr_a", "build/tr_e");
+    edit_text("build/tr_e", "manifest.txt", "model.width = 32", "model.width = 33");
+    reseal("build/tr_e");
+    r = dispute("build/tr_a", "build/tr_e");
+    CHECK(r.outcome == VT_DISPUTE_INVALID && r.verdict == VT_VERDICT_NONE && strstr(r.message, "different programs"), "programs: %s", r.message);
+    /* found steps: the poisoned trainer loses, the honest one wins against a lying auditor */
+    r = dispute("build/tr_p", "build/tr_b");
+    CHECK(r.outcome == VT_DISPUTE_FOUND && r.step == 57 && r.verdict == VT_VERDICT_TRAINER_WRONG, "poisoned trainer: %s", r.message);
+    r = dispute("build/tr_b", "build/tr_p");
+    CHECK(r.outcome == VT_DISPUTE_FOUND && r.step == 57 && r.verdict == VT_VERDICT_AUDITOR_WRONG, "honest trainer, lying auditor: %s", r.message);
+    r = dispute("build/tr_l", "build/tr_a");
+    CHECK(r.outcome == VT_DISPUTE_FOUND && r.step == 63 && r.verdict == VT_VERDICT_TRAINER_WRONG, "batch liar: %s", r.message);
+    /* A trainer that edits an optimizer counter in a checkpoint and trains
+       on from it: its transcript is consistent from there, and the counter
+       is in no commitment. The state it offers the judge carries the
+       edited counter; the judge must not rest on it. */
+    cp_r("build/tr_a", "build/tr_t");
+    remove("build/tr_t/ckpt-00000120.safetensors");
+    remove("build/tr_t/root.txt");
+    st_edit("build/tr_a/ckpt-00000080.safetensors", "build/tr_t/ckpt-00000080.safetensors", "\"optim0.t\":\"80\"", "\"optim0.t\":\"70\"", 0);
+    CHECK(train("build/tr_t", "threads:2", 1, &tr) == VT_OK && tr.steps == 40, "resuming the counter liar: %s", tr.message);
+    {   /* (what the judge would say on the state the trainer offers) */
+        vt_leaf_info *la, *lb;
+        int64_t na, nb;
+        vt_desc d = vt_desc_default();
+        vt_program p = program();
+        unsigned char *chunk = NULL;
+        size_t clen = 0;
+        char why[600];
+        vt_verdict v;
+        vt_transcript_leaves("build/tr_t", &la, &na);
+        vt_transcript_leaves("build/tr_a", &lb, &nb);
+        vt_transcript_state_before(&d, &p, "build/tr_t", 80, "build/tr_state.safetensors");
+        vt_transcript_chunk("build/tr_t", 80, &chunk, &clen);
+        v = vt_judge(&d, &p, &lb[79], "build/tr_state.safetensors", chunk, clen, &la[80], &lb[80], why, sizeof why);
+        CHECK(v == VT_VERDICT_AUDITOR_WRONG, "the attack is real: on the trainer's own state the judge rules %d: %s", (int)v, why);
+        free(chunk);
+        vt_free_leaves(la);
+        vt_free_leaves(lb);
+    }
+    r = dispute("build/tr_t", "build/tr_a");
+    CHECK(r.outcome == VT_DISPUTE_FOUND && r.step == 80 && r.verdict == VT_VERDICT_TRAINER_WRONG, "counter liar: %s", r.message);
+    NOTE("counter liar: %s", r.message);
+    CHECK(audit("build/tr_t", "chaos:3", 0, &tr) == VT_ERR_MISMATCH && strstr(tr.message, "optimizer 0 has taken 70 steps"), "full audit of the counter liar: %s",
+          tr.message);
+}
+
+/* the game's messages: a truncated, oversized or garbled answer, one for
+   another node, a leaf of another step, no answer at all: the trainer
+   loses at that round, the auditor never does */
+TEST(dispute_malformed_answers) {
+    vt_leaf_info a[16], b[16];
+    unsigned char lv[16][32], root[32], msg[VT_CLAIM_BYTES + 1];
+    vt_dispute g;
+    vt_claim c;
+    int64_t lo, hi;
+    int i, k;
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    for (i = 0; i < 16; i++) {
+        a[i].step = b[i].step = i;
+        a[i].state[0] = b[i].state[0] = (unsigned char)i;
+        if (i >= 9) b[i].state[1] = 1;
+        vt_leaf_hash(&a[i]);
+        vt_leaf_hash(&b[i]);
+        memcpy(lv[i], a[i].leaf, 32);
+    }
+    vt_merkle_root((const unsigned char(*)[32])lv, 16, root);
+    CHECK(vt_dispute_begin(&g, a, 16, root) == VT_ERR_STATE && g.outcome == VT_DISPUTE_NONE && !vt_dispute_query(&g, &lo, &hi),
+          "agreeing leaves: %s", g.message);
+    CHECK(vt_dispute_begin(&g, b, 0, root) == VT_ERR_ARG && g.outcome == VT_DISPUTE_INVALID, "no steps: %s", g.message);
+    for (k = 0; k < 8; k++) {
+        int rounds = 0;
+        vt_status st = VT_OK;
+        vt_dispute_begin(&g, b, 16, root);
+        while (vt_dispute_query(&g, &lo, &hi)) {
+            vt_dispute_answer(a, 16, lo, hi, &c);
+            vt_claim_encode(&c, msg);
+            msg[VT_CLAIM_BYTES] = 0;
+            if (++rounds < 3 || (k >= 6 && hi - lo > 1)) { st = vt_dispute_receive_bytes(&g, msg, VT_CLAIM_BYTES); continue; }
+            switch (k) {
+            case 0: st = vt_dispute_receive_bytes(&g, msg, VT_CLAIM_BYTES - 1); break; /* truncated */
+            case 1: st = vt_dispute_receive_bytes(&g, msg, VT_CLAIM_BYTES + 1); break; /* a byte too many */
+            case 2: msg[0] = 'X'; st = vt_dispute_receive_bytes(&g, msg, VT_CLAIM_BYTES); break;
+            case 3: st = vt_dispute_receive_bytes(&g, msg, 0); break;
+            case 4: st = vt_dispute_forfeit(&g, "deadline passed"); break;
+            case 5: c.hi += 1; st = vt_dispute_receive(&g, &c); break; /* another node */
+            case 6: c.leaf.step += 1; vt_leaf_hash(&c.leaf); st = vt_dispute_receive(&g, &c); break; /* a leaf outside the range */
+            case 7: st = vt_dispute_receive(&g, NULL); break;
+            }
+        }
+        CHECK(st != VT_OK && g.outcome == VT_DISPUTE_TRAINER_LOSES && g.result < 0 && strstr(g.message, "the trainer loses"), "case %d: %s", k,
+              g.message);
+        if (k < 4) NOTE("%s", g.message);
+    }
+    {   /* the honest trainer against an auditor whose leaves are garbage: a verdict only through the judge */
+        vt_leaf_info z[16];
+        memset(z, 0x5a, sizeof z);
+        vt_dispute_begin(&g, z, 16, root);
+        while (vt_dispute_query(&g, &lo, &hi)) {
+            vt_dispute_answer(a, 16, lo, hi, &c);
+            vt_dispute_receive(&g, &c);
+        }
+        CHECK(g.outcome == VT_DISPUTE_FOUND && g.result == 0, "garbage auditor: %s", g.message);
+    }
+    {   /* the judge rules on nothing that is not from a game */
+        vt_desc d = vt_desc_default();
+        vt_program p = program();
+        char why[400];
+        vt_leaf_info t = a[3];
+        unsigned char ch[64];
+        memset(ch, 0, sizeof ch);
+        CHECK(vt_judge(&d, &p, &a[2], NULL, NULL, 0, &a[3], &b[3], why, sizeof why) == VT_VERDICT_NONE, "no chunk: %s", why);
+        CHECK(vt_judge(&d, &p, &a[2], NULL, ch, sizeof ch, &a[3], &a[3], why, sizeof why) == VT_VERDICT_NONE && strstr(why, "same leaf"), "same leaf: %s", why);
+        t.state[0] ^= 1;
+        CHECK(vt_judge(&d, &p, &a[2], NULL, ch, sizeof ch, &t, &b[3], why, sizeof why) == VT_VERDICT_NONE && strstr(why, "does not hash"), "inconsistent leaf: %s", why);
+        CHECK(vt_judge(&d, &p, &a[1], NULL, ch, sizeof ch, &a[3], &b[3], why, sizeof why) == VT_VERDICT_NONE, "agreed leaf of another step: %s", why);
+    }
+}
+
 /* --- parsers on hostile input ------------------------------------------------------ */
 
 /* every file in tests/fuzz/regress (inputs the fuzzers once found, and
-   hand-made ones) goes through each parser: clean errors, no crash */
-static void parse_all(const unsigned char *b, size_t n) {
+   hand-made ones) goes through each parser, whole and without its first
+   byte (the fuzzer's parser selector): clean errors, no crash. Files named
+   for what they break must be refused by their parser: ckpt_* (a
+   checkpoint of the fuzzer's program; ckpt_good alone is accepted),
+   root_*, manifest_*, claim_*, order_*. Returns what the named parser said
+   of the input without its first byte (VT_OK if none is named). */
+static vt_tensor *FW[2];
+static vt_status fuzz_setup(vt_ctx *c) { /* the program of tests/fuzz/fuzz_parsers.c */
+    int64_t n1[2] = {8, 6}, n2[2] = {3, 8};
+    FW[0] = vt_param(c, "w1", 2, n1);
+    FW[1] = vt_param(c, "w2", 2, n2);
+    vt_init_normal(c, FW[0], 1, 0, 0.5);
+    vt_init_normal(c, FW[1], 1, 1, 0.5);
+    vt_adamw_create(c, NULL);
+    return vt_status_of(c);
+}
+
+static vt_status parse_one(const unsigned char *b, size_t n, const char *name) {
     vt__st_header h;
-    char err[200], val[64];
+    char err[200], val[64], *t = (char *)malloc(n + 1);
     vt_desc d = vt_desc_default();
     vt_ctx *c;
+    vt_status named = VT_OK, st;
+    int mode, bound;
+    double lambda;
+    vt_claim cl;
+    vt_order o;
+    memcpy(t, b, n);
+    t[n] = 0;
     vt__st_parse((const char *)b, n, &h, err, sizeof err);
     spit("build/fz_input", b, n);
     vt__read_leaves("build/fz_input", NULL, NULL, NULL);
-    {
-        char *t = (char *)malloc(n + 1);
-        memcpy(t, b, n);
-        t[n] = 0;
-        vt__manifest_find(t, "model.width", val, sizeof val);
-        free(t);
+    vt__manifest_find(t, "model.width", val, sizeof val);
+    st = vt__manifest_check(t, n, "fz", &mode, &bound, &lambda);
+    if (!strncmp(name, "manifest_", 9)) named = st;
+    st = vt_claim_decode(b, n, &cl);
+    if (!strncmp(name, "claim_", 6) && st == VT_OK) { /* decodes: the game must refuse it */
+        vt_leaf_info mine[5];
+        unsigned char root[32];
+        vt_dispute g;
+        memset(mine, 0, sizeof mine);
+        memset(root, 7, sizeof root);
+        vt_dispute_begin(&g, mine, 5, root);
+        st = vt_dispute_receive_bytes(&g, b, n);
     }
+    if (!strncmp(name, "claim_", 6)) named = st;
+    st = vt_order_parse(&o, t);
+    if (!strncmp(name, "order_", 6)) named = st;
+    mkdir("build/fz_dir", 0777);
+    spit("build/fz_dir/root.txt", b, n);
+    {
+        unsigned char r[32], m[32];
+        int64_t k;
+        st = vt_transcript_root("build/fz_dir", r, m, &k);
+        if (!strncmp(name, "root_", 5)) named = st;
+    }
+    free(t);
+    d.order.threads = 1;
+    c = vt_create(&d);
+    if (c && fuzz_setup(c) == VT_OK) {
+        st = vt__checkpoint_parse(c, b, n, "fz");
+        if (!strncmp(name, "ckpt_", 5)) named = st;
+    }
+    vt_destroy(c);
     d.role = VT_ROLE_AUDIT;
     d.log_memory = 1;
     c = vt_create(&d);
@@ -516,29 +1217,39 @@ static void parse_all(const unsigned char *b, size_t n) {
         vt_step_begin(c);
         vt_destroy(c);
     }
+    return named;
 }
 
 TEST(parsers_on_regression_inputs) {
     DIR *dir = opendir("tests/fuzz/regress");
     struct dirent *e;
-    int count = 0;
+    int count = 0, named = 0;
     CHECK(dir != NULL, "tests/fuzz/regress is missing");
     if (!dir) return;
     while ((e = readdir(dir)) != NULL) {
         char path[600];
         size_t n;
         unsigned char *b;
+        vt_status st;
+        int want_ok;
         if (e->d_name[0] == '.') continue;
         snprintf(path, sizeof path, "tests/fuzz/regress/%s", e->d_name);
         b = slurp(path, &n);
         if (!b) continue;
-        parse_all(b, n);
+        parse_one(b, n, "");
+        st = n ? parse_one(b + 1, n - 1, e->d_name) : VT_OK;
+        want_ok = !strcmp(e->d_name, "ckpt_good");
+        if (!strncmp(e->d_name, "ckpt_", 5) || !strncmp(e->d_name, "root_", 5) || !strncmp(e->d_name, "manifest_", 9) ||
+            !strncmp(e->d_name, "claim_", 6) || !strncmp(e->d_name, "order_", 6)) {
+            CHECK(want_ok ? st == VT_OK : st != VT_OK, "%s: its parser said %s", e->d_name, vt_status_name(st));
+            named++;
+        }
         free(b);
         count++;
     }
     closedir(dir);
     CHECK(count > 0, "no regression inputs");
-    NOTE("%d inputs parsed without a crash", count);
+    NOTE("%d inputs parsed without a crash; %d refused (or, ckpt_good, accepted) by the parser they are named for", count, named);
 }
 
 int main(int argc, char **argv) {
@@ -554,10 +1265,18 @@ int main(int argc, char **argv) {
     RUN(tamper_commitment_and_manifest);
     RUN(tamper_log_entry);
     RUN(truncated_files);
+    RUN(root_every_field_checked);
+    RUN(files_every_field_checked);
+    RUN(checkpoint_names_round_trip);
+    RUN(checkpoint_structure_checked);
     RUN(kill_and_resume_same_leaves);
+    RUN(kill_before_first_checkpoint_then_resume);
+    RUN(failed_resume_changes_nothing);
     RUN(dispute_random_divergence);
     RUN(dispute_forged_answers);
     RUN(dispute_judge_rules);
+    RUN(dispute_every_branch);
+    RUN(dispute_malformed_answers);
     RUN(parsers_on_regression_inputs);
     chargpt_free(&P.g);
     return TEST_SUMMARY();

@@ -1,7 +1,9 @@
 /* tests/fuzz/fuzz_parsers.c - libFuzzer harness for every parser that reads
    untrusted bytes: checkpoints (safetensors), commitments, manifests, the
    rounding log (its file header and its step chunks, replayed through a
-   small program so that every record and entry is decoded).
+   small program so that every record and entry is decoded), root.txt, a
+   manifest as an auditor checks it, a dispute claim on the wire, and an
+   order string.
 
    make fuzz [FUZZ_SECONDS=60]   (clang with -fsanitize=fuzzer,address,undefined)
 
@@ -10,6 +12,7 @@
 #define VTRAIN_IMPLEMENTATION
 #include "../../vtrain.h"
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static vt_tensor *W1, *W2;
@@ -40,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const unsigned char *b = data + 1;
     size_t n = size ? size - 1 : 0;
     if (!size) return 0;
-    switch (data[0] % 6) {
+    switch (data[0] % 10) {
     case 0: { /* checkpoint */
         vt_desc d = vt_desc_default();
         vt_ctx *c;
@@ -120,6 +123,63 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (c && setup(c, NULL) == VT_OK && vt_step_begin(c) == VT_OK) step(c);
         vt_destroy(c);
         remove(path);
+        break;
+    }
+    case 6: { /* root.txt */
+        char dir[64], path[96];
+        FILE *f;
+        unsigned char r[32], m[32];
+        int64_t steps;
+        snprintf(dir, sizeof dir, "/tmp/vtrain-fuzz-root-%d", (int)getpid());
+        mkdir(dir, 0777);
+        snprintf(path, sizeof path, "%s/root.txt", dir);
+        f = fopen(path, "wb");
+        if (!f) break;
+        fwrite(b, 1, n, f);
+        fclose(f);
+        vt_transcript_root(dir, r, m, &steps);
+        vt_transcript_check(dir, &steps);
+        remove(path);
+        rmdir(dir);
+        break;
+    }
+    case 7: { /* a manifest as an auditor checks it */
+        char *t = (char *)malloc(n + 1);
+        int mode, bound;
+        double lambda;
+        memcpy(t, b, n);
+        t[n] = 0;
+        vt__manifest_check(t, n, "fuzz", &mode, &bound, &lambda);
+        free(t);
+        break;
+    }
+    case 8: { /* a dispute claim on the wire, received in a small game */
+        vt_leaf_info mine[5], theirs[5];
+        unsigned char lv[5][32], root[32];
+        vt_dispute g;
+        vt_claim c;
+        int i;
+        memset(mine, 0, sizeof mine);
+        memset(theirs, 0, sizeof theirs);
+        for (i = 0; i < 5; i++) {
+            mine[i].step = theirs[i].step = i;
+            theirs[i].state[0] = (unsigned char)(i == 3);
+            vt_leaf_hash(&mine[i]);
+            vt_leaf_hash(&theirs[i]);
+            memcpy(lv[i], theirs[i].leaf, 32);
+        }
+        vt_merkle_root((const unsigned char(*)[32])lv, 5, root);
+        vt_claim_decode(b, n, &c);
+        if (vt_dispute_begin(&g, mine, 5, root) == VT_OK) vt_dispute_receive_bytes(&g, b, n);
+        break;
+    }
+    case 9: { /* an order string */
+        char *t = (char *)malloc(n + 1);
+        vt_order o;
+        memcpy(t, b, n);
+        t[n] = 0;
+        vt_order_parse(&o, t);
+        free(t);
         break;
     }
     }

@@ -1,0 +1,754 @@
+/* test_bounds.c - hunting for inputs that break a bound.
+
+   The numeric contract (>>rounding in vtrain.h) says each rounding point's
+   value x and bound e mean one of two things: e = 0, every conforming
+   machine computes exactly x; e > 0, x is within e of the reference x*
+   (the op's definition evaluated exactly, with every value that is the
+   same everywhere taken as computed). This program tries to break both
+   claims with adversarial inputs:
+
+     gauss     N(0,1) values
+     wide      magnitudes from 2^-60 to 2^60 in one row
+     cancel    pairs x, -x(1 + 2^-20) and a small remainder: sums near 0
+     midpoint  rows built so that the exact result is a binary32 midpoint,
+               with +-2^20 pairs that make every order round differently
+     tiny      binary32 subnormals among normal values
+     long      reductions of 8192 terms and more
+     short     rows of length 1 and 2 (bounds of 0: the same everywhere)
+
+   Every kernel output is captured before its rounding point (a hook on the
+   CPU backend's kernel entry). Where this file knows the op's definition
+   (linear forward and backward, matmul, softmax, log-softmax, cross-entropy,
+   layernorm forward and backward, sum, mean, mse, attention's scores,
+   softmax and mix, embedding backward) it computes x* in __float128
+   (113-bit significand: a sum of n binary64 terms carries at most n 2^-113
+   relative error, far below every bound) and counts |x - x*| > e as a
+   violation. For every output of every op, each case also runs under
+   several reduction orders (threads, blocks, chaos permutations, fma on and
+   off) and checks that e = 0 values are bit-identical across them, that
+   |x_a - x_b| <= e_a + e_b, and that two orders' bounds of one element
+   differ by less than the factor 2 that compact log entries rely on
+   (COMPACT ENTRIES in >>rounding).
+
+   It also checks vtrain's own elementary functions against __float128 and
+   VT__DLOG_ERR's claim for log.
+
+   ./build/test_bounds          the quick version (make test)
+   ./build/test_bounds --long   more seeds, longer rows (make test-bounds)
+   Each run prints the totals: outputs checked, per op kind the worst
+   |x - x*| / e, the largest bound ratio between orders. */
+#define VTRAIN_IMPLEMENTATION
+#include "../vtrain.h"
+#include "test.h"
+#include <quadmath.h>
+
+typedef __float128 q128;
+
+static int g_long;
+
+/* --- capture ------------------------------------------------------------------ */
+
+#define MAXCAP 64
+typedef struct {
+    int kind, op, slot, bwd;
+    int64_t n;
+    double *x, *e;      /* e NULL: no bound array (the same everywhere) */
+} snap;
+typedef struct { snap s[MAXCAP]; int n; } snaps;
+
+typedef struct {
+    const char *name;
+    int64_t outputs, checked, viol, ident_bad, cross_bad;
+    double worst;       /* max |x - x*| / e */
+    double eratio;      /* max bound ratio between orders */
+} kstat;
+static kstat g_k[VT_POINT_KINDS];
+static int64_t g_total_checked, g_total_viol;
+static char g_first[400];
+
+static const vt__backend *g_orig;
+static vt__backend g_hook;
+static snaps *g_cap;
+
+/* reference values for an output, or 0 if this file does not know the op */
+static int reference(const vt__kern *k, int slot, const double *old, q128 *ref);
+
+static void record_violation(const char *what) {
+    if (!g_first[0]) snprintf(g_first, sizeof g_first, "%s", what);
+}
+
+static void hook_kernel(vt__kern *k) {
+    int i;
+    double *old[VT_MAX_SRC] = {0};
+    for (i = 0; i < VT_MAX_SRC; i++) /* values an accumulating kernel adds to */
+        if (k->out[i].x && k->out[i].acc) {
+            old[i] = (double *)malloc(sizeof(double) * (size_t)(k->out[i].n + 1));
+            memcpy(old[i], k->out[i].x, sizeof(double) * (size_t)k->out[i].n);
+        }
+    g_orig->kernel(k);
+    for (i = 0; i < VT_MAX_SRC && vt_status_of(k->c) == VT_OK; i++) {
+        const vt__kout *o = &k->out[i];
+        snap *sn;
+        int64_t j;
+        if (!o->x || o->exact) continue;
+        if (g_cap && g_cap->n < MAXCAP) {
+            sn = &g_cap->s[g_cap->n++];
+            sn->kind = o->kind; sn->op = (int)k->t->op; sn->slot = i; sn->bwd = k->bwd; sn->n = o->n;
+            sn->x = (double *)malloc(sizeof(double) * (size_t)(o->n + 1));
+            memcpy(sn->x, o->x, sizeof(double) * (size_t)o->n);
+            sn->e = NULL;
+            if (o->e || o->lz) {
+                sn->e = (double *)malloc(sizeof(double) * (size_t)(o->n + 1));
+                for (j = 0; j < o->n; j++) sn->e[j] = o->lz ? vt__lazy_e(o->lz, j) : o->e[j];
+            }
+        }
+        if (o->e || o->lz) {
+            q128 *ref = (q128 *)malloc(sizeof(q128) * (size_t)(o->n + 1));
+            kstat *ks = &g_k[o->kind];
+            if (reference(k, i, old[i], ref)) {
+                for (j = 0; j < o->n; j++) {
+                    double e = o->lz ? vt__lazy_e(o->lz, j) : o->e[j], x = o->x[j];
+                    double d = (double)fabsq((q128)x - ref[j]);
+                    if (e <= 0) continue; /* a claim of sameness, checked across orders */
+                    ks->checked++;
+                    g_total_checked++;
+                    if (!(d <= e)) {
+                        char why[400], nm[64];
+                        vt__kind_name(o->kind, nm, sizeof nm);
+                        ks->viol++;
+                        g_total_viol++;
+                        snprintf(why, sizeof why, "%s element %lld: x %.17g, reference %.17g, |x - x*| = %.3g > e = %.3g", nm,
+                                 (long long)j, x, (double)ref[j], d, e);
+                        record_violation(why);
+                    } else if (d / e > ks->worst) { ks->worst = d / e; if (getenv("VT_DBG") && d / e > 0.5) printf("\n   DBG %s elem %lld x %.17g ref %.17g d %.3g e %.3g\n", vt_op_name(k->t->op), (long long)j, x, (double)ref[j], d, e); }
+                }
+            }
+            free(ref);
+        }
+    }
+    for (i = 0; i < VT_MAX_SRC; i++) free(old[i]);
+}
+
+static void snaps_free(snaps *s) {
+    int i;
+    for (i = 0; i < s->n; i++) { free(s->s[i].x); free(s->s[i].e); }
+    s->n = 0;
+}
+
+/* two orders' captures of the same program: sameness, divergence, bound ratio */
+static void compare_runs(const snaps *a, const snaps *b, const char *case_name) {
+    int i;
+    if (a->n != b->n) {
+        char why[200];
+        snprintf(why, sizeof why, "%s: %d kernel outputs in one order, %d in another", case_name, a->n, b->n);
+        record_violation(why);
+        g_total_viol++;
+        return;
+    }
+    for (i = 0; i < a->n; i++) {
+        const snap *p = &a->s[i], *q = &b->s[i];
+        kstat *ks = &g_k[p->kind];
+        int64_t j;
+        if (p->kind != q->kind || p->n != q->n) { g_total_viol++; record_violation("outputs differ in kind or size"); continue; }
+        ks->outputs++;
+        for (j = 0; j < p->n; j++) {
+            double ea = p->e ? p->e[j] : 0, eb = q->e ? q->e[j] : 0, xa = p->x[j], xb = q->x[j];
+            char why[400], nm[64];
+            if (ea == 0 && eb == 0) {
+                if (memcmp(&xa, &xb, 8) && !(xa != xa && xb != xb)) {
+                    vt__kind_name(p->kind, nm, sizeof nm);
+                    ks->ident_bad++;
+                    g_total_viol++;
+                    snprintf(why, sizeof why, "%s (%s) element %lld: bound 0 in both orders but %.17g vs %.17g", nm, case_name,
+                             (long long)j, xa, xb);
+                    record_violation(why);
+                }
+                continue;
+            }
+            if (!(fabs(xa - xb) <= (ea + eb) * (1 + 0x1p-20))) {
+                vt__kind_name(p->kind, nm, sizeof nm);
+                ks->cross_bad++;
+                g_total_viol++;
+                snprintf(why, sizeof why, "%s (%s) element %lld: |%.17g - %.17g| > %g + %g", nm, case_name, (long long)j, xa, xb, ea, eb);
+                record_violation(why);
+            }
+            if (ea > 0 && eb > 0) {
+                double r = ea > eb ? ea / eb : eb / ea;
+                if (r > ks->eratio) ks->eratio = r;
+            } else if ((ea > 0) != (eb > 0)) { /* one order claims sameness, the other a bound */
+                vt__kind_name(p->kind, nm, sizeof nm);
+                ks->ident_bad++;
+                g_total_viol++;
+                snprintf(why, sizeof why, "%s (%s) element %lld: bound %g in one order, %g in the other", nm, case_name,
+                         (long long)j, ea, eb);
+                record_violation(why);
+            }
+        }
+    }
+}
+
+/* --- references ------------------------------------------------------------------- */
+
+static const double *D(const vt_tensor *t) { return (const double *)t->data; }
+
+/* out[r, c] (+)= sum_k A[r*ars + k*aks] B[k*bks + c*bcs], in __float128 */
+static void qmm(q128 *out, int64_t R, int64_t Cn, int64_t K, const double *A, int64_t ars, int64_t aks, const double *B,
+                int64_t bks, int64_t bcs) {
+    int64_t r, c, k;
+    for (r = 0; r < R; r++)
+        for (c = 0; c < Cn; c++) {
+            q128 s = 0;
+            for (k = 0; k < K; k++) s += (q128)A[r * ars + k * aks] * (q128)B[k * bks + c * bcs];
+            out[r * Cn + c] += s;
+        }
+}
+
+/* softmax reference of one row: d_j = vt__dexp(x_j - m) as the kernel computes
+   it (the same everywhere), s* exact */
+static q128 qrow_sum(const double *x, int64_t n, double *d, double *mx) {
+    int64_t j;
+    double m = -INFINITY;
+    q128 s = 0;
+    for (j = 0; j < n; j++) if (x[j] > m) m = x[j];
+    for (j = 0; j < n; j++) { d[j] = vt__dexp(x[j] - m); s += (q128)d[j]; }
+    *mx = m;
+    return s;
+}
+
+static int reference(const vt__kern *k, int slot, const double *old, q128 *ref) {
+    const vt_tensor *t = k->t;
+    int64_t n = k->out[slot].n, i, r, j;
+    for (i = 0; i < n; i++) ref[i] = old ? (q128)old[i] : 0;
+    switch (t->op) {
+    case VT_OP_LINEAR: {
+        const vt_tensor *x = t->src[0], *w = t->src[1], *b = t->src[2];
+        int64_t IN = w->ne[1], OC = w->ne[0], R = vt_numel(x) / IN;
+        if (!k->bwd) {
+            qmm(ref, R, OC, IN, D(x), IN, 1, D(w), 1, IN);
+            if (b) for (r = 0; r < R; r++) for (j = 0; j < OC; j++) ref[r * OC + j] += (q128)D(b)[j];
+            return 1;
+        }
+        if (slot == 0) { qmm(ref, R, IN, OC, D(t->grad), OC, 1, D(w), IN, 1); return 1; }
+        if (slot == 1) { qmm(ref, OC, IN, R, D(t->grad), 1, OC, D(x), IN, 1); return 1; }
+        for (r = 0; r < R; r++) for (j = 0; j < OC; j++) ref[j] += (q128)D(t->grad)[r * OC + j];
+        return 1;
+    }
+    case VT_OP_MATMUL: { /* the cases here: a (Bt,M,K), b (Bt,K,N) or (K,N), no transposes */
+        const vt_tensor *a = t->src[0], *b = t->src[1];
+        int64_t M = a->ne[a->ndim - 2], K = a->ne[a->ndim - 1], N = b->ne[b->ndim - 1], Bt = vt_numel(a) / (M * K), bb;
+        if (k->bwd || t->iparam[0] || t->iparam[1] || b->ne[b->ndim - 2] != K) return 0;
+        for (bb = 0; bb < Bt; bb++)
+            qmm(ref + bb * M * N, M, N, K, D(a) + bb * M * K, K, 1, D(b) + (b->ndim > 2 ? bb * K * N : 0), N, 1);
+        return 1;
+    }
+    case VT_OP_SOFTMAX: case VT_OP_LOG_SOFTMAX: case VT_OP_ATT_SOFTMAX: {
+        const vt_tensor *x = t->src[0];
+        int64_t L = x->ne[x->ndim - 1], R = vt_numel(x) / L;
+        int causal = t->op == VT_OP_ATT_SOFTMAX, logsm = t->op == VT_OP_LOG_SOFTMAX;
+        double *d = (double *)malloc(sizeof(double) * (size_t)(L + 1)), m;
+        for (r = 0; r < R; r++) {
+            int64_t nr = causal ? r % L + 1 : L;
+            const double *xr = D(x) + r * L;
+            if (!k->bwd) {
+                q128 s = qrow_sum(xr, nr, d, &m);
+                for (j = 0; j < nr; j++) ref[r * L + j] = logsm ? (q128)(xr[j] - m) - logq(s) : (q128)d[j] / s;
+            } else {
+                const double *y = D(t) + r * L, *dy = D(t->grad) + r * L;
+                q128 S = 0;
+                if (logsm) {
+                    for (j = 0; j < nr; j++) S += (q128)dy[j];
+                    for (j = 0; j < nr; j++) ref[r * L + j] += (q128)dy[j] - (q128)vt__dexp(y[j]) * S;
+                } else {
+                    for (j = 0; j < nr; j++) S += (q128)dy[j] * (q128)y[j];
+                    for (j = 0; j < nr; j++) ref[r * L + j] += (q128)y[j] * ((q128)dy[j] - S);
+                }
+            }
+        }
+        free(d);
+        return 1;
+    }
+    case VT_OP_CROSS_ENTROPY: {
+        const vt_tensor *x = t->src[0];
+        const int32_t *tg = (const int32_t *)t->src[1]->data;
+        int64_t V = x->ne[x->ndim - 1], R = vt_numel(x) / V;
+        double *d = (double *)malloc(sizeof(double) * (size_t)(V + 1)), m;
+        q128 tot = 0;
+        for (r = 0; r < R; r++) {
+            const double *xr = D(x) + r * V;
+            q128 s = qrow_sum(xr, V, d, &m);
+            if (!k->bwd) tot += logq(s) - (q128)(xr[tg[r]] - m);
+            else {
+                double coef = D(t->grad)[0] / (double)R;
+                for (j = 0; j < V; j++) ref[r * V + j] += ((q128)d[j] / s - (j == tg[r] ? 1 : 0)) * (q128)coef;
+            }
+        }
+        if (!k->bwd) ref[0] = tot / R;
+        free(d);
+        return 1;
+    }
+    case VT_OP_LAYERNORM: {
+        const vt_tensor *x = t->src[0], *w = t->src[1], *b = t->src[2];
+        int64_t C = x->ne[x->ndim - 1], R = vt_numel(x) / C;
+        double eps = t->fparam[0];
+        q128 *xh = (q128 *)malloc(sizeof(q128) * (size_t)(C + 1)), *acc = NULL;
+        if (k->bwd && slot > 0) acc = ref;
+        for (r = 0; r < R; r++) {
+            const double *xr = D(x) + r * C;
+            q128 mu = 0, var = 0, rstd;
+            for (j = 0; j < C; j++) mu += (q128)xr[j];
+            mu /= C;
+            for (j = 0; j < C; j++) var += ((q128)xr[j] - mu) * ((q128)xr[j] - mu);
+            var /= C;
+            rstd = 1 / sqrtq(var + (q128)eps);
+            for (j = 0; j < C; j++) xh[j] = ((q128)xr[j] - mu) * rstd;
+            if (!k->bwd) {
+                for (j = 0; j < C; j++) ref[r * C + j] = xh[j] * (q128)D(w)[j] + (q128)D(b)[j];
+            } else {
+                const double *dy = D(t->grad) + r * C;
+                if (slot == 0) {
+                    q128 m1 = 0, m2 = 0;
+                    for (j = 0; j < C; j++) { q128 dn = (q128)dy[j] * (q128)D(w)[j]; m1 += dn; m2 += dn * xh[j]; }
+                    m1 /= C; m2 /= C;
+                    for (j = 0; j < C; j++) ref[r * C + j] += rstd * ((q128)dy[j] * (q128)D(w)[j] - m1 - xh[j] * m2);
+                } else if (slot == 1) {
+                    for (j = 0; j < C; j++) acc[j] += (q128)dy[j] * xh[j];
+                } else {
+                    for (j = 0; j < C; j++) acc[j] += (q128)dy[j];
+                }
+            }
+        }
+        free(xh);
+        return 1;
+    }
+    case VT_OP_SUM: case VT_OP_MEAN: {
+        const vt_tensor *x = t->src[0];
+        int64_t nx = vt_numel(x);
+        q128 s = 0;
+        if (k->bwd) return 0;
+        for (i = 0; i < nx; i++) s += (q128)D(x)[i];
+        ref[0] = t->op == VT_OP_MEAN ? s / nx : s;
+        return 1;
+    }
+    case VT_OP_MSE: {
+        const vt_tensor *a = t->src[0], *b = t->src[1];
+        int64_t na = vt_numel(a);
+        q128 s = 0;
+        if (k->bwd) return 0;
+        for (i = 0; i < na; i++) { double di = D(a)[i] - D(b)[i]; s += (q128)(di * di); }
+        ref[0] = s / na;
+        return 1;
+    }
+    case VT_OP_ATT_SCORES: case VT_OP_ATT_MIX: {
+        const vt_tensor *qkv = t->op == VT_OP_ATT_SCORES ? t->src[0] : t->src[1];
+        int64_t B = qkv->ne[0], T = qkv->ne[1], C = qkv->ne[2] / 3, NH = t->iparam[0], hs = t->iparam[1], C3 = 3 * C, b, h, tt,
+                t2, dd;
+        double scale = 1.0 / sqrt((double)hs);
+        const double *Q = D(qkv);
+        if (k->bwd) return 0;
+        for (b = 0; b < B; b++)
+            for (h = 0; h < NH; h++)
+                for (tt = 0; tt < T; tt++) {
+                    if (t->op == VT_OP_ATT_SCORES) {
+                        for (t2 = 0; t2 <= tt; t2++) {
+                            q128 s = 0;
+                            for (dd = 0; dd < hs; dd++)
+                                s += (q128)Q[(b * T + tt) * C3 + h * hs + dd] * (q128)Q[(b * T + t2) * C3 + C + h * hs + dd];
+                            ref[((b * NH + h) * T + tt) * T + t2] = (q128)scale * s;
+                        }
+                    } else {
+                        const double *att = D(t->src[0]) + ((b * NH + h) * T + tt) * T;
+                        for (dd = 0; dd < hs; dd++) {
+                            q128 s = 0;
+                            for (t2 = 0; t2 <= tt; t2++) s += (q128)att[t2] * (q128)Q[(b * T + t2) * C3 + 2 * C + h * hs + dd];
+                            ref[(b * T + tt) * C + h * hs + dd] += s;
+                        }
+                    }
+                }
+        return 1;
+    }
+    case VT_OP_EMBEDDING: {
+        const vt_tensor *tab = t->src[0];
+        const int32_t *idx = (const int32_t *)t->src[1]->data;
+        int64_t Cc = tab->ne[1], npos = vt_numel(t->src[1]);
+        if (!k->bwd) return 0;
+        for (i = 0; i < npos; i++)
+            for (j = 0; j < Cc; j++) ref[idx[i] * Cc + j] += (q128)D(t->grad)[i * Cc + j];
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
+/* --- input generators ----------------------------------------------------------------- */
+
+enum { G_GAUSS, G_WIDE, G_CANCEL, G_MIDPOINT, G_TINY, G_NGEN };
+static const char *g_gen_names[] = {"gauss", "wide", "cancel", "midpoint", "tiny"};
+
+/* n binary32 values for one row of generator g */
+static void gen_row(int g, uint64_t seed, uint64_t row, float *v, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        uint64_t r = vt_rng_u64(seed, row, (uint64_t)i);
+        double z = vt_rng_normal(seed + 1, row, (uint64_t)i);
+        switch (g) {
+        case G_WIDE: v[i] = (float)ldexp((r & 1 ? -1.0 : 1.0) * (1 + (double)((r >> 8) & 0xffff) / 65536), (int)((r >> 32) % 121) - 60); break;
+        case G_CANCEL:
+            if (i % 2 == 0) v[i] = (float)z;
+            else v[i] = (float)(-(double)v[i - 1] * (1 + 0x1p-20));
+            if (i == n - 1 && n % 2) v[i] = (float)(z * 0x1p-30);
+            break;
+        case G_MIDPOINT: {
+            /* a binary32 f, +-2^20 pairs, and f's half ulp spread over the rest */
+            int64_t p = i % 4;
+            if (i == 0) v[i] = 1.0f + (float)((r >> 40) & 0x7fff) * 0x1p-15f;
+            else if (p == 1) v[i] = 0x1p20f;
+            else if (p == 2) v[i] = -0x1p20f;
+            else v[i] = (r & 1) ? 0x1p-25f : -0x1p-26f;
+            break;
+        }
+        case G_TINY: v[i] = (i % 3 == 0) ? (float)(z * 1e-40) : (float)(z * 1e-3); break;
+        default: v[i] = (float)z;
+        }
+    }
+}
+
+/* --- cases ------------------------------------------------------------------------------- */
+
+typedef struct {
+    int op;          /* what the case builds */
+    int gen;
+    int64_t R, K, N; /* rows, reduction length, outputs */
+    uint64_t seed;
+    vt_tensor *p[4];
+} hcase;
+
+static void fill_param(vt_ctx *c, vt_tensor *t, int gen, uint64_t seed, int64_t rowlen) {
+    int64_t n = vt_numel(t), r;
+    float *v = (float *)malloc(sizeof(float) * (size_t)(n + 1));
+    for (r = 0; r < n / rowlen; r++) gen_row(gen, seed, (uint64_t)r, v + r * rowlen, rowlen);
+    vt_write_f32(c, t, v);
+    free(v);
+}
+
+static vt_status case_setup(vt_ctx *c, void *u) {
+    hcase *h = (hcase *)u;
+    int64_t s2[2], s1[1], s3[3];
+    switch (h->op) {
+    case VT_OP_LINEAR:
+        s2[0] = h->R; s2[1] = h->K; h->p[0] = vt_param(c, "x", 2, s2);
+        s2[0] = h->N; s2[1] = h->K; h->p[1] = vt_param(c, "w", 2, s2);
+        s1[0] = h->N; h->p[2] = vt_param(c, "b", 1, s1);
+        fill_param(c, h->p[0], h->gen, h->seed, h->K);
+        fill_param(c, h->p[1], h->gen == G_MIDPOINT ? G_GAUSS : h->gen, h->seed + 7, h->K);
+        if (h->gen == G_MIDPOINT) { /* w = 1: the row sums themselves sit on midpoints */
+            float *one = (float *)malloc(sizeof(float) * (size_t)(h->N * h->K));
+            int64_t q;
+            for (q = 0; q < h->N * h->K; q++) one[q] = 1.0f;
+            vt_write_f32(c, h->p[1], one);
+            free(one);
+        }
+        fill_param(c, h->p[2], G_GAUSS, h->seed + 9, h->N);
+        break;
+    case VT_OP_MATMUL:
+        s3[0] = 2; s3[1] = h->R; s3[2] = h->K; h->p[0] = vt_param(c, "a", 3, s3);
+        s2[0] = h->K; s2[1] = h->N; h->p[1] = vt_param(c, "b", 2, s2);
+        fill_param(c, h->p[0], h->gen, h->seed, h->K);
+        fill_param(c, h->p[1], h->gen, h->seed + 3, h->N);
+        break;
+    case VT_OP_LAYERNORM:
+        s2[0] = h->R; s2[1] = h->K; h->p[0] = vt_param(c, "x", 2, s2);
+        s1[0] = h->K; h->p[1] = vt_param(c, "w", 1, s1); h->p[2] = vt_param(c, "b", 1, s1);
+        fill_param(c, h->p[0], h->gen, h->seed, h->K);
+        fill_param(c, h->p[1], G_GAUSS, h->seed + 1, h->K);
+        fill_param(c, h->p[2], G_GAUSS, h->seed + 2, h->K);
+        break;
+    case VT_OP_ATT_SCORES: /* the attention: qkv (2, T=R, 3C), C = K, 2 heads */
+        s3[0] = 2; s3[1] = h->R; s3[2] = 3 * h->K; h->p[0] = vt_param(c, "qkv", 3, s3);
+        fill_param(c, h->p[0], h->gen, h->seed, 3 * h->K);
+        break;
+    case VT_OP_EMBEDDING:
+        s2[0] = 7; s2[1] = h->K; h->p[0] = vt_param(c, "table", 2, s2);
+        fill_param(c, h->p[0], h->gen, h->seed, h->K);
+        break;
+    default: /* softmax, log_softmax, cross_entropy, sum, mean, mse: x (R, K) */
+        s2[0] = h->R; s2[1] = h->K; h->p[0] = vt_param(c, "x", 2, s2);
+        fill_param(c, h->p[0], h->gen, h->seed, h->K);
+        if (h->op == VT_OP_MSE) { h->p[1] = vt_param(c, "y", 2, s2); fill_param(c, h->p[1], h->gen, h->seed + 5, h->K); }
+    }
+    return vt_status_of(c);
+}
+
+/* the loss: sum(y * r) with r binary32 N(0,1), so every output gets its own gradient */
+static vt_tensor *project(vt_ctx *c, vt_tensor *y, uint64_t seed) {
+    int64_t n = vt_numel(y), i;
+    float *r = (float *)malloc(sizeof(float) * (size_t)(n + 1));
+    vt_tensor *rt, *p;
+    for (i = 0; i < n; i++) r[i] = (float)vt_rng_normal(seed, 99, (uint64_t)i);
+    rt = vt_from_f32(c, y->ndim, y->ne, r);
+    free(r);
+    p = vt_mul(c, y, rt);
+    return vt_sum(c, p);
+}
+
+static vt_status case_step(vt_ctx *c, int64_t s, void *u) {
+    hcase *h = (hcase *)u;
+    vt_tensor *y = NULL, *L;
+    (void)s;
+    switch (h->op) {
+    case VT_OP_LINEAR: y = vt_linear(c, h->p[0], h->p[1], h->p[2]); break;
+    case VT_OP_MATMUL: y = vt_matmul(c, h->p[0], h->p[1], 0, 0); break;
+    case VT_OP_SOFTMAX: y = vt_softmax(c, h->p[0]); break;
+    case VT_OP_LOG_SOFTMAX: y = vt_log_softmax(c, h->p[0]); break;
+    case VT_OP_LAYERNORM: y = vt_layernorm(c, h->p[0], h->p[1], h->p[2], 1e-5); break;
+    case VT_OP_SUM: y = vt_sum(c, h->p[0]); break;
+    case VT_OP_MEAN: y = vt_mean(c, h->p[0]); break;
+    case VT_OP_MSE: y = vt_mse(c, h->p[0], h->p[1]); break;
+    case VT_OP_ATT_SCORES: y = vt_attention(c, h->p[0], 2); break;
+    case VT_OP_CROSS_ENTROPY: {
+        int64_t ne[1], i;
+        int32_t *tg = (int32_t *)malloc(sizeof(int32_t) * (size_t)h->R);
+        vt_tensor *tt;
+        for (i = 0; i < h->R; i++) tg[i] = (int32_t)(vt_rng_u64(h->seed, 5, (uint64_t)i) % (uint64_t)h->K);
+        ne[0] = h->R;
+        tt = vt_from_i32(c, 1, ne, tg);
+        free(tg);
+        L = vt_cross_entropy(c, h->p[0], tt);
+        vt_backward(c, L);
+        return vt_status_of(c);
+    }
+    case VT_OP_EMBEDDING: {
+        int64_t ne[1], i;
+        int32_t idx[64];
+        vt_tensor *it;
+        for (i = 0; i < h->R && i < 64; i++) idx[i] = (int32_t)(vt_rng_u64(h->seed, 6, (uint64_t)i) % 7);
+        ne[0] = h->R < 64 ? h->R : 64;
+        it = vt_from_i32(c, 1, ne, idx);
+        y = vt_embedding(c, h->p[0], it);
+        break;
+    }
+    }
+    L = project(c, y, h->seed + 11);
+    vt_backward(c, L);
+    return vt_status_of(c);
+}
+
+static const char *g_orders[] = {"threads:2", "threads:1,chaos:1", "threads:2,chaos:2,nofma", "threads:1,block:7", "chaos:3,block:3"};
+
+/* one case under every order: references checked in each, orders compared */
+static void run_case(hcase *h) {
+    snaps runs[5];
+    int norders = g_long ? 5 : 3, oi;
+    char nm[128];
+    snprintf(nm, sizeof nm, "%s %s R%lld K%lld N%lld", vt_op_name((vt_op)h->op), g_gen_names[h->gen], (long long)h->R,
+             (long long)h->K, (long long)h->N);
+    for (oi = 0; oi < norders; oi++) {
+        vt_desc d = vt_desc_default();
+        vt_ctx *c;
+        vt_program p;
+        vt_report r;
+        vt_order_parse(&d.order, g_orders[oi]);
+        if (!d.order.threads) d.order.threads = 2;
+        c = vt_create(&d);
+        if (!c) { CHECK(0, "vt_create: %s", vt_last_error()); return; }
+        g_orig = c->be;
+        g_hook = *c->be;
+        g_hook.kernel = hook_kernel;
+        c->be = &g_hook;
+        runs[oi].n = 0;
+        g_cap = &runs[oi];
+        p.setup = case_setup; p.step = case_step; p.on_step = NULL; p.user = h;
+        case_setup(c, h);
+        vt_run_ctx(c, &p, 1, &r);
+        g_cap = NULL;
+        CHECK(r.status == VT_OK, "%s under %s: %s", nm, g_orders[oi], r.message);
+        vt_destroy(c);
+    }
+    for (oi = 1; oi < norders; oi++) compare_runs(&runs[0], &runs[oi], nm);
+    for (oi = 0; oi < norders; oi++) snaps_free(&runs[oi]);
+}
+
+TEST(bounds_hold_against_float128) {
+    static const int ops[] = {VT_OP_LINEAR, VT_OP_MATMUL, VT_OP_SOFTMAX, VT_OP_LOG_SOFTMAX, VT_OP_CROSS_ENTROPY,
+                              VT_OP_LAYERNORM, VT_OP_SUM, VT_OP_MEAN, VT_OP_MSE, VT_OP_ATT_SCORES, VT_OP_EMBEDDING};
+    int oi, g, si, nseeds = g_long ? 6 : 1;
+    int64_t big = g_long ? 16384 : 8192;
+    for (oi = 0; oi < (int)(sizeof ops / sizeof ops[0]); oi++)
+        for (g = 0; g < G_NGEN; g++)
+            for (si = 0; si < nseeds; si++) {
+                hcase h;
+                int op = ops[oi];
+                memset(&h, 0, sizeof h);
+                h.op = op; h.gen = g; h.seed = 1000 + 17 * (uint64_t)si + 131 * (uint64_t)g;
+                switch (op) {
+                case VT_OP_LINEAR: h.R = 5; h.K = si % 2 ? 2 : (g == G_MIDPOINT ? 403 : 257); h.N = 6; break;
+                case VT_OP_MATMUL: h.R = 4; h.K = 37 + si; h.N = 5; break;
+                case VT_OP_ATT_SCORES: h.R = 9; h.K = 8; break;
+                case VT_OP_EMBEDDING: h.R = 40; h.K = 5; break;
+                case VT_OP_SUM: case VT_OP_MEAN: h.R = 1; h.K = big; break;
+                default: h.R = 3; h.K = si % 3 == 0 ? 300 : si % 3 == 1 ? 2 : 1;
+                }
+                if (op == VT_OP_CROSS_ENTROPY && h.K < 2) h.K = 2;
+                run_case(&h);
+            }
+    {   /* the long rows: a weight gradient over 8192 rows, a softmax over 8192 */
+        hcase h;
+        memset(&h, 0, sizeof h);
+        h.op = VT_OP_LINEAR; h.gen = G_WIDE; h.R = big; h.K = 3; h.N = 2; h.seed = 77;
+        run_case(&h);
+        h.op = VT_OP_SOFTMAX; h.gen = G_GAUSS; h.R = 2; h.K = big; h.seed = 78;
+        run_case(&h);
+        h.op = VT_OP_LOG_SOFTMAX; h.gen = G_CANCEL;
+        run_case(&h);
+    }
+    CHECK(g_total_viol == 0, "%lld violations; first: %s", (long long)g_total_viol, g_first);
+    CHECK(g_total_checked > 20000, "only %lld outputs checked against a reference", (long long)g_total_checked);
+    {
+        int kd;
+        int64_t outs = 0;
+        double emax = 0;
+        for (kd = 0; kd < VT_POINT_KINDS; kd++) {
+            kstat *ks = &g_k[kd];
+            char nm[64];
+            outs += ks->outputs;
+            if (ks->eratio > emax) emax = ks->eratio;
+            if (!ks->checked && !ks->outputs) continue;
+            vt__kind_name(kd, nm, sizeof nm);
+            NOTE("%-18s %8lld outputs compared across orders, %8lld against __float128: worst |x - x*|/e %.3g, bound ratio 1 + %.2g",
+                 nm, (long long)ks->outputs, (long long)ks->checked, ks->worst, ks->eratio > 0 ? ks->eratio - 1 : 0);
+        }
+        NOTE("%lld values checked against __float128, %lld kernel outputs compared across orders, largest bound ratio "
+             "1 + %.3g (the contract assumes at most 1 + 2^-20 = 1 + %.3g)", (long long)g_total_checked, (long long)outs,
+             emax - 1, 0x1p-20);
+        CHECK(emax <= 1 + 0x1p-21, "two orders' bounds of one element differ by a factor 1 + %g (TWO HONEST BOUNDS)", emax - 1);
+    }
+}
+
+/* --- vtrain's own elementary functions -------------------------------------------------- */
+
+static double ulps(double got, q128 want) {
+    double w = (double)want, u;
+    if (w == 0) return got == 0 ? 0 : 1e300;
+    if (fabs(w) < 0x1p-1022) return (double)fabsq((q128)got - want) / 0x1p-1074;
+    u = nextafter(fabs(w), INFINITY) - fabs(w);
+    return (double)fabsq((q128)got - want) / u;
+}
+
+static q128 qsig(q128 x) { return 1 / (1 + expq(-x)); }
+static q128 qcospi2(q128 p) { return cosq(M_PIq / 2 * p); }
+static double dcospi2(double p) { return vt__dcospi2(p, 1 - p); }
+
+typedef struct { const char *name; double (*f)(double); q128 (*q)(q128); double lo, hi, limit; } eltest;
+
+TEST(elementary_functions_accuracy) {
+    static const eltest T[] = {
+        {"exp", vt__dexp, expq, -745, 709.7, 1.5},
+        {"exp", vt__dexp, expq, -0.35, 0.35, 1.0},
+        {"expm1", vt__dexpm1, expm1q, -1, 1, 4.5},
+        {"expm1", vt__dexpm1, expm1q, -1e-8, 1e-8, 1.0},
+        {"log", vt__dlog, logq, 0.6, 1.6, 3.0},
+        {"log", vt__dlog, logq, 1, 1e300, 1.5},
+        {"log", vt__dlog, logq, 1e-320, 1e-300, 1.5},
+        {"tanh", vt__dtanh, tanhq, -25, 25, 3.5},
+        {"tanh", vt__dtanh, tanhq, -1e-6, 1e-6, 3.5},
+        {"sigmoid", vt__dsigmoid, qsig, -740, 740, 3.5},
+        {"cospi2", dcospi2, qcospi2, 0, 1, 3.0},
+        {"cospi2", dcospi2, qcospi2, 0.999999, 1, 3.0},
+    };
+    int64_t n = g_long ? 2000000 : 100000, i;
+    int t;
+    for (t = 0; t < (int)(sizeof T / sizeof T[0]); t++) {
+        double worst = 0, wx = 0;
+        for (i = 0; i < n; i++) {
+            double u = vt_rng_uniform(42, (uint64_t)t, (uint64_t)i), x = T[t].lo + (T[t].hi - T[t].lo) * u, e;
+            if (T[t].lo > 0 && T[t].hi / T[t].lo > 1e6) x = exp(log(T[t].lo) + (log(T[t].hi) - log(T[t].lo)) * u);
+            e = ulps(T[t].f(x), T[t].q((q128)x));
+            if (e > worst) { worst = e; wx = x; }
+        }
+        CHECK(worst <= T[t].limit, "%s on [%g, %g]: %.3f ulps at %.17g (limit %.1f)", T[t].name, T[t].lo, T[t].hi, worst, wx,
+              T[t].limit);
+        NOTE("%-8s [%g, %g]: worst %.3f ulps (%lld inputs)", T[t].name, T[t].lo, T[t].hi, worst, (long long)n);
+    }
+    {   /* VT__DLOG_ERR: |log(x) - log x| <= 8u |log x| where kernels use it (x >= 1: a softmax's sum), and near 1 */
+        double worst = 0;
+        for (i = 0; i < n; i++) {
+            double x = i % 2 ? 1 + vt_rng_uniform(43, 0, (uint64_t)i) * 1e-6 : exp(vt_rng_uniform(43, 1, (uint64_t)i) * 700), r;
+            q128 L = logq((q128)x);
+            if (L == 0) continue;
+            r = (double)(fabsq((q128)vt__dlog(x) - L) / fabsq(L));
+            if (r > worst) worst = r;
+        }
+        CHECK(worst <= VT__DLOG_ERR, "log's relative error %.3g exceeds VT__DLOG_ERR %.3g", worst, VT__DLOG_ERR);
+        NOTE("log: relative error at most %.3g (VT__DLOG_ERR %.3g)", worst, VT__DLOG_ERR);
+    }
+}
+
+/* The learning rate of vt_lr_cosine is the same double for every chaos
+   order and accurate relative to the exact schedule to its last step, also
+   when it decays to 0 (where 1 + cos(pi p) cancelled). */
+TEST(cosine_schedule_relative) {
+    int64_t s, total = 100000;
+    double worst = 0;
+    for (s = 0; s < total; s += 7) {
+        double lr = vt_lr_cosine(s, 10, total, 3e-3, 0.0);
+        q128 p = (q128)(s - 10) / (total - 10), want = s < 10 ? (q128)3e-3 * (s + 1) / 10 : (q128)3e-3 * 0.5Q * (1 + cosq(M_PIq * p));
+        double r;
+        if (want == 0) continue;
+        r = (double)(fabsq((q128)lr - want) / want);
+        if (r > worst) worst = r;
+    }
+    CHECK(worst < 16 * 0x1p-53, "vt_lr_cosine: relative error %.3g", worst);
+    NOTE("vt_lr_cosine to min_lr 0 over 100000 steps: relative error at most %.3g (%.1f u)", worst, worst / 0x1p-53);
+}
+
+/* GELU's negative tail: x sigmoid(2z) keeps its relative accuracy where
+   0.5 x (1 + tanh z) cancels (from x = -6 every output of the old tanh
+   form needed a log entry, below -8 an entry's interval held 10^9 binary32
+   values); and the op carries no bound at all (the same bits everywhere). */
+TEST(gelu_tail_relative) {
+    int64_t i, n = g_long ? 2000000 : 200000;
+    double worst = 0, wx = 0;
+    for (i = 0; i < n; i++) {
+        double x = (double)(float)(-14 + 17 * vt_rng_uniform(44, 0, (uint64_t)i)), y = x * vt__gelu_sig(x);
+        q128 X = (q128)x, z = (q128)VT__GELU_S * (X + (q128)VT__GELU_A * X * X * X), want = X / (1 + expq(-2 * z)), r; /* 0.5 X (1 + tanh z), without its cancellation */
+        if (want == 0) continue;
+        /* relative to the condition of exp at 2z: z itself rounds (a few u relative) */
+        r = fabsq(((q128)y - want) / want) / (1 + 2 * fabsq(z));
+        if ((double)r > worst) { worst = (double)r; wx = x; }
+    }
+    CHECK(worst < 8 * 0x1p-53, "gelu: relative error %.3g (1 + |2z|) at x = %.9g", worst, wx);
+    NOTE("gelu on [-14, 3]: relative error at most %.2f u (1 + |2z|), the condition of exp at 2z (x = %.6g)", worst / 0x1p-53, wx);
+    {   /* no bound array, so no log entry, for any input */
+        vt_desc d = vt_desc_default();
+        vt_ctx *c = vt_create(&d);
+        int64_t ne[1] = {1000};
+        float v[1000];
+        vt_tensor *x, *y, *L;
+        vt_log_stats st;
+        int k;
+        for (i = 0; i < 1000; i++) v[i] = (float)(-30 + 0.03 * (double)i);
+        x = vt_param(c, "x", 1, ne);
+        vt_write_f32(c, x, v);
+        vt_step_begin(c);
+        y = vt_gelu(c, x);
+        L = vt_sum(c, y);
+        vt_backward(c, L);
+        vt_step_end(c);
+        k = vt__kind(VT_OP_GELU, 0);
+        vt_log_kind_stats(c, k, &st, NULL, 0);
+        CHECK(vt_status_of(c) == VT_OK && st.points == 1 && st.entries == 0, "gelu: %s, %lld points, %lld entries", vt_error_message(c),
+              (long long)st.points, (long long)st.entries);
+        vt_destroy(c);
+    }
+}
+
+int main(int argc, char **argv) {
+    int i;
+    for (i = 1; i < argc; i++) if (!strcmp(argv[i], "--long")) g_long = 1;
+    if (argc > 1 && !g_long) TEST_FILTER(argc, argv);
+    setvbuf(stdout, NULL, _IONBF, 0);
+    RUN(elementary_functions_accuracy);
+    RUN(cosine_schedule_relative);
+    RUN(gelu_tail_relative);
+    RUN(bounds_hold_against_float128);
+    return TEST_SUMMARY();
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# The command-line tool (build/vtrain) against hostile command lines and
+# hostile transcripts: every bad flag is refused with exit status 2 and a
+# message that names the flag, before anything is written; a short data
+# file is an error, not a crash; audit and dispute state their outcome on
+# every branch (tests/test_transcript.c tests the library underneath).
+# Last line: "N passed, M failed".
+set -u
+cd "$(dirname "$0")/.."
+V=./build/vtrain
+W=build/cli_test
+rm -rf "$W"; mkdir -p "$W"
+pass=0; fail=0
+
+ok()  { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | head -20 | sed 's/^/    /'; fail=$((fail + 1)); }
+
+# expect NAME RC PATTERN CMD...: CMD exits RC and its output (stdout and stderr) matches PATTERN (grep -E)
+expect() {
+  local name=$1 rc=$2 pat=$3 out got; shift 3
+  out=$(timeout 300 "$@" 2>&1); got=$?
+  if [ "$got" = "$rc" ] && printf '%s\n' "$out" | grep -Eq -- "$pat"; then ok "$name"
+  else bad "$name: exit $got (want $rc), output does not match /$pat/" "$out"; fi
+}
+
+# --- flags: each bad value exits 2, names the flag, and writes nothing ---------
+T="$W/never"
+while IFS='|' read -r args pat; do
+  [ -z "$args" ] && continue
+  # shellcheck disable=SC2086
+  expect "flag: $args" 2 "$pat" $V $args
+  if [ -e "$T" ]; then bad "flag: $args wrote $T"; rm -rf "$T"; fi
+done <<EOF
+train $T --steps abc|--steps: 'abc' is not an integer
+train $T --steps 0|--steps: 0 is outside 1\.\.
+train $T --steps 9223372036854775808|--steps: 9223372036854775808 is outside
+train $T --steps 99999999999999999999999|--steps: .* is outside
+train $T --steps 5x|--steps: '5x' is not an integer
+train $T --steps|--steps needs a value
+train $T --layers -2|--layers: -2 is outside
+train $T --width 0|--width: 0 is outside 1\.\.
+train $T --width 30 --heads 4|--width 30 is not a multiple of --heads 4
+train $T --heads 0|--heads: 0 is outside
+train $T --context 1|--context: 1 is outside
+train $T --batch 5000|--batch: 5000 is outside 1\.\.1024
+train $T --lr abc|--lr: 'abc' is not a number
+train $T --lr 0|--lr: 0 is outside
+train $T --lr -0.1|--lr: -0.1 is outside
+train $T --lr nan|--lr: nan is outside
+train $T --lr inf|--lr: inf is outside
+train $T --bound garbage|--bound: unknown bound mode 'garbage'
+train $T --threads -1|--threads: -1 is outside 1\.\.256
+train $T --threads 100000|--threads: 100000 is outside 1\.\.256
+train $T --threads 2.5|--threads: '2.5' is not an integer
+train $T --ckpt-every -5|--ckpt-every: -5 is outside
+train $T --poison-at -3|--poison-at: -3 is outside
+train $T --order threads:100000|--order: .*threads:100000 is outside 1\.\.256
+train $T --order threads:-1|--order: .*'threads' needs a number
+train $T --order block:99999999999999999999|--order: .*does not fit in 64 bits
+train $T --order chaos:-5|--order: .*'chaos' needs a number
+train $T --backend tpu|--backend: unknown backend 'tpu'
+train $T --frobnicate|unknown option '--frobnicate'
+audit $T --from -1|--from: -1 is outside 0\.\.
+audit $T --from abc|--from: 'abc' is not an integer
+audit $T --threads 0|--threads: 0 is outside
+dispute $T|needs two transcripts
+EOF
+
+# --- data: a file shorter than one window is refused, not a crash --------------
+printf 'short text\n' > "$W/short.txt"
+expect "data: shorter than one window" 1 "needs at least context \+ 2" $V train "$W/short" --data "$W/short.txt" --steps 2
+printf '' > "$W/empty.txt"
+expect "data: empty file" 1 "too short to train on" $V train "$W/empty" --data "$W/empty.txt" --steps 2
+expect "data: missing file" 1 "cannot open" $V train "$W/missing" --data "$W/nope.txt" --steps 2
+
+# --- transcripts: audit, resume, dispute --------------------------------------------
+SMALL="--layers 1 --width 16 --heads 2 --context 8 --batch 2 --threads 2"
+A="$W/a"
+# shellcheck disable=SC2086
+expect "train a small run" 0 "done: 30 steps" $V train "$A" --steps 30 $SMALL --ckpt-every 10
+expect "audit it" 0 "audit passed: 30 steps replayed, every leaf equal, Merkle root verified" $V audit "$A" --threads 1
+
+# root.txt: every field is checked; an audit never claims a root it did not verify
+while IFS='|' read -r sedexpr pat; do
+  [ -z "$sedexpr" ] && continue
+  rm -rf "$W/e"; cp -r "$A" "$W/e"; sed -i "$sedexpr" "$W/e/root.txt"
+  expect "audit, root.txt $sedexpr" 1 "AUDIT FAILED: .*$pat" $V audit "$W/e" --threads 1
+  if $V audit "$W/e" --threads 1 2>&1 | grep -q "Merkle root verified"; then bad "audit, root.txt $sedexpr: claims a verified root"; fi
+done <<ROOTS
+s/^steps = 30/steps = 29/|says steps = 29
+s/^steps = 30/steps = 31/|says steps = 31
+s/^leaves_root = ./leaves_root = 0/|leaves_root is not the Merkle root
+s/^leaves_root = .*/leaves_root = 0000000000000000000000000000000000000000000000000000000000000000/|leaves_root is not the Merkle root
+s/^run = ./run = 0/|run is not the commitment
+s/^manifest = ./manifest = 0/|names another manifest
+s/^steps = 30/steps = 3O/|is not a step count
+ROOTS
+rm -rf "$W/e"; cp -r "$A" "$W/e"; sed -i 's/^steps = 30/steps = 29/' "$W/e/root.txt"
+expect "inspect names a root that does not match" 0 "root.txt DOES NOT MATCH.*says steps = 29" $V inspect "$W/e"
+
+# dispute: every branch states its outcome; the honest party is never convicted
+rm -rf "$W/b"; cp -r "$A" "$W/b"
+expect "dispute: agreeing roots" 0 "no dispute" $V dispute "$A" "$W/b"
+out=$($V dispute "$A" "$W/b" 2>&1)
+if printf '%s\n' "$out" | grep -q "judge"; then bad "dispute: agreeing roots went to the judge" "$out"; else ok "dispute: agreeing roots skip the judge"; fi
+sed -i 's/^leaves_root = ./leaves_root = 0/' "$W/b/root.txt"
+expect "dispute: the auditor's root edited (the issue's case)" 0 "verdict: the auditor \(B\) is wrong" $V dispute "$A" "$W/b"
+expect "dispute: the trainer's root edited" 0 "verdict: the trainer \(A\) is wrong" $V dispute "$W/b" "$A"
+# shellcheck disable=SC2086
+expect "train a poisoned run" 0 "done: 30 steps" $V train "$W/p" --steps 30 $SMALL --ckpt-every 10 --poison-at 17
+expect "dispute: poisoned trainer" 0 "verdict: the trainer \(A\) is wrong" $V dispute "$W/p" "$A"
+expect "dispute: honest trainer, poisoned auditor" 0 "verdict: the auditor \(B\) is wrong" $V dispute "$A" "$W/p"
+# shellcheck disable=SC2086
+expect "train another program" 0 "done: 30 steps" $V train "$W/o" --steps 30 $SMALL --ckpt-every 10 --lr 0.002
+expect "dispute: different programs" 1 "different programs: no game, no verdict" $V dispute "$A" "$W/o"
+expect "audit: a poisoned run fails at its step" 1 "AUDIT FAILED at step 17" $V audit "$W/p" --threads 1
+
+# a trainer killed (kill -9) before its first checkpoint resumes; nothing it left blocks the next command
+K="$W/k"
+# shellcheck disable=SC2086
+$V train "$K" --steps 400 $SMALL --ckpt-every 1000 > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 400); do
+  [ -f "$K/commits.bin" ] && [ "$(stat -c %s "$K/commits.bin")" -gt 20000 ] && break
+  sleep 0.05
+done
+kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+if [ -f "$K/ckpt-00000400.safetensors" ] || [ -f "$K/root.txt" ]; then bad "resume: the trainer was not killed before its first checkpoint"; fi
+# shellcheck disable=SC2086
+expect "resume after kill -9 before the first checkpoint" 0 "done: 400 steps" $V train "$K" --resume --steps 400 $SMALL --ckpt-every 1000
+expect "audit of the resumed run" 0 "audit passed: 400 steps replayed" $V audit "$K" --threads 1
+rm -rf "$W/k2"; mkdir -p "$W/k2"
+# shellcheck disable=SC2086
+expect "resume with no transcript at all" 1 "resume: cannot read" $V train "$W/k2" --resume --steps 5 $SMALL
+# shellcheck disable=SC2086
+expect "a fresh train after that failed resume" 0 "done: 5 steps" $V train "$W/k2" --steps 5 $SMALL
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
