@@ -1807,6 +1807,12 @@ VTDEF vt_btard_cfg vt_btard_cfg_default(void) {
    transport's own per-sender bound in its queues).
    ========================================================================== */
 
+#ifdef VT__BT_DEBUG
+#define VT__BT_DBG(a) (printf a, fflush(stdout))
+#else
+#define VT__BT_DBG(a) ((void)0)
+#endif
+
 enum { VT__V_OK = 0, VT__V_NOCHUNK, VT__V_BADCHUNK, VT__V_GRADIENT, VT__V_SCALARS };
 
 /* the exchanges of a round (>>btard): a round schedules COMMIT .. FIN,
@@ -1962,6 +1968,7 @@ static void vt__bt_event(vt_btard_peer *p, vt_btard_event_kind k, int peer, int 
 
 static void vt__bt_ban(vt_btard_peer *p, int rank, vt_btard_reason why, int by) {
     if (rank < 0 || rank >= p->N || !p->alive[rank]) return;
+    VT__BT_DBG(("%.3f peer %d step %lld rd %d: bans %d (%d)\n", vt_net_now(), p->rank, (long long)p->step, p->rd, rank, (int)why));
     p->alive[rank] = 0;
     p->nbans++;
     vt__bt_event(p, VT_EV_BAN, rank, by, why, 0);
@@ -2602,15 +2609,43 @@ static int vt__bt_cut_off(vt_btard_peer *p, int missing, int expected) {
     return 0;
 }
 
-/* gather exchange x until the deadline: 0, or -1 if this peer must stop */
+/* has `rank` sent relay messages of exchange x in this round: it is in the
+   slow path of exchange x - 1 */
+static int vt__bt_went_slow(const vt_btard_peer *p, int rank, int x) {
+    const vt__bt_mail *m;
+    for (m = p->mb[rank]; m; m = m->next)
+        if (VT__BT_TPHASE(m->tag) == VT__PH_DS && (VT__BT_TSUB(m->tag) >> 12) == x && VT__BT_TSTEP(m->tag) == (p->step & 0xFFFFFF) &&
+            VT__BT_TROUND(m->tag) == p->rd)
+            return 1;
+    return 0;
+}
+
+/* Gather exchange x until the deadline: 0, or -1 if this peer must stop.
+   Whether a peer needs the slow path depends on what it received, so a
+   Byzantine that shows a deviating echo to some honest peers only sends
+   those into the slow path (f relay rounds) while the others go on: a
+   member still missing at the deadline that sent relay messages of exchange
+   x - 1 is in that slow path, and the deadline moves once by the slow path's
+   length (f timeouts), so it is not taken for silent. */
 static int vt__bt_env_gather(vt_btard_peer *p, int x, double dl) {
     vt__bt_envwait w;
-    w.x = x;
-    w.missing = 0;
-    if (vt__bt_wait(p, dl, VT__BT_PENV(x), vt__bt_env_left, &w) < 0) { vt__bt_fail(p, VT_ERR_STATE, "peer %d: the transport closed", p->rank); return -1; }
+    int j, extended = 0;
+    for (;;) {
+        w.x = x;
+        w.missing = 0;
+        if (vt__bt_wait(p, dl, VT__BT_PENV(x), vt__bt_env_left, &w) < 0) { vt__bt_fail(p, VT_ERR_STATE, "peer %d: the transport closed", p->rank); return -1; }
+        if (!w.missing || extended || x < 3) break;
+        for (j = 0; j < p->n; j++)
+            if (j != p->me && !VT__XENV(p, x, j) && vt__bt_went_slow(p, p->mem[j], x - 1)) break;
+        if (j == p->n) break;
+        extended = 1;
+        VT__BT_DBG(("%.3f peer %d step %lld rd %d: gather %d extended for %d\n", vt_net_now(), p->rank, (long long)p->step, p->rd, x, p->mem[j]));
+        dl = vt__bt_next(p, p->f * p->cfg.timeout);
+    }
     vt__bt_settle(p);
     return vt__bt_cut_off(p, w.missing, p->n - 1) ? -1 : 0;
 }
+
 
 /* --- the slow path: relays of the echoes (Dolev-Strong), then the count rule --------------- */
 
@@ -2884,6 +2919,7 @@ static int vt__bt_slow(vt_btard_peer *p, int y) {
     vt__bt_fwait fw;
     double start = vt_net_now();
     p->st.slow++;
+    VT__BT_DBG(("%.3f peer %d step %lld rd %d: slow path of %d\n", vt_net_now(), p->rank, (long long)p->step, p->rd, y));
     vt__bt_event(p, VT_EV_SLOW, -1, -1, VT_BAN_SILENT, y);
     vt__bt_ds_start(p, x);
     got = (unsigned char *)VT_MALLOC((size_t)p->n + 1, NULL);
@@ -3835,6 +3871,11 @@ static int vt__bt_mk(vt_btard_peer *p, int kind, vt__bt_buf *b) {
 static int vt__bt_exchange(vt_btard_peer *p, int x) {
     vt__bt_buf c;
     double budget = x == 1 && p->rd == 0 ? p->cfg.compute_timeout + 2 * p->cfg.timeout : p->cfg.timeout, dl;
+    /* A round starts again after a ban, and a Byzantine decides who needed
+       the slow path to get there (a deviating echo shown to some): honest
+       peers may start it up to the slow path's length (f timeouts) apart,
+       so its first exchange waits that much longer for the last of them. */
+    if (x == 1 && p->rd > 0) budget = (p->f + 1) * p->cfg.timeout;
     int ok;
     memset(&c, 0, sizeof c);
     if (p->reexec) { budget += p->cfg.compute_timeout; p->reexec = 0; }
