@@ -23,7 +23,7 @@ TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard
 
 .PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript bench-torch bench-load clean compile-checks
-.PHONY: swarm bench-btard bench-btard-mpi test-mpi test-bounds test-btard-byz
+.PHONY: swarm bench-btard bench-btard-mpi test-mpi test-tcp test-bounds test-btard-byz
 
 all: $(EXAMPLES) $(TESTS) $(BENCHES)
 
@@ -99,6 +99,10 @@ demo: $(B)/demo
 swarm: $(B)/btard_swarm
 	./$(B)/btard_swarm --md $(B)/btard_swarm.md --svg $(B)/btard_swarm.svg
 
+# BTARD peers as processes over TCP alone (make test runs it too): kill -9, a hung peer, Byzantines
+test-tcp:
+	@bash tests/tcp_run.sh
+
 # the BTARD tests over MPI alone (make test runs them too): mpirun -np 4
 test-mpi:
 	@bash tests/mpi_run.sh
@@ -121,7 +125,7 @@ ASAN_FLAGS = -std=c99 -O1 -g $(ARCH) -ffp-contract=off -fsanitize=address,undefi
 test-asan: | $(B)
 	@mkdir -p $(B)/asan
 	@for t in core grad reference replay transcript btard; do \
-	  $(CC) $(ASAN_FLAGS) tests/test_$$t.c -o $(B)/asan/test_$$t $(LDLIBS) || exit 1; done
+	  $(CC) $(ASAN_FLAGS) $(BT_FLAGS) tests/test_$$t.c -o $(B)/asan/test_$$t $(LDLIBS) $(BT_LIBS) || exit 1; done
 	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript $(B)/asan/test_btard
 
 # Optional groups of `make test`: each needs tools a plain C machine may
@@ -250,7 +254,7 @@ endif
 ifneq ($(HAVE_QUADMATH),1)
 	$(call skip,bounds,no libquadmath: the bound-hunting test against __float128 is not run (gcc on x86 brings it: libquadmath0))
 endif
-	@bash tests/run.sh $(TESTS) $(if $(HAVE_QUADMATH),$(B)/test_bounds) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/examples_golden.sh tests/test_cli.sh
+	@bash tests/run.sh $(TESTS) $(if $(HAVE_QUADMATH),$(B)/test_bounds) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/tcp_run.sh tests/examples_golden.sh tests/test_cli.sh
 
 bench: bench-step bench-logsize bench-transcript bench-gemm
 bench-logsize: $(B)/bench_logsize

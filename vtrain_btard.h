@@ -1405,11 +1405,15 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
     }
 }
 
+/* what is still queued for the others goes out for up to 2 s (a dead peer's
+   queue is given up then): a peer that ends its last step first does not
+   take its last messages with it */
 static void vt__bt_zmq_destroy(vt_net *t) {
     vt__bt_zmq *z = (vt__bt_zmq *)t->impl;
-    int i;
+    int i, linger = 2000;
     if (z->router) zmq_close(z->router);
-    for (i = 0; z->dealer && i < t->size; i++) if (z->dealer[i]) zmq_close(z->dealer[i]);
+    for (i = 0; z->dealer && i < t->size; i++)
+        if (z->dealer[i]) { zmq_setsockopt(z->dealer[i], ZMQ_LINGER, &linger, sizeof linger); zmq_close(z->dealer[i]); }
     if (z->ctx) zmq_ctx_shutdown(z->ctx);
     if (z->zap_up) pthread_join(z->zap, NULL);
     else if (z->zap_ready) zmq_close(z->zap_ready);
