@@ -14,6 +14,9 @@
    real deployment gives each peer its own vt_btard_key_new() and
    distributes the public keys (the roster) by other means.
 
+   --defence mean runs the plain butterfly mean all-reduce instead (no
+   defence, no signatures: the baseline of bench/btard_tcp.sh).
+
    Every step it prints "step S alive K digest D" (D: the first 8 bytes of
    the weights digest, hex); at the end it writes --out: its steps, full
    digest, ban list and ban reasons, which tests/tcp_run.sh compares across
@@ -37,7 +40,8 @@ static void hex(const unsigned char *d, int n, char *out) {
 }
 
 int main(int argc, char **argv) {
-    int rank = -1, n = 8, port = 5600, steps = 20, i, s;
+    int rank = -1, n = 8, port = 5600, steps = 20, hidden = 16, batch = 16, mean = 0, i, s;
+    double t1 = 0;
     uint64_t key_seed = 1, data_seed = 7;
     double timeout = 1.0;
     const char *host = "127.0.0.1", *out = NULL, *attack = "none";
@@ -64,10 +68,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--key-seed")) key_seed = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--data-seed")) data_seed = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--attack")) attack = argv[i + 1];
+        else if (!strcmp(argv[i], "--hidden")) hidden = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--batch")) batch = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--defence")) mean = !strcmp(argv[i + 1], "mean");
         else { fprintf(stderr, "btard_peer: unknown option %s\n", argv[i]); return 2; }
     }
     if (rank < 0 || rank >= n || n < 2 || n > 64 || vt_btard_attack_parse(attack) < 0) {
-        fprintf(stderr, "usage: btard_peer --rank R --peers N [--port P] [--host H] [--steps S] [--out FILE] [--timeout T] [--attack NAME]\n");
+        fprintf(stderr, "usage: btard_peer --rank R --peers N [--port P] [--host H] [--steps S] [--out FILE] [--timeout T] [--attack NAME]\n"
+                        "                  [--hidden H] [--batch B] [--defence btard|mean]\n");
         return 2;
     }
     ep = (char **)malloc(sizeof(char *) * (size_t)n);
@@ -89,9 +97,10 @@ int main(int argc, char **argv) {
     zd.rank = rank; zd.size = n; zd.endpoints = epc; zd.roster = roster; zd.key = &key;
     net = vt_net_zmq_create(&zd);
     if (!net) { fprintf(stderr, "btard_peer %d: %s\n", rank, vt_last_error()); return 1; }
-    if (vt_btard_digits_load(&dg, "data/digits.csv", 16, 16, 0.05) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
+    if (vt_btard_digits_load(&dg, "data/digits.csv", hidden, batch, 0.05) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
     task = vt_btard_digits_task(&dg);
     cfg.validators = 2;
+    if (mean) { cfg.defence = VT_DEFENCE_MEAN; cfg.validators = 1; } /* the plain mean all-reduce: the baseline of bench/btard_tcp.sh */
     cfg.data_seed = data_seed;
     cfg.timeout = timeout;
     cfg.compute_timeout = 3 * timeout;
@@ -106,12 +115,14 @@ int main(int argc, char **argv) {
         char h[17];
         st = vt_btard_step(p);
         if (st != VT_OK) break;
+        if (s == 0) t1 = vt_net_now(); /* the time per step leaves out the first (connections, start-up skew) */
         vt_btard_digest(p, d);
         hex(d, 8, h);
         printf("step %d alive %d digest %s\n", s, vt_btard_alive_count(p), h);
         fflush(stdout);
     }
     if (st != VT_OK) fprintf(stderr, "btard_peer %d stopped at step %d: %s\n", rank, s, vt_btard_error(p));
+    else if (steps > 1) printf("ms/step %.3f\n", 1e3 * (vt_net_now() - t1) / (steps - 1));
     if (out) {
         FILE *f = fopen(out, "w");
         unsigned char d[32];
