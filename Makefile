@@ -19,11 +19,11 @@ LDLIBS  = -lm -lpthread
 B       = build
 
 EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab $(B)/btard_swarm
-TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_btard_byz
+TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_btard_byz $(B)/test_shards
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard
 
 .PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript bench-torch bench-load clean compile-checks
-.PHONY: swarm bench-btard bench-btard-mpi test-mpi test-tcp test-bounds test-btard-byz
+.PHONY: swarm bench-btard bench-btard-mpi bench-dp test-mpi test-tcp test-dp test-bounds test-btard-byz
 
 all: $(EXAMPLES) $(TESTS) $(BENCHES)
 
@@ -106,6 +106,9 @@ test-tcp:
 # the BTARD tests over MPI alone (make test runs them too): mpirun -np 4
 test-mpi:
 	@bash tests/mpi_run.sh
+# data-parallel training over MPI (vtrain_dp.h) alone (make test runs it too)
+test-dp:
+	@bash tests/dp_run.sh
 
 # where bitwise nondeterminism comes from, measured on this machine
 lab: $(B)/nondeterminism_lab
@@ -124,9 +127,9 @@ fuzz: $(B)/fuzz_parsers
 ASAN_FLAGS = -std=c99 -O1 -g $(ARCH) -ffp-contract=off -fsanitize=address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror
 test-asan: | $(B)
 	@mkdir -p $(B)/asan
-	@for t in core grad reference replay transcript btard; do \
+	@for t in core grad reference replay transcript btard shards; do \
 	  $(CC) $(ASAN_FLAGS) $(BT_FLAGS) tests/test_$$t.c -o $(B)/asan/test_$$t $(LDLIBS) $(BT_LIBS) || exit 1; done
-	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript $(B)/asan/test_btard
+	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript $(B)/asan/test_btard $(B)/asan/test_shards
 
 # Optional groups of `make test`: each needs tools a plain C machine may
 # lack. A missing group is skipped with one line that says what brings it
@@ -254,7 +257,7 @@ endif
 ifneq ($(HAVE_QUADMATH),1)
 	$(call skip,bounds,no libquadmath: the bound-hunting test against __float128 is not run (gcc on x86 brings it: libquadmath0))
 endif
-	@bash tests/run.sh $(TESTS) $(if $(HAVE_QUADMATH),$(B)/test_bounds) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/tcp_run.sh tests/examples_golden.sh tests/test_cli.sh
+	@bash tests/run.sh $(TESTS) $(if $(HAVE_QUADMATH),$(B)/test_bounds) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/dp_run.sh tests/tcp_run.sh tests/examples_golden.sh tests/test_cli.sh
 
 bench: bench-step bench-logsize bench-transcript bench-gemm
 bench-logsize: $(B)/bench_logsize
@@ -282,6 +285,10 @@ bench-btard: $(B)/bench_btard
 	./$(B)/bench_btard overhead
 	./$(B)/bench_btard overhead --batch 256 --steps 40
 	./$(B)/bench_btard bans --seeds 20
+# shards: the cross-shard sum's cost and entries beside the step's other points; -np 2 x 1 thread
+# against 1 process x 2 threads (needs Open MPI)
+bench-dp:
+	bash bench/dp.sh
 # the overhead with 16 peers as MPI ranks
 bench-btard-mpi: $(B)/bench_btard_mpi
 	$(MPIRUN) -np 16 ./$(B)/bench_btard_mpi

@@ -43,8 +43,9 @@
    device call: GPT-2-sized audits need it off); VTRAIN_EMU_GIB=N reserves N
    GiB of emulated device memory.
    COMPANIONS: vtrain_btard.h (collaborative training among peers who may
-   lie) and vtrain_cuda.cu.h (the CUDA backend) sit beside this file; each
-   says how to include it.
+   lie), vtrain_dp.h (data-parallel training over MPI ranks, SHARDS) and
+   vtrain_cuda.cu.h (the CUDA backend) sit beside this file; each says how
+   to include it.
 
    BUILD: link with -lm -lpthread. Compile with -ffp-contract=off (no implicit
    fused multiply-add) and never with -ffast-math: the numeric contract needs
@@ -352,6 +353,7 @@ typedef struct vt_tensor {
    VT_MODE_NATIVE. A string form is parsed by vt_order_parse:
    "threads:2,block:64,chaos:7,nofma". */
 #define VT_MAX_THREADS 256  /* vt_create refuses more: each is a pthread with its own buffers */
+#define VT_MAX_SHARDS 65536 /* shards per step (vt_program.shards) */
 #define VT_MAX_BLOCK 4096   /* a GEMM block of kc doubles per row of a packing buffer */
 typedef struct vt_order {
     int threads;         /* worker threads (0: all cores, at most 64; 1..VT_MAX_THREADS) */
@@ -406,11 +408,15 @@ typedef struct vt_desc {
                                  each step, the auditor's from vt_feed_chunk before each step
                                  (no file needed; peers exchange chunks this way) */
     void *alloc_user;         /* passed to VT_MALLOC & co */
+    int shards;               /* S, the shards of each step of the program (SHARDS; 0: 1): part of the
+                                 program, recorded in the manifest; an auditor gets it from there
+                                 (vt_transcript_settings) */
 } vt_desc;
 
 /* A training program, for vt_run: setup creates parameters and optimizer,
    step does one training step (vt_run calls vt_step_begin/end around it),
-   on_step (optional) reports progress after each step. */
+   on_step (optional) reports progress after each step. A step may split
+   its batch into shards (SHARDS under "training" in >>public functions). */
 typedef struct vt_program {
     vt_status (*setup)(vt_ctx *c, void *user);
     vt_status (*step)(vt_ctx *c, int64_t step, void *user);
@@ -437,6 +443,9 @@ typedef struct vt_log_stats {
                                 bits a trainer could choose freely while passing the audit */
     int64_t exact;           /* values of correctly rounded products that the bound could not
                                 decide and that were evaluated exactly (no log entry) */
+    int64_t shard_values;    /* values of the cross-shard sums (gradient elements x steps) */
+    int64_t shard_exact;     /* ... of which the bound could not decide: summed exactly */
+    double shard_seconds;    /* time in the cross-shard sums (packing, exchange and sum) */
 } vt_log_stats;
 
 typedef struct vt_report {
@@ -539,6 +548,33 @@ VTDEF vt_status vt_feed_chunk(vt_ctx *c, const unsigned char *bytes, size_t len)
 /* SHA-256 of the chunk of the step that ended last */
 VTDEF void vt_step_chunk_sha(const vt_ctx *c, unsigned char out[32]);
 
+/* SHARDS: data parallelism, and gradient accumulation, which is the same
+   thing in one process. A program whose step's batch is split into S
+   shards (vt_desc.shards = S: part of the program, in the manifest) runs,
+   inside its step:
+
+       for (k = 0; k < vt_shard_count(c); k++) {
+           if (!vt_shard_begin(c, k)) continue;   // 0: another process's shard
+           ... forward and backward of shard k's rows only, its data drawn
+               from (seed, stream, row) and never from where it runs; a mean
+               loss scaled by the shard's share of the rows ...
+           vt_shard_end(c);
+       }
+       vt_shards_sum(c);      // the parameters' gradients = the sum over shards
+       ... clipping, the optimizer ...
+
+   Every shard starts from zero gradients; the step's gradient is RNE32 of
+   the exact sum of the S shard gradients (the cross-shard sum, >>step), so
+   every mapping of shards to processes - one process running all S in
+   turn, or the ranks of an MPI job (vtrain_dp.h) - gives the same binary32
+   state, the same log and the same commitments, and one process audits
+   any of them. Tensors made in the step before its first shard live
+   through all of them; a shard's own die at the next shard. */
+VTDEF int vt_shard_count(const vt_ctx *c);
+VTDEF int vt_shard_begin(vt_ctx *c, int k);
+VTDEF vt_status vt_shard_end(vt_ctx *c);
+VTDEF vt_status vt_shards_sum(vt_ctx *c);
+
 /* --- ops (forward and backward; all end in rounding points) --------------- */
 VTDEF vt_tensor *vt_add(vt_ctx *c, vt_tensor *a, vt_tensor *b);   /* broadcasting */
 VTDEF vt_tensor *vt_sub(vt_ctx *c, vt_tensor *a, vt_tensor *b);
@@ -600,6 +636,7 @@ VTDEF vt_status vt_tensor_digest(vt_ctx *c, const vt_tensor *t, unsigned char ou
 /* --- running and auditing ------------------------------------------------- */
 VTDEF vt_status vt_run(const vt_desc *d, const vt_program *p, int64_t nsteps, vt_report *r);
 VTDEF vt_status vt_run_ctx(vt_ctx *c, const vt_program *p, int64_t nsteps, vt_report *r);
+
 /* compare two contexts' state (weights, then optimizer moments): number of
    differing elements, max |dw|, index of the first tensor that differs */
 VTDEF int64_t vt_weights_compare(vt_ctx *a, vt_ctx *b, double *max_abs, int *first_param);
@@ -846,7 +883,7 @@ VTDEF void vt_text_free(vt_text *t);
 
    ACCURACY (checked against __float128 by tests/test_bounds.c): exp and
    expm1 within 1 ulp, expm1 within 4 ulps for |x| in (0.35, 1), log within
-   2 ulps, tanh and sigmoid within 3 ulps, cospi2 within 2 ulps; glibc is
+   2.5 ulps (2.01 measured, near 1), tanh and sigmoid within 3 ulps, cospi2 within 2 ulps; glibc is
    within 1 ulp. Outputs are rounded to binary32 (2^29 binary64 ulps) at
    the next rounding point, so training does not see the difference.
    Where an input differs between machines (log of a sum in log_softmax and
@@ -1841,6 +1878,15 @@ static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn f
         int64_t g = (p->gen + 1) & 0xffffffff, nchunk = VT__MIN(ntask, (int64_t)VT__CHUNKS_PER_THREAD * p->n);
 #if VT__SPIN
         int spins = 0;
+        /* close the claim word first: a worker still leaving the last job
+           may have loaded the old word and be about to compare its index
+           with nchunk; were nchunk the new job's (larger) its compare-and-
+           swap on the old word would succeed and run a chunk with this
+           job's fn, counted in this job's done (the caller then returned
+           with a chunk still running: a double free under load). With the
+           word changed that swap fails, and tag g with an index past any
+           nchunk lets nobody claim before the job is complete. */
+        VT__STORE(&p->claim, ((uint64_t)g << 32) | 0xffffffffu);
         p->fn = fn; p->arg = arg; p->ntask = ntask;
         VT__STORE(&p->nchunk, nchunk);
         VT__STORE(&p->done, 0);
@@ -1926,6 +1972,20 @@ static void vt__arena_reset(vt__arena *a) {
     for (b = a->head; b; b = b->next) { used += b->used; b->used = 0; }
     if (used > a->peak) a->peak = used;
     a->cur = a->head;
+}
+
+/* a place in the arena, and back to it: what was made after it is gone */
+typedef struct vt__amark { vt__block *b; size_t used; } vt__amark;
+static void vt__arena_mark(const vt__arena *a, vt__amark *m) { m->b = a->cur; m->used = a->cur ? a->cur->used : 0; }
+static void vt__arena_rewind(vt__arena *a, const vt__amark *m) {
+    vt__block *b;
+    size_t used = 0;
+    for (b = a->head; b; b = b->next) used += b->used;
+    if (used > a->peak) a->peak = used;
+    if (!m->b) { vt__arena_reset(a); return; }
+    for (b = m->b->next; b; b = b->next) b->used = 0;
+    m->b->used = m->used;
+    a->cur = m->b;
 }
 
 static void vt__arena_free(vt__arena *a) {
@@ -2175,6 +2235,27 @@ typedef struct vt__logrd {
     unsigned char sha[32];
 } vt__logrd;
 
+/* the shards of a sharded program (>>step): which of them this context
+   computes, their packed contributions, the exchange that brings the others */
+typedef struct vt__shards {
+    int S, lo, hi;          /* S shards per step; this context computes [lo, hi) */
+    int cur;                /* the shard running, -1 outside one */
+    int records;            /* build log records without a log (a rank whose records the writer needs) */
+    int group;              /* this context's place among those computing a step (its rank) */
+    vt__buf mine;           /* this context's shards, packed (vt__shard_end), in shard order */
+    vt__buf all;            /* after the exchange: every shard's, in any order */
+    vt__buf batch;          /* the running shard's batch commitment bytes */
+    int next, summed;       /* the next shard of this context to run; 1 after vt_shards_sum */
+    vt__amark mark;         /* the step arena at this context's first shard (each next one rewinds to it) */
+    int64_t mtape;          /* ... and the tape's length */
+    size_t c0, s0, b0;      /* where the running shard's records start in chunk, shape_cur, cbody */
+    int64_t p0, e0;         /* ... and chunk_points, chunk_entries there */
+    /* the exchange: fills `all` from every context's `mine` (NULL: this
+       context computes every shard, all = mine); a failure sets c's error */
+    vt_status (*exchange)(vt_ctx *c, void *user);
+    void *user;
+} vt__shards;
+
 struct vt__backend;
 
 struct vt_ctx {
@@ -2235,6 +2316,8 @@ struct vt_ctx {
     double last_loss;
     /* optimizers to free */
     vt_optim **optims; int noptims;
+    vt__shards sh;          /* a sharded program's shards (>>step) */
+    int man_shards;         /* auditor of a transcript: the manifest's shard count (1 without the key) */
     const struct vt__backend *be;
     void *bes;
 };
@@ -2293,6 +2376,18 @@ static int vt__buf_put(vt_ctx *c, vt__buf *b, const void *d, size_t n) {
     }
     memcpy(b->p + b->n, d, n);
     b->n += n;
+    return 1;
+}
+
+/* room for n more bytes at b->p + b->n */
+static int vt__buf_reserve(vt_ctx *c, vt__buf *b, size_t n) {
+    size_t nc;
+    unsigned char *q;
+    if (b->n + n <= b->cap) return 1;
+    nc = VT__MAX(b->n + n, b->cap * 2 + 256);
+    q = (unsigned char *)VT_REALLOC(b->p, nc, c->u);
+    if (!q) { vt__fail(c, VT_ERR_NOMEM, "out of memory growing a buffer to %zu bytes", nc); return 0; }
+    b->p = q; b->cap = nc;
     return 1;
 }
 
@@ -2527,7 +2622,9 @@ static void vt__reset_life(vt_ctx *c, int life) {
    (a backward op has one per input gradient). The optimizer update has three
    (the moments and the weights, each over all parameters at once), gradient
    clipping two (the norm, the scaled gradients), and the learning rate and
-   the loss one each. Ops whose outputs are exact copies of T values (relu,
+   the loss one each. A step split into shards (SHARDS) has one more, the
+   cross-shard sum of the gradients, which every machine resolves alike and
+   which logs nothing (its rule and bound: >>step). Ops whose outputs are exact copies of T values (relu,
    embedding lookup, views, concat, split) have none: nothing there depends
    on the machine.
 
@@ -3083,7 +3180,7 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
         if (kind >= 0 && kind < VT_OP_COUNT * 8) c->kstats[kind].exact += nx;
         if (c->status != VT_OK) return;
         if (c->d.role == VT_ROLE_TRAIN) {
-            if (c->logf || c->d.log_memory) vt__log_put_record(c, kind, ndim, dims, &c->ents);
+            if (c->logf || c->d.log_memory || c->sh.records) vt__log_put_record(c, kind, ndim, dims, &c->ents);
         } else {
             int64_t ne = 0;
             if (vt__log_get_record(c, kind, ndim, dims, n, &c->rents, &ne, &c->crents) != VT_OK) return;
@@ -3107,7 +3204,7 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
             : e ? be->round(c, x, e, n, ef, compact, &c->ents) : be->cast(c, x, n, 0);
         if (bad >= 0) goto nonfinite;
         c->stats.entries += c->ents.n;
-        if (c->d.mode == VT_MODE_VERIFIED && (c->logf || c->d.log_memory)) vt__log_put_record(c, kind, ndim, dims, &c->ents);
+        if (c->d.mode == VT_MODE_VERIFIED && (c->logf || c->d.log_memory || c->sh.records)) vt__log_put_record(c, kind, ndim, dims, &c->ents);
     } else {
         /* auditor: read this point's record, resolve entries against our own
            x' and e' before rounding, round everything, then put the entries */
@@ -7373,12 +7470,15 @@ VTDEF vt_status vt_weights_digest(vt_ctx *c, unsigned char out[32]) {
     return VT_OK;
 }
 
+/* inside a shard the bytes wait in the shard's contribution: the step's
+   batch digest takes every shard's in shard order (>>step) */
 VTDEF void vt_commit_batch(vt_ctx *c, const int64_t *idx, int64_t n) {
     int64_t i;
     for (i = 0; i < n; i++) {
         unsigned char b[8];
         vt__put_u64(b, (uint64_t)idx[i]);
-        vt_sha256_update(&c->batch, b, 8);
+        if (c->sh.cur >= 0) vt__buf_put(c, &c->sh.batch, b, 8);
+        else vt_sha256_update(&c->batch, b, 8);
     }
     c->batch_used = 1;
 }
@@ -7511,7 +7611,9 @@ static vt_status vt__commit_step(vt_ctx *c) {
                     lines, each key once, a final newline (A:
                     vt__manifest_check). vtrain.version non-empty; mode,
                     bound names; lambda a positive number; trainer_order an
-                    order string; trainer_ckpt_every a positive count (A).
+                    order string; trainer_ckpt_every a positive count;
+                    shards (present when S > 1) a count in 2..65536 that
+                    must be the auditor's program's (A).
                     Mode sets the audit's mode; bound and lambda must equal
                     the log header's (A). The program's own keys are the
                     program's to check (the CLI parses each strictly, in
@@ -7754,6 +7856,10 @@ static vt_status vt__manifest_text(vt_ctx *c, vt__buf *b) {
              VTRAIN_VERSION_STRING, vt_mode_name(c->d.mode), vt_bound_name(c->d.bound), c->ord.lambda, ord,
              c->d.ckpt_every > 0 ? c->d.ckpt_every : 100);
     vt__buf_put(c, b, line, strlen(line));
+    if (c->sh.S > 1) { /* a program without shards keeps the manifest it always had */
+        snprintf(line, sizeof line, "vtrain.shards = %d\n", c->sh.S);
+        vt__buf_put(c, b, line, strlen(line));
+    }
     return c->status;
 }
 
@@ -8442,12 +8548,14 @@ VTDEF vt_status vt_transcript_check(const char *dir, int64_t *nsteps) {
    number), trainer_order (an order string) and trainer_ckpt_every (a
    positive count). Mode sets the audit's mode; bound and lambda must
    agree with the log's header (vt__log_header_check). */
-static vt_status vt__manifest_check(const char *text, size_t n, const char *path, int *mode, int *bound, double *lambda) {
-    static const char *const vkeys[6] = {"vtrain.version", "vtrain.mode", "vtrain.bound", "vtrain.lambda", "vtrain.trainer_order",
-                                        "vtrain.trainer_ckpt_every"};
+/* vtrain.shards (optional: a program with shards, >>step) is a count in 2..VT_MAX_SHARDS */
+static vt_status vt__manifest_check_s(const char *text, size_t n, const char *path, int *mode, int *bound, double *lambda, int *shards) {
+    static const char *const vkeys[7] = {"vtrain.version", "vtrain.mode", "vtrain.bound", "vtrain.lambda", "vtrain.trainer_order",
+                                        "vtrain.trainer_ckpt_every", "vtrain.shards"};
     const char *p = text + 18, *q;
     char key[128], v[256];
-    int have[6] = {0, 0, 0, 0, 0, 0}, k, line = 1;
+    int have[7] = {0, 0, 0, 0, 0, 0, 1}, k, line = 1;
+    *shards = 1;
     if (strlen(text) != n || n < 18 || strncmp(text, "vtrain-manifest 1\n", 18) || text[n - 1] != '\n')
         return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain manifest (version 1, text lines)", path);
     for (; *p; p = strchr(p, '\n') + 1) {
@@ -8464,8 +8572,8 @@ static vt_status vt__manifest_check(const char *text, size_t n, const char *path
             if (!strncmp(q, key, kl) && !strncmp(q + kl, " = ", 3))
                 return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d: key '%s' appears twice", path, line, key);
         if (strncmp(key, "vtrain.", 7)) continue;
-        for (k = 0; k < 6 && strcmp(key, vkeys[k]); k++) {}
-        if (k == 6) return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d: '%s' is not a key vtrain %s writes", path, line, key, VTRAIN_VERSION_STRING);
+        for (k = 0; k < 7 && strcmp(key, vkeys[k]); k++) {}
+        if (k == 7) return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d: '%s' is not a key vtrain %s writes", path, line, key, VTRAIN_VERSION_STRING);
         have[k] = 1;
         if (k == 0 && !v[0]) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.version is empty", path);
         if (k == 1) {
@@ -8499,10 +8607,22 @@ static vt_status vt__manifest_check(const char *text, size_t n, const char *path
             int64_t e;
             if (!vt__dec(v, &e) || e < 1) return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.trainer_ckpt_every = '%s' is not a positive count", path, v);
         }
+        if (k == 6) {
+            int64_t e;
+            if (!vt__dec(v, &e) || e < 2 || e > VT_MAX_SHARDS)
+                return vt__tls_fail(VT_ERR_FORMAT, "'%s': vtrain.shards = '%s' is not a shard count (2..%d)", path, v, VT_MAX_SHARDS);
+            *shards = (int)e;
+        }
     }
     for (k = 0; k < 6; k++)
         if (!have[k]) return vt__tls_fail(VT_ERR_FORMAT, "'%s' lacks '%s'", path, vkeys[k]);
     return VT_OK;
+}
+
+/* the form without shards (the fuzzer and tests/test_transcript.c call it) */
+static VT__UNUSED vt_status vt__manifest_check(const char *text, size_t n, const char *path, int *mode, int *bound, double *lambda) {
+    int shards;
+    return vt__manifest_check_s(text, n, path, mode, bound, lambda, &shards);
 }
 
 /* vt_create, transcript part: paths, the manifest (written by the trainer,
@@ -8553,8 +8673,10 @@ static vt_status vt__transcript_open(vt_ctx *c) {
         vt_sha256(b, n, c->manifest_sha);
         {   /* the run's settings come from the manifest, not from guesses */
             int mode = 0, bound = 0;
-            if (vt__manifest_check((const char *)b, n, path, &mode, &bound, &c->man_lambda) != VT_OK)
+            if (vt__manifest_check_s((const char *)b, n, path, &mode, &bound, &c->man_lambda, &c->man_shards) != VT_OK)
                 vt__fail(c, vt_last_status(), "%s", vt_last_error());
+            else if (c->man_shards != c->sh.S)
+                vt__fail(c, VT_ERR_MISMATCH, "'%s' was trained with %d shards per step, this program has %d", path, c->man_shards, c->sh.S);
             c->d.mode = (vt_mode)mode;
             c->man_bound = bound;
             vt__ord_from(&c->ord, &c->d.order, &c->d);
@@ -9082,17 +9204,18 @@ out:
 VTDEF vt_status vt_transcript_settings(const char *dir, vt_desc *d) {
     char path[700];
     size_t n;
-    int mode = 0, bound = 0;
+    int mode = 0, bound = 0, shards = 1;
     double lambda = 0;
     unsigned char *b;
     vt__join(path, sizeof path, dir, "manifest.txt");
     b = vt__read_file(path, &n, 1 << 20);
     if (!b) return vt__tls_fail(VT_ERR_IO, "cannot read '%s'", path);
-    if (vt__manifest_check((const char *)b, n, path, &mode, &bound, &lambda) != VT_OK) { VT_FREE(b, NULL); return vt_last_status(); }
+    if (vt__manifest_check_s((const char *)b, n, path, &mode, &bound, &lambda, &shards) != VT_OK) { VT_FREE(b, NULL); return vt_last_status(); }
     VT_FREE(b, NULL);
     d->mode = (vt_mode)mode;
     d->bound = (vt_bound_mode)bound;
     d->lambda = lambda;
+    d->shards = shards > 1 ? shards : 0;
     return VT_OK;
 }
 
@@ -9283,6 +9406,10 @@ VTDEF vt_status vt_step_begin(vt_ctx *c) {
     c->chunk_points = c->chunk_entries = 0;
     vt_sha256_init(&c->batch);
     c->batch_used = 0;
+    c->sh.next = c->sh.lo;
+    c->sh.summed = 0;
+    c->sh.cur = -1;
+    c->sh.mine.n = 0;
     c->in_step = 1;
     if (c->d.mode == VT_MODE_VERIFIED && c->d.role == VT_ROLE_AUDIT) {
         if (c->d.log_memory) vt__chunk_take_fed(c);
@@ -9294,7 +9421,11 @@ VTDEF vt_status vt_step_begin(vt_ctx *c) {
 VTDEF vt_status vt_step_end(vt_ctx *c) {
     if (!c->in_step) return vt__fail(c, VT_ERR_STATE, "vt_step_end: no step is open");
     c->in_step = 0;
+    c->sh.cur = -1;
     if (c->status != VT_OK) return c->status;
+    if ((c->sh.S > 1 || c->sh.next != c->sh.lo) && !c->sh.summed)
+        return vt__fail(c, VT_ERR_STATE, "step %lld ended without vt_shards_sum: the program has %d shards (vt_desc.shards), "
+                        "each step runs them (vt_shard_begin, vt_shard_end) and sums them", (long long)c->step_no, c->sh.S);
     if (c->d.mode == VT_MODE_VERIFIED && c->d.role == VT_ROLE_AUDIT && c->rd.pos != c->rd.chunk.n)
         return vt__fail(c, VT_ERR_DESYNC, "log desync at step %lld: the replay ended the step after %lld points, the log has more records",
                         (long long)c->step_no, (long long)c->point);
@@ -9304,6 +9435,374 @@ VTDEF vt_status vt_step_end(vt_ctx *c) {
     c->stats.steps++;
     c->step_no++;
     return vt__transcript_step(c);
+}
+
+/* --- shards ----------------------------------------------------------------
+
+   A sharded program's step (vt_program.shard): shard k = 0 .. S-1, each a
+   forward and backward over its part of the batch, then the cross-shard
+   sum, then update. What makes every layout give the same bits:
+
+   * A shard starts from zero gradients and ends in its own rounding
+     points: its gradient is one binary32 tensor per parameter, the same
+     wherever it runs, and its rounding decisions are its log records, taken
+     where it runs. Between shards the step arena is rewound (a shard's
+     activations are dead after its backward): S shards need the memory of
+     one.
+   * A shard's CONTRIBUTION is packed by vt__shard_end: its gradient, its
+     log records (cut out of the chunk being built), its batch commitment
+     bytes and its loss. After the exchange (a companion's, across
+     processes; none in one process) vt__shards_combine appends every
+     shard's records and batch bytes in shard order, then the update's
+     follow: the step's chunk and batch digest are the same bytes whichever
+     process computed which shard. Rank 0 of an MPI job writes them.
+   * THE CROSS-SHARD SUM is a rounding point that every machine resolves
+     alike, as a correctly rounded product is (>>rounding): element j of the
+     step's gradient is RNE32 of the exact sum g_0[j] + ... + g_{S-1}[j].
+     Its bound: the binary64 sum x of S exact terms (binary32 values are
+     binary64 values) in any order takes S - 1 roundings, so
+     |x - exact| <= gamma(S - 1) sum_k |g_k[j]|, gamma(n) = n u / (1 - n u),
+     u = 2^-53; we use gamma(S) sum |g_k| (the sum of magnitudes is itself
+     rounded; the sound gamma in every bound mode: here the bound decides
+     what is computed exactly, not what is logged). Where RNE32 is constant
+     on [x - w, x + w], w = vt__widen(x, e), the value is RNE32(x); elsewhere
+     the S terms are summed exactly (vt__xacc: integer arithmetic; every
+     binary32 value is a multiple of 2^-149 below 2^128) and rounded once.
+     The order in which ranks or threads add is free, nothing is logged, no
+     trainer has a choice. Cost: 2S additions and two roundings per
+     gradient element, and the exact sums of the few the bound cannot
+     decide (bench/RESULTS.md). An infinite term: the sum is that infinity
+     in every order, or NaN with both signs, which is an error naming the
+     parameter. S = 1: the shard's gradient itself.
+   * Native mode shows what a plain data-parallel trainer does instead: each
+     process adds its own shards in binary32 one after another, then the
+     processes' partial sums are added pairwise, as a recursive-doubling
+     all-reduce does: its bits depend on the layout.
+   FP64 mode ships binary64 gradients and adds them in shard order.
+
+   contribution = "VTSH" u32 shard u32 group u32 nparams u64 step u64 nvals
+                  u32 width(4|8) u32 points u32 entries u64 full_len
+                  u64 shape_len u64 short_len u64 batch_len f64 loss,
+                  nparams bytes touched (0: the shard left that gradient at
+                  zero), nvals values (binary32 or binary64 bits, parameter
+                  order), the full records, their headers, the short
+                  records, the batch bytes (little-endian). A companion moves
+                  these bytes; vt__shards_combine checks every field. */
+#define VT__SH_HDR 84
+
+static int64_t vt__grad_values(const vt_ctx *c) {
+    int64_t n = 0;
+    int i;
+    for (i = 0; i < c->nparams; i++) n += vt_numel(c->params[i]);
+    return n;
+}
+
+static void vt__shard_begin(vt_ctx *c, int k) {
+    vt_zero_grad(c);
+    c->sh.cur = k;
+    c->sh.batch.n = 0;
+    c->sh.c0 = c->chunk.n; c->sh.s0 = c->shape_cur.n; c->sh.b0 = c->cbody.n;
+    c->sh.p0 = c->chunk_points; c->sh.e0 = c->chunk_entries;
+    c->last_loss = 0;
+}
+
+static void vt__shard_end(vt_ctx *c, int k) {
+    vt__buf *b = &c->sh.mine;
+    unsigned char h[VT__SH_HDR], t[8];
+    int i, width = c->d.mode == VT_MODE_FP64 ? 8 : 4, cut = c->d.role == VT_ROLE_TRAIN;
+    size_t lf = cut ? c->chunk.n - c->sh.c0 : 0, ls = cut ? c->shape_cur.n - c->sh.s0 : 0, lb = cut ? c->cbody.n - c->sh.b0 : 0;
+    uint64_t u;
+    memcpy(h, "VTSH", 4);
+    vt__put_u32(h + 4, (uint32_t)k);
+    vt__put_u32(h + 8, (uint32_t)c->sh.group);
+    vt__put_u32(h + 12, (uint32_t)c->nparams);
+    vt__put_u64(h + 16, (uint64_t)c->step_no);
+    vt__put_u64(h + 24, (uint64_t)vt__grad_values(c));
+    vt__put_u32(h + 32, (uint32_t)width);
+    vt__put_u32(h + 36, (uint32_t)(cut ? c->chunk_points - c->sh.p0 : 0));
+    vt__put_u32(h + 40, (uint32_t)(cut ? c->chunk_entries - c->sh.e0 : 0));
+    vt__put_u64(h + 44, lf);
+    vt__put_u64(h + 52, ls);
+    vt__put_u64(h + 60, lb);
+    vt__put_u64(h + 68, c->sh.batch.n);
+    memcpy(&u, &c->last_loss, 8);
+    vt__put_u64(h + 76, u);
+    vt__buf_put(c, b, h, VT__SH_HDR);
+    for (i = 0; i < c->nparams; i++) { t[0] = (unsigned char)!c->params[i]->grad_fresh; vt__buf_put(c, b, t, 1); }
+    for (i = 0; i < c->nparams && c->status == VT_OK; i++) {
+        vt_tensor *g = c->params[i]->grad;
+        int64_t j, n = vt_numel(g);
+        const double *d = c->params[i]->grad_fresh ? NULL : vt__h(c, g);
+        size_t at = b->n;
+        if (!vt__buf_reserve(c, b, (size_t)n * (size_t)width)) return;
+        if (width == 4 && d && vt__host_le()) /* the wire bytes are the values' own (vectorises) */
+            for (j = 0; j < n; j++) { float f = (float)d[j]; memcpy(b->p + at + 4 * (size_t)j, &f, 4); }
+        else
+            for (j = 0; j < n; j++) {
+                if (width == 8) { double v = d ? d[j] : 0; memcpy(&u, &v, 8); vt__put_u64(b->p + at + 8 * (size_t)j, u); }
+                else vt__put_u32(b->p + at + 4 * (size_t)j, vt__fbits(d ? (float)d[j] : 0.0f));
+            }
+        b->n = at + (size_t)n * (size_t)width;
+    }
+    vt__buf_put(c, b, c->chunk.p + c->sh.c0, lf);
+    vt__buf_put(c, b, c->shape_cur.p + c->sh.s0, ls);
+    vt__buf_put(c, b, c->cbody.p + c->sh.b0, lb);
+    vt__buf_put(c, b, c->sh.batch.p, c->sh.batch.n);
+    if (cut) { /* the records go back in shard order, from every process's contributions */
+        c->chunk.n = c->sh.c0; c->shape_cur.n = c->sh.s0; c->cbody.n = c->sh.b0;
+        c->chunk_points = c->sh.p0; c->chunk_entries = c->sh.e0;
+    }
+}
+
+typedef struct vt__shc { /* one contribution, parsed */
+    int group;
+    uint32_t points, entries;
+    const unsigned char *touched, *vals, *full, *shape, *shortb, *batch;
+    uint64_t lf, ls, lb, lbatch;
+    double loss;
+} vt__shc;
+
+/* every field of the S contributions in c->sh.all, checked, into sc[shard] */
+static vt_status vt__shards_parse(vt_ctx *c, vt__shc *sc) {
+    const unsigned char *p = c->sh.all.p;
+    size_t n = c->sh.all.n, at = 0;
+    int S = c->sh.S, k, got = 0, width = c->d.mode == VT_MODE_FP64 ? 8 : 4;
+    uint64_t nv = (uint64_t)vt__grad_values(c);
+    for (k = 0; k < S; k++) sc[k].touched = NULL;
+    while (at < n) {
+        const unsigned char *h = p + at;
+        uint64_t rest = n - at - VT__SH_HDR, need, u;
+        uint32_t shard;
+        vt__shc *z;
+        if (n - at < VT__SH_HDR || memcmp(h, "VTSH", 4))
+            return vt__fail(c, VT_ERR_FORMAT, "step %lld: shard contribution at byte %zu of %zu is not one (magic or length)", (long long)c->step_no, at, n);
+        shard = vt__get_u32(h + 4);
+        if (shard >= (uint32_t)S) return vt__fail(c, VT_ERR_FORMAT, "step %lld: a contribution for shard %u, the program has %d", (long long)c->step_no, shard, S);
+        z = &sc[shard];
+        if (z->touched) return vt__fail(c, VT_ERR_FORMAT, "step %lld: two contributions for shard %u", (long long)c->step_no, shard);
+        if (vt__get_u64(h + 16) != (uint64_t)c->step_no || vt__get_u32(h + 12) != (uint32_t)c->nparams || vt__get_u64(h + 24) != nv ||
+            vt__get_u32(h + 32) != (uint32_t)width)
+            return vt__fail(c, VT_ERR_FORMAT, "step %lld: shard %u's contribution is for step %llu with %u parameters, %llu values of %u bytes; "
+                            "this process is at step %lld with %d, %llu of %d (another program or version?)",
+                            (long long)c->step_no, shard, (unsigned long long)vt__get_u64(h + 16), vt__get_u32(h + 12),
+                            (unsigned long long)vt__get_u64(h + 24), vt__get_u32(h + 32), (long long)c->step_no, c->nparams,
+                            (unsigned long long)nv, width);
+        z->group = (int)vt__get_u32(h + 8);
+        z->points = vt__get_u32(h + 36); z->entries = vt__get_u32(h + 40);
+        z->lf = vt__get_u64(h + 44); z->ls = vt__get_u64(h + 52); z->lb = vt__get_u64(h + 60); z->lbatch = vt__get_u64(h + 68);
+        u = vt__get_u64(h + 76); memcpy(&z->loss, &u, 8);
+        need = (uint64_t)c->nparams;
+        if (nv > (rest - VT__MIN(rest, need)) / (uint64_t)width) need = UINT64_MAX;
+        else need += nv * (uint64_t)width;
+        if (need > rest || z->lf > rest - need || z->ls > rest - need - z->lf || z->lb > rest - need - z->lf - z->ls ||
+            z->lbatch > rest - need - z->lf - z->ls - z->lb)
+            return vt__fail(c, VT_ERR_TRUNCATED, "step %lld: shard %u's contribution is truncated (%llu bytes after its header)",
+                            (long long)c->step_no, shard, (unsigned long long)rest);
+        z->touched = h + VT__SH_HDR;
+        z->vals = z->touched + c->nparams;
+        z->full = z->vals + nv * (uint64_t)width;
+        z->shape = z->full + z->lf; z->shortb = z->shape + z->ls; z->batch = z->shortb + z->lb;
+        at = (size_t)(z->batch + z->lbatch - p);
+        got++;
+    }
+    for (k = 0; k < S; k++)
+        if (!sc[k].touched) return vt__fail(c, VT_ERR_FORMAT, "step %lld: no contribution for shard %d (of %d)", (long long)c->step_no, k, S);
+    (void)got;
+    return VT_OK;
+}
+
+static double vt__sh_get(const unsigned char *v, int width, int64_t j) {
+    if (width == 8) { uint64_t u = vt__get_u64(v + 8 * j); double d; memcpy(&d, &u, 8); return d; }
+    if (vt__host_le()) { float f; memcpy(&f, v + 4 * j, 4); return (double)f; } /* the wire bytes are the value */
+    return (double)vt__bitsf(vt__get_u32(v + 4 * j));
+}
+
+/* element j's cross-shard sum by the rule above; *exact counts exact sums */
+static double vt__sh_sum(const vt__shc *sc, int S, int64_t j, int64_t *exact, int *nan) {
+    double x = -0.0, a = 0, e, w, t; /* -0 + t is t for every t: a sum of -0 terms stays -0 */
+    int k, inexact = 0;
+    for (k = 0; k < S; k++) { /* Knuth's TwoSum: err is exactly what s lost */
+        double s, bb, err;
+        t = vt__sh_get(sc[k].vals, 4, j);
+        s = x + t;
+        bb = s - x;
+        err = (x - (s - bb)) + (t - bb);
+        inexact |= err != 0;
+        x = s;
+        a += fabs(t);
+    }
+    if (S == 1) return x;
+    if (x != x) { *nan = 1; return x; }
+    if (!isfinite(a)) return x; /* an infinity: every order gives it */
+    if (!inexact) return (double)(float)x; /* x is the exact sum (the common case: terms of nearby magnitudes) */
+    e = (double)S * 0x1p-53 / (1 - (double)S * 0x1p-53) * a;
+    w = vt__widen(x, e);
+    if (vt__key((float)(x - w)) != vt__key((float)(x + w))) {
+        vt__xacc z;
+        vt__xacc_init(&z);
+        for (k = 0; k < S; k++) vt__xacc_add(&z, vt__sh_get(sc[k].vals, 4, j));
+        (*exact)++;
+        return vt__xacc_round32(&z);
+    }
+    return (double)(float)x;
+}
+
+/* native mode: binary32 partial sums per process, then pairwise over processes */
+static double vt__sh_native(const vt__shc *sc, int S, int64_t j, float *part) {
+    int k, g = -1, G, st;
+    for (k = 0; k < S; k++) {
+        float t = (float)vt__sh_get(sc[k].vals, 4, j);
+        if (k == 0 || sc[k].group != sc[k - 1].group) part[++g] = t;
+        else part[g] = part[g] + t;
+    }
+    G = g + 1;
+    for (st = 1; st < G; st *= 2)
+        for (k = 0; k + st < G; k += 2 * st) part[k] = part[k] + part[k + st];
+    return (double)part[0];
+}
+
+/* one parameter's sums, in blocks of 4096 values that threads claim */
+typedef struct vt__shjob {
+    const vt__shc *sc;
+    int S, how;          /* how: 0 the exact rule, 1 native, 2 binary64 (FP64 mode) */
+    int64_t off, n;      /* the parameter's first value in the contributions; its count */
+    double *g;
+    int64_t *exact, *nan; /* per thread: exact sums; the first NaN's element (-1: none) */
+} vt__shjob;
+
+static void vt__sh_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__shjob *j = (vt__shjob *)arg;
+    float part[64];
+    int64_t i, i0 = lo * 4096, i1 = VT__MIN(hi * 4096, j->n), ex = 0;
+    int k, nan = 0, t = tid;
+    float *pp = j->S <= 64 ? part : (float *)VT_MALLOC(sizeof(float) * (size_t)j->S, NULL);
+    if (!pp) { j->nan[t] = i0; return; } /* (only native with more than 64 shards: reported as this element) */
+    for (i = i0; i < i1; i++) {
+        double *g = j->g + i;
+        if (j->how == 2) {
+            double x = 0;
+            for (k = 0; k < j->S; k++) x += vt__sh_get(j->sc[k].vals, 8, j->off + i);
+            *g = x;
+        } else if (j->how == 1) *g = vt__sh_native(j->sc, j->S, j->off + i, pp);
+        else {
+            *g = vt__sh_sum(j->sc, j->S, j->off + i, &ex, &nan);
+            if (nan && j->nan[t] < 0) j->nan[t] = i;
+            nan = 0;
+        }
+    }
+    j->exact[t] += ex;
+    if (pp != part) VT_FREE(pp, NULL);
+}
+
+static vt_status vt__shards_combine(vt_ctx *c) {
+    int S = c->sh.S, k, i, nan = 0, width = c->d.mode == VT_MODE_FP64 ? 8 : 4;
+    int recs = c->d.role == VT_ROLE_TRAIN;
+    vt__shc *sc = (vt__shc *)vt__xmalloc(c, sizeof(vt__shc) * (size_t)S + 2 * sizeof(int64_t) * (size_t)c->pool.n);
+    int64_t off = 0, exact = 0, *tcount = (int64_t *)(sc + S);
+    double loss = 0;
+    if (!sc) return c->status;
+    if (vt__shards_parse(c, sc) != VT_OK) { VT_FREE(sc, c->u); return c->status; }
+    for (k = 0; k < S; k++) {
+        const vt__shc *z = &sc[k];
+        if (recs) {
+            vt__buf_put(c, &c->chunk, z->full, (size_t)z->lf);
+            vt__buf_put(c, &c->shape_cur, z->shape, (size_t)z->ls);
+            vt__buf_put(c, &c->cbody, z->shortb, (size_t)z->lb);
+            c->chunk_points += z->points;
+            c->chunk_entries += z->entries;
+        } else if (z->lf || z->ls || z->lb) {
+            vt__fail(c, VT_ERR_FORMAT, "step %lld: shard %d's contribution carries log records, this process replays", (long long)c->step_no, k);
+            break;
+        }
+        vt_sha256_update(&c->batch, z->batch, (size_t)z->lbatch);
+        loss += z->loss;
+    }
+    for (i = 0; i < c->nparams && c->status == VT_OK; i++) {
+        vt_tensor *pt = c->params[i];
+        int64_t n = vt_numel(pt), any = 0;
+        vt__shjob job;
+        for (k = 0; k < S; k++) any |= sc[k].touched[i];
+        if (!any) { pt->grad_fresh = 1; off += n; continue; } /* no shard gave it a gradient: still logically 0 */
+        job.sc = sc; job.S = S; job.off = off; job.n = n; job.g = vt__hw(c, pt->grad);
+        job.how = width == 8 ? 2 : c->d.mode == VT_MODE_NATIVE;
+        job.exact = tcount; job.nan = tcount + c->pool.n;
+        for (k = 0; k < c->pool.n; k++) { job.exact[k] = 0; job.nan[k] = -1; }
+        vt__parallel(&c->pool, (n + 4095) / 4096, n * S, vt__sh_task, &job);
+        for (k = 0; k < c->pool.n; k++) {
+            exact += job.exact[k];
+            if (job.nan[k] >= 0 && !nan) {
+                nan = 1;
+                vt__fail(c, VT_ERR_NONFINITE, "non-finite value (NaN) at step %lld, the cross-shard sum of '%s', element %lld: "
+                         "the shards' gradients hold both infinities", (long long)c->step_no, pt->name, (long long)job.nan[k]);
+            }
+        }
+        pt->grad_fresh = 0;
+        off += n;
+    }
+    c->stats.shard_values += off;
+    c->stats.shard_exact += exact;
+    c->last_loss = loss;
+    VT_FREE(sc, c->u);
+    return c->status;
+}
+
+static VT__UNUSED void vt__shards_attach(vt_ctx *c, int lo, int hi, int group, int records, vt_status (*exchange)(vt_ctx *c, void *user), void *user) {
+    c->sh.lo = lo; c->sh.hi = hi; c->sh.group = group; c->sh.records = records;
+    c->sh.exchange = exchange; c->sh.user = user;
+}
+static VT__UNUSED void vt__shards_mine(const vt_ctx *c, const unsigned char **p, size_t *n) { *p = c->sh.mine.p; *n = c->sh.mine.n; }
+static VT__UNUSED int vt__shards_put(vt_ctx *c, const unsigned char *p, size_t n) { return vt__buf_put(c, &c->sh.all, p, n); }
+
+VTDEF int vt_shard_count(const vt_ctx *c) { return c->sh.S; }
+
+VTDEF int vt_shard_begin(vt_ctx *c, int k) {
+    if (c->status != VT_OK) return 0;
+    if (!c->in_step) { vt__fail(c, VT_ERR_STATE, "vt_shard_begin(%d): outside a step", k); return 0; }
+    if (k < 0 || k >= c->sh.S) { vt__fail(c, VT_ERR_ARG, "vt_shard_begin(%d): the program has shards 0..%d (vt_desc.shards)", k, c->sh.S - 1); return 0; }
+    if (c->sh.cur >= 0) { vt__fail(c, VT_ERR_STATE, "vt_shard_begin(%d): shard %d has not ended", k, c->sh.cur); return 0; }
+    if (c->sh.summed) { vt__fail(c, VT_ERR_STATE, "vt_shard_begin(%d): the step's shards were summed already", k); return 0; }
+    if (k < c->sh.lo || k >= c->sh.hi) return 0; /* another process computes it */
+    if (k != c->sh.next) { vt__fail(c, VT_ERR_STATE, "vt_shard_begin(%d): shards run in order, once each: shard %d comes next", k, c->sh.next); return 0; }
+    if (k == c->sh.lo) { vt__arena_mark(&c->step, &c->sh.mark); c->sh.mtape = c->ntape; }
+    else { /* the last shard's activations are dead; what the step made before its first shard lives on */
+        vt__arena_rewind(&c->step, &c->sh.mark);
+        c->ntape = c->sh.mtape;
+    }
+    vt__shard_begin(c, k);
+    return 1;
+}
+
+VTDEF vt_status vt_shard_end(vt_ctx *c) {
+    int k = c->sh.cur;
+    double t0 = vt__now();
+    if (k < 0) return vt__fail(c, VT_ERR_STATE, "vt_shard_end: no shard is open");
+    if (c->status == VT_OK) vt__shard_end(c, k);
+    c->stats.shard_seconds += vt__now() - t0;
+    c->sh.cur = -1;
+    c->sh.next = k + 1;
+    return c->status;
+}
+
+VTDEF vt_status vt_shards_sum(vt_ctx *c) {
+    double t0 = vt__now();
+    if (!c->in_step) return vt__fail(c, VT_ERR_STATE, "vt_shards_sum: outside a step");
+    if (c->sh.cur >= 0) vt__fail(c, VT_ERR_STATE, "vt_shards_sum: shard %d has not ended", c->sh.cur);
+    else if (c->sh.summed) vt__fail(c, VT_ERR_STATE, "vt_shards_sum: called twice in step %lld", (long long)c->step_no);
+    else if (c->sh.next != c->sh.hi)
+        vt__fail(c, VT_ERR_STATE, "vt_shards_sum: step %lld ran shards %d..%d of this context's %d..%d (vt_shard_begin for every shard)",
+                 (long long)c->step_no, c->sh.lo, c->sh.next - 1, c->sh.lo, c->sh.hi - 1);
+    c->sh.summed = 1;
+    c->sh.all.n = 0;
+    /* the exchange runs even after a failure here: it tells the others */
+    if (c->sh.exchange) c->sh.exchange(c, c->sh.user);
+    else if (c->status == VT_OK) {
+        vt__buf t = c->sh.all;
+        c->sh.all = c->sh.mine;
+        c->sh.mine = t;
+    }
+    if (c->status == VT_OK) vt__shards_combine(c);
+    c->stats.shard_seconds += vt__now() - t0;
+    return c->status;
 }
 
 /* ==========================================================================
@@ -9442,10 +9941,17 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
         vt__tls_fail(VT_ERR_ARG, "vt_create: calibrated bounds need a table (run vt_calibrate first)");
         return NULL;
     }
+    if (dd.shards < 0 || dd.shards > VT_MAX_SHARDS) {
+        vt__tls_fail(VT_ERR_ARG, "vt_create: shards = %d is outside 0..%d", dd.shards, VT_MAX_SHARDS);
+        return NULL;
+    }
     c = (vt_ctx *)VT_MALLOC(sizeof(vt_ctx), dd.alloc_user);
     if (!c) { vt__tls_fail(VT_ERR_NOMEM, "vt_create: out of memory"); return NULL; }
     memset(c, 0, sizeof *c);
     c->d = dd;
+    c->sh.S = c->sh.hi = dd.shards > 1 ? dd.shards : 1;
+    c->sh.cur = -1;
+    c->man_shards = 1;
     c->u = dd.alloc_user;
     if (c->d.order.threads <= 0) c->d.order.threads = vt__ncpu();
     if (c->d.order.block <= 0) c->d.order.block = 256;
@@ -9508,6 +10014,9 @@ VTDEF void vt_destroy(vt_ctx *c) {
     VT_FREE(c->shape_prev.p, c->u);
     VT_FREE(c->rd.shape.p, c->u);
     VT_FREE(c->fed.p, c->u);
+    VT_FREE(c->sh.mine.p, c->u);
+    VT_FREE(c->sh.all.p, c->u);
+    VT_FREE(c->sh.batch.p, c->u);
     for (i = 0; c->tents && i < c->pool.n; i++) VT_FREE(c->tents[i].e, c->u);
     VT_FREE(c->tents, c->u);
     VT_FREE(c->ents.e, c->u);
@@ -10092,6 +10601,27 @@ static int vt__contracts(void);
    vt_sha256_update calls, two blocks at once with SHA-NI */
 static void vt__sha256_update2(vt_sha256_ctx *a, const void *pa, vt_sha256_ctx *b, const void *pb, size_t n);
 
+/* The shards of a step across processes (vtrain_dp.h), numbered apart
+   from the list above: VT__COMPANION_SHARDS. */
+#define VT__COMPANION_SHARDS 1
+/* >>step: this context computes shards [lo, hi) of each step; `group` is
+   its place among the processes (its rank); `records`: build log records
+   without a log (the writer needs every shard's); exchange(c, user) runs
+   in vt_shards_sum, whatever c's status (it must tell the other processes
+   of a failure): it sends vt__shards_mine's bytes to every other process
+   and vt__shards_put's every process's received bytes, its own included,
+   in any order; it reports a failure with vt_set_error */
+static void vt__shards_attach(vt_ctx *c, int lo, int hi, int group, int records, vt_status (*exchange)(vt_ctx *c, void *user), void *user);
+static void vt__shards_mine(const vt_ctx *c, const unsigned char **p, size_t *n);
+static int vt__shards_put(vt_ctx *c, const unsigned char *p, size_t n);
+/* >>transcript: a checkpoint's path in a transcript directory; a file's
+   bytes (malloc'd with VT_MALLOC(n, NULL); NULL if unreadable or longer
+   than maxn); a checkpoint's bytes into the context's state, every field
+   checked (what names it in errors) */
+static void vt__ckpt_path(const char *dir, int64_t step, char *buf, size_t n);
+static unsigned char *vt__read_file(const char *path, size_t *n, size_t maxn);
+static vt_status vt__checkpoint_parse(vt_ctx *c, const unsigned char *b, size_t n, const char *path);
+
 #ifdef VTRAIN_CUDA
 #include "vtrain_cuda.cu.h"
 #endif
@@ -10104,6 +10634,11 @@ static void vt__sha256_update2(vt_sha256_ctx *a, const void *pa, vt_sha256_ctx *
 
 /*
    REVISION HISTORY
+     (unreleased) shards: vt_desc.shards, vt_shard_begin / vt_shard_end /
+            vt_shards_sum, the cross-shard sum (RNE32 of the exact sum, no
+            log entry), the manifest key vtrain.shards (written only when
+            S > 1: a program without shards writes the files it always
+            did); the companion vtrain_dp.h (MPI ranks).
      0.1.0  (2026-11-29) first release: tensors, autograd, ops with sound
             error bounds, rounding log (log format 1, op table 0), auditor,
             calibration, CPU backend. Since, under the same version and

@@ -22,6 +22,7 @@ typedef struct chargpt {
     vt_optim *opt;
     double lr;
     int32_t *x, *y;      /* batch buffers (B*T) */
+    int shards;          /* 0: one batch per step; S >= 1: the batch in S shards (B >= S) */
 } chargpt;
 
 /* defaults: 4 layers, 4 heads, width 128, context 64, batch 8 */
@@ -131,10 +132,49 @@ static VT__UNUSED double chargpt_val_loss(vt_ctx *c, chargpt *a, int n) {
     return tot / n;
 }
 
+/* The same step split into a->shards shards (SHARDS in vtrain.h): shard k
+   takes rows [k B / S, (k + 1) B / S), each window drawn from (2024, step,
+   row) as the whole step draws it, and scales its mean loss by its share
+   of the rows. */
+static vt_status chargpt_shard(vt_ctx *c, chargpt *a, int64_t s, int k, int S) {
+    int b, t, r0 = k * a->B / S, r1 = (k + 1) * a->B / S;
+    int64_t ne[2], starts[1024], span = a->ntrain - a->T - 1;
+    vt_tensor *loss;
+    for (b = r0; b < r1; b++) {
+        int64_t st = (int64_t)(vt_rng_u64(2024, (uint64_t)s, (uint64_t)b) % (uint64_t)span);
+        starts[b - r0] = st;
+        for (t = 0; t < a->T; t++) {
+            a->x[(b - r0) * a->T + t] = a->text.tok[st + t];
+            a->y[(b - r0) * a->T + t] = a->text.tok[st + t + 1];
+        }
+    }
+    vt_commit_batch(c, starts, r1 - r0);
+    ne[0] = r1 - r0; ne[1] = a->T;
+    loss = vt_gpt_forward(c, &a->gpt, vt_from_i32(c, 2, ne, a->x), vt_from_i32(c, 2, ne, a->y), s);
+    if (r1 - r0 < a->B) loss = vt_scale(c, loss, (double)(r1 - r0) / a->B);
+    vt_backward(c, loss);
+    return vt_status_of(c);
+}
+
+static vt_status chargpt_sharded_step(vt_ctx *c, int64_t s, void *u) {
+    chargpt *a = (chargpt *)u;
+    int k, S = vt_shard_count(c);
+    for (k = 0; k < S; k++) {
+        if (!vt_shard_begin(c, k)) continue;
+        chargpt_shard(c, a, s, k, S);
+        vt_shard_end(c);
+    }
+    vt_shards_sum(c);
+    vt_clip_grad_norm(c, 1.0);
+    vt_optim_step(c, a->opt, vt_lr_cosine(s, a->steps / 20 + 1, a->steps, a->lr, a->lr / 10));
+    return vt_status_of(c);
+}
+
+/* shards 0: the plain step; else the sharded one (vt_desc.shards = shards) */
 static vt_program chargpt_program(chargpt *a) {
     vt_program p;
     p.setup = chargpt_setup;
-    p.step = chargpt_step;
+    p.step = a->shards ? chargpt_sharded_step : chargpt_step;
     p.on_step = NULL;
     p.user = a;
     return p;

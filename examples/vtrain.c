@@ -6,7 +6,7 @@
    ./build/vtrain train RUN [options]       train into the directory RUN
    ./build/vtrain audit RUN [options]       replay RUN and check every step
    ./build/vtrain dispute RUN_A RUN_B       A is challenged by B's replay
-   ./build/vtrain inspect RUN               manifest, steps, root, log statistics
+   ./build/vtrain inspect RUN [--freedom]   manifest, steps, root, log statistics, trainer's freedom
    ./build/vtrain COMMAND --help
 
    The model and data are the character GPT of examples/chargpt.h on
@@ -316,6 +316,19 @@ static int cmd_train(int argc, char **argv) {
     return 0;
 }
 
+/* The trainer's freedom, as this audit measured it: an entry whose plausible
+   interval (the auditor's sound interval) holds more than one binary32 value
+   is one where a dishonest trainer could have written another value and still
+   passed; log2 of the interval's size, summed, is how many bits it could
+   choose. Products the bounds could not decide were evaluated exactly and
+   leave no freedom. */
+static void print_freedom(const vt_report *r) {
+    double steps = r->steps > 0 ? (double)r->steps : 1.0;
+    printf("trainer's freedom: %lld entries with more than one plausible value, %.1f bits in all (%.1f bits per step);\n",
+           (long long)r->log.multi, r->log.freedom_bits, r->log.freedom_bits / steps);
+    printf("%lld undecided product values evaluated exactly (no entry, no freedom)\n", (long long)r->log.exact);
+}
+
 static int cmd_audit(int argc, char **argv) {
     vt_desc d = vt_desc_default();
     vt_program p;
@@ -364,6 +377,7 @@ static int cmd_audit(int argc, char **argv) {
     printf("audit passed: %lld steps replayed, every leaf equal, Merkle root verified; final state %.16s...\n", (long long)r.steps, hex);
     printf("(%.1f s, %lld log entries applied, %lld corrected this machine's own rounding)\n", r.seconds, (long long)r.log.entries,
            (long long)r.log.corrections);
+    print_freedom(&r);
     return 0;
 }
 
@@ -421,16 +435,26 @@ static int cmd_dispute(int argc, char **argv) {
 }
 
 static int cmd_inspect(int argc, char **argv) {
-    const char *dir = argc > 2 ? argv[2] : NULL;
+    const char *dir = NULL;
     vt_leaf_info *L;
     int64_t n, nr;
     unsigned char root[32], msha[32];
     char hex[65], path[700], line[700];
     FILE *f;
-    if (!dir || !strcmp(dir, "--help")) {
-        printf("usage: vtrain inspect RUN\nPrints the manifest, the number of steps, the Merkle root and the log's size.\n");
-        return dir ? 0 : 2;
+    int i, freedom = 0;
+    for (i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--help")) {
+            printf("usage: vtrain inspect RUN [--freedom]\n"
+                   "Prints the manifest, the number of steps, the Merkle root and the log's size. --freedom also\n"
+                   "replays the run (as `vtrain audit` does, order chaos:1) to count the log entries with more than\n"
+                   "one plausible value and the bits per step a dishonest trainer could choose freely.\n");
+            return 0;
+        }
+        if (!strcmp(argv[i], "--freedom")) freedom = 1;
+        else if (argv[i][0] != '-' && !dir) dir = argv[i];
+        else { fprintf(stderr, "error: unknown option '%s' (vtrain inspect --help)\n", argv[i]); return 2; }
     }
+    if (!dir) { fprintf(stderr, "error: vtrain inspect needs a transcript directory (vtrain inspect --help)\n"); return 2; }
     snprintf(path, sizeof path, "%s/manifest.txt", dir);
     f = fopen(path, "r");
     if (!f) { fprintf(stderr, "error: cannot read '%s'\n", path); return 1; }
@@ -452,6 +476,19 @@ static int cmd_inspect(int argc, char **argv) {
         fclose(f);
     }
     vt_free_leaves(L);
+    if (freedom) {
+        vt_desc d = vt_desc_default();
+        vt_program p;
+        vt_report r;
+        if (!from_manifest(dir)) return 1;
+        vt_order_parse(&d.order, "chaos:1");
+        d.role = VT_ROLE_AUDIT;
+        d.transcript = dir;
+        p = tool_program();
+        vt_run(&d, &p, T.g.steps, &r);
+        if (r.status != VT_OK) { printf("the replay failed, so no freedom figure: %s (vtrain audit says more)\n", r.message); return 1; }
+        print_freedom(&r);
+    }
     return 0;
 }
 

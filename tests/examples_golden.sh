@@ -6,9 +6,12 @@
 # example writes (as SHA-256) and its printed output with wall-clock times
 # masked. Orders are pinned (threads:2): a trainer's log records what its
 # own order computed. Last line: "N passed, M failed".
+# `--record NAME...` records only the named examples (a new example, or one
+# whose output changed on purpose) and compares the others.
 set -u
 cd "$(dirname "$0")/.."
-REC=0; [ "${1:-}" = --record ] && REC=1
+REC=0; ONLY=" "
+if [ "${1:-}" = --record ]; then REC=1; shift; for n in "$@"; do ONLY="$ONLY$n "; done; fi
 G=tests/fixtures/examples; W=build/golden
 mkdir -p "$G" "$W"
 pass=0; fail=0
@@ -19,7 +22,9 @@ hashes() { for f in "$@"; do printf '%s %s\n' "$(sha256sum < "$f" | cut -c1-64)"
 # check NAME: compares $W/NAME.out (output, masked, and file hashes) with the recording
 check() {
   local name=$1
-  if [ $REC = 1 ]; then cp "$W/$name.out" "$G/$name.txt"; echo "recorded $name"; return; fi
+  if [ $REC = 1 ] && { [ "$ONLY" = " " ] || [[ "$ONLY" == *" $name "* ]]; }; then
+    cp "$W/$name.out" "$G/$name.txt"; echo "recorded $name"; return
+  fi
   if [ ! -f "$G/$name.txt" ]; then echo "FAIL $name: no recording $G/$name.txt"; fail=$((fail + 1)); return; fi
   # runs of spaces compare as one: a time printed with padding ("( 9.81 ms/step)") is masked to T either way
   if diff -u <(tr -s ' ' < "$G/$name.txt") <(tr -s ' ' < "$W/$name.out") > "$W/$name.diff"; then
@@ -50,6 +55,6 @@ if run btard_swarm ./build/btard_swarm --steps 12 --start 3 --every 4 --peers 6 
   cat "$W/swarm.md" >> "$W/btard_swarm.out"; check btard_swarm; fi
 if run nondeterminism_lab ./build/nondeterminism_lab; then check nondeterminism_lab; fi
 
-[ $REC = 1 ] && exit 0
+[ $REC = 1 ] && [ "$ONLY" = " " ] && exit 0
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

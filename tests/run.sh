@@ -8,11 +8,13 @@
 # without Open MPI). GPU-device runs that find no GPU are not counted: the
 # CUDA tests run on the emulator either way and say so.
 set -u
-pass=0; fail=0; skip=0; skipped=()
+pass=0; fail=0; skip=0; skipped=(); times=()
 for prog in "$@"; do
   echo "== $prog"
+  t0=$SECONDS
   out=$("$prog" 2>&1); rc=$?
   echo "$out"
+  times+=("$((SECONDS - t0)) s  $prog")
   last=$(printf '%s\n' "$out" | tail -n 1)
   if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
     pass=$((pass + BASH_REMATCH[1])); fail=$((fail + BASH_REMATCH[2]))
@@ -34,6 +36,7 @@ if [ -f build/compile_checks.txt ]; then
     esac
   done < build/compile_checks.txt
 fi
+echo "time per program (wall clock):"; for t in "${times[@]+"${times[@]}"}"; do echo "  $t"; done
 for s in "${skipped[@]+"${skipped[@]}"}"; do echo "skipped: $s"; done
 if [ "$skip" -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi
 [ "$fail" -eq 0 ]

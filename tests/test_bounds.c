@@ -548,6 +548,12 @@ static void run_case(hcase *h) {
         vt_report r;
         vt_order_parse(&d.order, g_orders[oi]);
         if (!d.order.threads) d.order.threads = 2;
+        /* the first order trains and logs, the others audit with its log:
+           a reduction's output may round differently in another order (its
+           bound allows that), and only the log makes the next op's inputs
+           identical, which is what a bound of 0 speaks of */
+        d.log_path = "build/test_bounds_case.vtlog";
+        d.role = oi == 0 ? VT_ROLE_TRAIN : VT_ROLE_AUDIT;
         c = vt_create(&d);
         if (!c) { CHECK(0, "vt_create: %s", vt_last_error()); return; }
         g_orig = c->be;
@@ -645,9 +651,9 @@ TEST(elementary_functions_accuracy) {
         {"exp", vt__dexp, expq, -0.35, 0.35, 1.0},
         {"expm1", vt__dexpm1, expm1q, -1, 1, 4.5},
         {"expm1", vt__dexpm1, expm1q, -1e-8, 1e-8, 1.0},
-        {"log", vt__dlog, logq, 0.6, 1.6, 3.0},
-        {"log", vt__dlog, logq, 1, 1e300, 1.5},
-        {"log", vt__dlog, logq, 1e-320, 1e-300, 1.5},
+        {"log", vt__dlog, logq, 0.6, 1.6, 2.5},
+        {"log", vt__dlog, logq, 1, 1e300, 2.5},
+        {"log", vt__dlog, logq, 1e-320, 1e-300, 2.5},
         {"tanh", vt__dtanh, tanhq, -25, 25, 3.5},
         {"tanh", vt__dtanh, tanhq, -1e-6, 1e-6, 3.5},
         {"sigmoid", vt__dsigmoid, qsig, -740, 740, 3.5},

@@ -79,6 +79,9 @@ A="$W/a"
 # shellcheck disable=SC2086
 expect "train a small run" 0 "done: 30 steps" $V train "$A" --steps 30 $SMALL --ckpt-every 10
 expect "audit it" 0 "audit passed: 30 steps replayed, every leaf equal, Merkle root verified" $V audit "$A" --threads 1
+expect "audit reports the trainer's freedom" 0 "trainer's freedom: [0-9]+ entries with more than one plausible value, [0-9.]+ bits in all" $V audit "$A" --threads 1
+expect "inspect --freedom replays and reports it" 0 "trainer's freedom: [0-9]+ entries" $V inspect "$A" --freedom
+expect "inspect: unknown flag" 2 "unknown option '--bogus'" $V inspect "$A" --bogus
 
 # root.txt: every field is checked; an audit never claims a root it did not verify
 while IFS='|' read -r sedexpr pat; do

@@ -974,6 +974,7 @@ static vt_dispute_report dispute(const char *trainer, const char *auditor) {
     vt_desc d = vt_desc_default();
     vt_program p = program();
     vt_dispute_report r;
+    memset(&r, 0, sizeof r); /* on_round and user are inputs */
     vt_order_parse(&d.order, "threads:1,chaos:12");
     if (vt_dispute_transcripts(&d, &p, trainer, auditor, &r) != VT_OK) {
         r.outcome = VT_DISPUTE_OPEN;

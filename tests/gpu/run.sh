@@ -17,6 +17,9 @@
 #   6. a GPT-2-shaped model (12 layers, width 768, 12 heads, vocab 50257)
 #      trained on the GPU and audited on the CPU for 20 steps (sequences of
 #      64, batch 2: the CPU side is the slow one)
+#   7. two MPI ranks sharing the GPU (vtrain_dp.h, S = 4, the character GPT),
+#      the transcript audited on the CPU and compared leaf for leaf with one
+#      CPU process (tests/gpu/dp.sh; needs Open MPI there)
 # Logs go to OUTDIR/<stage>.log; OUTDIR/summary.txt has each stage's exit
 # status and OUTDIR/results.md the lines for bench/RESULTS.md.
 #
@@ -73,6 +76,7 @@ if [ "$gpu" -eq 0 ]; then
     stage bench_gpu_step 110 ./build/bench_gpu_step --warmup 2 --steps 10 --modes verified,fp64,native
     stage bench_torch 60 python3 bench/gpt2_torch.py --warmup 2 --steps 10
     stage audit_gpt2_gpu_cpu 150 ./build/gpu_audit gpt2 gpu cpu 20 64 2
+    stage audit_dp_2ranks_gpu_cpu 90 bash tests/gpu/dp.sh --gpu
 else
     echo "NO GPU: $(head -n 1 "$out/probe.log")"
     echo "   nothing below is a GPU measurement: the emulator's checks only"
@@ -83,6 +87,7 @@ else
     # (the char GPT on the emulator takes minutes: test_cuda trains a smaller one)
     stage bench_gpu_step 60 ./build/bench_gpu_step --emu --small
     stage bench_torch 60 python3 bench/gpt2_torch.py --device cpu --vocab 100 --layers 2 --width 64 --heads 4 --T 32 --B 2 --warmup 1 --steps 2
+    stage audit_dp_2ranks_emu_cpu 120 bash tests/gpu/dp.sh --emu
 fi
 
 # the ratios: verified vtrain against PyTorch eager on this GPU
