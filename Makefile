@@ -19,11 +19,11 @@ LDLIBS  = -lm -lpthread
 B       = build
 
 EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab $(B)/btard_swarm
-TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_shards
+TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_btard_byz $(B)/test_shards
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard
 
 .PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript bench-torch bench-load clean compile-checks
-.PHONY: swarm bench-btard bench-btard-mpi bench-dp test-mpi test-dp test-bounds
+.PHONY: swarm bench-btard bench-btard-mpi bench-dp test-mpi test-tcp test-dp test-bounds test-btard-byz
 
 all: $(EXAMPLES) $(TESTS) $(BENCHES)
 
@@ -36,8 +36,30 @@ $(B)/%: examples/%.c vtrain.h | $(B)
 $(B)/test_%: tests/test_%.c tests/test.h tests/allops.h vtrain.h examples/chargpt.h examples/digitsmlp.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
-# the BTARD programs also include vtrain_btard.h
-$(B)/test_btard $(B)/btard_swarm: vtrain_btard.h
+# BTARD (vtrain_btard.h) signs every message with Ed25519 from libsodium
+# (VTRAIN_SODIUM; Debian libsodium-dev) and runs peers as processes over TCP
+# with ZeroMQ (VTRAIN_ZMQ; libzmq3-dev). Without libsodium the BTARD
+# programs still build: their protocol tests skip with one line, and
+# CenteredClip and the transports are still tested.
+HAVE_SODIUM := $(shell printf '\043include <sodium.h>\nint main(void){return sodium_init() < 0;}' | $(CC) -x c - -lsodium -o /dev/null 2>/dev/null && echo 1)
+HAVE_ZMQ    := $(shell printf '\043include <zmq.h>\nint main(void){return !zmq_has("curve");}' | $(CC) -x c - -lzmq -o /dev/null 2>/dev/null && echo 1)
+BT_FLAGS = $(if $(HAVE_SODIUM),-DVTRAIN_SODIUM)
+BT_LIBS  = $(if $(HAVE_SODIUM),-lsodium)
+
+$(B)/test_btard: tests/test_btard.c tests/test.h vtrain.h vtrain_btard.h | $(B)
+	$(CC) $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
+$(B)/test_btard_byz: tests/test_btard_byz.c tests/test.h vtrain.h vtrain_btard.h | $(B)
+	$(CC) $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
+$(B)/btard_swarm: examples/btard_swarm.c vtrain.h vtrain_btard.h | $(B)
+	$(CC) $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
+# peers as separate processes over TCP (tests/tcp_run.sh starts them)
+$(B)/btard_peer: examples/btard_peer.c vtrain.h vtrain_btard.h | $(B)
+	$(CC) $(CFLAGS) -DVTRAIN_SODIUM -DVTRAIN_ZMQ $< -o $@ $(LDLIBS) -lsodium -lzmq
+
+# BTARD against real Byzantines (issue 14): equivocation, withholding, spikes,
+# predictable secrets, floods (make test runs it too)
+test-btard-byz: $(B)/test_btard_byz
+	./$(B)/test_btard_byz
 
 # the bound-hunting test needs __float128 (libquadmath, which gcc brings on x86)
 HAVE_QUADMATH := $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -lquadmath -o /dev/null 2>/dev/null && echo 1)
@@ -60,7 +82,7 @@ $(B)/bench_gemm: bench/gemm.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS) -lopenblas
 
 $(B)/bench_btard: bench/btard.c vtrain.h vtrain_btard.h | $(B)
-	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+	$(CC) $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
 
 # BTARD peers as MPI ranks: VTRAIN_MPI, an option of vtrain_btard.h (Open MPI: apt-get install
 # libopenmpi-dev openmpi-bin)
@@ -68,7 +90,7 @@ MPICC  ?= mpicc
 # (containers often forbid the cross-memory attach Open MPI uses between ranks)
 MPIRUN ?= OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
 $(B)/bench_btard_mpi: bench/btard.c vtrain.h vtrain_btard.h | $(B)
-	$(MPICC) -DVTRAIN_MPI $(CFLAGS) $< -o $@ $(LDLIBS)
+	$(MPICC) -DVTRAIN_MPI $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
 
 demo: $(B)/demo
 	./$(B)/demo
@@ -76,6 +98,10 @@ demo: $(B)/demo
 # 16 BTARD peers, 7 Byzantine, every attack under three defences; writes the table and the curves
 swarm: $(B)/btard_swarm
 	./$(B)/btard_swarm --md $(B)/btard_swarm.md --svg $(B)/btard_swarm.svg
+
+# BTARD peers as processes over TCP alone (make test runs it too): kill -9, a hung peer, Byzantines
+test-tcp:
+	@bash tests/tcp_run.sh
 
 # the BTARD tests over MPI alone (make test runs them too): mpirun -np 4
 test-mpi:
@@ -102,7 +128,7 @@ ASAN_FLAGS = -std=c99 -O1 -g $(ARCH) -ffp-contract=off -fsanitize=address,undefi
 test-asan: | $(B)
 	@mkdir -p $(B)/asan
 	@for t in core grad reference replay transcript btard shards; do \
-	  $(CC) $(ASAN_FLAGS) tests/test_$$t.c -o $(B)/asan/test_$$t $(LDLIBS) || exit 1; done
+	  $(CC) $(ASAN_FLAGS) $(BT_FLAGS) tests/test_$$t.c -o $(B)/asan/test_$$t $(LDLIBS) $(BT_LIBS) || exit 1; done
 	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript $(B)/asan/test_btard $(B)/asan/test_shards
 
 # Optional groups of `make test`: each needs tools a plain C machine may
@@ -140,22 +166,22 @@ compile-checks: | $(B)
 ifeq ($(HAVE_GXX),1)
 	$(call compile_check,cxx_gpp,g++ -x c++ $(WFLAGS) tests/compile/single.c -o $(B)/cc_cxx_gpp $(LDLIBS))
 	$(call compile_check,two_tus_cxx,g++ -x c++ $(WFLAGS) tests/compile/impl.c tests/compile/user.c -o $(B)/cc_two_tus_cxx $(LDLIBS))
-	$(call compile_check,btard_cxx_gpp,g++ -x c++ $(WFLAGS) tests/compile/btard.c -o $(B)/cc_btard_cxx_gpp $(LDLIBS))
+	$(call compile_check,btard_cxx_gpp,g++ -x c++ $(WFLAGS) $(BT_FLAGS) tests/compile/btard.c -o $(B)/cc_btard_cxx_gpp $(LDLIBS) $(BT_LIBS))
 else
 	$(call skip,g++,no g++: vtrain.h and vtrain_btard.h as C++ with g++ are not checked (apt-get install g++))
 endif
 ifeq ($(HAVE_CLANGXX),1)
 	$(call compile_check,cxx_clangpp,clang++ -x c++ $(WFLAGS) tests/compile/single.c -o $(B)/cc_cxx_clangpp $(LDLIBS))
-	$(call compile_check,btard_cxx_clangpp,clang++ -x c++ $(WFLAGS) tests/compile/btard.c -o $(B)/cc_btard_cxx_clangpp $(LDLIBS))
+	$(call compile_check,btard_cxx_clangpp,clang++ -x c++ $(WFLAGS) $(BT_FLAGS) tests/compile/btard.c -o $(B)/cc_btard_cxx_clangpp $(LDLIBS) $(BT_LIBS))
 else
 	$(call skip,clang++,no clang++: vtrain.h and vtrain_btard.h as C++ with clang++ are not checked (apt-get install clang))
 endif
 	@# vtrain_btard.h after vtrain.h: C99, C++ with both compilers (above), two TUs, VTRAIN_STATIC and
 	@# VTRAIN_NO_THREADS (its own #ifdef paths); single.c and impl.c/user.c stay vtrain.h alone
-	$(call compile_check,btard_c99_gcc,$(CC) -std=c99 -pedantic $(WFLAGS) tests/compile/btard.c -o $(B)/cc_btard_c99_gcc $(LDLIBS))
-	$(call compile_check,btard_two_tus,$(CC) -std=c99 $(WFLAGS) tests/compile/btard_impl.c tests/compile/btard_user.c -o $(B)/cc_btard_two_tus $(LDLIBS))
-	$(call compile_check,btard_static,$(CC) -std=c99 -DVTRAIN_STATIC $(WFLAGS) -Wno-unused-function tests/compile/btard.c -o $(B)/cc_btard_static $(LDLIBS))
-	$(call compile_check,btard_no_threads,$(CC) -std=gnu99 -DVTRAIN_NO_THREADS $(WFLAGS) tests/compile/btard.c -o $(B)/cc_btard_no_threads -lm)
+	$(call compile_check,btard_c99_gcc,$(CC) -std=c99 -pedantic $(WFLAGS) $(BT_FLAGS) tests/compile/btard.c -o $(B)/cc_btard_c99_gcc $(LDLIBS) $(BT_LIBS))
+	$(call compile_check,btard_two_tus,$(CC) -std=c99 $(WFLAGS) $(BT_FLAGS) tests/compile/btard_impl.c tests/compile/btard_user.c -o $(B)/cc_btard_two_tus $(LDLIBS) $(BT_LIBS))
+	$(call compile_check,btard_static,$(CC) -std=c99 -DVTRAIN_STATIC $(WFLAGS) $(BT_FLAGS) -Wno-unused-function tests/compile/btard.c -o $(B)/cc_btard_static $(LDLIBS) $(BT_LIBS))
+	$(call compile_check,btard_no_threads,$(CC) -std=gnu99 -DVTRAIN_NO_THREADS $(WFLAGS) $(BT_FLAGS) tests/compile/btard.c -o $(B)/cc_btard_no_threads -lm $(BT_LIBS))
 	@# vtrain_btard.h's implementation without vtrain.h's before it: refused, with the message that names the order
 	@if ! $(CC) -std=c99 -fsyntax-only tests/compile/btard_order.c > $(B)/cc_btard_order.log 2>&1 && \
 	    grep -q "vtrain.h's implementation is not in this file before it" $(B)/cc_btard_order.log; \
@@ -231,7 +257,7 @@ endif
 ifneq ($(HAVE_QUADMATH),1)
 	$(call skip,bounds,no libquadmath: the bound-hunting test against __float128 is not run (gcc on x86 brings it: libquadmath0))
 endif
-	@bash tests/run.sh $(TESTS) $(if $(HAVE_QUADMATH),$(B)/test_bounds) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/dp_run.sh tests/examples_golden.sh tests/test_cli.sh
+	@bash tests/run.sh $(TESTS) $(if $(HAVE_QUADMATH),$(B)/test_bounds) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/dp_run.sh tests/tcp_run.sh tests/examples_golden.sh tests/test_cli.sh
 
 bench: bench-step bench-logsize bench-transcript bench-gemm
 bench-logsize: $(B)/bench_logsize

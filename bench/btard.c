@@ -4,6 +4,8 @@
    ./build/bench_btard overhead [--peers 16] [--steps 200] [--reps 5] [--batch 32] [--hidden 128]
    ./build/bench_btard bans [--seeds 20] [--steps 250] [--attacks a,b,...]
    ./build/bench_btard nudge
+   ./build/bench_btard spike
+   ./build/bench_btard sign
 
    mpicc -DVTRAIN_MPI ... bench/btard.c -o build/bench_btard_mpi
    mpirun -np 16 build/bench_btard_mpi [--steps 200] [--reps 5] [--batch 32]
@@ -17,6 +19,8 @@
      drawn by the seed), a small model (64-16-10, 8 samples per peer, so that
      20 x 19 runs take minutes), 1 validator per step, attacks from step 5:
      every attacker banned? any honest peer banned? steps until all banned.
+   spike: the largest spike on an aggregate part that passes the checks
+     unseen (8 peers, 4 seeds per norm).
    nudge: one part of a gradient times 1 + 1e-6: how far that is from the
      honest gradient, next to a tolerance-based check at 1e-4. */
 #define VTRAIN_IMPLEMENTATION
@@ -109,7 +113,7 @@ static int bans(int argc, char **argv) {
     printf("|---|---|---|---|---|---|---|\n");
     for (tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         char name[64], *sl;
-        int kind, allb = 0, hon = 0, agree = 0, period = 1;
+        int kind, allb = 0, hon = 0, agree = 0, period = 1, unprov;
         double st[256];
         int nst = 0;
         double t0 = vt_net_now();
@@ -144,13 +148,18 @@ static int bans(int argc, char **argv) {
             if (res.attackers_banned_at >= 0 && res.attackers == f) { allb++; st[nst++] = (double)(res.attackers_banned_at - 5); }
             vt_btard_result_free(&res);
         }
+        /* withholding from one peer and lying echoes cannot be proven to
+           anyone (the victim's word against the attacker's): the protocol
+           relays around them and bans nobody for them */
+        unprov = kind >= VT_ATTACK_WITHHOLD_COMMIT && kind <= VT_ATTACK_LYING_ECHO;
         total_honest += hon;
-        total_fail += (seeds - allb) + (seeds - agree);
+        total_fail += (unprov ? 0 : seeds - allb) + (seeds - agree);
         {
             double mx = 0, med;
             for (i = 0; i < nst; i++) if (st[i] > mx) mx = st[i];
             med = nst ? median(st, nst) : -1;
-            printf("| %s | %d | %d/%d | %d | %d/%d | %.0f | %.0f |\n", tok, seeds, allb, seeds, hon, agree, seeds, med, mx);
+            if (unprov) printf("| %s | %d | %d/%d (not required: unprovable, relayed around) | %d | %d/%d | - | - |\n", tok, seeds, allb, seeds, hon, agree, seeds);
+            else printf("| %s | %d | %d/%d | %d | %d/%d | %.0f | %.0f |\n", tok, seeds, allb, seeds, hon, agree, seeds, med, mx);
         }
         fprintf(stderr, "  (%s: %.1f s)\n", tok, vt_net_now() - t0);
         fflush(stdout);
@@ -210,9 +219,80 @@ static int nudge(void) {
     return 0;
 }
 
+/* the largest lie on an aggregate that passes unseen: one aggregator adds a
+   spike of norm s (alternating signs) to its part from step 1; 8 peers, the
+   digits MLP 64-128-10, tau 1, 4 seeds per size, 6 steps */
+static int spike(void) {
+    static const double sc[] = {1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 1e-3, 1e-2, 1.0, 1e6};
+    vt_btard_digits dg;
+    vt_btard_task task;
+    int n = 8, i, k, s;
+    if (vt_btard_digits_load(&dg, "data/digits.csv", 128, 32, 0.05) != VT_OK) return 1;
+    task = vt_btard_digits_task(&dg);
+    printf("spike: one of %d aggregators adds a spike of norm s to its part every step from step 1; tau 1; 4 seeds x 6 steps\n", n);
+    printf("| spike norm | caught | steps before the ban (mean) |\n|---|---|---|\n");
+    for (k = 0; k < (int)(sizeof sc / sizeof sc[0]); k++) {
+        int caught = 0;
+        double first = 0;
+        for (s = 0; s < 4; s++) {
+            vt_btard_cfg c = vt_btard_cfg_default();
+            vt_btard_result r;
+            vt_btard_attack a[8];
+            c.validators = 1; c.data_seed = 10 + (uint64_t)s; c.secret_seed = 20 + (uint64_t)s + 100 * (uint64_t)k;
+            c.timeout = 0.5; c.compute_timeout = 1;
+            for (i = 0; i < n; i++) a[i] = vt_btard_attack_default(VT_ATTACK_NONE);
+            a[n - 1] = vt_btard_attack_default(VT_ATTACK_SPIKE);
+            a[n - 1].scale = sc[k];
+            a[n - 1].start = 1;
+            vt_btard_simulate(&c, &task, n, a, 6, NULL, NULL, &r);
+            if (r.status != VT_OK || r.honest_banned || !r.views_agree) printf("  (seed %d: honest banned %d, views agree %d: %s)\n", s, r.honest_banned, r.views_agree, r.message);
+            if (r.banned_at[n - 1] >= 0) { caught++; first += (double)(r.banned_at[n - 1] - 1); }
+            vt_btard_result_free(&r);
+        }
+        if (caught) printf("| %.0e | %d/4 | %.2f |\n", sc[k], caught, first / caught);
+        else printf("| %.0e | 0/4 | - |\n", sc[k]);
+        fflush(stdout);
+    }
+    vt_btard_digits_free(&dg);
+    return 0;
+}
+
+/* what one signature costs, next to what a step signs: Ed25519 (libsodium)
+   over the 141-byte message every envelope signs, verification, and
+   vtrain's SHA-256 (SHA-NI where the CPU has it) per KB */
+static int sign_cost(void) {
+    vt_btard_key k;
+    unsigned char m[141], sig[64], buf[4096], h[32];
+    int i, N = 4000;
+    double t0, ts, tv, th;
+    if (vt_btard_key_new(&k) != VT_OK) { printf("sign: %s\n", vt_last_error()); return 1; }
+    memset(m, 7, sizeof m);
+    memset(buf, 3, sizeof buf);
+    t0 = vt_net_now();
+    for (i = 0; i < N; i++) { m[0] = (unsigned char)i; vt__bt_sign_raw(k.sk, m, sizeof m, sig); }
+    ts = (vt_net_now() - t0) / N;
+    t0 = vt_net_now();
+    for (i = 0; i < N; i++) if (!vt__bt_verify_raw(k.pk, m, sizeof m, sig)) m[1]++;
+    tv = (vt_net_now() - t0) / N;
+    t0 = vt_net_now();
+    for (i = 0; i < 20 * N; i++) { buf[0] = (unsigned char)i; vt_sha256(buf, sizeof buf, h); }
+    th = (vt_net_now() - t0) / (20.0 * N) / 4;
+    printf("sign: Ed25519 sign %.1f us, verify %.1f us (libsodium %s), SHA-256 %.2f us per KB\n", 1e6 * ts, 1e6 * tv,
+#ifdef VTRAIN_SODIUM
+           sodium_version_string(),
+#else
+           "absent",
+#endif
+           1e6 * th);
+    printf("      a BTARD step signs 6 envelopes per peer (no slow path): %.2f ms per peer per step\n", 6e3 * ts);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *what = argc > 1 ? argv[1] : "all";
     int rc = 0;
+    if (!strcmp(what, "spike")) return spike();
+    if (!strcmp(what, "sign")) return sign_cost();
     if (!strcmp(what, "overhead") || !strcmp(what, "all")) rc |= overhead(argc, argv);
     if (!strcmp(what, "nudge") || !strcmp(what, "all")) rc |= nudge();
     if (!strcmp(what, "bans") || !strcmp(what, "all")) rc |= bans(argc, argv);
@@ -229,6 +309,8 @@ int main(int argc, char **argv) {
     vt_btard_digits dg;
     vt_btard_task task;
     vt_net *net;
+    vt_btard_key key;
+    unsigned char *roster;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -241,6 +323,17 @@ int main(int argc, char **argv) {
     if (reps > 64) reps = 64;
     if (vt_btard_digits_load(&dg, "data/digits.csv", hidden, batch, 0.05) != VT_OK) MPI_Abort(MPI_COMM_WORLD, 1);
     task = vt_btard_digits_task(&dg);
+    /* identities from a public seed (a bench: anyone could sign as anyone) */
+    roster = (unsigned char *)malloc(32 * (size_t)size);
+    for (i = 0; i < size; i++) {
+        unsigned char sd[32];
+        vt_btard_key k;
+        int b;
+        for (b = 0; b < 32; b++) sd[b] = (unsigned char)vt_rng_u64(0xbe1c, (uint64_t)i, (uint64_t)b);
+        vt_btard_key_from_seed(&k, sd);
+        memcpy(roster + 32 * i, k.pk, 32);
+        if (i == rank) key = k;
+    }
     net = vt_net_mpi_create(0);
     if (!rank)
         printf("overhead over MPI: %d ranks (one peer each), digits MLP 64-%d-10, %d samples per peer, %d steps, median of %d\n",
@@ -257,6 +350,8 @@ int main(int argc, char **argv) {
             cfg.data_seed = 1 + (uint64_t)r;
             cfg.secret_seed = 2 + (uint64_t)r;
             cfg.session = (r * 3 + d) % 256;
+            cfg.roster = roster;
+            cfg.key = &key;
             p = vt_btard_peer_create(&cfg, &task, net, NULL);
             if (!p) MPI_Abort(MPI_COMM_WORLD, 1);
             MPI_Barrier(MPI_COMM_WORLD);
@@ -278,6 +373,7 @@ int main(int argc, char **argv) {
     }
     net->destroy(net);
     vt_btard_digits_free(&dg);
+    free(roster);
     MPI_Finalize();
     return 0;
 }

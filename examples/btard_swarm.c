@@ -136,7 +136,10 @@ int main(int argc, char **argv) {
     uint64_t seed = 1;
     const char *svg = "build/btard_swarm.svg", *md = NULL, *data = "data/digits.csv";
     char attacks_s[1024] = "none,sign_flip,random_direction,label_flip,delayed,ipm,alie,lying_aggregator,withhold_reveal,"
-                           "wrong_reveal,forged_log,nudge,nan,garbage,garbage_commit,wrong_size,late,silent,false_accuse";
+                           "wrong_reveal,forged_log,nudge,nan,garbage,garbage_commit,wrong_size,late,silent,false_accuse,"
+                           "spike,equivocate_commit,equivocate_aggregate,equivocate_reveal,equivocate_scalars,equivocate_final,"
+                           "equivocate_half,withhold_commit,withhold_part,withhold_aggregate,withhold_reveal_one,withhold_scalars,"
+                           "withhold_final,withhold_chunk,withhold_half,lying_echo,false_audit,flood";
     char defences_s[128] = "btard,cclip,mean";
     int kinds[64], nk = 0, defs[3], nd = 0;
     run_t *runs;

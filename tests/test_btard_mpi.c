@@ -29,6 +29,22 @@ typedef struct {
 
 static rank_report g_rep[64];
 
+/* every rank's identity from a public seed (tests only: anyone could sign
+   as anyone); the roster is every rank's public key */
+static vt_btard_key g_key;
+static unsigned char g_roster[64 * 32];
+static void make_keys(void) {
+    int i, k;
+    for (i = 0; i < g_size; i++) {
+        unsigned char s[32];
+        vt_btard_key kp;
+        for (k = 0; k < 32; k++) s[k] = (unsigned char)vt_rng_u64(0x3b1, (uint64_t)i, (uint64_t)k);
+        vt_btard_key_from_seed(&kp, s);
+        memcpy(g_roster + 32 * i, kp.pk, 32);
+        if (i == g_rank) g_key = kp;
+    }
+}
+
 /* Run one scenario: attacks[r] for rank r (NONE for honest), nsteps steps.
    Fills g_rep (on rank 0) with every rank's report. */
 static void scenario(int session, const vt_btard_attack_kind *kinds, int start, int nsteps, int validators) {
@@ -47,6 +63,8 @@ static void scenario(int session, const vt_btard_attack_kind *kinds, int start, 
     cfg.secret_seed = 5 + (uint64_t)session;
     cfg.timeout = 2;
     cfg.compute_timeout = 4;
+    cfg.roster = g_roster;
+    cfg.key = &g_key;
     memset(&me, 0, sizeof me);
     MPI_Barrier(MPI_COMM_WORLD);
     p = vt_btard_peer_create(&cfg, &task, g_net, &atk);
@@ -146,6 +164,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rank %d: %s (run from the repository root)\n", g_rank, vt_last_error());
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    make_keys();
     g_net = vt_net_mpi_create(0);
     if (g_rank) {
         /* only rank 0 reports; the others run the same scenarios silently */

@@ -43,6 +43,9 @@ int main(void) {
 #ifdef VTRAIN_NO_THREADS
     if (res.status == VT_OK || !res.message[0]) { printf("simulate without threads should refuse with a message\n"); ok = 0; }
 #else
+    if (!vt_btard_can_sign()) { /* without libsodium (VTRAIN_SODIUM) BTARD refuses to start, with a message */
+        if (res.status == VT_OK || !strstr(res.message, "libsodium")) { printf("simulate without libsodium should refuse with a message: %s\n", res.message); ok = 0; }
+    } else
     if (res.status != VT_OK || res.steps != 6 || !res.views_agree || res.honest_banned || res.attackers_banned != 1) {
         printf("swarm: status %d, %lld steps, views agree %d, honest banned %d, attackers banned %d: %s\n", (int)res.status,
                (long long)res.steps, res.views_agree, res.honest_banned, res.attackers_banned, res.message);

@@ -1,0 +1,153 @@
+/* btard_peer.c - one BTARD peer as its own process, talking to the others
+   over TCP (vtrain_btard.h's ZeroMQ transport, VTRAIN_ZMQ): the digits MLP,
+   trained by N such processes, any minority of which may lie or die.
+
+       make build/btard_peer        (needs libsodium-dev and libzmq3-dev)
+       for r in 0 1 2 3 4 5 6 7; do
+         build/btard_peer --rank $r --peers 8 --port 5600 --steps 20 --out build/tcp/$r.txt &
+       done
+
+   Peer r listens on tcp://HOST:(port + r) (--host, default 127.0.0.1).
+   Identities: every peer's key pair comes from --key-seed and its rank, so
+   every process can compute the roster. That is for tests and
+   demonstrations only: anyone who knows the seed can sign as any peer. A
+   real deployment gives each peer its own vt_btard_key_new() and
+   distributes the public keys (the roster) by other means.
+
+   --defence mean runs the plain butterfly mean all-reduce instead (no
+   defence, no signatures: the baseline of bench/btard_tcp.sh).
+
+   Every step it prints "step S alive K digest D" (D: the first 8 bytes of
+   the weights digest, hex); at the end it writes --out: its steps, full
+   digest, ban list and ban reasons, which tests/tcp_run.sh compares across
+   the honest peers. */
+#define VTRAIN_IMPLEMENTATION
+#ifndef VTRAIN_SODIUM
+#define VTRAIN_SODIUM
+#endif
+#ifndef VTRAIN_ZMQ
+#define VTRAIN_ZMQ
+#endif
+#include "../vtrain.h"
+#include "../vtrain_btard.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void hex(const unsigned char *d, int n, char *out) {
+    int i;
+    for (i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+int main(int argc, char **argv) {
+    int rank = -1, n = 8, port = 5600, steps = 20, hidden = 16, batch = 16, mean = 0, i, s;
+    double t1 = 0;
+    uint64_t key_seed = 1, data_seed = 7;
+    double timeout = 1.0;
+    const char *host = "127.0.0.1", *out = NULL, *attack = "none";
+    char **ep;
+    const char **epc;
+    unsigned char *roster;
+    vt_btard_key key;
+    vt_net_zmq_desc zd;
+    vt_net *net;
+    vt_btard_digits dg;
+    vt_btard_task task;
+    vt_btard_cfg cfg = vt_btard_cfg_default();
+    vt_btard_attack atk;
+    vt_btard_peer *p;
+    vt_status st = VT_OK;
+    for (i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--rank")) rank = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--peers")) n = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--port")) port = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--host")) host = argv[i + 1];
+        else if (!strcmp(argv[i], "--out")) out = argv[i + 1];
+        else if (!strcmp(argv[i], "--timeout")) timeout = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--key-seed")) key_seed = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--data-seed")) data_seed = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--attack")) attack = argv[i + 1];
+        else if (!strcmp(argv[i], "--hidden")) hidden = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--batch")) batch = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--defence")) mean = !strcmp(argv[i + 1], "mean");
+        else { fprintf(stderr, "btard_peer: unknown option %s\n", argv[i]); return 2; }
+    }
+    if (rank < 0 || rank >= n || n < 2 || n > 64 || vt_btard_attack_parse(attack) < 0) {
+        fprintf(stderr, "usage: btard_peer --rank R --peers N [--port P] [--host H] [--steps S] [--out FILE] [--timeout T] [--attack NAME]\n"
+                        "                  [--hidden H] [--batch B] [--defence btard|mean]\n");
+        return 2;
+    }
+    ep = (char **)malloc(sizeof(char *) * (size_t)n);
+    epc = (const char **)malloc(sizeof(char *) * (size_t)n);
+    roster = (unsigned char *)malloc(32 * (size_t)n);
+    for (i = 0; i < n; i++) {
+        unsigned char seed[32];
+        vt_btard_key k;
+        int b;
+        ep[i] = (char *)malloc(96);
+        snprintf(ep[i], 96, "tcp://%s:%d", host, port + i);
+        epc[i] = ep[i];
+        for (b = 0; b < 32; b++) seed[b] = (unsigned char)vt_rng_u64(key_seed, (uint64_t)i, (uint64_t)b);
+        if (vt_btard_key_from_seed(&k, seed) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
+        memcpy(roster + 32 * i, k.pk, 32);
+        if (i == rank) key = k;
+    }
+    memset(&zd, 0, sizeof zd);
+    zd.rank = rank; zd.size = n; zd.endpoints = epc; zd.roster = roster; zd.key = &key;
+    net = vt_net_zmq_create(&zd);
+    if (!net) { fprintf(stderr, "btard_peer %d: %s\n", rank, vt_last_error()); return 1; }
+    if (vt_btard_digits_load(&dg, "data/digits.csv", hidden, batch, 0.05) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
+    task = vt_btard_digits_task(&dg);
+    cfg.validators = 2;
+    if (mean) { cfg.defence = VT_DEFENCE_MEAN; cfg.validators = 1; } /* the plain mean all-reduce: the baseline of bench/btard_tcp.sh */
+    cfg.data_seed = data_seed;
+    cfg.timeout = timeout;
+    cfg.compute_timeout = 3 * timeout;
+    cfg.roster = roster;
+    cfg.key = &key;
+    atk = vt_btard_attack_default((vt_btard_attack_kind)vt_btard_attack_parse(attack));
+    atk.start = 2;
+    p = vt_btard_peer_create(&cfg, &task, net, &atk);
+    if (!p) { fprintf(stderr, "btard_peer %d: %s\n", rank, vt_last_error()); return 1; }
+    for (s = 0; s < steps; s++) {
+        unsigned char d[32];
+        char h[17];
+        st = vt_btard_step(p);
+        if (st != VT_OK) break;
+        if (s == 0) t1 = vt_net_now(); /* the time per step leaves out the first (connections, start-up skew) */
+        vt_btard_digest(p, d);
+        hex(d, 8, h);
+        printf("step %d alive %d digest %s\n", s, vt_btard_alive_count(p), h);
+        fflush(stdout);
+    }
+    if (st != VT_OK) fprintf(stderr, "btard_peer %d stopped at step %d: %s\n", rank, s, vt_btard_error(p));
+    else if (steps > 1) printf("ms/step %.3f\n", 1e3 * (vt_net_now() - t1) / (steps - 1));
+    if (out) {
+        FILE *f = fopen(out, "w");
+        unsigned char d[32];
+        char h[65];
+        const vt_btard_event *ev;
+        int nev = vt_btard_events(p, &ev), k;
+        if (!f) { fprintf(stderr, "btard_peer: cannot write %s\n", out); return 1; }
+        vt_btard_digest(p, d);
+        hex(d, 32, h);
+        fprintf(f, "steps %d\ndigest %s\nalive", s, h);
+        for (i = 0; i < n; i++) fprintf(f, " %d", vt_btard_alive(p, i));
+        fprintf(f, "\nbans");
+        for (i = 0; i < n; i++) {
+            const char *why = "-";
+            for (k = 0; k < nev; k++)
+                if (ev[k].kind == VT_EV_BAN && ev[k].peer == i) { why = vt_btard_reason_name(ev[k].reason); break; }
+            fprintf(f, " %s", why);
+        }
+        fprintf(f, "\n");
+        fclose(f);
+    }
+    vt_btard_peer_destroy(p);
+    net->destroy(net); /* flushes what is still queued for the others (up to 2 s), then closes */
+    vt_btard_digits_free(&dg);
+    for (i = 0; i < n; i++) free(ep[i]);
+    free(ep); free(epc); free(roster);
+    return st == VT_OK ? 0 : 1;
+}

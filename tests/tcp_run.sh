@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# BTARD peers as separate processes over TCP (vtrain_btard.h's ZeroMQ
+# transport): 8 peers of examples/btard_peer.c on 127.0.0.1. Two runs:
+#   kill9   one peer is killed with SIGKILL in the middle of the run: the
+#           other 7 finish every step with identical weights and ban lists,
+#           and the dead peer banned as silent;
+#   hung    one peer is stopped (SIGSTOP) in the middle of the run and never
+#           resumes: the same;
+#   byz     one peer lies about its aggregate, another equivocates its
+#           commitments: both banned, the 6 honest identical.
+# The last line is "N passed, M failed" (", 1 skipped" without libzmq or
+# libsodium). Needs libsodium-dev and libzmq3-dev.
+set -u
+cd "$(dirname "$0")/.."
+N=8
+fail() { echo "tcp_run: $1"; echo "0 passed, 1 failed"; exit 1; }
+probe() { printf "$1" | ${CC:-cc} -x c - $2 -o /dev/null 2>/dev/null; }
+if ! probe '#include <sodium.h>\nint main(void){return sodium_init() < 0;}' -lsodium ||
+   ! probe '#include <zmq.h>\nint main(void){return !zmq_has("curve");}' -lzmq; then
+  echo "skipped: tcp: no libsodium or no libzmq with CURVE: BTARD peers as processes over TCP are not tested (apt-get install libsodium-dev libzmq3-dev)"
+  echo "0 passed, 0 failed, 1 skipped"
+  exit 0
+fi
+make -s build/btard_peer > /dev/null || fail "build failed"
+dir=build/tcp
+mkdir -p "$dir"
+pass=0; failed=0
+# the TCP transport (VTRAIN_ZMQ) also compiles warning-free as C++ (one more test)
+if command -v g++ >/dev/null; then
+  if g++ -x c++ ${ARCH:--march=native} -ffp-contract=off -Wall -Wextra -Werror -fsyntax-only examples/btard_peer.c; then
+    echo "g++ -x c++ (VTRAIN_ZMQ as C++)           ok"; pass=$((pass + 1))
+  else echo "FAIL g++ -x c++: VTRAIN_ZMQ does not compile as C++"; failed=$((failed + 1)); fi
+fi
+# a port range of our own, below the ephemeral ports (32768 on): the process
+# id spreads concurrent runs apart; a run that finds a port taken is redone
+# on the next range
+base=$((12000 + ($$ % 1000) * 16))
+
+# run NAME STEPS KILL_RANK "ATTACKS" [SIGNAL] -> peers' outputs in $dir/NAME.R.txt
+# (SIGNAL: KILL, or STOP for a peer that hangs: it is killed once the others are done)
+run() {
+  local try
+  for try in 1 2 3; do
+    run1 "$@"
+    grep -q "Address already in use" "$dir/$1".*.log || return 0
+    echo "tcp_run: a port of $((base - N))..$((base - 1)) was taken: again on the next range"
+  done
+}
+run1() {
+  local name=$1 steps=$2 kill=$3 attacks=$4 sig=${5:-KILL} r pids=() a
+  rm -f "$dir/$name".*
+  for ((r = 0; r < N; r++)); do
+    a=$(echo "$attacks" | tr ' ' '\n' | sed -n "s/^$r://p"); a=${a:-none}
+    build/btard_peer --rank $r --peers $N --port $base --steps "$steps" --timeout 0.5 --attack "$a" \
+      --out "$dir/$name.$r.txt" > "$dir/$name.$r.log" 2>&1 &
+    pids+=($!)
+  done
+  if [ "$kill" -ge 0 ]; then
+    # once the peer has finished 3 steps, SIGKILL: no goodbye, no flush
+    for ((i = 0; i < 600; i++)); do
+      [ "$(grep -c '^step' "$dir/$name.$kill.log" 2>/dev/null)" -ge 3 ] && break
+      sleep 0.01
+    done
+    kill -"$sig" "${pids[$kill]}" 2>/dev/null
+    echo "SIG$sig to peer $kill (pid ${pids[$kill]}) after $(grep -c '^step' "$dir/$name.$kill.log") steps"
+  fi
+  for ((r = 0; r < N; r++)); do [ "$r" = "$kill" ] || wait "${pids[$r]}" 2>/dev/null; done
+  if [ "$kill" -ge 0 ]; then kill -9 "${pids[$kill]}" 2>/dev/null; wait "${pids[$kill]}" 2>/dev/null; fi
+  base=$((base + N))
+}
+
+# check NAME STEPS "HONEST RANKS" "BANNED RANK:REASON ..."
+check() {
+  local name=$1 steps=$2 honest=$3 banned=$4 ref="" r ok=1 b want got
+  for r in $honest; do
+    f="$dir/$name.$r.txt"
+    if [ ! -f "$f" ]; then echo "  peer $r wrote nothing: $(tail -n 1 "$dir/$name.$r.log")"; ok=0; continue; fi
+    [ "$(sed -n 's/^steps //p' "$f")" = "$steps" ] || { echo "  peer $r ran $(sed -n 's/^steps //p' "$f") of $steps steps: $(tail -n 1 "$dir/$name.$r.log")"; ok=0; }
+    if [ -z "$ref" ]; then ref=$r; continue; fi
+    cmp -s <(sed 1d "$f") <(sed 1d "$dir/$name.$ref.txt") || { echo "  peer $r's weights or bans differ from peer $ref's:"; diff <(sed 1d "$f") <(sed 1d "$dir/$name.$ref.txt") | sed 's/^/    /'; ok=0; }
+    for b in $honest; do
+      [ "$(awk -v k=$((b + 2)) '/^alive/{print $k}' "$f")" = 1 ] || { echo "  peer $r banned honest peer $b"; ok=0; }
+    done
+  done
+  for b in $banned; do
+    r=${b%%:*}; want=${b#*:}
+    got=$(awk -v k=$((r + 2)) '/^bans/{print $k}' "$dir/$name.$ref.txt")
+    [ "$got" = "$want" ] || { echo "  peer $r: banned for '$got', want $want"; ok=0; }
+  done
+  if [ $ok = 1 ]; then echo "tcp_$name ok"; pass=$((pass + 1)); else echo "FAIL tcp_$name"; failed=$((failed + 1)); fi
+}
+
+t0=$(date +%s)
+run kill9 30 5 ""
+check kill9 30 "0 1 2 3 4 6 7" "5:SILENT"
+run hung 20 2 "" STOP
+check hung 20 "0 1 3 4 5 6 7" "2:SILENT"
+run byz 10 -1 "6:lying_aggregator 7:equivocate_commit"
+check byz 10 "0 1 2 3 4 5" "6:AGGREGATE 7:EQUIVOCATION"
+echo "tcp_run: $N processes per run, $(($(date +%s) - t0)) s"
+echo "$pass passed, $failed failed"
+[ "$failed" = 0 ]
