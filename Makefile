@@ -192,7 +192,7 @@ $(B)/vtrain_cuda_ptx.h: $(B)/vtrain_cuda_90.ptx $(B)/vtrain_cuda_75.ptx
 	for a in 90 75; do echo "static const char vt__cuda_ptx_$$a[] ="; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $(B)/vtrain_cuda_$$a.ptx; echo ';'; done > $@
 
-$(B)/test_cuda: tests/test_cuda.c tests/test.h tests/allops.h vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitsmlp.h | $(B)
+$(B)/test_cuda: tests/test_cuda.c tests/test.h tests/allops.h vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitsmlp.h examples/digitscnn.h | $(B)
 	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
 
 $(B)/bench_gpu_step: bench/gpu_step.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/gpt2rand.h | $(B)
