@@ -18,7 +18,7 @@ CFLAGS  ?= -std=c99 -O2 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror
 LDLIBS  = -lm -lpthread
 B       = build
 
-EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab $(B)/btard_swarm
+EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab $(B)/btard_swarm $(B)/train_digits_cnn $(B)/train_resnet
 TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_cnn
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard
 
@@ -32,6 +32,9 @@ $(B):
 
 $(B)/%: examples/%.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+
+# the convolutional programs' headers
+$(B)/train_digits_cnn $(B)/train_resnet $(B)/vtrain: examples/digitscnn.h examples/cnnprog.h
 
 $(B)/test_%: tests/test_%.c tests/test.h tests/allops.h vtrain.h examples/chargpt.h examples/digitsmlp.h examples/digitscnn.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
