@@ -10967,8 +10967,9 @@ VTDEF vt_status vt_cifar_load(const char *const *paths, int npaths, vt_cifar *d)
         unsigned char *b = vt__slurp(paths[f], &n);
         if (!b) { VT_FREE(sizes, NULL); vt_cifar_free(d); return vt_last_status(); }
         if (n != sizes[f]) {
+            long long was = (long long)sizes[f];
             VT_FREE(b, NULL); VT_FREE(sizes, NULL); vt_cifar_free(d);
-            return vt__tls_fail(VT_ERR_IO, "'%s' changed size while it was read (%lld then %lld bytes)", paths[f], (long long)sizes[f], (long long)n);
+            return vt__tls_fail(VT_ERR_IO, "'%s' changed size while it was read (%lld then %lld bytes)", paths[f], was, (long long)n);
         }
         for (r = 0; r < nrec; r++) {
             const unsigned char *rec = b + r * VT__CIFAR_REC;
