@@ -18,9 +18,9 @@ CFLAGS  ?= -std=c99 -O2 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror
 LDLIBS  = -lm -lpthread
 B       = build
 
-EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab $(B)/btard_swarm
-TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_btard_byz $(B)/test_shards
-BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard
+EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab $(B)/btard_swarm $(B)/train_digits_cnn $(B)/train_resnet
+TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_btard_byz $(B)/test_shards $(B)/test_cnn
+BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard $(B)/bench_cnn
 
 .PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript bench-torch bench-load clean compile-checks
 .PHONY: swarm bench-btard bench-btard-mpi bench-dp test-mpi test-tcp test-dp test-bounds test-btard-byz
@@ -33,7 +33,10 @@ $(B):
 $(B)/%: examples/%.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
-$(B)/test_%: tests/test_%.c tests/test.h tests/allops.h vtrain.h examples/chargpt.h examples/digitsmlp.h | $(B)
+# the convolutional programs' headers
+$(B)/train_digits_cnn $(B)/train_resnet $(B)/vtrain: examples/digitscnn.h examples/cnnprog.h
+
+$(B)/test_%: tests/test_%.c tests/test.h tests/allops.h vtrain.h examples/chargpt.h examples/digitsmlp.h examples/digitscnn.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
 # BTARD (vtrain_btard.h) signs every message with Ed25519 from libsodium
@@ -70,6 +73,9 @@ test-bounds: $(B)/test_bounds
 	./$(B)/test_bounds --long
 
 $(B)/bench_step: bench/step.c vtrain.h | $(B)
+	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+
+$(B)/bench_cnn: bench/cnn.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
 $(B)/bench_logsize: bench/logsize.c vtrain.h examples/chargpt.h examples/digitsmlp.h | $(B)
@@ -221,16 +227,19 @@ $(B)/vtrain_cuda_ptx.h: $(B)/vtrain_cuda_90.ptx $(B)/vtrain_cuda_75.ptx
 	for a in 90 75; do echo "static const char vt__cuda_ptx_$$a[] ="; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $(B)/vtrain_cuda_$$a.ptx; echo ';'; done > $@
 
-$(B)/test_cuda: tests/test_cuda.c tests/test.h tests/allops.h vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitsmlp.h | $(B)
+$(B)/test_cuda: tests/test_cuda.c tests/test.h tests/allops.h vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitsmlp.h examples/digitscnn.h | $(B)
 	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
 
 $(B)/bench_gpu_step: bench/gpu_step.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/gpt2rand.h | $(B)
 	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
 
-$(B)/gpu_audit: tests/gpu/audit.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitsmlp.h examples/gpt2rand.h | $(B)
+$(B)/gpu_audit: tests/gpu/audit.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitsmlp.h examples/gpt2rand.h examples/digitscnn.h | $(B)
 	$(CC) $(CFLAGS) $(CU_CFLAGS) $< -o $@ $(CU_LIBS)
 
-cuda: $(B)/test_cuda $(B)/bench_gpu_step $(B)/gpu_audit
+$(B)/bench_gpu_cnn: bench/cnn.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h | $(B)
+	$(CC) $(CFLAGS) $(CU_CFLAGS) -DVT_BENCH_CUDA $< -o $@ $(CU_LIBS)
+
+cuda: $(B)/test_cuda $(B)/bench_gpu_step $(B)/gpu_audit $(B)/bench_gpu_cnn
 
 # the CUDA host code as C99 with clang and as C++ with g++ and clang++
 # (test_cuda is the gcc C99 build), and from two translation units; each

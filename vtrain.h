@@ -281,7 +281,7 @@ typedef enum vt_backend_kind { VT_BACKEND_CPU, VT_BACKEND_CUDA } vt_backend_kind
 #define VT__OPF_RETIRED 2u    /* nothing produces it any more; its id stays taken */
 #define VT__OPF_NOFWD 4u      /* the forward is a view of its input: no kernel runs, no rounding point */
 #define VT__OPF_BWD_SPARSE 8u /* the backward kernel writes only part of its outputs (their bounds start at 0) */
-#define VT__OP_TABLE 0
+#define VT__OP_TABLE 1 /* 1 (after vtrain 0.2.0): conv2d, batchnorm2d (and its running statistics), max and average pooling */
 
 #define VT__OP_LIST(X)                                                                          \
     X( 0, NONE,          "leaf",          0, VT__OPF_ENGINE, NULL)                             \
@@ -312,7 +312,12 @@ typedef enum vt_backend_kind { VT_BACKEND_CPU, VT_BACKEND_CUDA } vt_backend_kind
     X(25, SPLIT,         "split",         0, VT__OPF_BWD_SPARSE, NULL)                         \
     X(26, OPTIM,         "optim",         0, VT__OPF_ENGINE, "m v w lr momentum w")            \
     X(27, CLIP,          "clip",          0, VT__OPF_ENGINE, "norm grad")                      \
-    X(28, SCALAR,        "scalar",        0, VT__OPF_ENGINE | VT__OPF_RETIRED, NULL)
+    X(28, SCALAR,        "scalar",        0, VT__OPF_ENGINE | VT__OPF_RETIRED, NULL)          \
+    X(29, CONV2D,        "conv2d",        1, 0, NULL)                                          \
+    X(30, BATCHNORM2D,   "batchnorm2d",   1, 0, NULL)                                          \
+    X(31, BN_STATS,      "bn_stats",      1, 0, "stats dx running")                            \
+    X(32, MAXPOOL2D,     "maxpool2d",     1, 0, NULL)                                          \
+    X(33, AVGPOOL2D,     "avgpool2d",     1, 0, NULL)
 
 typedef enum vt_op {
 #define VT__X(id, name, str, table, flags, slots) VT_OP_##name = id,
@@ -597,6 +602,29 @@ VTDEF vt_tensor *vt_sum(vt_ctx *c, vt_tensor *x);
 VTDEF vt_tensor *vt_mean(vt_ctx *c, vt_tensor *x);
 VTDEF vt_tensor *vt_concat(vt_ctx *c, vt_tensor *a, vt_tensor *b, int dim);
 VTDEF vt_tensor *vt_split(vt_ctx *c, vt_tensor *x, int dim, int64_t start, int64_t len); /* a copy of a slice */
+/* convolutional networks (op table 1). Images are (N,C,H,W), row-major like
+   PyTorch. conv2d: w (OC, C/groups, KH, KW), bias (OC) or NULL; square
+   stride, padding (zeros) and dilation; OH = (H + 2 pad - dil (KH-1) - 1) /
+   stride + 1. groups = C = OC is a depthwise convolution. */
+VTDEF vt_tensor *vt_conv2d(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *bias, int stride, int pad, int dilation, int groups);
+/* batch normalisation over (N,H,W) per channel: w, b (C). With gradients on
+   (training) it uses the batch's mean and biased variance and moves the
+   running statistics in `state` (from vt_bn_state; may be NULL) by momentum
+   (PyTorch's rule: r = (1 - m) r + m stat, the unbiased variance); with
+   gradients off (vt_eval_begin) it uses the running statistics. */
+VTDEF vt_tensor *vt_batchnorm2d(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *b, vt_tensor *state, double momentum, double eps);
+/* the running statistics of a batch norm over C channels: (2,C), row 0 the
+   mean (starts at 0), row 1 the variance (starts at 1). Model state like the
+   optimizer's moments: in every step's digest, in checkpoints, restored on
+   resume. Created outside a step, named like a parameter. */
+VTDEF vt_tensor *vt_bn_state(vt_ctx *c, const char *name, int64_t C);
+/* pooling: square windows, stride, padding (max: never chosen; average:
+   counted as zeros, PyTorch's count_include_pad). Max pooling takes the
+   first maximum of a window in row-major order. */
+VTDEF vt_tensor *vt_maxpool2d(vt_ctx *c, vt_tensor *x, int k, int stride, int pad);
+VTDEF vt_tensor *vt_avgpool2d(vt_ctx *c, vt_tensor *x, int k, int stride, int pad);
+VTDEF vt_tensor *vt_global_avgpool(vt_ctx *c, vt_tensor *x); /* (N,C,H,W) -> (N,C): the mean over H and W */
+VTDEF vt_tensor *vt_flatten(vt_ctx *c, vt_tensor *x);        /* (N, ...) -> (N, rest): a view */
 
 /* --- optimizers ---------------------------------------------------------- */
 typedef struct vt_adamw_desc { double lr, beta1, beta2, eps, weight_decay; } vt_adamw_desc;
@@ -844,7 +872,52 @@ VTDEF vt_tensor *vt_gpt_forward(vt_ctx *c, const vt_gpt *g, vt_tensor *tokens, v
 VTDEF vt_status vt_gpt_generate(vt_ctx *c, const vt_gpt *g, int32_t *toks, int nprompt, int n,
                                 double temperature, uint64_t seed);
 
+
+/* ResNets in their CIFAR form (He et al. 2016, as the two source papers
+   train them: a 3x3 stem, no initial max-pool): depth 18 (basic blocks
+   2,2,2,2) or 50 (bottlenecks 3,4,6,3), base width 64 (a smaller width
+   makes the narrow networks the tests train), a batch norm after every
+   convolution, global average pooling, a linear head. Parameters are named
+   like "layer2.0.conv1.w", "layer2.0.conv1.bn.w"; running statistics
+   "layer2.0.conv1.bn.running" (state, see vt_bn_state). */
+typedef struct vt_convbn { vt_tensor *w, *g, *b, *st; int stride, pad; } vt_convbn;
+typedef struct vt_resblock { vt_convbn c1, c2, c3, sc; int bottleneck, has_sc; } vt_resblock;
+typedef struct vt_resnet_config {
+    int depth;          /* 18 or 50 */
+    int width;          /* channels of the stem and the first stage (64) */
+    int classes;        /* 10 */
+    int in_channels;    /* 3 */
+    double bn_momentum; /* 0.1 */
+} vt_resnet_config;
+typedef struct vt_resnet {
+    vt_resnet_config cfg;
+    vt_convbn stem;
+    vt_resblock *blocks;
+    int nblocks;
+    vt_tensor *fcw, *fcb; /* (classes, features), (classes) */
+} vt_resnet;
+VTDEF vt_resnet_config vt_resnet_default(int depth);
+VTDEF vt_status vt_resnet_init(vt_ctx *c, vt_resnet *m, const vt_resnet_config *cfg, uint64_t seed);
+VTDEF void vt_resnet_free(vt_resnet *m);
+/* x (B,in_channels,H,W) -> logits (B,classes); batch norm in training mode
+   while gradients are on, in evaluation mode between vt_eval_begin/end */
+VTDEF vt_tensor *vt_resnet_forward(vt_ctx *c, const vt_resnet *m, vt_tensor *x);
+
 /* --- data -------------------------------------------------------------- */
+/* CIFAR-10's binary form (data_batch_1.bin ... and test_batch.bin): records
+   of one label byte (0..9) and 3,072 pixel bytes (the red, green and blue
+   32x32 planes). vt_cifar_load reads npaths files one after another; a
+   truncated file or a label out of range is an error naming file and record. */
+typedef struct vt_cifar { int n; unsigned char *x; int32_t *y; } vt_cifar; /* x (n,3,32,32), y 0..9 */
+VTDEF vt_status vt_cifar_load(const char *const *paths, int npaths, vt_cifar *d);
+VTDEF void vt_cifar_free(vt_cifar *d);
+/* image i as (3,32,32) binary32 values, normalised per channel with the
+   CIFAR-10 mean and standard deviation; with augment, as the papers train:
+   a 32x32 crop of the image padded by 4 zeros on each side and a horizontal
+   flip with probability 1/2, both drawn from (seed, stream, index), so a
+   trainer and an auditor augment alike */
+VTDEF void vt_cifar_image(const vt_cifar *d, int i, int augment, uint64_t seed, uint64_t stream, uint64_t index, float *out);
+
 typedef struct vt_digits { int n; float *x; int32_t *y; } vt_digits; /* x (n,64) in [0,1], y 0..9 */
 VTDEF vt_status vt_digits_load(const char *path, vt_digits *d);
 VTDEF void vt_digits_free(vt_digits *d);
@@ -2283,6 +2356,7 @@ struct vt_ctx {
     vt__ents ents;          /* entries of the current point, in index order */
     struct vt__rent *rents; int64_t crents; /* auditor: entries read from the log */
     FILE *logf;             /* trainer: log being written */
+    int log_table;          /* trainer: the newest op table its records use (the header's optable) */
     vt__buf chunk;          /* trainer: current chunk body */
     vt__buf lastchunk;      /* trainer: the complete chunk of the last step */
     vt__buf cbody;          /* trainer: the chunk's records without their headers */
@@ -2976,11 +3050,13 @@ static void vt__nan_task(void *arg, int64_t lo, int64_t hi, int tid) {
    chunk whose headers equal the previous step's is written short ("VTCR"):
    the auditor takes the headers from the last full chunk ("VTCK"). Every
    64th step, and before a checkpoint, is written full. */
+static void vt__log_need_table(vt_ctx *c, int kind);
 static void vt__log_put_record(vt_ctx *c, int kind, int ndim, const int64_t *dims, const vt__ents *en) {
     int64_t prev = -1, k;
     int i;
     size_t h0 = c->chunk.n, hn;
     vt__buf *b = &c->chunk;
+    vt__log_need_table(c, kind);
     vt__buf_varint(c, b, (uint64_t)kind);
     vt__buf_varint(c, b, (uint64_t)ndim);
     for (i = 0; i < ndim; i++) vt__buf_varint(c, b, (uint64_t)dims[i]);
@@ -4741,7 +4817,15 @@ static void vt__run_kernel(vt_ctx *c, vt__kern *k) {
     }
 }
 
-/* forward: the node's data is the single output */
+/* a training batch norm also moves its running statistics (the (2,C) state
+   in t->extra): a second output, updated in place, the point bn_stats.running */
+static void vt__bn_stat_outs(vt_ctx *c, vt__kern *k) {
+    vt_tensor *st = (vt_tensor *)k->t->extra;
+    double *x = (double *)vt__bptr(c, st, 2);
+    if (x) vt__out_init(c, &k->out[1], VT_OP_BN_STATS, 2, st, x, 1);
+}
+
+/* forward: the node's data is the output (and a batch norm's statistics) */
 static void vt__exec(vt_ctx *c, vt_tensor *t) {
     vt__kern k;
     double *x;
@@ -4751,6 +4835,7 @@ static void vt__exec(vt_ctx *c, vt_tensor *t) {
     x = (double *)vt__bptr(c, t, 1);
     if (!x) return;
     vt__out_init(c, &k.out[0], t->op, 0, t, x, 0);
+    if (t->op == VT_OP_BATCHNORM2D && t->extra) vt__bn_stat_outs(c, &k);
     vt__run_kernel(c, &k);
     vt__reset_life(c, 0);
 }
@@ -5560,7 +5645,7 @@ static void vt__k_mse(vt__kern *k) {
    xhat_i = d_i rstd: dxhat_i = (dmu + u|d_i|) rstd + |d_i| rstd rho + u|xhat_i|.
    y_i = xhat_i w_i + b_i (two roundings):
    e_i = 1.01 (|w_i| dxhat_i + u|xhat_i w_i| + u|y_i|). */
-typedef struct { double mu, dmu, rstd, rho; } vt__ln_stats;
+typedef struct { double mu, dmu, rstd, rho, var, dvar; } vt__ln_stats;
 
 static vt__ln_stats vt__ln_row(const vt__ord *o, uint64_t key, const double *x, int64_t C, double eps, double *d) {
     vt__ln_stats s;
@@ -5575,6 +5660,8 @@ static vt__ln_stats vt__ln_row(const vt__ord *o, uint64_t key, const double *x, 
     v = var + eps;
     s.rstd = VT__ACC(o, 1.0 / sqrt(v));
     s.rho = 1.01 * ((dvar + VT__U * v) / (2 * v) + 2 * VT__U);
+    s.var = var;
+    s.dvar = dvar;
     return s;
 }
 
@@ -6022,6 +6109,469 @@ static void vt__k_split(vt__kern *k) {
     }
 }
 
+/* --- convolution, batch norm, pooling (op table 1) ----------------------------- */
+
+/* Images are (N,C,H,W). The geometry of a conv2d node: w (OC,Cg,KH,KW),
+   G groups, Cg = C/G, OCg = OC/G, Kg = Cg KH KW, Kd = OCg KH KW, P = OH OW,
+   HW = H W; stride s, padding p, dilation d (iparam 0..3: s, p, d, G). */
+typedef struct { int64_t N, C, H, W, OC, OH, OW, KH, KW, G, Cg, OCg, Kg, Kd, P, HW, s, p, d; } vt__cgeo;
+
+static vt__cgeo vt__conv_geo(const vt_tensor *t) {
+    vt__cgeo g;
+    const vt_tensor *x = t->src[0], *w = t->src[1];
+    g.N = x->ne[0]; g.C = x->ne[1]; g.H = x->ne[2]; g.W = x->ne[3];
+    g.OC = t->ne[1]; g.OH = t->ne[2]; g.OW = t->ne[3];
+    g.KH = w->ne[2]; g.KW = w->ne[3];
+    g.s = t->iparam[0]; g.p = t->iparam[1]; g.d = t->iparam[2]; g.G = t->iparam[3];
+    g.Cg = g.C / g.G; g.OCg = g.OC / g.G;
+    g.Kg = g.Cg * g.KH * g.KW; g.Kd = g.OCg * g.KH * g.KW;
+    g.P = g.OH * g.OW; g.HW = g.H * g.W;
+    return g;
+}
+
+/* col (G, Kg, N, P): col[g][(ic,kh,kw)][n][oh OW + ow] = x[n][g Cg + ic][ih][iw]
+   with ih = oh s - p + kh d, iw = ow s - p + kw d, 0 outside the image: a copy */
+typedef struct { const vt__cgeo *g; const double *src; double *dst; } vt__col_job;
+
+static void vt__im2col_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__col_job *j = (const vt__col_job *)arg;
+    const vt__cgeo *g = j->g;
+    int64_t r, n, oh, ow;
+    (void)tid;
+    for (r = lo; r < hi; r++) { /* r = g Kg + (ic KH + kh) KW + kw */
+        int64_t gi = r / g->Kg, q = r % g->Kg, ic = q / (g->KH * g->KW), kh = q / g->KW % g->KH, kw = q % g->KW;
+        double *dst = j->dst + r * g->N * g->P;
+        for (n = 0; n < g->N; n++) {
+            const double *src = j->src + (n * g->C + gi * g->Cg + ic) * g->HW;
+            for (oh = 0; oh < g->OH; oh++) {
+                int64_t ih = oh * g->s - g->p + kh * g->d;
+                double *row = dst + n * g->P + oh * g->OW;
+                for (ow = 0; ow < g->OW; ow++) {
+                    int64_t iw = ow * g->s - g->p + kw * g->d;
+                    row[ow] = (ih >= 0 && ih < g->H && iw >= 0 && iw < g->W) ? src[ih * g->W + iw] : 0.0;
+                }
+            }
+        }
+    }
+}
+
+/* dcol (G, Kd, N, HW): dcol[g][(oc,kh,kw)][n][ih W + iw] = dy[n][g OCg + oc][oh][ow]
+   where (ih, iw) = (oh s - p + kh d, ow s - p + kw d), 0 where no output lands
+   (for fixed kh, kw the map is one to one: a copy) */
+static void vt__dcol_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__col_job *j = (const vt__col_job *)arg;
+    const vt__cgeo *g = j->g;
+    int64_t r, n, oh, ow;
+    (void)tid;
+    for (r = lo; r < hi; r++) { /* r = g Kd + (oc KH + kh) KW + kw */
+        int64_t gi = r / g->Kd, q = r % g->Kd, oc = q / (g->KH * g->KW), kh = q / g->KW % g->KH, kw = q % g->KW;
+        double *dst = j->dst + r * g->N * g->HW;
+        memset(dst, 0, sizeof(double) * (size_t)(g->N * g->HW));
+        for (n = 0; n < g->N; n++) {
+            const double *src = j->src + (n * g->OC + gi * g->OCg + oc) * g->P;
+            for (oh = 0; oh < g->OH; oh++) {
+                int64_t ih = oh * g->s - g->p + kh * g->d;
+                if (ih < 0 || ih >= g->H) continue;
+                for (ow = 0; ow < g->OW; ow++) {
+                    int64_t iw = ow * g->s - g->p + kw * g->d;
+                    if (iw >= 0 && iw < g->W) dst[n * g->HW + ih * g->W + iw] = src[oh * g->OW + ow];
+                }
+            }
+        }
+    }
+}
+
+/* CONV2D as products (im2col), every output through vt__mm, so a
+   correctly rounded product (>>rounding) with the bound of >>gemm:
+     forward, per image n and group g: y[n][g] (OCg,P) = w[g] (OCg,Kg)
+       col[g][.][n] (Kg,P): Kg terms;
+     dx, per n and g: dx[n][g] (Cg,HW) = wt[g] (Cg,Kd) dcol[g][.][n] (Kd,HW),
+       wt[g][ic][(oc,kh,kw)] = w[g OCg + oc][ic][kh][kw]: Kd terms (the zeros
+       of dcol add nothing);
+     dw, per g: dw[g] (OCg,Kg) = dyt[g] (OCg,N P) col[g]^T (N P,Kg), dyt[oc][n][q]
+       = dy[n][oc][q]: N P terms in chunks of P (one image each) summed in
+       image order (the fixed outer order of the linear layer's weight
+       gradient; native mode splits them by threads instead).
+   The layouts and the chunking are part of the op's definition (the bound
+   depends on them, the correctly rounded values do not): the CUDA backend
+   forms the same products. */
+static void vt__k_conv2d(vt__kern *k) {
+    vt_tensor *t = k->t;
+    vt__cgeo g = vt__conv_geo(t);
+    const double *X = vt__d(t->src[0]), *Wt = vt__d(t->src[1]);
+    int64_t n, gi, NP = g.N * g.P, NHW = g.N * g.HW;
+    double *col = NULL;
+    vt__col_job cj;
+    cj.g = &g;
+    if (!k->bwd || k->out[1].x) {
+        col = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(g.G * g.Kg * NP));
+        if (!col) return;
+        cj.src = X; cj.dst = col;
+        vt__parallel(&k->c->pool, g.G * g.Kg, g.G * g.Kg * NP, vt__im2col_task, &cj);
+    }
+    if (!k->bwd) {
+        vt__kout *o = &k->out[0];
+        for (n = 0; n < g.N; n++)
+            for (gi = 0; gi < g.G; gi++) {
+                int64_t off = (n * g.OC + gi * g.OCg) * g.P;
+                vt__mm(k, o, g.OCg, g.P, g.Kg, Wt + gi * g.OCg * g.Kg, g.Kg, 1, col + gi * g.Kg * NP + n * g.P, NP, 1, o->x + off,
+                       o->e ? o->e + off : NULL, NULL, 0);
+            }
+        return;
+    }
+    {
+        const double *dy = vt__d(t->grad);
+        vt__kout *ox = &k->out[0], *ow = &k->out[1];
+        if (ox->x) {
+            double *wt = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(g.C * g.Kd));
+            double *dcol = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(g.G * g.Kd * NHW));
+            int64_t ic, oc, q, KK = g.KH * g.KW;
+            if (!wt || !dcol) return;
+            for (gi = 0; gi < g.G; gi++)
+                for (ic = 0; ic < g.Cg; ic++)
+                    for (oc = 0; oc < g.OCg; oc++)
+                        for (q = 0; q < KK; q++)
+                            wt[(gi * g.Cg + ic) * g.Kd + oc * KK + q] = Wt[((gi * g.OCg + oc) * g.Cg + ic) * KK + q];
+            cj.src = dy; cj.dst = dcol;
+            vt__parallel(&k->c->pool, g.G * g.Kd, g.G * g.Kd * NHW, vt__dcol_task, &cj);
+            for (n = 0; n < g.N; n++)
+                for (gi = 0; gi < g.G; gi++) {
+                    int64_t off = (n * g.C + gi * g.Cg) * g.HW;
+                    vt__mm(k, ox, g.Cg, g.HW, g.Kd, wt + gi * g.Cg * g.Kd, g.Kd, 1, dcol + gi * g.Kd * NHW + n * g.HW, NHW, 1,
+                           ox->x + off, ox->e ? ox->e + off : NULL, NULL, 0);
+                }
+        }
+        if (ow->x) {
+            double *dyt = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(g.OC * NP));
+            int64_t oc, ch = k->o->f32 ? (NP + k->o->threads - 1) / k->o->threads : g.P;
+            if (!dyt) return;
+            for (oc = 0; oc < g.OC; oc++)
+                for (n = 0; n < g.N; n++) memcpy(dyt + (oc * g.N + n) * g.P, dy + (n * g.OC + oc) * g.P, sizeof(double) * (size_t)g.P);
+            for (gi = 0; gi < g.G; gi++) {
+                int64_t off = gi * g.OCg * g.Kg;
+                vt__mm(k, ow, g.OCg, g.Kg, NP, dyt + gi * g.OCg * NP, NP, 1, col + gi * g.Kg * NP, 1, NP, ow->x + off,
+                       ow->e ? ow->e + off : NULL, NULL, ch);
+            }
+        }
+    }
+}
+
+/* Sums of terms scattered to targets: o->x[t] = [old +] the sum of the
+   terms val[q] with tgt[q] = t, each target's terms in the order of q
+   (rotated and re-blocked under chaos), by vt__rsum. The terms are the same
+   on every machine (copies of binary32 values, or one IEEE division of one):
+   e = gsum(m + [old]) (sum |terms| + |old|), 0 when the sum is exact in any
+   order (vt__sum_bound; one term, or one term and the old value, always is).
+   A target with no term keeps its old value (0 when written). */
+static void vt__scatter_sum(vt__kern *k, const vt__kout *o, int64_t nq, const int64_t *tgt, const double *val) {
+    int64_t nt = o->n, q, t2;
+    int64_t *cnt = (int64_t *)vt__scratch(k->c, sizeof(int64_t) * (size_t)(2 * nt + 2));
+    double *buf = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(nq + 1));
+    int64_t *pos;
+    if (!cnt || !buf) return;
+    pos = cnt + nt + 1;
+    memset(cnt, 0, sizeof(int64_t) * (size_t)(nt + 1));
+    for (q = 0; q < nq; q++) cnt[tgt[q] + 1]++;
+    for (t2 = 0; t2 < nt; t2++) cnt[t2 + 1] += cnt[t2];
+    memcpy(pos, cnt, sizeof(int64_t) * (size_t)nt);
+    for (q = 0; q < nq; q++) buf[pos[tgt[q]]++] = val[q];
+    for (t2 = 0; t2 < nt; t2++) {
+        int64_t m = cnt[t2 + 1] - cnt[t2], i;
+        double v, mag = 0, old = o->acc ? o->x[t2] : 0;
+        int L = o->acc ? vt__lsb(old) : VT__LSB_NONE;
+        if (!m) {
+            if (!o->acc) o->x[t2] = 0;
+            if (o->e) o->e[t2] = 0;
+            continue;
+        }
+        v = m == 1 ? buf[cnt[t2]] : vt__rsum(k->o, (uint64_t)t2, buf + cnt[t2], 1, m);
+        o->x[t2] = o->acc ? VT__ACC(k->o, old + v) : v;
+        if (!o->e) continue;
+        for (i = cnt[t2]; i < cnt[t2 + 1]; i++) { mag += fabs(buf[i]); L = VT__MIN(L, vt__lsb(buf[i])); }
+        o->e[t2] = vt__sum_bound(k->o, m + (o->acc ? 1 : 0), mag + fabs(old), L);
+    }
+}
+
+/* pooling geometry: iparam kh, kw, stride, pad */
+typedef struct { int64_t N, C, H, W, OH, OW, KH, KW, s, p; } vt__pgeo;
+static vt__pgeo vt__pool_geo(const vt_tensor *t) {
+    vt__pgeo g;
+    const vt_tensor *x = t->src[0];
+    g.N = x->ne[0]; g.C = x->ne[1]; g.H = x->ne[2]; g.W = x->ne[3];
+    g.OH = t->ne[2]; g.OW = t->ne[3];
+    g.KH = t->iparam[0]; g.KW = t->iparam[1]; g.s = t->iparam[2]; g.p = t->iparam[3];
+    return g;
+}
+
+/* the input index (within the image plane) of output (oh, ow)'s maximum:
+   the first largest value of the window in row-major order; padding is
+   never chosen (the constructor keeps every window inside the image) */
+static int64_t vt__max_at(const vt__pgeo *g, const double *plane, int64_t oh, int64_t ow) {
+    int64_t kh, kw, best = -1;
+    double bv = 0;
+    for (kh = 0; kh < g->KH; kh++) {
+        int64_t ih = oh * g->s - g->p + kh;
+        if (ih < 0 || ih >= g->H) continue;
+        for (kw = 0; kw < g->KW; kw++) {
+            int64_t iw = ow * g->s - g->p + kw;
+            double v;
+            if (iw < 0 || iw >= g->W) continue;
+            v = plane[ih * g->W + iw];
+            if (best < 0 || v > bv) { bv = v; best = ih * g->W + iw; }
+        }
+    }
+    return best;
+}
+
+/* MAXPOOL2D: a copy of each window's first maximum, exact. Backward: dx
+   receives each output's dy at its maximum: a sum where windows overlap
+   (vt__scatter_sum, outputs in index order), exact where they do not. */
+static void vt__k_maxpool(vt__kern *k) {
+    vt_tensor *t = k->t;
+    vt__pgeo g = vt__pool_geo(t);
+    const double *X = vt__d(t->src[0]);
+    int64_t pl, oh, ow, nout = vt_numel(t);
+    if (!k->bwd) {
+        double *y = k->out[0].x;
+        for (pl = 0; pl < g.N * g.C; pl++)
+            for (oh = 0; oh < g.OH; oh++)
+                for (ow = 0; ow < g.OW; ow++) {
+                    int64_t a = vt__max_at(&g, X + pl * g.H * g.W, oh, ow);
+                    y[(pl * g.OH + oh) * g.OW + ow] = a >= 0 ? X[pl * g.H * g.W + a] : 0.0;
+                }
+        k->out[0].exact = 1;
+        return;
+    }
+    {
+        int64_t *tg = (int64_t *)vt__scratch(k->c, sizeof(int64_t) * (size_t)nout);
+        if (!tg || !k->out[0].x) return;
+        for (pl = 0; pl < g.N * g.C; pl++)
+            for (oh = 0; oh < g.OH; oh++)
+                for (ow = 0; ow < g.OW; ow++)
+                    tg[(pl * g.OH + oh) * g.OW + ow] = pl * g.H * g.W + vt__max_at(&g, X + pl * g.H * g.W, oh, ow);
+        vt__scatter_sum(k, &k->out[0], nout, tg, vt__d(t->grad));
+    }
+}
+
+/* AVGPOOL2D: y = (sum of the window's values inside the image) / (KH KW)
+   (padding counts as zeros). The sum of m terms in any order: e_s =
+   gsum(m) sum|x| (0 when exact: vt__sum_bound); the division rounds:
+   e = 1.01 (e_s / (KH KW) + u|y|), 0 when e_s is (one division of the same
+   operands). Backward: each output sends dy / (KH KW) (one IEEE division:
+   the same everywhere) to every input of its window: vt__scatter_sum. */
+typedef struct { vt__kern *k; vt__pgeo g; double *scr; } vt__avg_job;
+
+static void vt__avgpool_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__avg_job *j = (vt__avg_job *)arg;
+    const vt__pgeo *g = &j->g;
+    vt__kout *o = &j->k->out[0];
+    const double *X = vt__d(j->k->t->src[0]);
+    double *buf = j->scr + (int64_t)tid * g->KH * g->KW, cnt = (double)(g->KH * g->KW);
+    int64_t i;
+    for (i = lo; i < hi; i++) {
+        int64_t ow = i % g->OW, oh = i / g->OW % g->OH, pl = i / (g->OW * g->OH), kh, kw, m = 0;
+        const double *plane = X + pl * g->H * g->W;
+        double s, mag = 0, es, y;
+        int L = VT__LSB_NONE;
+        for (kh = 0; kh < g->KH; kh++) {
+            int64_t ih = oh * g->s - g->p + kh;
+            if (ih < 0 || ih >= g->H) continue;
+            for (kw = 0; kw < g->KW; kw++) {
+                int64_t iw = ow * g->s - g->p + kw;
+                if (iw < 0 || iw >= g->W) continue;
+                buf[m++] = plane[ih * g->W + iw];
+            }
+        }
+        s = vt__rsum(j->k->o, (uint64_t)i, buf, 1, m);
+        y = s / cnt;
+        o->x[i] = y;
+        if (!o->e) continue;
+        for (kh = 0; kh < m; kh++) { mag += fabs(buf[kh]); L = VT__MIN(L, vt__lsb(buf[kh])); }
+        es = vt__sum_bound(j->k->o, m, mag, L);
+        o->e[i] = es == 0 ? 0 : 1.01 * (es / cnt + VT__U * fabs(y));
+    }
+}
+
+static void vt__k_avgpool(vt__kern *k) {
+    vt_tensor *t = k->t;
+    vt__pgeo g = vt__pool_geo(t);
+    int64_t nout = vt_numel(t), i, kh, kw, nq = 0;
+    if (!k->bwd) {
+        vt__avg_job j;
+        j.k = k; j.g = g;
+        j.scr = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(g.KH * g.KW * k->c->pool.n));
+        if (!j.scr) return;
+        vt__parallel(&k->c->pool, nout, nout * g.KH * g.KW * 2, vt__avgpool_task, &j);
+        return;
+    }
+    if (!k->out[0].x) return;
+    {
+        const double *dy = vt__d(t->grad);
+        double cnt = (double)(g.KH * g.KW), *val;
+        int64_t *tg;
+        tg = (int64_t *)vt__scratch(k->c, sizeof(int64_t) * (size_t)(nout * g.KH * g.KW));
+        val = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(nout * g.KH * g.KW));
+        if (!tg || !val) return;
+        for (i = 0; i < nout; i++) {
+            int64_t ow = i % g.OW, oh = i / g.OW % g.OH, pl = i / (g.OW * g.OH);
+            double v = dy[i] / cnt;
+            for (kh = 0; kh < g.KH; kh++) {
+                int64_t ih = oh * g.s - g.p + kh;
+                if (ih < 0 || ih >= g.H) continue;
+                for (kw = 0; kw < g.KW; kw++) {
+                    int64_t iw = ow * g.s - g.p + kw;
+                    if (iw < 0 || iw >= g.W) continue;
+                    tg[nq] = (pl * g.H + ih) * g.W + iw;
+                    val[nq++] = v;
+                }
+            }
+        }
+        vt__scatter_sum(k, &k->out[0], nq, tg, val);
+    }
+}
+
+/* Batch normalisation is two ops. BN_STATS: x (N,C,H,W) -> (2,C), per
+   channel c the mean and the biased variance of its M = N H W values
+   (gathered in (n, h, w) order), with LAYERNORM's row statistics and
+   bounds (vt__ln_row): e(mean) = dmu, e(var) = dvar. Those 2C values are
+   the op's only bounded outputs: everything downstream of them is a fixed
+   sequence of IEEE operations on binary32 values.
+   Backward: dx_i = g_mean / M + (2 g_var / M) (x_i - mean), e = 0 (mean
+   the op's binary32 output: the variance's derivative 2 (x_i - mu) / M).
+   BATCHNORM2D: x, w, b (C), stats (2,C) (from BN_STATS in training, the
+   running statistics in evaluation): y = ((x - mean) rs) w + b with rs =
+   1 / sqrt(var + eps): e = 0.
+   Backward, per channel (k = w rs, xhat_i = (x_i - mean) rs; every term
+   below is the same on every machine, so each sum of M terms [and the old
+   value] is bounded by vt__sum_bound):
+     dx_i = dy_i k (e = 0; the statistics' share comes through BN_STATS);
+     dw_c = sum dy_i xhat_i; db_c = sum dy_i;
+     g_mean = sum -(dy_i k); g_var = sum (dy_i q)(x_i - mean), q = -w rs^3 / 2.
+   Running statistics (in BATCHNORM2D's forward in training: the point
+   bn_stats.running, the (2,C) state updated in place from the binary32
+   statistics, momentum m, r = M / (M - 1) for the unbiased variance):
+     mean' = (1 - m) mean_run + m mean, var' = (1 - m) var_run + m (var r): e = 0. */
+typedef struct { vt__kern *k; int64_t N, C, HW, M; double eps; double *scr; } vt__bn_job;
+
+/* the M values of channel ch of a (N,C,H,W) tensor, in (n, h, w) order */
+static void vt__bn_gather(const vt__bn_job *j, const double *X, int64_t ch, double *out) {
+    int64_t n;
+    for (n = 0; n < j->N; n++) memcpy(out + n * j->HW, X + (n * j->C + ch) * j->HW, sizeof(double) * (size_t)j->HW);
+}
+
+/* a sum of the M terms t (the same on every machine) into output o at ch */
+static void vt__bn_sum(const vt__bn_job *j, const vt__kout *o, int64_t ch, const double *t, uint64_t key) {
+    double old = o->acc ? o->x[ch] : 0, v, mag = fabs(old);
+    int L = o->acc ? vt__lsb(old) : VT__LSB_NONE;
+    int64_t i;
+    v = vt__rsum(j->k->o, key, t, 1, j->M);
+    o->x[ch] = o->acc ? VT__ACC(j->k->o, old + v) : v;
+    if (!o->e) return;
+    for (i = 0; i < j->M; i++) { mag += fabs(t[i]); L = VT__MIN(L, vt__lsb(t[i])); }
+    o->e[ch] = vt__sum_bound(j->k->o, j->M + (o->acc ? 1 : 0), mag, L);
+}
+
+static void vt__bnstat_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__bn_job *j = (vt__bn_job *)arg;
+    vt__kern *k = j->k;
+    double *xg = j->scr + (int64_t)tid * 2 * j->M, *d = xg + j->M;
+    const double *X = vt__d(k->t->src[0]);
+    int64_t ch, n, h;
+    for (ch = lo; ch < hi; ch++) {
+        vt__bn_gather(j, X, ch, xg);
+        if (!k->bwd) {
+            vt__ln_stats s = vt__ln_row(k->o, (uint64_t)ch, xg, j->M, 1.0, d);
+            const vt__kout *o = &k->out[0];
+            o->x[ch] = s.mu;
+            o->x[j->C + ch] = s.var;
+            if (o->e) { o->e[ch] = s.dmu; o->e[j->C + ch] = s.dvar; }
+        } else {
+            const double *g = vt__d(k->t->grad), *st = vt__d(k->t);
+            double a = g[ch] / (double)j->M, bq = 2 * g[j->C + ch] / (double)j->M, mean = st[ch];
+            for (n = 0; n < j->N; n++)
+                for (h = 0; h < j->HW; h++) {
+                    int64_t at = (n * j->C + ch) * j->HW + h;
+                    vt__put(&k->out[0], at, VT__ACC(k->o, a + VT__ACC(k->o, bq * VT__ACC(k->o, X[at] - mean))), 0);
+                }
+        }
+    }
+}
+
+static void vt__bn_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__bn_job *j = (vt__bn_job *)arg;
+    vt__kern *k = j->k;
+    vt_tensor *t = k->t;
+    const double *X = vt__d(t->src[0]), *Wc = vt__d(t->src[1]), *Bc = vt__d(t->src[2]), *st = vt__d(t->src[3]);
+    double *t1 = j->scr + (int64_t)tid * 2 * j->M, *t2 = t1 + j->M;
+    int64_t ch, n, h, i;
+    for (ch = lo; ch < hi; ch++) {
+        double w = Wc[ch], mean = st[ch], rs = VT__ACC(k->o, 1.0 / sqrt(VT__ACC(k->o, st[j->C + ch] + j->eps)));
+        if (!k->bwd) {
+            for (n = 0; n < j->N; n++)
+                for (h = 0; h < j->HW; h++) {
+                    int64_t at = (n * j->C + ch) * j->HW + h;
+                    double xh = VT__ACC(k->o, VT__ACC(k->o, X[at] - mean) * rs);
+                    k->out[0].x[at] = VT__ACC(k->o, xh * w) + Bc[ch];
+                }
+            if (k->out[1].x) { /* the running statistics */
+                double m = t->fparam[1], r = j->M > 1 ? (double)j->M / (double)(j->M - 1) : 1.0;
+                double *rm = k->out[1].x;
+                rm[ch] = VT__ACC(k->o, (1 - m) * rm[ch]) + VT__ACC(k->o, m * mean);
+                rm[j->C + ch] = VT__ACC(k->o, (1 - m) * rm[j->C + ch]) + VT__ACC(k->o, m * VT__ACC(k->o, st[j->C + ch] * r));
+            }
+            continue;
+        }
+        {
+            const double *DY = vt__d(t->grad);
+            double kk = VT__ACC(k->o, w * rs), q = VT__ACC(k->o, -0.5 * w * rs * rs * rs);
+            vt__bn_gather(j, DY, ch, t2);
+            if (k->out[0].x)
+                for (n = 0; n < j->N; n++)
+                    for (h = 0; h < j->HW; h++) {
+                        int64_t at = (n * j->C + ch) * j->HW + h;
+                        vt__put(&k->out[0], at, VT__ACC(k->o, DY[at] * kk), 0);
+                    }
+            if (k->out[1].x) {
+                for (n = 0; n < j->N; n++)
+                    for (h = 0; h < j->HW; h++) {
+                        int64_t at = (n * j->C + ch) * j->HW + h;
+                        t1[n * j->HW + h] = VT__ACC(k->o, DY[at] * VT__ACC(k->o, VT__ACC(k->o, X[at] - mean) * rs));
+                    }
+                vt__bn_sum(j, &k->out[1], ch, t1, (uint64_t)ch);
+            }
+            if (k->out[2].x) vt__bn_sum(j, &k->out[2], ch, t2, (uint64_t)ch ^ 0x3C3C);
+            if (k->out[3].x) {
+                const vt__kout *o = &k->out[3];
+                vt__kout om = *o, ov = *o;
+                for (i = 0; i < j->M; i++) t1[i] = -VT__ACC(k->o, t2[i] * kk);
+                vt__bn_sum(j, &om, ch, t1, (uint64_t)ch ^ 0x5A5A);
+                for (n = 0; n < j->N; n++)
+                    for (h = 0; h < j->HW; h++) {
+                        int64_t at = (n * j->C + ch) * j->HW + h;
+                        t1[n * j->HW + h] = VT__ACC(k->o, VT__ACC(k->o, DY[at] * q) * VT__ACC(k->o, X[at] - mean));
+                    }
+                ov.x = o->x + j->C;
+                ov.e = o->e ? o->e + j->C : NULL;
+                vt__bn_sum(j, &ov, ch, t1, (uint64_t)ch ^ 0x6969);
+            }
+        }
+    }
+}
+
+static void vt__k_batchnorm(vt__kern *k) {
+    vt__bn_job j;
+    vt_tensor *x = k->t->src[0];
+    j.k = k;
+    j.N = x->ne[0]; j.C = x->ne[1]; j.HW = x->ne[2] * x->ne[3]; j.M = j.N * j.HW;
+    j.eps = k->t->fparam[0];
+    /* bounded: the statistics, and BATCHNORM2D's dw, db and dstats */
+    if (k->t->op == VT_OP_BATCHNORM2D || k->bwd) vt__same_everywhere(&k->out[0]);
+    if (k->t->op == VT_OP_BATCHNORM2D && !k->bwd) vt__same_everywhere(&k->out[1]);
+    j.scr = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(2 * j.M * k->c->pool.n));
+    if (!j.scr) return;
+    vt__parallel(&k->c->pool, j.C, j.C * j.M * 10, k->t->op == VT_OP_BN_STATS ? vt__bnstat_task : vt__bn_task, &j);
+}
+
 /* the CPU backend's dispatch: one switch over ops for forward and backward */
 static void vt__cpu_kernel(vt__kern *k) {
     switch (k->t->op) {
@@ -6062,6 +6612,10 @@ static void vt__cpu_kernel(vt__kern *k) {
     case VT_OP_SUM: case VT_OP_MEAN: vt__k_reduce(k); break;
     case VT_OP_CONCAT: vt__k_concat(k); break;
     case VT_OP_SPLIT: vt__k_split(k); break;
+    case VT_OP_CONV2D: vt__k_conv2d(k); break;
+    case VT_OP_BATCHNORM2D: case VT_OP_BN_STATS: vt__k_batchnorm(k); break;
+    case VT_OP_MAXPOOL2D: vt__k_maxpool(k); break;
+    case VT_OP_AVGPOOL2D: vt__k_avgpool(k); break;
     default: vt__fail(k->c, VT_ERR_STATE, "cpu backend: no kernel for op %s", vt_op_name(k->t->op));
     }
 }
@@ -6124,6 +6678,8 @@ static const char *vt__operand(vt_op op, int k) { /* as the constructors name th
     case VT_OP_EMBEDDING: return emb[k];
     case VT_OP_ATT_SCORES: return qkv[k];
     case VT_OP_ATT_MIX: return mix[k];
+    case VT_OP_CONV2D: return lin[k];
+    case VT_OP_BATCHNORM2D: return ln[k];
     default: return x[k];
     }
 }
@@ -6550,6 +7106,199 @@ VTDEF vt_tensor *vt_split(vt_ctx *c, vt_tensor *x, int dim, int64_t start, int64
     return vt__run(c, t);
 }
 
+
+/* --- convolution, batch norm, pooling ------------------------------------------ */
+
+static int vt__need_image(vt_ctx *c, const vt_tensor *x, const char *op) {
+    char sx[64];
+    if (!vt__need(c, x, op, "x")) return 0;
+    if (x->ndim == 4) return 1;
+    vt__shape_str(x, sx, sizeof sx);
+    vt__fail(c, VT_ERR_SHAPE, "%s: x %s must be (N,C,H,W)", op, sx);
+    return 0;
+}
+
+VTDEF vt_tensor *vt_conv2d(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *bias, int stride, int pad, int dilation, int groups) {
+    int64_t ne[4], C, OC, KH, KW, eh, ew;
+    char sx[64], sw[64];
+    vt_tensor *t;
+    if (!vt__need_image(c, x, "conv2d") || !vt__need(c, w, "conv2d", "w")) return NULL;
+    if (bias && !vt__need(c, bias, "conv2d", "bias")) return NULL;
+    x = vt__contig(c, x);
+    w = vt__contig(c, w);
+    if (!x || !w) return NULL;
+    vt__shape_str(x, sx, sizeof sx);
+    vt__shape_str(w, sw, sizeof sw);
+    if (stride < 1 || pad < 0 || dilation < 1 || groups < 1 || stride > 4096 || pad > 4096 || dilation > 4096) {
+        vt__fail(c, VT_ERR_ARG, "conv2d: stride %d, padding %d, dilation %d, groups %d: need 1 <= stride, 0 <= padding, "
+                                "1 <= dilation (each at most 4096), 1 <= groups", stride, pad, dilation, groups);
+        return NULL;
+    }
+    if (w->ndim != 4) { vt__fail(c, VT_ERR_SHAPE, "conv2d: w %s must be (OC, C/groups, KH, KW)", sw); return NULL; }
+    C = x->ne[1]; OC = w->ne[0]; KH = w->ne[2]; KW = w->ne[3];
+    if (C % groups || OC % groups) {
+        vt__fail(c, VT_ERR_SHAPE, "conv2d: x %s has %lld channels and w %s %lld output channels: both must be divisible by "
+                                  "groups = %d", sx, (long long)C, sw, (long long)OC, groups);
+        return NULL;
+    }
+    if (w->ne[1] * groups != C) {
+        vt__fail(c, VT_ERR_SHAPE, "conv2d: channels do not match: x %s has C = %lld, w %s takes %lld per group (groups = %d: "
+                                  "C = %lld)", sx, (long long)C, sw, (long long)w->ne[1], groups, (long long)(w->ne[1] * groups));
+        return NULL;
+    }
+    eh = (int64_t)dilation * (KH - 1) + 1;
+    ew = (int64_t)dilation * (KW - 1) + 1;
+    if (eh > x->ne[2] + 2 * (int64_t)pad || ew > x->ne[3] + 2 * (int64_t)pad) {
+        vt__fail(c, VT_ERR_SHAPE, "conv2d: the kernel of w %s (dilation %d: it spans %lldx%lld) is larger than the padded "
+                                  "input of x %s (padding %d: %lldx%lld)", sw, dilation, (long long)eh, (long long)ew, sx, pad,
+                 (long long)(x->ne[2] + 2 * pad), (long long)(x->ne[3] + 2 * pad));
+        return NULL;
+    }
+    if (bias && (bias->ndim != 1 || bias->ne[0] != OC)) {
+        char sb[64];
+        vt__shape_str(bias, sb, sizeof sb);
+        vt__fail(c, VT_ERR_SHAPE, "conv2d: bias %s must be (OC) with OC = %lld, the rows of w %s", sb, (long long)OC, sw);
+        return NULL;
+    }
+    ne[0] = x->ne[0]; ne[1] = OC;
+    ne[2] = (x->ne[2] + 2 * pad - eh) / stride + 1;
+    ne[3] = (x->ne[3] + 2 * pad - ew) / stride + 1;
+    t = vt__node(c, VT_OP_CONV2D, 4, ne, x, w, NULL);
+    if (t) { t->iparam[0] = stride; t->iparam[1] = pad; t->iparam[2] = dilation; t->iparam[3] = groups; }
+    t = vt__run(c, t);
+    if (t && bias) { /* the bias: a broadcast add of its own (its gradient sums over N, OH and OW) */
+        int64_t bs[3] = {OC, 1, 1};
+        vt_tensor *bv = vt_reshape(c, bias, 3, bs);
+        t = vt_add(c, t, bv);
+    }
+    return t;
+}
+
+static int vt__nstate(const vt_ctx *c);
+static vt_tensor *vt__state(const vt_ctx *c, int i);
+VTDEF vt_tensor *vt_bn_state(vt_ctx *c, const char *name, int64_t C) {
+    vt_tensor *t;
+    int64_t ne[2], i, cap = c->cxstate;
+    char why[200];
+    double *v;
+    if (c->status != VT_OK) return NULL;
+    if (c->in_step) { vt__fail(c, VT_ERR_STATE, "vt_bn_state(%s): state is created outside a step", name ? name : ""); return NULL; }
+    if (!vt__name_ok(name, why, sizeof why)) { vt__fail(c, VT_ERR_ARG, "vt_bn_state: %s", why); return NULL; }
+    if (C < 1) { vt__fail(c, VT_ERR_ARG, "vt_bn_state(%s): %lld channels", name, (long long)C); return NULL; }
+    for (i = 0; i < vt__nstate(c); i++)
+        if (!strcmp(vt__state(c, (int)i)->name, name)) {
+            vt__fail(c, VT_ERR_ARG, "vt_bn_state: a tensor named '%s' exists already", name);
+            return NULL;
+        }
+    ne[0] = 2; ne[1] = C;
+    t = vt__mk(c, VT_F32, 2, ne, 1, 1);
+    v = (double *)vt__scratch(c, sizeof(double) * (size_t)(2 * C));
+    if (!t || !v) return NULL;
+    vt_set_name(t, name);
+    for (i = 0; i < C; i++) { v[i] = 0; v[C + i] = 1; }
+    if (vt_write_f64(c, t, v) != VT_OK) return NULL;
+    if (!vt__grow(c, (void **)&c->xstate, &cap, c->nxstate + 1, sizeof(vt_tensor *))) return NULL;
+    c->cxstate = (int)cap;
+    c->xstate[c->nxstate++] = t;
+    return t;
+}
+
+VTDEF vt_tensor *vt_batchnorm2d(vt_ctx *c, vt_tensor *x, vt_tensor *w, vt_tensor *b, vt_tensor *state, double momentum, double eps) {
+    vt_tensor *t, *st;
+    int64_t C, sn[2];
+    int train, i, known = 0;
+    char sx[64];
+    if (!vt__need_image(c, x, "batchnorm2d") || !vt__need(c, w, "batchnorm2d", "w") || !vt__need(c, b, "batchnorm2d", "b")) return NULL;
+    x = vt__contig(c, x);
+    if (!x) return NULL;
+    vt__shape_str(x, sx, sizeof sx);
+    C = x->ne[1];
+    if (w->ndim != 1 || b->ndim != 1 || w->ne[0] != C || b->ne[0] != C) {
+        vt__fail(c, VT_ERR_SHAPE, "batchnorm2d: w and b must be (C) with C = %lld, the channels of x %s", (long long)C, sx);
+        return NULL;
+    }
+    if (state) {
+        for (i = 0; i < c->nxstate; i++) known |= c->xstate[i] == state;
+        if (!known || state->ndim != 2 || state->ne[0] != 2 || state->ne[1] != C) {
+            vt__fail(c, VT_ERR_ARG, "batchnorm2d: state must come from vt_bn_state with C = %lld (the channels of x %s)",
+                     (long long)C, sx);
+            return NULL;
+        }
+    }
+    if (!(eps > 0) || !isfinite(eps) || !(momentum >= 0 && momentum <= 1)) {
+        vt__fail(c, VT_ERR_ARG, "batchnorm2d: eps = %g must be positive and finite, momentum = %g in [0, 1]", eps, momentum);
+        return NULL;
+    }
+    train = c->grad_enabled || !state;
+    if (train && x->ne[0] * x->ne[2] * x->ne[3] < 2) {
+        vt__fail(c, VT_ERR_SHAPE, "batchnorm2d: x %s has one value per channel: batch statistics need at least two", sx);
+        return NULL;
+    }
+    w = vt__contig(c, w);
+    b = vt__contig(c, b);
+    if (train) { /* the batch's statistics, (2,C) */
+        sn[0] = 2; sn[1] = C;
+        st = vt__run(c, vt__node(c, VT_OP_BN_STATS, 2, sn, x, NULL, NULL));
+        if (!st) return NULL;
+    } else st = state;
+    t = vt__node(c, VT_OP_BATCHNORM2D, 4, x->ne, x, w, b);
+    if (!t) return NULL;
+    t->src[3] = st;
+    t->fparam[0] = eps;
+    t->fparam[1] = momentum;
+    t->extra = train ? state : NULL;
+    return vt__run(c, t);
+}
+
+static vt_tensor *vt__pool2d(vt_ctx *c, vt_op op, vt_tensor *x, int64_t kh, int64_t kw, int stride, int pad) {
+    int64_t ne[4];
+    const char *nm = vt_op_name(op);
+    char sx[64];
+    vt_tensor *t;
+    if (!vt__need_image(c, x, nm)) return NULL;
+    x = vt__contig(c, x);
+    if (!x) return NULL;
+    vt__shape_str(x, sx, sizeof sx);
+    if (kh < 1 || kw < 1 || stride < 1 || pad < 0 || 2 * pad > kh || 2 * pad > kw) {
+        vt__fail(c, VT_ERR_ARG, "%s: window %lldx%lld, stride %d, padding %d: need a window of at least 1, stride >= 1 and "
+                                "0 <= padding <= half the window", nm, (long long)kh, (long long)kw, stride, pad);
+        return NULL;
+    }
+    if (kh > x->ne[2] + 2 * (int64_t)pad || kw > x->ne[3] + 2 * (int64_t)pad) {
+        vt__fail(c, VT_ERR_SHAPE, "%s: the window %lldx%lld is larger than the padded input of x %s (padding %d)", nm,
+                 (long long)kh, (long long)kw, sx, pad);
+        return NULL;
+    }
+    ne[0] = x->ne[0]; ne[1] = x->ne[1];
+    ne[2] = (x->ne[2] + 2 * pad - kh) / stride + 1;
+    ne[3] = (x->ne[3] + 2 * pad - kw) / stride + 1;
+    t = vt__node(c, op, 4, ne, x, NULL, NULL);
+    if (t) { t->iparam[0] = kh; t->iparam[1] = kw; t->iparam[2] = stride; t->iparam[3] = pad; }
+    return vt__run(c, t);
+}
+
+VTDEF vt_tensor *vt_maxpool2d(vt_ctx *c, vt_tensor *x, int k, int stride, int pad) { return vt__pool2d(c, VT_OP_MAXPOOL2D, x, k, k, stride, pad); }
+VTDEF vt_tensor *vt_avgpool2d(vt_ctx *c, vt_tensor *x, int k, int stride, int pad) { return vt__pool2d(c, VT_OP_AVGPOOL2D, x, k, k, stride, pad); }
+
+VTDEF vt_tensor *vt_global_avgpool(vt_ctx *c, vt_tensor *x) {
+    vt_tensor *t;
+    int64_t ne[2];
+    if (!vt__need_image(c, x, "global_avgpool")) return NULL;
+    t = vt__pool2d(c, VT_OP_AVGPOOL2D, x, x->ne[2], x->ne[3], 1, 0);
+    if (!t) return NULL;
+    ne[0] = t->ne[0]; ne[1] = t->ne[1];
+    return vt_reshape(c, t, 2, ne);
+}
+
+VTDEF vt_tensor *vt_flatten(vt_ctx *c, vt_tensor *x) {
+    int64_t ne[2];
+    if (c->status != VT_OK || !x) return NULL;
+    if (x->ndim < 1) { vt__fail(c, VT_ERR_SHAPE, "flatten: x is a scalar"); return NULL; }
+    ne[0] = x->ne[0];
+    ne[1] = vt_numel(x) / (x->ne[0] ? x->ne[0] : 1);
+    return vt_reshape(c, x, 2, ne);
+}
+
 /* ==========================================================================
    >>optim  optimizers, clipping, schedule
 
@@ -6954,7 +7703,7 @@ static vt_status vt__log_write_header(vt_ctx *c) {
     vt__put_u32(t, VT__LOG_VERSION); vt__buf_put(c, &b, t, 4);
     vt__put_u32(t, 0); vt__buf_put(c, &b, t, 4); /* body length, patched below */
     t[0] = (unsigned char)c->d.mode; t[1] = (unsigned char)c->d.bound; t[2] = (unsigned char)(c->d.compact_log >= 0);
-    t[3] = (unsigned char)VT__OP_TABLE;
+    t[3] = (unsigned char)c->log_table;
     vt__buf_put(c, &b, t, 4);
     { uint64_t u; memcpy(&u, &c->ord.lambda, 8); vt__put_u64(t, u); vt__buf_put(c, &b, t, 8); }
     { uint64_t u; memcpy(&u, &c->calib.margin, 8); vt__put_u64(t, u); vt__buf_put(c, &b, t, 8); }
@@ -6973,6 +7722,26 @@ static vt_status vt__log_write_header(vt_ctx *c) {
     c->stats.bytes += (int64_t)b.n;
     VT_FREE(b.p, c->u);
     return c->status;
+}
+
+/* A record of an op from a newer op table than the header names: the
+   header is rewritten in place (the same length) to name that table, so a
+   log of table-0 ops stays byte for byte what vtrain 0.2.0 wrote and a
+   reader that knows only table 0 refuses a log with conv2d in it by name. */
+static void vt__log_need_table(vt_ctx *c, int kind) {
+    int op = kind / 8;
+    long pos;
+    int64_t bytes = c->stats.bytes;
+    if (op < 0 || op >= VT_OP_COUNT || vt__ops[op].table <= c->log_table) return;
+    c->log_table = vt__ops[op].table;
+    if (!c->logf) return;
+    fflush(c->logf);
+    pos = ftell(c->logf);
+    if (pos < 0 || fseek(c->logf, 0, SEEK_SET) != 0) { vt__fail(c, VT_ERR_IO, "cannot rewrite the log header of '%s'", c->logpath); return; }
+    vt__log_write_header(c);
+    c->stats.bytes = bytes;
+    fflush(c->logf);
+    if (fseek(c->logf, pos, SEEK_SET) != 0) vt__fail(c, VT_ERR_IO, "cannot seek in the log '%s'", c->logpath);
 }
 
 static vt_status vt__log_open_write(vt_ctx *c) {
@@ -10280,7 +11049,7 @@ VTDEF void vt_calib_free(vt_calib *t) {
 }
 
 /* ==========================================================================
-   >>models  an MLP and a GPT-2
+   >>models  an MLP, a GPT-2 and the CIFAR ResNets
 
    Parameters are created in a fixed order with names ("mlp.w0", "h.3.qkvw",
    ...), initialised from (seed, stream = creation index): the same values on
@@ -10452,6 +11221,131 @@ VTDEF vt_status vt_gpt_generate(vt_ctx *c, const vt_gpt *g, int32_t *toks, int n
     return c->status;
 }
 
+/* --- ResNets (CIFAR form) ---------------------------------------------------- */
+
+VTDEF vt_resnet_config vt_resnet_default(int depth) {
+    vt_resnet_config r;
+    r.depth = depth; r.width = 64; r.classes = 10; r.in_channels = 3; r.bn_momentum = 0.1;
+    return r;
+}
+
+/* a convolution without bias and its batch norm; weights Kaiming-normal
+   over the fan-out (torchvision's ResNet), batch norm weight 1, bias 0 */
+static void vt__convbn_init(vt_ctx *c, vt_convbn *l, const char *name, int64_t in, int64_t out, int k, int stride, uint64_t seed,
+                            uint64_t *stream) {
+    int64_t wn[4], cn[1];
+    char nm[48]; /* names here are at most 26 characters */
+    wn[0] = out; wn[1] = in; wn[2] = k; wn[3] = k; cn[0] = out;
+    l->stride = stride;
+    l->pad = k / 2;
+    snprintf(nm, sizeof nm, "%.30s.w", name);
+    l->w = vt_param(c, nm, 4, wn);
+    snprintf(nm, sizeof nm, "%.30s.bn.w", name);
+    l->g = vt_param(c, nm, 1, cn);
+    snprintf(nm, sizeof nm, "%.30s.bn.b", name);
+    l->b = vt_param(c, nm, 1, cn);
+    snprintf(nm, sizeof nm, "%.30s.bn.running", name);
+    l->st = vt_bn_state(c, nm, out);
+    vt_init_normal(c, l->w, seed, (*stream)++, sqrt(2.0 / (double)(out * k * k)));
+    vt_init_const(c, l->g, 1.0);
+    vt_init_const(c, l->b, 0.0);
+}
+
+static vt_tensor *vt__convbn(vt_ctx *c, const vt_convbn *l, vt_tensor *x, double mom, int relu) {
+    x = vt_conv2d(c, x, l->w, NULL, l->stride, l->pad, 1, 1);
+    x = vt_batchnorm2d(c, x, l->g, l->b, l->st, mom, 1e-5);
+    return relu ? vt_relu(c, x) : x;
+}
+
+VTDEF vt_status vt_resnet_init(vt_ctx *c, vt_resnet *m, const vt_resnet_config *cfg, uint64_t seed) {
+    static const int n18[4] = {2, 2, 2, 2}, n50[4] = {3, 4, 6, 3};
+    const int *nb;
+    int st, bi, q = 0, bott;
+    int64_t in, fan;
+    uint64_t stream = 0;
+    char nm[128];
+    memset(m, 0, sizeof *m);
+    if (c->status != VT_OK) return c->status;
+    if (!cfg || (cfg->depth != 18 && cfg->depth != 50) || cfg->width < 1 || cfg->classes < 1 || cfg->in_channels < 1 ||
+        !(cfg->bn_momentum >= 0 && cfg->bn_momentum <= 1))
+        return vt__fail(c, VT_ERR_ARG, "vt_resnet_init: depth %d (18 or 50), width %d, classes %d, in_channels %d (each >= 1), "
+                                       "bn_momentum %g (in [0, 1])", cfg ? cfg->depth : 0, cfg ? cfg->width : 0,
+                        cfg ? cfg->classes : 0, cfg ? cfg->in_channels : 0, cfg ? cfg->bn_momentum : 0.0);
+    m->cfg = *cfg;
+    bott = cfg->depth == 50;
+    nb = bott ? n50 : n18;
+    m->nblocks = nb[0] + nb[1] + nb[2] + nb[3];
+    m->blocks = (vt_resblock *)VT_MALLOC(sizeof(vt_resblock) * (size_t)m->nblocks, c->u);
+    if (!m->blocks) return vt__fail(c, VT_ERR_NOMEM, "vt_resnet_init: out of memory");
+    memset(m->blocks, 0, sizeof(vt_resblock) * (size_t)m->nblocks);
+    vt__convbn_init(c, &m->stem, "conv1", cfg->in_channels, cfg->width, 3, 1, seed, &stream);
+    in = cfg->width;
+    for (st = 0; st < 4; st++) {
+        int64_t planes = (int64_t)cfg->width << st, out = bott ? 4 * planes : planes;
+        for (bi = 0; bi < nb[st]; bi++, q++) {
+            vt_resblock *b = &m->blocks[q];
+            int stride = bi == 0 && st > 0 ? 2 : 1;
+            char pre[64];
+            snprintf(pre, sizeof pre, "layer%d.%d", st + 1, bi);
+            b->bottleneck = bott;
+            snprintf(nm, sizeof nm, "%s.conv1", pre);
+            if (bott) {
+                vt__convbn_init(c, &b->c1, nm, in, planes, 1, 1, seed, &stream);
+                snprintf(nm, sizeof nm, "%s.conv2", pre);
+                vt__convbn_init(c, &b->c2, nm, planes, planes, 3, stride, seed, &stream);
+                snprintf(nm, sizeof nm, "%s.conv3", pre);
+                vt__convbn_init(c, &b->c3, nm, planes, out, 1, 1, seed, &stream);
+            } else {
+                vt__convbn_init(c, &b->c1, nm, in, planes, 3, stride, seed, &stream);
+                snprintf(nm, sizeof nm, "%s.conv2", pre);
+                vt__convbn_init(c, &b->c2, nm, planes, planes, 3, 1, seed, &stream);
+            }
+            b->has_sc = stride != 1 || in != out;
+            if (b->has_sc) {
+                snprintf(nm, sizeof nm, "%s.shortcut", pre);
+                vt__convbn_init(c, &b->sc, nm, in, out, 1, stride, seed, &stream);
+            }
+            in = out;
+        }
+    }
+    {
+        int64_t wn[2], bn[1];
+        fan = in;
+        wn[0] = cfg->classes; wn[1] = fan; bn[0] = cfg->classes;
+        m->fcw = vt_param(c, "fc.w", 2, wn);
+        m->fcb = vt_param(c, "fc.b", 1, bn);
+        /* PyTorch's default for a linear layer: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) */
+        vt_init_uniform(c, m->fcw, seed, stream++, -1 / sqrt((double)fan), 1 / sqrt((double)fan));
+        vt_init_uniform(c, m->fcb, seed, stream++, -1 / sqrt((double)fan), 1 / sqrt((double)fan));
+    }
+    return c->status;
+}
+
+VTDEF void vt_resnet_free(vt_resnet *m) {
+    if (m->blocks) free(m->blocks);
+    m->blocks = NULL;
+    m->nblocks = 0;
+}
+
+VTDEF vt_tensor *vt_resnet_forward(vt_ctx *c, const vt_resnet *m, vt_tensor *x) {
+    double mom = m->cfg.bn_momentum;
+    int q;
+    if (c->status != VT_OK) return NULL;
+    if (!m->blocks) { vt__fail(c, VT_ERR_STATE, "vt_resnet_forward: the model is not initialised"); return NULL; }
+    x = vt__convbn(c, &m->stem, x, mom, 1);
+    for (q = 0; q < m->nblocks; q++) {
+        const vt_resblock *b = &m->blocks[q];
+        vt_tensor *h = vt__convbn(c, &b->c1, x, mom, 1), *s = x;
+        h = vt__convbn(c, &b->c2, h, mom, b->bottleneck);
+        if (b->bottleneck) h = vt__convbn(c, &b->c3, h, mom, 0);
+        if (b->has_sc) s = vt__convbn(c, &b->sc, x, mom, 0);
+        x = vt_add(c, h, s);
+        x = vt_relu(c, x);
+    }
+    x = vt_global_avgpool(c, x);
+    return vt_linear(c, x, m->fcw, m->fcb);
+}
+
 /* ==========================================================================
    >>data  loaders; every problem is reported with file and line
    ========================================================================== */
@@ -10544,6 +11438,93 @@ VTDEF vt_status vt_text_load(const char *path, vt_text *t) {
 VTDEF void vt_text_free(vt_text *t) {
     VT_FREE(t->tok, NULL);
     memset(t, 0, sizeof *t);
+}
+
+
+/* --- CIFAR-10 ---------------------------------------------------------------- */
+
+#define VT__CIFAR_REC 3073
+
+VTDEF vt_status vt_cifar_load(const char *const *paths, int npaths, vt_cifar *d) {
+    int f, tot = 0;
+    int64_t *sizes;
+    memset(d, 0, sizeof *d);
+    if (!paths || npaths < 1) return vt__tls_fail(VT_ERR_ARG, "vt_cifar_load: no files");
+    sizes = (int64_t *)VT_MALLOC(sizeof(int64_t) * (size_t)npaths, NULL);
+    if (!sizes) return vt__tls_fail(VT_ERR_NOMEM, "vt_cifar_load: out of memory");
+    for (f = 0; f < npaths; f++) { /* sizes first: a truncated file is refused before anything is read */
+        FILE *fp = fopen(paths[f], "rb");
+        long sz;
+        if (!fp) { VT_FREE(sizes, NULL); return vt__tls_fail(VT_ERR_IO, "cannot open '%s'", paths[f]); }
+        if (fseek(fp, 0, SEEK_END) != 0 || (sz = ftell(fp)) < 0) { fclose(fp); VT_FREE(sizes, NULL); return vt__tls_fail(VT_ERR_IO, "cannot size '%s'", paths[f]); }
+        fclose(fp);
+        if (sz == 0) { VT_FREE(sizes, NULL); return vt__tls_fail(VT_ERR_FORMAT, "'%s' is empty: a CIFAR-10 file holds records of %d bytes", paths[f], VT__CIFAR_REC); }
+        if (sz % VT__CIFAR_REC) {
+            VT_FREE(sizes, NULL);
+            return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated: record %ld has %ld of its %d bytes (a CIFAR-10 record is one label "
+                                                  "byte and 3072 pixel bytes)", paths[f], sz / VT__CIFAR_REC, sz % VT__CIFAR_REC, VT__CIFAR_REC);
+        }
+        if (sz / VT__CIFAR_REC > 2000000000L - tot) { VT_FREE(sizes, NULL); return vt__tls_fail(VT_ERR_FORMAT, "'%s': too many records", paths[f]); }
+        sizes[f] = sz;
+        tot += (int)(sz / VT__CIFAR_REC);
+    }
+    d->x = (unsigned char *)VT_MALLOC((size_t)tot * 3072, NULL);
+    d->y = (int32_t *)VT_MALLOC(sizeof(int32_t) * (size_t)tot, NULL);
+    if (!d->x || !d->y) { VT_FREE(sizes, NULL); vt_cifar_free(d); return vt__tls_fail(VT_ERR_NOMEM, "out of memory for %d CIFAR images", tot); }
+    for (f = 0; f < npaths; f++) {
+        int64_t n, r, nrec = sizes[f] / VT__CIFAR_REC;
+        unsigned char *b = vt__slurp(paths[f], &n);
+        if (!b) { VT_FREE(sizes, NULL); vt_cifar_free(d); return vt_last_status(); }
+        if (n != sizes[f]) {
+            long long was = (long long)sizes[f];
+            VT_FREE(b, NULL); VT_FREE(sizes, NULL); vt_cifar_free(d);
+            return vt__tls_fail(VT_ERR_IO, "'%s' changed size while it was read (%lld then %lld bytes)", paths[f], was, (long long)n);
+        }
+        for (r = 0; r < nrec; r++) {
+            const unsigned char *rec = b + r * VT__CIFAR_REC;
+            if (rec[0] > 9) {
+                int lab = rec[0];
+                VT_FREE(b, NULL); VT_FREE(sizes, NULL); vt_cifar_free(d);
+                return vt__tls_fail(VT_ERR_FORMAT, "'%s': record %lld (byte %lld) has label %d, outside 0..9", paths[f], (long long)r,
+                                    (long long)(r * VT__CIFAR_REC), lab);
+            }
+            d->y[d->n] = rec[0];
+            memcpy(d->x + (size_t)d->n * 3072, rec + 1, 3072);
+            d->n++;
+        }
+        VT_FREE(b, NULL);
+    }
+    VT_FREE(sizes, NULL);
+    return VT_OK;
+}
+
+VTDEF void vt_cifar_free(vt_cifar *d) {
+    VT_FREE(d->x, NULL);
+    VT_FREE(d->y, NULL);
+    memset(d, 0, sizeof *d);
+}
+
+/* pixel p of channel ch: (p / 255 - mean) / std in binary64, rounded once
+   to binary32: the same value everywhere */
+VTDEF void vt_cifar_image(const vt_cifar *d, int i, int augment, uint64_t seed, uint64_t stream, uint64_t index, float *out) {
+    static const double mean[3] = {0.4914, 0.4822, 0.4465}, sd[3] = {0.2470, 0.2435, 0.2616};
+    const unsigned char *img = d->x + (size_t)i * 3072;
+    int ox = 0, oy = 0, flip = 0, ch, y, x;
+    if (augment) {
+        uint64_t r = vt_rng_u64(seed, stream, index);
+        ox = (int)(r % 9) - 4;
+        oy = (int)((r >> 8) % 9) - 4;
+        flip = (int)((r >> 16) & 1);
+    }
+    for (ch = 0; ch < 3; ch++)
+        for (y = 0; y < 32; y++)
+            for (x = 0; x < 32; x++) {
+                int sy = y + oy, sx = flip ? 31 - x : x;
+                double v;
+                sx += ox;
+                v = (sy < 0 || sy > 31 || sx < 0 || sx > 31) ? 0.0 : img[ch * 1024 + sy * 32 + sx] / 255.0;
+                out[ch * 1024 + y * 32 + x] = (float)((v - mean[ch]) / sd[ch]);
+            }
 }
 
 /* ==========================================================================

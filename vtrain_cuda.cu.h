@@ -571,6 +571,27 @@ typedef struct {
 typedef struct { float *dst; const double *src; int64_t n; } vtk_to_f32_a;
 typedef struct { double *g; const double *A; int64_t nbat, M, K, sa; } vtk_gather_rows_a;
 
+/* convolution, pooling, batch norm (op table 1) */
+typedef struct {
+    double *dst; const double *src;
+    int64_t N, C, H, W, OH, OW, KH, KW, G, Cg, OCg, s, p, d, total;
+    int dcol;                  /* 0: im2col of x; 1: dcol of dy */
+} vtk_im2col_a;
+typedef struct {
+    vtk_out o; const double *X, *dy;
+    int64_t NC, H, W, OH, OW, KH, KW, s, p, n;
+    int max, bwd, f32; vtk_bnd bnd;
+} vtk_pool_a;
+typedef struct {
+    vtk_out o, ow, ob, os;     /* BN_STATS: o; BATCHNORM2D: o (y or dx), ow (dw), ob (db), os (dstats) */
+    const double *X, *W, *Bb, *st, *dy, *g;
+    double *run;               /* BATCHNORM2D forward in training: the running statistics (2,C) */
+    int64_t N, C, HW, M, n;
+    double eps, mom;
+    int mode;                  /* see vtk_bn */
+    int f32; vtk_bnd bnd;
+} vtk_bn_a;
+
 /* Every kernel: name, 1 if it uses __syncthreads (runs on fibers in the
    emulator), the most threads per block it takes. Kernels that reduce take a
    power of two from 32 to VTK_MAXB threads. */
@@ -589,7 +610,8 @@ typedef struct { double *g; const double *A; int64_t nbat, M, K, sa; } vtk_gathe
     X(vtk_scale_vec, 0, 1024) X(vtk_sha, 0, 1024) X(vtk_stats_rows, 1, VTK_MAXB)                      \
     X(vtk_stats_cols, 0, 1024) X(vtk_stats_fin, 0, 1024) X(vtk_gbound, 0, 1024)                       \
     X(vtk_mm_init, 0, 1024) X(vtk_chunk_add, 0, 1024) X(vtk_to_f32, 0, 1024) X(vtk_gather_rows, 0, 1024)  \
-    X(vtk_probe, 0, 1024) X(vtk_exact, 0, 1024)
+    X(vtk_probe, 0, 1024) X(vtk_exact, 0, 1024)                                                       \
+    X(vtk_im2col, 0, 1024) X(vtk_pool, 0, 1024) X(vtk_bn, 1, VTK_MAXB)
 
 #if VTK_KERNELS
 /* ==========================================================================
@@ -1642,6 +1664,226 @@ VTK_GLOBAL vtk_gather_rows(vtk_gather_rows_a a) {
         a.g[z] = a.A[bi * a.sa + kk * a.M + r];
     }
 }
+/* --- convolution, pooling, batch norm (vt__k_conv2d, vt__k_maxpool, vt__k_avgpool,
+   vt__k_batchnorm) --------------------------------------------------------------- */
+
+/* im2col (vt__im2col_task): col (G,Kg,N,P) from x; dcol (vt__dcol_task):
+   (G,Kd,N,HW) from dy, here as a gather (each element finds the output
+   that lands on it, if any): the same copy */
+VTK_GLOBAL vtk_im2col(vtk_im2col_a a) {
+    int64_t z, KK = a.KH * a.KW;
+    VTK_LOOP(z, a.total) {
+        if (!a.dcol) {
+            int64_t P = a.OH * a.OW, ow = z % a.OW, oh = z / a.OW % a.OH, n = z / P % a.N, r = z / (P * a.N);
+            int64_t gi = r / (a.Cg * KK), q = r % (a.Cg * KK), ic = q / KK, kh = q / a.KW % a.KH, kw = q % a.KW;
+            int64_t ih = oh * a.s - a.p + kh * a.d, iw = ow * a.s - a.p + kw * a.d;
+            a.dst[z] = (ih >= 0 && ih < a.H && iw >= 0 && iw < a.W) ? a.src[((n * a.C + gi * a.Cg + ic) * a.H + ih) * a.W + iw] : 0.0;
+        } else {
+            int64_t HW = a.H * a.W, iw = z % a.W, ih = z / a.W % a.H, n = z / HW % a.N, r = z / (HW * a.N);
+            int64_t gi = r / (a.OCg * KK), q = r % (a.OCg * KK), oc = q / KK, kh = q / a.KW % a.KH, kw = q % a.KW;
+            int64_t th = ih + a.p - kh * a.d, tw = iw + a.p - kw * a.d, oh = th / a.s, ow = tw / a.s;
+            double v = 0.0;
+            if (th >= 0 && tw >= 0 && th % a.s == 0 && tw % a.s == 0 && oh < a.OH && ow < a.OW)
+                v = a.src[((n * a.G * a.OCg + gi * a.OCg + oc) * a.OH + oh) * a.OW + ow];
+            a.dst[z] = v;
+        }
+    }
+}
+
+/* vt__max_at: the first largest value of the window, row-major */
+VTK_DEV int64_t vtk_max_at(const vtk_pool_a *a, const double *plane, int64_t oh, int64_t ow) {
+    int64_t kh, kw, best = -1;
+    double bv = 0;
+    for (kh = 0; kh < a->KH; kh++) {
+        int64_t ih = oh * a->s - a->p + kh;
+        if (ih < 0 || ih >= a->H) continue;
+        for (kw = 0; kw < a->KW; kw++) {
+            int64_t iw = ow * a->s - a->p + kw;
+            double v;
+            if (iw < 0 || iw >= a->W) continue;
+            v = plane[ih * a->W + iw];
+            if (best < 0 || v > bv) { bv = v; best = ih * a->W + iw; }
+        }
+    }
+    return best;
+}
+/* forward: a thread per output; backward: a thread per input, which adds
+   the terms of the windows that send it one, in output order
+   (vt__scatter_sum's terms and bound) */
+VTK_GLOBAL vtk_pool(vtk_pool_a a) {
+    int64_t z;
+    double cnt = (double)(a.KH * a.KW);
+    VTK_LOOP(z, a.n) {
+        if (!a.bwd) {
+            int64_t ow = z % a.OW, oh = z / a.OW % a.OH, pl = z / (a.OW * a.OH), kh, kw;
+            const double *plane = a.X + pl * a.H * a.W;
+            if (a.max) {
+                int64_t at = vtk_max_at(&a, plane, oh, ow);
+                a.o.x[z] = at >= 0 ? plane[at] : 0.0;
+            } else {
+                double s = 0, mag = 0, y, es;
+                int L = VTK_LSB_NONE, m = 0;
+                for (kh = 0; kh < a.KH; kh++) {
+                    int64_t ih = oh * a.s - a.p + kh;
+                    if (ih < 0 || ih >= a.H) continue;
+                    for (kw = 0; kw < a.KW; kw++) {
+                        int64_t iw = ow * a.s - a.p + kw;
+                        double v;
+                        int l;
+                        if (iw < 0 || iw >= a.W) continue;
+                        v = plane[ih * a.W + iw];
+                        s = vtk_acc(a.f32, s + v); mag += fabs(v); m++;
+                        l = vtk_lsb(v);
+                        if (l < L) L = l;
+                    }
+                }
+                y = s / cnt;
+                a.o.x[z] = y;
+                if (a.o.e) {
+                    es = vtk_sum_bound(&a.bnd, m, mag, L);
+                    a.o.e[z] = es == 0 ? 0 : 1.01 * (es / cnt + VTK_U * fabs(y));
+                }
+            }
+        } else {
+            int64_t iw = z % a.W, ih = z / a.W % a.H, pl = z / (a.W * a.H), oh, ow, m = 0;
+            int64_t oh0 = ih + a.p - a.KH + 1, ow0 = iw + a.p - a.KW + 1, oh1 = (ih + a.p) / a.s, ow1 = (iw + a.p) / a.s;
+            const double *plane = a.X + pl * a.H * a.W;
+            double v = 0, mag = 0, old = a.o.acc ? a.o.x[z] : 0, t;
+            int L = a.o.acc ? vtk_lsb(old) : VTK_LSB_NONE, l;
+            oh0 = oh0 <= 0 ? 0 : (oh0 + a.s - 1) / a.s;
+            ow0 = ow0 <= 0 ? 0 : (ow0 + a.s - 1) / a.s;
+            if (oh1 >= a.OH) oh1 = a.OH - 1;
+            if (ow1 >= a.OW) ow1 = a.OW - 1;
+            for (oh = oh0; oh <= oh1; oh++)
+                for (ow = ow0; ow <= ow1; ow++) {
+                    int64_t o = (pl * a.OH + oh) * a.OW + ow;
+                    if (a.max) {
+                        if (vtk_max_at(&a, plane, oh, ow) != ih * a.W + iw) continue;
+                        t = a.dy[o];
+                    } else t = a.dy[o] / cnt;
+                    v = m ? vtk_acc(a.f32, v + t) : t;
+                    mag += fabs(t);
+                    l = vtk_lsb(t);
+                    if (l < L) L = l;
+                    m++;
+                }
+            if (!m) {
+                if (!a.o.acc) a.o.x[z] = 0;
+                if (a.o.e) a.o.e[z] = 0;
+                continue;
+            }
+            a.o.x[z] = a.o.acc ? vtk_acc(a.f32, old + v) : v;
+            if (a.o.e) a.o.e[z] = vtk_sum_bound(&a.bnd, m + (a.o.acc ? 1 : 0), mag + fabs(old), L);
+        }
+    }
+}
+
+/* Batch norm (vt__bnstat_task, vt__bn_task). Modes: 0 BN_STATS forward
+   (a block per channel); 1 BN_STATS backward (elementwise); 2 BATCHNORM2D
+   forward (elementwise), 3 its running statistics (a thread per channel);
+   4 BATCHNORM2D dx (elementwise); 5 its per-channel sums dw, db, dstats (a
+   block per channel). Element i of the channel's M values is
+   X[(n C + ch) HW + h], n = i / HW, h = i % HW. */
+VTK_DEV int64_t vtk_bn_at(const vtk_bn_a *a, int64_t ch, int64_t i) { return (i / a->HW * a->C + ch) * a->HW + i % a->HW; }
+VTK_DEV double vtk_bn_rs(const vtk_bn_a *a, int64_t ch) {
+    return vtk_acc(a->f32, 1.0 / sqrt(vtk_acc(a->f32, a->st[a->C + ch] + a->eps)));
+}
+/* a block's sum of M terms (the same everywhere) into o at ch, with the bound vt__bn_sum gives */
+VTK_DEV void vtk_bn_put_sum(const vtk_bn_a *a, const vtk_out *o, int64_t ch, double *v, vtk_redbuf *rb) {
+    int ops[3];
+    double old, s;
+    int L;
+    ops[0] = a->f32 ? 1 : 0; ops[1] = 0; ops[2] = 3;
+    vtk_bred(v, ops, 3, rb);
+    if (VTK_TID != 0) return;
+    old = o->acc ? o->x[ch] : 0;
+    s = v[0];
+    L = (int)v[2];
+    if (o->acc) { int lo = vtk_lsb(old); if (lo < L) L = lo; }
+    o->x[ch] = o->acc ? vtk_acc(a->f32, old + s) : s;
+    if (o->e) o->e[ch] = vtk_sum_bound(&a->bnd, a->M + (o->acc ? 1 : 0), v[1] + fabs(old), L);
+}
+VTK_DEV double vtk_bn_term(const vtk_bn_a *a, int which, int64_t ch, int64_t at) {
+    double w = a->W[ch], mean = a->st[ch], rs = vtk_bn_rs(a, ch);
+    double kk = vtk_acc(a->f32, w * rs), q = vtk_acc(a->f32, -0.5 * w * rs * rs * rs);
+    if (which == 0) return vtk_acc(a->f32, a->dy[at] * vtk_acc(a->f32, vtk_acc(a->f32, a->X[at] - mean) * rs));
+    if (which == 1) return a->dy[at];
+    if (which == 2) return -vtk_acc(a->f32, a->dy[at] * kk);
+    return vtk_acc(a->f32, vtk_acc(a->f32, a->dy[at] * q) * vtk_acc(a->f32, a->X[at] - mean));
+}
+VTK_GLOBAL vtk_bn(vtk_bn_a a) {
+    VTK_SHARED vtk_redbuf rb;
+    int64_t z, i;
+    if (a.mode == 0) { /* vt__ln_row over the channel's values */
+        int64_t ch = VTK_BID;
+        int t = VTK_TID, nt = VTK_BDIM, ops[2];
+        double v[2] = {0, 0}, mu, dmu, var;
+        for (i = t; i < a.M; i += nt) {
+            double x = a.X[vtk_bn_at(&a, ch, i)];
+            v[0] = vtk_acc(a.f32, v[0] + x);
+            v[1] += fabs(x);
+        }
+        ops[0] = a.f32 ? 1 : 0; ops[1] = 0;
+        vtk_bred(v, ops, 2, &rb);
+        mu = vtk_acc(a.f32, v[0] / (double)a.M);
+        dmu = vtk_g(&a.bnd, a.M + 1) * v[1] / (double)a.M;
+        v[0] = 0;
+        for (i = t; i < a.M; i += nt) {
+            double d = vtk_acc(a.f32, a.X[vtk_bn_at(&a, ch, i)] - mu);
+            v[0] = a.f32 ? vtk_acc(1, v[0] + vtk_acc(1, d * d)) : v[0] + d * d;
+        }
+        vtk_bred(v, ops, 1, &rb);
+        var = vtk_acc(a.f32, v[0] / (double)a.M);
+        if (t == 0) {
+            a.o.x[ch] = mu;
+            a.o.x[a.C + ch] = var;
+            if (a.o.e) { a.o.e[ch] = dmu; a.o.e[a.C + ch] = vtk_g(&a.bnd, a.M + 4) * var + dmu * dmu; }
+        }
+        return;
+    }
+    if (a.mode == 5) { /* dw, db, dstats of channel ch */
+        int64_t ch = VTK_BID;
+        int t = VTK_TID, nt = VTK_BDIM, which;
+        for (which = 0; which < 4; which++) {
+            const vtk_out *o = which == 0 ? &a.ow : which == 1 ? &a.ob : &a.os;
+            vtk_out om;
+            double v[3] = {0, 0, (double)VTK_LSB_NONE};
+            if (!o->x) continue;
+            for (i = t; i < a.M; i += nt) {
+                double x = vtk_bn_term(&a, which, ch, vtk_bn_at(&a, ch, i));
+                int l = vtk_lsb(x);
+                v[0] = vtk_acc(a.f32, v[0] + x);
+                v[1] += fabs(x);
+                if ((double)l < v[2]) v[2] = (double)l;
+            }
+            om = *o;
+            if (which == 3) { om.x = o->x + a.C; om.e = o->e ? o->e + a.C : NULL; }
+            vtk_bn_put_sum(&a, &om, ch, v, &rb);
+        }
+        return;
+    }
+    if (a.mode == 3) {
+        double r = a.M > 1 ? (double)a.M / (double)(a.M - 1) : 1.0;
+        VTK_LOOP(z, a.C) {
+            a.run[z] = vtk_acc(a.f32, (1 - a.mom) * a.run[z]) + vtk_acc(a.f32, a.mom * a.st[z]);
+            a.run[a.C + z] = vtk_acc(a.f32, (1 - a.mom) * a.run[a.C + z]) + vtk_acc(a.f32, a.mom * vtk_acc(a.f32, a.st[a.C + z] * r));
+        }
+        return;
+    }
+    VTK_LOOP(z, a.n) {
+        int64_t ch = z / a.HW % a.C;
+        if (a.mode == 1) {
+            double g0 = a.g[ch] / (double)a.M, bq = 2 * a.g[a.C + ch] / (double)a.M;
+            vtk_put(&a.o, z, vtk_acc(a.f32, g0 + vtk_acc(a.f32, bq * vtk_acc(a.f32, a.X[z] - a.st[ch]))), 0);
+        } else if (a.mode == 2) {
+            double xh = vtk_acc(a.f32, vtk_acc(a.f32, a.X[z] - a.st[ch]) * vtk_bn_rs(&a, ch));
+            a.o.x[z] = vtk_acc(a.f32, xh * a.W[ch]) + a.Bb[ch];
+        } else {
+            vtk_put(&a.o, z, vtk_acc(a.f32, a.dy[z] * vtk_acc(a.f32, a.W[ch] * vtk_bn_rs(&a, ch))), 0);
+        }
+    }
+}
+
 #endif /* VTK_KERNELS */
 
 #if !defined(__CUDACC__)
@@ -3197,6 +3439,138 @@ static void vt__cu_k_split(vt__kern *k) {
 }
 
 /* the dispatch: one switch for forward and backward, like vt__cpu_kernel */
+/* --- convolution, pooling, batch norm ------------------------------------------------ */
+
+/* vt__k_conv2d's products, the same layouts: col (G,Kg,N,P) and dcol
+   (G,Kd,N,HW) built on the device, wt and dyt by vtk_copy_nd */
+static void vt__cu_k_conv2d(vt__kern *k) {
+    vt_ctx *c = k->c;
+    vt_tensor *t = k->t;
+    vt__cgeo g = vt__conv_geo(t);
+    const double *X = vt__bp(c, t->src[0]), *Wt = vt__bp(c, t->src[1]);
+    int64_t NP = g.N * g.P, NHW = g.N * g.HW, gi;
+    double *col = NULL;
+    vtk_im2col_a ia;
+    vt__mmd d;
+    memset(&ia, 0, sizeof ia);
+    ia.N = g.N; ia.C = g.C; ia.H = g.H; ia.W = g.W; ia.OH = g.OH; ia.OW = g.OW; ia.KH = g.KH; ia.KW = g.KW;
+    ia.G = g.G; ia.Cg = g.Cg; ia.OCg = g.OCg; ia.s = g.s; ia.p = g.p; ia.d = g.d;
+    if (!k->bwd || k->out[1].x) {
+        col = (double *)vt__cu_tmp(c, sizeof(double) * (size_t)(g.G * g.Kg * NP));
+        if (!col) return;
+        ia.dst = col; ia.src = X; ia.total = g.G * g.Kg * NP; ia.dcol = 0;
+        VT__CU_EW(c, vtk_im2col, ia.total, ia);
+    }
+    if (!k->bwd) { /* batches q1 = image, q2 = group */
+        vt__kout *o = &k->out[0];
+        d = vt__cu_mmd(g.OCg, g.P, g.Kg);
+        d.A = Wt; d.sam = g.Kg; d.sak = 1; d.B = col; d.sbk = NP; d.sbn = 1;
+        d.C = o->x; d.ldc = g.P; d.E = o->e; d.lde = g.P; d.acc = o->acc; d.crp = 1;
+        d.nb1 = g.N; d.nb2 = g.G;
+        d.sa1 = 0; d.sa2 = g.OCg * g.Kg; d.sb1 = g.P; d.sb2 = g.Kg * NP;
+        d.sc1 = g.OC * g.P; d.sc2 = g.OCg * g.P; d.se1 = d.sc1; d.se2 = d.sc2;
+        vt__cu_mm(k, &d);
+        return;
+    }
+    {
+        const double *dy = vt__bp(c, t->grad);
+        vt__kout *ox = &k->out[0], *ow = &k->out[1];
+        if (ox->x) {
+            vtk_copy_nd_a cp;
+            double *wt = (double *)vt__cu_tmp(c, sizeof(double) * (size_t)(g.C * g.Kd));
+            double *dcol = (double *)vt__cu_tmp(c, sizeof(double) * (size_t)(g.G * g.Kd * NHW));
+            int64_t KK = g.KH * g.KW;
+            if (!wt || !dcol) return;
+            /* wt[g][ic][oc][q] = w[g OCg + oc][ic][q] */
+            cp.x = wt; cp.src = Wt; cp.n = g.C * g.Kd; cp.nd = 4;
+            cp.ne[0] = g.G; cp.ne[1] = g.Cg; cp.ne[2] = g.OCg; cp.ne[3] = KK;
+            cp.nb[0] = g.OCg * g.Cg * KK; cp.nb[1] = KK; cp.nb[2] = g.Cg * KK; cp.nb[3] = 1;
+            VT__CU_EW(c, vtk_copy_nd, cp.n, cp);
+            ia.dst = dcol; ia.src = dy; ia.total = g.G * g.Kd * NHW; ia.dcol = 1;
+            VT__CU_EW(c, vtk_im2col, ia.total, ia);
+            d = vt__cu_mmd(g.Cg, g.HW, g.Kd);
+            d.A = wt; d.sam = g.Kd; d.sak = 1; d.B = dcol; d.sbk = NHW; d.sbn = 1;
+            d.C = ox->x; d.ldc = g.HW; d.E = ox->e; d.lde = g.HW; d.acc = ox->acc; d.crp = 1;
+            d.nb1 = g.N; d.nb2 = g.G;
+            d.sa1 = 0; d.sa2 = g.Cg * g.Kd; d.sb1 = g.HW; d.sb2 = g.Kd * NHW;
+            d.sc1 = g.C * g.HW; d.sc2 = g.Cg * g.HW; d.se1 = d.sc1; d.se2 = d.sc2;
+            vt__cu_mm(k, &d);
+        }
+        if (ow->x) { /* per group: N P terms in chunks of P, image order */
+            vtk_copy_nd_a cp;
+            double *dyt = (double *)vt__cu_tmp(c, sizeof(double) * (size_t)(g.OC * NP));
+            int64_t ch = k->o->f32 ? (NP + k->o->threads - 1) / k->o->threads : g.P;
+            if (!dyt) return;
+            cp.x = dyt; cp.src = dy; cp.n = g.OC * NP; cp.nd = 3;
+            cp.ne[0] = g.OC; cp.ne[1] = g.N; cp.ne[2] = g.P; cp.ne[3] = 1;
+            cp.nb[0] = g.P; cp.nb[1] = g.OC * g.P; cp.nb[2] = 1; cp.nb[3] = 0;
+            VT__CU_EW(c, vtk_copy_nd, cp.n, cp);
+            for (gi = 0; gi < g.G; gi++) {
+                int64_t off = gi * g.OCg * g.Kg;
+                d = vt__cu_mmd(g.OCg, g.Kg, NP);
+                d.A = dyt + gi * g.OCg * NP; d.sam = NP; d.sak = 1; d.B = col + gi * g.Kg * NP; d.sbk = 1; d.sbn = NP;
+                d.C = ow->x + off; d.ldc = g.Kg; d.E = ow->e ? ow->e + off : NULL; d.lde = g.Kg; d.acc = ow->acc; d.crp = 1;
+                d.kchunk = ch;
+                vt__cu_mm(k, &d);
+            }
+        }
+    }
+}
+
+static void vt__cu_k_pool(vt__kern *k) {
+    vt_ctx *c = k->c;
+    vt_tensor *t = k->t;
+    vt__pgeo g = vt__pool_geo(t);
+    vtk_pool_a a;
+    memset(&a, 0, sizeof a);
+    if (k->bwd && !k->out[0].x) return;
+    a.o = vt__cu_out(&k->out[0]); a.X = vt__bp(c, t->src[0]); a.dy = k->bwd ? vt__bp(c, t->grad) : NULL;
+    a.NC = g.N * g.C; a.H = g.H; a.W = g.W; a.OH = g.OH; a.OW = g.OW; a.KH = g.KH; a.KW = g.KW; a.s = g.s; a.p = g.p;
+    a.max = t->op == VT_OP_MAXPOOL2D; a.bwd = k->bwd; a.f32 = k->o->f32; a.bnd = vt__cu_bnd(k->o);
+    a.n = k->bwd ? vt_numel(t->src[0]) : vt_numel(t);
+    VT__CU_EW(c, vtk_pool, a.n, a);
+    if (!k->bwd && a.max) k->out[0].exact = 1;
+}
+
+static void vt__cu_k_batchnorm(vt__kern *k) {
+    vt_ctx *c = k->c;
+    vt_tensor *t = k->t, *x = t->src[0];
+    vtk_bn_a a;
+    memset(&a, 0, sizeof a);
+    a.X = vt__bp(c, x);
+    a.N = x->ne[0]; a.C = x->ne[1]; a.HW = x->ne[2] * x->ne[3]; a.M = a.N * a.HW; a.n = vt_numel(x);
+    a.eps = t->fparam[0]; a.mom = t->fparam[1]; a.f32 = k->o->f32; a.bnd = vt__cu_bnd(k->o);
+    if (t->op == VT_OP_BN_STATS) {
+        a.o = vt__cu_out(&k->out[0]);
+        if (!k->bwd) { a.mode = 0; VT__CU_LAUNCH(c, vtk_bn, a.C, vt__cu_rowb(a.M), a); return; }
+        vt__same_everywhere(&k->out[0]);
+        a.o = vt__cu_out(&k->out[0]);
+        a.g = vt__bp(c, t->grad); a.st = vt__bp(c, t); a.mode = 1;
+        VT__CU_EW(c, vtk_bn, a.n, a);
+        return;
+    }
+    a.W = vt__bp(c, t->src[1]); a.Bb = vt__bp(c, t->src[2]); a.st = vt__bp(c, t->src[3]);
+    vt__same_everywhere(&k->out[0]);
+    a.o = vt__cu_out(&k->out[0]);
+    if (!k->bwd) {
+        a.mode = 2;
+        VT__CU_EW(c, vtk_bn, a.n, a);
+        if (k->out[1].x) {
+            vt__same_everywhere(&k->out[1]);
+            a.run = k->out[1].x; a.mode = 3;
+            VT__CU_EW(c, vtk_bn, a.C, a);
+        }
+        return;
+    }
+    a.dy = vt__bp(c, t->grad);
+    if (k->out[0].x) { a.mode = 4; VT__CU_EW(c, vtk_bn, a.n, a); }
+    if (k->out[1].x || k->out[2].x || k->out[3].x) {
+        a.ow = vt__cu_out(&k->out[1]); a.ob = vt__cu_out(&k->out[2]); a.os = vt__cu_out(&k->out[3]);
+        a.mode = 5;
+        VT__CU_LAUNCH(c, vtk_bn, a.C, vt__cu_rowb(a.M), a);
+    }
+}
+
 static void vt__cu_kernel(vt__kern *k) {
     vt_tensor *t = k->t;
     switch (t->op) {
@@ -3219,6 +3593,9 @@ static void vt__cu_kernel(vt__kern *k) {
     case VT_OP_SUM: case VT_OP_MEAN: vt__cu_k_reduce(k); break;
     case VT_OP_CONCAT: vt__cu_k_concat(k); break;
     case VT_OP_SPLIT: vt__cu_k_split(k); break;
+    case VT_OP_CONV2D: vt__cu_k_conv2d(k); break;
+    case VT_OP_MAXPOOL2D: case VT_OP_AVGPOOL2D: vt__cu_k_pool(k); break;
+    case VT_OP_BATCHNORM2D: case VT_OP_BN_STATS: vt__cu_k_batchnorm(k); break;
     default: vt__fail(k->c, VT_ERR_STATE, "cuda backend: no kernel for op %s", vt_op_name(t->op));
     }
 }

@@ -10,12 +10,17 @@
    ./build/vtrain COMMAND --help
 
    The model and data are the character GPT of examples/chargpt.h on
-   data/kjv_nt.txt. Everything an auditor needs to rebuild the program (model
-   size, batch, learning rate, steps, the data file and its SHA-256) goes into
-   the transcript's manifest; `audit` and `dispute` read it from there. */
+   data/kjv_nt.txt, or with --model cnn|resnet18|resnet50 a convolutional
+   network (examples/cnnprog.h: the digits CNN, or a CIFAR ResNet on a
+   CIFAR-10 directory or --data synthetic). Everything an auditor needs to
+   rebuild the program (model, size, batch, learning rate, steps, the data
+   file and its SHA-256) goes into the transcript's manifest; `audit` and
+   `dispute` read it from there. */
 #define VTRAIN_IMPLEMENTATION
 #include "../vtrain.h"
 #include "chargpt.h"
+#include "digitscnn.h"
+#include "cnnprog.h"
 #include <ctype.h>
 #include <errno.h>
 
@@ -26,6 +31,8 @@ typedef struct {
 } tool;
 
 static tool T;
+static cnnprog P;     /* --model cnn|resnet18|resnet50 */
+static int use_cnn;
 
 /* the program: chargpt, with an optional poisoned step that still commits
    the honest batch offsets (the data itself is what changes) */
@@ -56,6 +63,10 @@ static vt_status tool_step(vt_ctx *c, int64_t s, void *u) {
 
 static void on_step(vt_ctx *c, int64_t s, void *u) {
     tool *t = (tool *)u;
+    if (use_cnn) {
+        if (s % 10 == 0 || s == P.steps - 1) { printf("  step %5lld  loss %.4f\n", (long long)s, vt_last_loss(c)); fflush(stdout); }
+        return;
+    }
     if (s % 50 == 0 || s == t->g.steps - 1) {
         printf("  step %5lld  loss %.4f\n", (long long)s, vt_last_loss(c));
         fflush(stdout);
@@ -64,6 +75,7 @@ static void on_step(vt_ctx *c, int64_t s, void *u) {
 
 static vt_program tool_program(void) {
     vt_program p = chargpt_program(&T.g);
+    if (use_cnn) return cnnprog_program(&P);
     p.step = tool_step;
     p.user = &T;
     return p;
@@ -191,7 +203,8 @@ static int from_manifest(const char *dir) {
     char v[600], hex[65], what[100];
     long long x;
     if (!get(dir, "program", v, sizeof v)) return 0;
-    if (strcmp(v, "chargpt")) { fprintf(stderr, "error: '%s' is not a chargpt transcript\n", dir); return 0; }
+    if (cnnprog_is(v)) { use_cnn = 1; return cnnprog_from_manifest(&P, dir); }
+    if (strcmp(v, "chargpt")) { fprintf(stderr, "error: '%s' is not a transcript of chargpt, cnn, resnet18 or resnet50\n", dir); return 0; }
     if (!get(dir, "data.file", v, sizeof v)) return 0;
     snprintf(T.data, sizeof T.data, "%s", v);
     if (!get_int(dir, "model.layers", 1, MAX_LAYERS, &x)) return 0;
@@ -258,6 +271,16 @@ static int cmd_train(int argc, char **argv) {
     const char *v;
     char hex[65];
     T.g.steps = 300; T.g.cfg.layers = 3; T.g.cfg.width = 96; T.g.cfg.heads = 4; T.g.T = 64; T.g.B = 8; T.g.lr = 3e-3;
+    for (i = 2; i + 1 < argc; i++) /* --model first: it decides the defaults of the others */
+        if (!strcmp(argv[i], "--model")) {
+            const char *m = argv[i + 1];
+            if (!strcmp(m, "gpt")) continue;
+            if (!cnnprog_is(m)) { fprintf(stderr, "error: --model: unknown model '%s' (gpt, cnn, resnet18, resnet50)\n", m); return 2; }
+            use_cnn = 1;
+            snprintf(P.model, sizeof P.model, "%s", m);
+            if (!strcmp(m, "cnn")) { P.width = 16; P.batch = 64; P.lr = 3e-3; P.steps = 400; snprintf(P.data, sizeof P.data, "data/digits.csv"); }
+            else { P.width = 64; P.batch = 64; P.lr = 0.1; P.steps = 300; }
+        }
     for (i = 2; i < argc; i++) {
         k = parse_common(&d, argc, argv, &i);
         if (k < 0) return 2;
@@ -265,15 +288,32 @@ static int cmd_train(int argc, char **argv) {
         if (!strcmp(argv[i], "--help")) {
             printf("usage: vtrain train RUN [--steps N] [--layers L] [--width C] [--heads H] [--context T] [--batch B] [--lr LR]\n"
                    "                        [--ckpt-every K] [--order ORDER] [--threads N] [--bound sound|probabilistic]\n"
-                   "                        [--data FILE] [--resume] [--poison-at STEP]\n"
+                   "                        [--data FILE] [--resume] [--poison-at STEP] [--model gpt|cnn|resnet18|resnet50]\n"
                    "Trains the character GPT into the transcript directory RUN (manifest, log, commitments,\n"
                    "checkpoints every K steps, root). --resume continues a killed run from its last checkpoint.\n"
                    "--poison-at STEP plays a dishonest trainer: at that step it trains on other text but commits\n"
                    "the honest batch; `vtrain audit` and `vtrain dispute` catch it.\n"
+                   "--model cnn trains the digits CNN (--width, --batch, --steps, --lr, --data FILE apply);\n"
+                   "--model resnet18|resnet50 a CIFAR ResNet on --data DIR (CIFAR-10's data_batch_N.bin files)\n"
+                   "or --data synthetic (CIFAR-shaped images made here); --poison-at is the GPT's only.\n"
                    "Ranges: --steps 1..%lld, --layers 1..%d, --width 1..%d (a multiple of --heads), --heads 1..%d,\n"
                    "--context 2..%d, --batch 1..%d, --lr in (0, %g], --ckpt-every 1..1000000000, --threads 1..%d.\n",
                    MAX_STEPS, MAX_LAYERS, MAX_WIDTH, MAX_HEADS, MAX_CONTEXT, MAX_BATCH, MAX_LR, VT_MAX_THREADS);
             return 0;
+        }
+        if (!strcmp(argv[i], "--model") && i + 1 < argc) { i++; continue; }
+        if (use_cnn) { /* the convolutional models' options */
+            if ((k = flag_int(argc, argv, &i, "--steps", 1, MAX_STEPS, &x)) != 0) P.steps = x;
+            else if ((k = flag_int(argc, argv, &i, "--width", 1, 1024, &x)) != 0) P.width = (int)x;
+            else if ((k = flag_int(argc, argv, &i, "--batch", 2, MAX_BATCH, &x)) != 0) P.batch = (int)x;
+            else if ((k = flag_int(argc, argv, &i, "--ckpt-every", 1, 1000000000, &x)) != 0) d.ckpt_every = (int)x;
+            else if ((k = flag_str(argc, argv, &i, "--lr", &v)) != 0) k = k > 0 && num_real("--lr", v, 0, MAX_LR, &P.lr) ? 1 : -1;
+            else if ((k = flag_str(argc, argv, &i, "--data", &v)) != 0) snprintf(P.data, sizeof P.data, "%s", v);
+            else if (!strcmp(argv[i], "--resume")) d.resume = 1;
+            else if (argv[i][0] != '-' && !dir) dir = argv[i];
+            else { fprintf(stderr, "error: unknown option '%s' for --model %s (vtrain train --help)\n", argv[i], P.model); return 2; }
+            if (k < 0) return 2;
+            continue;
         }
         if ((k = flag_int(argc, argv, &i, "--steps", 1, MAX_STEPS, &x)) != 0) T.g.steps = x;
         else if ((k = flag_int(argc, argv, &i, "--layers", 1, MAX_LAYERS, &x)) != 0) T.g.cfg.layers = (int)x;
@@ -298,6 +338,23 @@ static int cmd_train(int argc, char **argv) {
         if (k < 0) return 2;
     }
     if (!dir) { fprintf(stderr, "error: vtrain train needs a directory (vtrain train --help)\n"); return 2; }
+    if (use_cnn) {
+        char why[200];
+        if (!P.data[0]) { fprintf(stderr, "error: --model %s needs --data DIR (CIFAR-10) or --data synthetic\n", P.model); return 2; }
+        if (!cnnprog_check(&P, why, sizeof why)) { fprintf(stderr, "error: %s\n", why); return 2; }
+        if (!cnnprog_load(&P)) return 1;
+        d.transcript = dir;
+        d.manifest = cnnprog_manifest(&P);
+        p = tool_program();
+        p.on_step = on_step;
+        printf("training %s, %lld steps into '%s'%s\n", P.model, (long long)P.steps, dir, d.resume ? " (resuming)" : "");
+        vt_run(&d, &p, P.steps, &r);
+        if (r.status != VT_OK) { fprintf(stderr, "error: %s\n", r.message); return 1; }
+        vt_hex(r.digest, 32, hex);
+        printf("done: %lld steps in %.1f s, final state %.16s..., log %.0f bytes per step\n", (long long)r.steps, r.seconds, hex,
+               r.steps ? (double)r.log.bytes / (double)r.steps : 0.0);
+        return 0;
+    }
     if (T.g.cfg.width % T.g.cfg.heads) {
         fprintf(stderr, "error: --width %d is not a multiple of --heads %d\n", T.g.cfg.width, T.g.cfg.heads);
         return 2;
@@ -361,6 +418,7 @@ static int cmd_audit(int argc, char **argv) {
     d.role = VT_ROLE_AUDIT;
     d.transcript = dir;
     p = tool_program();
+    if (use_cnn) T.g.steps = P.steps;
     printf("auditing '%s' (%lld steps) from step %lld\n", dir, (long long)T.g.steps, (long long)d.audit_from);
     vt_run(&d, &p, T.g.steps, &r);
     if (r.status != VT_OK) {

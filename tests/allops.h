@@ -15,7 +15,11 @@
 #define VT_TEST_ALLOPS_H
 #include <math.h>
 
-typedef struct { vt_tensor *w, *b, *lw, *lb, *emb, *m3, *m4; vt_optim *opt; } allops_app;
+typedef struct {
+    vt_tensor *w, *b, *lw, *lb, *emb, *m3, *m4;
+    vt_tensor *cw1, *cb1, *bnw, *bnb, *bns, *cw2, *cfw; /* the convolutional branch (op table 1) */
+    vt_optim *opt;
+} allops_app;
 
 static vt_status allops_setup(vt_ctx *c, void *u) {
     allops_app *a = (allops_app *)u;
@@ -35,6 +39,22 @@ static vt_status allops_setup(vt_ctx *c, void *u) {
     vt_init_normal(c, a->emb, 1, 4, 1.0);
     vt_init_normal(c, a->m3, 1, 5, 0.2);
     vt_init_normal(c, a->m4, 1, 6, 0.2);
+    {
+        int64_t n1[4] = {6, 3, 3, 3}, n6[1] = {6}, nf[2] = {5, 6};
+        a->cw1 = vt_param(c, "cw1", 4, n1);
+        a->cb1 = vt_param(c, "cb1", 1, n6);
+        a->bnw = vt_param(c, "bnw", 1, n6);
+        a->bnb = vt_param(c, "bnb", 1, n6);
+        a->cw2 = vt_param(c, "cw2", 4, n1);
+        a->cfw = vt_param(c, "cfw", 2, nf);
+        a->bns = vt_bn_state(c, "bn.running", 6);
+        vt_init_normal(c, a->cw1, 1, 7, 0.3);
+        vt_init_normal(c, a->cb1, 1, 8, 0.1);
+        vt_init_const(c, a->bnw, 1.0);
+        vt_init_normal(c, a->bnb, 1, 9, 0.1);
+        vt_init_normal(c, a->cw2, 1, 10, 0.3);
+        vt_init_normal(c, a->cfw, 1, 11, 0.3);
+    }
     sd.lr = 1e-2; sd.momentum = 0.9; sd.nesterov = 1; sd.weight_decay = 1e-3;
     a->opt = vt_sgd_create(c, &sd);
     return vt_status_of(c);
@@ -53,6 +73,29 @@ static vt_tensor *allops_wide(vt_ctx *c, allops_app *a, vt_tensor *x, int64_t s)
     w = vt_from_f32(c, 3, nw3, wide);
     y = vt_mul(c, y, w);
     return vt_sum(c, y);
+}
+
+/* the convolutional branch: conv (bias) -> batch norm -> relu -> max pool,
+   a grouped, dilated, strided conv beside an average pool, global average
+   pool, linear, cross-entropy */
+static vt_tensor *allops_cnn(vt_ctx *c, allops_app *a, int64_t s) {
+    static float img[2 * 3 * 8 * 8];
+    int64_t ni[4] = {2, 3, 8, 8}, nt[1] = {2}, i;
+    int32_t tgt[2];
+    vt_tensor *x, *h, *p, *h2, *av, *g;
+    for (i = 0; i < 2 * 3 * 8 * 8; i++) img[i] = (float)vt_rng_normal(5, (uint64_t)s, (uint64_t)i);
+    for (i = 0; i < 2; i++) tgt[i] = (int32_t)(vt_rng_u64(6, (uint64_t)s, (uint64_t)i) % 5);
+    x = vt_from_f32(c, 4, ni, img);
+    h = vt_conv2d(c, x, a->cw1, a->cb1, 1, 1, 1, 1);                        /* (2,6,8,8) */
+    h = vt_batchnorm2d(c, h, a->bnw, a->bnb, a->bns, 0.1, 1e-5);
+    h = vt_relu(c, h);
+    p = vt_maxpool2d(c, h, 3, 2, 1);                                        /* (2,6,4,4) */
+    h2 = vt_conv2d(c, p, a->cw2, NULL, 2, 2, 2, 2);                         /* (2,6,2,2) */
+    av = vt_avgpool2d(c, p, 2, 2, 0);                                       /* (2,6,2,2) */
+    h2 = vt_add(c, h2, av);
+    g = vt_global_avgpool(c, h2);                                           /* (2,6) */
+    g = vt_linear(c, g, a->cfw, NULL);
+    return vt_cross_entropy(c, g, vt_from_i32(c, 1, nt, tgt));
 }
 
 static vt_status allops_step(vt_ctx *c, int64_t s, void *u) {
@@ -107,6 +150,8 @@ static vt_status allops_step(vt_ctx *c, int64_t s, void *u) {
     l2 = vt_scale(c, l2, 1e-6);
     l4 = vt_add(c, l3, l5);
     l4 = vt_add(c, l2, l4);
+    l4 = vt_add(c, l1, l4);
+    l1 = allops_cnn(c, a, s);
     l4 = vt_add(c, l1, l4);
     vt_backward(c, l4);
     vt_clip_grad_norm(c, 1.0);

@@ -54,6 +54,13 @@ if run btard_swarm ./build/btard_swarm --steps 12 --start 3 --every 4 --peers 6 
      --defences btard,mean --quiet --md "$W/swarm.md" --svg "$W/swarm.svg"; then
   cat "$W/swarm.md" >> "$W/btard_swarm.out"; check btard_swarm; fi
 if run nondeterminism_lab ./build/nondeterminism_lab; then check nondeterminism_lab; fi
+if run train_digits_cnn ./build/train_digits_cnn --steps 12 --order threads:2 --audit-order threads:1,chaos:3 --log "$W/digits_cnn.vtlog"; then
+  hashes "$W/digits_cnn.vtlog" "$W/digits_cnn.vtlog.commits" >> "$W/train_digits_cnn.out"; check train_digits_cnn; fi
+if run train_resnet ./build/train_resnet --data synthetic --width 4 --batch 8 --steps 3 --order threads:2 --out "$W/resnet" --audit chaos:2; then
+  hashes "$W"/resnet/* >> "$W/train_resnet.out"; check train_resnet; fi
+if run vtrain_cli_cnn ./build/vtrain train "$W/cli_cnn" --model cnn --steps 6 --width 4 --batch 16 --ckpt-every 2 --threads 2 &&
+   ./build/vtrain audit "$W/cli_cnn" --threads 1 2>&1 | mask >> "$W/vtrain_cli_cnn.out"; then
+  hashes "$W"/cli_cnn/* >> "$W/vtrain_cli_cnn.out"; check vtrain_cli_cnn; fi
 
 [ $REC = 1 ] && [ "$ONLY" = " " ] && exit 0
 echo "$pass passed, $fail failed"

@@ -21,6 +21,7 @@
 #include "../examples/chargpt.h"
 #include "../examples/digitsmlp.h"
 #include "allops.h"
+#include "../examples/digitscnn.h"
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -502,6 +503,21 @@ TEST2(mlp_gpu_trained_cpu_audited) {
          dev_name(g_dev), (long long)r.entries, (long long)r.corrections);
 }
 
+/* the digits CNN (convolutions, batch norm with running statistics, max
+   pooling): trained on the device, every step's state identical on the
+   cpu, and the reverse */
+TEST2(cnn_gpu_trained_cpu_audited) {
+    digitscnn a = digitscnn_new(&g_digits), b = digitscnn_new(&g_digits);
+    vt_program pa, pb;
+    lock_res r;
+    a.width = b.width = 4; a.batch = b.batch = 16; a.steps = b.steps = 12;
+    pa = digitscnn_program(&a); pb = digitscnn_program(&b);
+    CHECK(lockstep(&pa, &pb, g_dev, CPU, 12, VT_MODE_VERIFIED, 0, &r), "%s", r.why);
+    NOTE("%s-trained digits CNN, 12 steps, every step's state (running statistics included) identical on the cpu; %lld log entries",
+         dev_name(g_dev), (long long)r.entries);
+    CHECK(lockstep(&pa, &pb, CPU, g_dev, 12, VT_MODE_VERIFIED, 0, &r), "reverse: %s", r.why);
+}
+
 TEST2(gpt_gpu_trained_cpu_audited) {
     chargpt a = gpt_new(), b = gpt_new();
     vt_program pa = chargpt_program(&a), pb = chargpt_program(&b);
@@ -826,6 +842,7 @@ int main(int argc, char **argv) {
     RUN(emulator_device_memory_is_not_host_memory);
     vt__emu_guard = 0;
     RUN2(mlp_gpu_trained_cpu_audited);
+    RUN2(cnn_gpu_trained_cpu_audited);
     RUN2(gpt_gpu_trained_cpu_audited);
     RUN2(boundary_cases_agree_with_cpu);
     RUN2(native_gpu_differs_from_cpu);

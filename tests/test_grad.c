@@ -1455,6 +1455,146 @@ static void run_gpt(const char *name, double dropout, int pre_steps) {
     gc_run(&g);
 }
 
+/* ==========================================================================
+   convolution, batch norm, pooling (op table 1)
+   ========================================================================== */
+
+/* conv2d: x (N,C,H,W), w (OC,C/G,KH,KW), [bias (OC)]; ia: stride, pad,
+   dilation, groups, has bias. The reference is the direct sum. */
+static vt_tensor *b_conv(vt_ctx *c, gc *g) {
+    g->y = vt_conv2d(c, g->p[0], g->p[1], g->ia[4] ? g->p[2] : NULL, g->ia[0], g->ia[1], g->ia[2], g->ia[3]);
+    return gc_proj(c, g, g->y, 0);
+}
+static void r_conv(const gc *g, double *const *v, double *out) {
+    const int64_t *xe = g->ps[0].ne, *we = g->ps[1].ne;
+    int64_t N = xe[0], C = xe[1], H = xe[2], W = xe[3], OC = we[0], Cg = we[1], KH = we[2], KW = we[3];
+    int64_t s = g->ia[0], p = g->ia[1], d = g->ia[2], G = g->ia[3], OCg = OC / G;
+    int64_t OH = (H + 2 * p - d * (KH - 1) - 1) / s + 1, OW = (W + 2 * p - d * (KW - 1) - 1) / s + 1;
+    int64_t n, oc, oh, ow, ic, kh, kw;
+    (void)C;
+    for (n = 0; n < N; n++)
+        for (oc = 0; oc < OC; oc++)
+            for (oh = 0; oh < OH; oh++)
+                for (ow = 0; ow < OW; ow++) {
+                    double acc = g->ia[4] ? v[2][oc] : 0;
+                    for (ic = 0; ic < Cg; ic++)
+                        for (kh = 0; kh < KH; kh++)
+                            for (kw = 0; kw < KW; kw++) {
+                                int64_t ih = oh * s - p + kh * d, iw = ow * s - p + kw * d, cc = (oc / OCg) * Cg + ic;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                                acc += v[0][((n * xe[1] + cc) * H + ih) * W + iw] * v[1][((oc * Cg + ic) * KH + kh) * KW + kw];
+                            }
+                    out[((n * OC + oc) * OH + oh) * OW + ow] = acc;
+                }
+}
+static void run_conv(const char *name, int64_t N, int64_t C, int64_t H, int64_t W, int64_t OC, int64_t K, int s, int p, int d,
+                     int G, int bias) {
+    gc g;
+    gc_init(&g, name);
+    gc_param(&g, "x", INIT_NORMAL, 1.0, 4, N, C, H, W);
+    gc_param(&g, "w", INIT_NORMAL, 0.5, 4, OC, C / G, K, K);
+    if (bias) gc_param(&g, "bias", INIT_NORMAL, 0.5, 1, OC, 0, 0, 0);
+    g.ia[0] = s; g.ia[1] = p; g.ia[2] = d; g.ia[3] = G; g.ia[4] = bias;
+    g.build = b_conv;
+    g.ref = r_conv;
+    gc_run(&g);
+}
+
+TEST(grad_conv2d) {
+    run_conv("conv2d 3x3 pad 1, bias", 2, 3, 6, 5, 4, 3, 1, 1, 1, 1, 1);
+    run_conv("conv2d stride 2 pad 2 dil 2 groups 2", 2, 4, 7, 7, 6, 3, 2, 2, 2, 2, 0);
+    run_conv("conv2d depthwise 3x3", 1, 3, 5, 5, 3, 3, 1, 1, 1, 3, 0);
+    run_conv("conv2d 1x1 stride 2", 2, 4, 5, 5, 3, 1, 2, 0, 1, 1, 1);
+}
+
+/* batchnorm2d with batch statistics (da[0] eps; ia[0]: with running state) */
+static int s_bn(vt_ctx *c, gc *g) {
+    if (!gc_default_setup(c, g)) return 0;
+    if (g->ia[0]) g->user = vt_bn_state(c, "bn.state", g->ps[0].ne[1]);
+    return vt_status_of(c) == VT_OK;
+}
+static vt_tensor *b_bn(vt_ctx *c, gc *g) {
+    g->y = vt_batchnorm2d(c, g->p[0], g->p[1], g->p[2], g->ia[0] ? (vt_tensor *)g->user : NULL, 0.1, g->da[0]);
+    return gc_proj(c, g, g->y, 0);
+}
+static void r_bn(const gc *g, double *const *v, double *out) {
+    const int64_t *xe = g->ps[0].ne;
+    int64_t N = xe[0], C = xe[1], HW = xe[2] * xe[3], n, ch, h;
+    for (ch = 0; ch < C; ch++) {
+        double mu = 0, var = 0, rstd;
+        for (n = 0; n < N; n++)
+            for (h = 0; h < HW; h++) mu += v[0][(n * C + ch) * HW + h];
+        mu /= (double)(N * HW);
+        for (n = 0; n < N; n++)
+            for (h = 0; h < HW; h++) var += (v[0][(n * C + ch) * HW + h] - mu) * (v[0][(n * C + ch) * HW + h] - mu);
+        var /= (double)(N * HW);
+        rstd = 1 / sqrt(var + g->da[0]);
+        for (n = 0; n < N; n++)
+            for (h = 0; h < HW; h++) out[(n * C + ch) * HW + h] = (v[0][(n * C + ch) * HW + h] - mu) * rstd * v[1][ch] + v[2][ch];
+    }
+}
+static void run_bn(const char *name, int64_t N, int64_t C, int64_t H, int64_t W, int state) {
+    gc g;
+    gc_init(&g, name);
+    gc_param(&g, "x", INIT_NORMAL, 1.5, 4, N, C, H, W);
+    gc_param(&g, "w", INIT_ONE, 0.3, 1, C, 0, 0, 0);
+    gc_param(&g, "b", INIT_NORMAL, 0.5, 1, C, 0, 0, 0);
+    g.da[0] = 1e-5;
+    g.ia[0] = state;
+    g.setup = s_bn;
+    g.build = b_bn;
+    g.ref = r_bn;
+    gc_run(&g);
+}
+
+TEST(grad_batchnorm2d) {
+    run_bn("batchnorm2d (3,4,3,2)", 3, 4, 3, 2, 0);
+    run_bn("batchnorm2d (2,3,2,2), running state", 2, 3, 2, 2, 1);
+}
+
+/* pooling: ia kind (0 max, 1 avg, 2 global avg), k, stride, pad */
+static vt_tensor *b_pool(vt_ctx *c, gc *g) {
+    g->y = g->ia[0] == 0 ? vt_maxpool2d(c, g->p[0], g->ia[1], g->ia[2], g->ia[3])
+         : g->ia[0] == 1 ? vt_avgpool2d(c, g->p[0], g->ia[1], g->ia[2], g->ia[3]) : vt_global_avgpool(c, g->p[0]);
+    return gc_proj(c, g, g->y, 0);
+}
+static void r_pool(const gc *g, double *const *v, double *out) {
+    const int64_t *xe = g->ps[0].ne;
+    int64_t H = xe[2], W = xe[3], KH = g->ia[0] == 2 ? H : g->ia[1], KW = g->ia[0] == 2 ? W : g->ia[1];
+    int64_t s = g->ia[0] == 2 ? 1 : g->ia[2], p = g->ia[0] == 2 ? 0 : g->ia[3];
+    int64_t OH = (H + 2 * p - KH) / s + 1, OW = (W + 2 * p - KW) / s + 1, pl, oh, ow, kh, kw;
+    for (pl = 0; pl < xe[0] * xe[1]; pl++)
+        for (oh = 0; oh < OH; oh++)
+            for (ow = 0; ow < OW; ow++) {
+                double acc = 0, mx = -INFINITY;
+                for (kh = 0; kh < KH; kh++)
+                    for (kw = 0; kw < KW; kw++) {
+                        int64_t ih = oh * s - p + kh, iw = ow * s - p + kw;
+                        if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                        acc += v[0][(pl * H + ih) * W + iw];
+                        mx = fmax(mx, v[0][(pl * H + ih) * W + iw]);
+                    }
+                out[(pl * OH + oh) * OW + ow] = g->ia[0] == 0 ? mx : acc / (double)(KH * KW);
+            }
+}
+static void run_pool(const char *name, int kind, int64_t N, int64_t C, int64_t H, int64_t W, int k, int s, int p) {
+    gc g;
+    gc_init(&g, name);
+    gc_param(&g, "x", INIT_NORMAL, 1.0, 4, N, C, H, W);
+    g.ia[0] = kind; g.ia[1] = k; g.ia[2] = s; g.ia[3] = p;
+    g.build = b_pool;
+    g.ref = r_pool;
+    gc_run(&g);
+}
+
+TEST(grad_pooling) {
+    run_pool("maxpool2d 3x3 stride 2 pad 1", 0, 2, 3, 5, 5, 3, 2, 1);
+    run_pool("maxpool2d 2x2 stride 2", 0, 2, 2, 4, 6, 2, 2, 0);
+    run_pool("avgpool2d 3x3 stride 2 pad 1", 1, 2, 3, 5, 5, 3, 2, 1);
+    run_pool("avgpool2d 2x2 stride 1", 1, 1, 2, 4, 4, 2, 1, 0);
+    run_pool("global_avgpool (2,3,4,5)", 2, 2, 3, 4, 5, 0, 0, 0);
+}
+
 /* The cases above checked the gradient of every op of VT__OP_LIST: an op
    added to vtrain.h without a finite-difference check fails here. */
 TEST(every_op_covered) { vt_test_check_coverage("the gradient checks", 0); }
@@ -1499,6 +1639,9 @@ int main(void) {
     RUN(grad_verified_mlp);
     RUN(grad_gpt);
     RUN(grad_gpt_dropout);
+    RUN(grad_conv2d);
+    RUN(grad_batchnorm2d);
+    RUN(grad_pooling);
     RUN(every_op_covered);
     return TEST_SUMMARY();
 }

@@ -431,6 +431,10 @@ static vt_program gpt_program_wide(void) {
     /* wide enough (8 x 32 x 64 outputs) that rounding points run on the pool */
     vt_program p = gpt_program();
     g_gpt.cfg.width = 64; g_gpt.T = 32; g_gpt.B = 8;
+    /* the batch buffers were sized for the smaller B*T of an earlier
+       program: chargpt_setup makes them again for this one */
+    free(g_gpt.x); free(g_gpt.y);
+    g_gpt.x = g_gpt.y = NULL;
     return p;
 }
 

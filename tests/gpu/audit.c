@@ -2,9 +2,11 @@
 
      build/gpu_audit MODEL TRAIN AUDIT STEPS [T B]
      build/gpu_audit probe       GPU 0's name, or why there is none (exit 3)
-       MODEL  mlp (digits), chargpt (4 layers, width 128, the KJV text) or
-              gpt2 (GPT-2's shape: 12 layers, width 768, 12 heads, vocab
-              50257, context 1024; sequences of T, batch B: 64 and 2 by default)
+       MODEL  mlp (digits), cnn (the digits CNN: convolutions, batch norm,
+              max pooling; examples/digitscnn.h), chargpt (4 layers, width
+              128, the KJV text) or gpt2 (GPT-2's shape: 12 layers, width 768,
+              12 heads, vocab 50257, context 1024; sequences of T, batch B: 64
+              and 2 by default)
        TRAIN, AUDIT  cpu, gpu (device 0) or emu (the emulator)
 
    The trainer's log chunk of each step goes to the auditor in memory; after
@@ -19,6 +21,7 @@
 #include "../../vtrain.h"
 #include "../../examples/chargpt.h"
 #include "../../examples/digitsmlp.h"
+#include "../../examples/digitscnn.h"
 #include "../../examples/gpt2rand.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +42,7 @@ int main(int argc, char **argv) {
     vt_program p;
     void *ua, *ub;
     digitsmlp ma, mb;
+    digitscnn na, nb;
     chargpt ca, cb;
     gpt2rand ga, gb;
     vt_ctx *t, *a;
@@ -56,7 +60,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc < 5 || !backend(argv[2], &dt) || !backend(argv[3], &da)) {
-        printf("usage: %s mlp|chargpt|gpt2 cpu|gpu|emu cpu|gpu|emu STEPS [T B]\n       %s probe\n", argv[0], argv[0]);
+        printf("usage: %s mlp|cnn|chargpt|gpt2 cpu|gpu|emu cpu|gpu|emu STEPS [T B]\n       %s probe\n", argv[0], argv[0]);
         return 2;
     }
     steps = atoll(argv[4]);
@@ -69,6 +73,13 @@ int main(int argc, char **argv) {
         mb = ma;
         p = digitsmlp_program(&ma);
         ua = &ma; ub = &mb;
+    } else if (!strcmp(argv[1], "cnn")) {
+        if (vt_digits_load("data/digits.csv", &g_digits) != VT_OK) { printf("%s\n", vt_last_error()); return 1; }
+        na = digitscnn_new(&g_digits);
+        na.commit = 1; na.steps = steps;
+        nb = na;
+        p = digitscnn_program(&na);
+        ua = &na; ub = &nb;
     } else if (!strcmp(argv[1], "chargpt")) {
         if (chargpt_load(&ca, "data/kjv_nt.txt") != VT_OK) { printf("%s\n", vt_last_error()); return 1; }
         ca.steps = steps;
@@ -132,7 +143,7 @@ int main(int argc, char **argv) {
            (long long)same, (long long)steps, tt / (double)(s > 0 ? s : 1), ta / (double)(s > 0 ? s : 1));
     vt_destroy(t);
     vt_destroy(a);
-    if (!strcmp(argv[1], "mlp")) vt_digits_free(&g_digits);
+    if (!strcmp(argv[1], "mlp") || !strcmp(argv[1], "cnn")) vt_digits_free(&g_digits);
     if (!strcmp(argv[1], "chargpt")) { free(cb.x); free(cb.y); chargpt_free(&ca); }
     if (!strcmp(argv[1], "gpt2")) { gpt2rand_free(&ga); gpt2rand_free(&gb); }
     return same == steps ? 0 : 1;

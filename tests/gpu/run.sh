@@ -20,6 +20,11 @@
 #   7. two MPI ranks sharing the GPU (vtrain_dp.h, S = 4, the character GPT),
 #      the transcript audited on the CPU and compared leaf for leaf with one
 #      CPU process (tests/gpu/dp.sh; needs Open MPI there)
+#   8. the digits CNN (convolutions, batch norm, max pooling) trained on the
+#      GPU and audited on the CPU for 20 steps, running statistics included
+#   9. the ResNet-50 (CIFAR form, B=64) verified and fp64 step beside
+#      PyTorch eager on the same GPU, binary32 (TF32 off) and binary64
+#      (bench/torch_resnet.py over build/bench_gpu_cnn)
 # Logs go to OUTDIR/<stage>.log; OUTDIR/summary.txt has each stage's exit
 # status and OUTDIR/results.md the lines for bench/RESULTS.md.
 #
@@ -58,7 +63,7 @@ head -n 12 "$out/nvidia-smi.txt"
 { git log -1 --format='commit %H %s'; git status --short; } > "$out/git.txt" 2>&1 || true
 
 stage build 150 make -j"$(nproc)" cuda
-if [ ! -x build/gpu_audit ] || [ ! -x build/test_cuda ] || [ ! -x build/bench_gpu_step ]; then
+if [ ! -x build/gpu_audit ] || [ ! -x build/test_cuda ] || [ ! -x build/bench_gpu_step ] || [ ! -x build/bench_gpu_cnn ]; then
     echo "== the build failed (see $out/build.log): nothing else runs"; exit 1
 fi
 ./build/gpu_audit probe > "$out/probe.log" 2>&1
@@ -77,6 +82,8 @@ if [ "$gpu" -eq 0 ]; then
     stage bench_torch 60 python3 bench/gpt2_torch.py --warmup 2 --steps 10
     stage audit_gpt2_gpu_cpu 150 ./build/gpu_audit gpt2 gpu cpu 20 64 2
     stage audit_dp_2ranks_gpu_cpu 90 bash tests/gpu/dp.sh --gpu
+    stage audit_cnn_gpu_cpu 40 ./build/gpu_audit cnn gpu cpu 20
+    stage bench_resnet50 90 python3 bench/torch_resnet.py --vtrain build/bench_gpu_cnn --device cuda --model resnet50 --width 64 --batch 64 --steps 3 --rounds 2
 else
     echo "NO GPU: $(head -n 1 "$out/probe.log")"
     echo "   nothing below is a GPU measurement: the emulator's checks only"
@@ -88,6 +95,8 @@ else
     stage bench_gpu_step 60 ./build/bench_gpu_step --emu --small
     stage bench_torch 60 python3 bench/gpt2_torch.py --device cpu --vocab 100 --layers 2 --width 64 --heads 4 --T 32 --B 2 --warmup 1 --steps 2
     stage audit_dp_2ranks_emu_cpu 120 bash tests/gpu/dp.sh --emu
+    stage audit_cnn_emu_cpu 60 ./build/gpu_audit cnn emu cpu 3
+    stage bench_resnet50 90 python3 bench/torch_resnet.py --vtrain build/bench_gpu_cnn --device emu --model resnet50 --width 2 --batch 2 --steps 2 --rounds 1
 fi
 
 # the ratios: verified vtrain against PyTorch eager on this GPU
@@ -121,6 +130,10 @@ dev=$(sed -n 's/^device: //p' "$out/bench_gpu_step.log" 2>/dev/null | head -n 1)
     fi
     echo
     grep -h -E '^(model|parameters|verified|round_only|fp64|native|rounding points|state digest)' "$out/bench_gpu_step.log" 2>/dev/null | sed 's/^/    /'
+    echo
+    echo "ResNet-50 (CIFAR form) training step, vtrain beside PyTorch on the same device:"
+    echo
+    grep -h '^RESULT' "$out/bench_resnet50.log" 2>/dev/null | sed 's/^RESULT /    /'
     echo
     echo "Audits (every step's state digest and log chunk hash, trainer against auditor):"
     echo

@@ -1,0 +1,358 @@
+/* tests/test_cnn.c - convolutional networks (issue 16): the digits CNN and a
+   narrow ResNet-18 trained in one order and audited in others (every step's
+   state identical, batch-norm running statistics included), native mode
+   diverging, checkpoint and resume in the middle of a run with batch norm,
+   evaluation with the running statistics, the CIFAR-10 loader and its
+   augmentation, and bad input (each a clear error, nothing aborts). */
+#define VTRAIN_IMPLEMENTATION
+#include "../vtrain.h"
+#include "test.h"
+#include "../examples/digitscnn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static vt_digits g_digits;
+static int load_digits(void) {
+    static int done = 0;
+    if (!done) done = vt_digits_load("data/digits.csv", &g_digits) == VT_OK ? 1 : -1;
+    return done == 1;
+}
+
+/* a small digits CNN: width 4, batch 16, over 8 steps of schedule */
+static digitscnn g_cnn;
+static vt_program cnn_program(void) {
+    g_cnn = digitscnn_new(&g_digits);
+    g_cnn.width = 4; g_cnn.batch = 16; g_cnn.steps = 8; g_cnn.commit = 1;
+    return digitscnn_program(&g_cnn);
+}
+
+/* a ResNet-18 of width 4 (4, 8, 16, 32 channels) on CIFAR-shaped random
+   images (B 4, 3x32x32), SGD with momentum */
+typedef struct { vt_resnet m; vt_optim *opt; int B; } rn_app;
+static rn_app g_rn;
+static vt_status rn_setup(vt_ctx *c, void *u) {
+    rn_app *a = (rn_app *)u;
+    vt_resnet_config cfg = vt_resnet_default(18);
+    vt_sgd_desc sd = vt_sgd_default();
+    cfg.width = 4;
+    vt_resnet_free(&a->m);
+    vt_resnet_init(c, &a->m, &cfg, 3);
+    sd.lr = 0.05; sd.momentum = 0.9; sd.weight_decay = 5e-4;
+    a->opt = vt_sgd_create(c, &sd);
+    return vt_status_of(c);
+}
+static vt_status rn_step(vt_ctx *c, int64_t s, void *u) {
+    rn_app *a = (rn_app *)u;
+    static float x[4 * 3 * 32 * 32];
+    int32_t y[4];
+    int64_t xs[4] = {4, 3, 32, 32}, ys[1] = {4}, i;
+    vt_tensor *lg;
+    for (i = 0; i < 4 * 3 * 32 * 32; i++) x[i] = (float)vt_rng_normal(21, (uint64_t)s, (uint64_t)i);
+    for (i = 0; i < 4; i++) y[i] = (int32_t)(vt_rng_u64(22, (uint64_t)s, (uint64_t)i) % 10);
+    lg = vt_resnet_forward(c, &a->m, vt_from_f32(c, 4, xs, x));
+    vt_backward(c, vt_cross_entropy(c, lg, vt_from_i32(c, 1, ys, y)));
+    vt_optim_step(c, a->opt, 0.05);
+    return vt_status_of(c);
+}
+static vt_program rn_program(void) {
+    vt_program p;
+    p.setup = rn_setup; p.step = rn_step; p.on_step = NULL; p.user = &g_rn;
+    return p;
+}
+
+/* trains with train_order, audits with each of orders; returns how many audits matched every step */
+static int train_audit(const vt_program *p, vt_mode mode, const char *log, int64_t steps, const char *train_order,
+                       const char **orders, int n, vt_report *tr) {
+    vt_desc d = vt_desc_default();
+    vt_report r;
+    int k, ok = 0;
+    d.mode = mode;
+    d.log_path = log;
+    vt_order_parse(&d.order, train_order);
+    vt_run(&d, p, steps, tr);
+    CHECK(tr->status == VT_OK, "training (%s) failed: %s", vt_mode_name(mode), tr->message);
+    d.role = VT_ROLE_AUDIT;
+    for (k = 0; k < n; k++) {
+        vt_order_parse(&d.order, orders[k]);
+        vt_run(&d, p, steps, &r);
+        if (r.status == VT_OK && r.steps == steps) ok++;
+        if (mode == VT_MODE_VERIFIED) CHECK(r.status == VT_OK, "audit with order %s: %s", orders[k], r.message);
+        else NOTE("native, order %s: %s", orders[k], r.status == VT_OK ? "replayed" : r.message);
+    }
+    return ok;
+}
+
+static const char *orders4[4] = {"threads:1", "threads:2,block:13", "chaos:7,threads:2", "chaos:9,threads:1,nofma"};
+
+TEST(cnn_replays_across_orders) {
+    vt_report tr;
+    vt_program p;
+    int ok;
+    if (!load_digits()) { CHECK(0, "cannot load data/digits.csv"); return; }
+    p = cnn_program();
+    ok = train_audit(&p, VT_MODE_VERIFIED, "build/t_cnn.vtlog", 8, "threads:2", orders4, 4, &tr);
+    CHECK(ok == 4, "%d of 4 audits matched", ok);
+    NOTE("digits CNN, 8 steps: %lld log entries over %lld values, %lld exact products, %.0f log bytes per step",
+         (long long)tr.log.entries, (long long)tr.log.values, (long long)tr.log.exact, (double)tr.log.bytes / 8);
+}
+
+TEST(cnn_native_diverges) {
+    vt_report tr;
+    vt_program p;
+    int ok;
+    if (!load_digits()) { CHECK(0, "cannot load data/digits.csv"); return; }
+    p = cnn_program();
+    ok = train_audit(&p, VT_MODE_NATIVE, "build/t_cnnn.vtlog", 8, "threads:2", orders4, 4, &tr);
+    CHECK(ok == 0, "native mode replayed under %d of 4 other orders: the orders are not really different", ok);
+}
+
+TEST(resnet18_narrow_replays_across_orders) {
+    vt_report tr;
+    vt_program p = rn_program();
+    const char *o[2] = {"chaos:3,threads:2,nofma", "threads:1,block:29"};
+    int ok = train_audit(&p, VT_MODE_VERIFIED, "build/t_rn18.vtlog", 3, "threads:2", o, 2, &tr);
+    CHECK(ok == 2, "%d of 2 audits matched", ok);
+    NOTE("ResNet-18 width 4, B 4, 3 steps: %lld log entries over %lld values, %lld exact products, %.0f log bytes per step",
+         (long long)tr.log.entries, (long long)tr.log.values, (long long)tr.log.exact, (double)tr.log.bytes / 3);
+    vt_resnet_free(&g_rn.m);
+}
+
+TEST(resnet18_native_diverges) {
+    vt_report tr;
+    vt_program p = rn_program();
+    const char *o[1] = {"chaos:3,threads:2,nofma"};
+    int ok = train_audit(&p, VT_MODE_NATIVE, "build/t_rn18n.vtlog", 2, "threads:2", o, 1, &tr);
+    CHECK(ok == 0, "native ResNet-18 replayed under another order");
+    vt_resnet_free(&g_rn.m);
+}
+
+/* The running statistics are state: they move in training, they are in the
+   state digest (a change to one value changes it), and evaluation uses them. */
+TEST(running_statistics_are_state) {
+    vt_desc d = vt_desc_default();
+    vt_program p;
+    vt_report r;
+    vt_ctx *c;
+    unsigned char a[32], b[32];
+    double st[8], st0[8];
+    float v[8];
+    int64_t xs[4] = {3, 1, 8, 8}, i;
+    vt_tensor *y1, *y2;
+    double o1[10], o2[10];
+    if (!load_digits()) { CHECK(0, "cannot load data/digits.csv"); return; }
+    p = cnn_program();
+    c = vt_create(&d);
+    if (!c) { CHECK(0, "%s", vt_last_error()); return; }
+    p.setup(c, p.user);
+    vt_read_f64(c, g_cnn.s1, st0);
+    vt_run_ctx(c, &p, 3, &r);
+    CHECK(r.status == VT_OK, "%s", r.message);
+    vt_read_f64(c, g_cnn.s1, st);
+    CHECK(st[0] != st0[0] && st[4] != st0[4], "the running mean and variance did not move (%g %g)", st[0], st[4]);
+    vt_weights_digest(c, a);
+    for (i = 0; i < 8; i++) v[i] = (float)st[i];
+    v[5] = nextafterf(v[5], 10.0f);
+    vt_write_f32(c, g_cnn.s1, v);
+    vt_weights_digest(c, b);
+    CHECK(memcmp(a, b, 32) != 0, "one running variance changed by one ulp, the state digest did not");
+    /* evaluation: the same input gives the same output twice (no batch
+       statistics), and another running mean changes it */
+    {
+        float img[3 * 64];
+        vt_tensor *x;
+        for (i = 0; i < 3 * 64; i++) img[i] = g_digits.x[i];
+        vt_eval_begin(c);
+        x = vt_from_f32(c, 4, xs, img);
+        y1 = digitscnn_forward(c, &g_cnn, x);
+        vt_read_f64(c, y1, o1);
+        vt_eval_end(c);
+        v[1] += 0.5f;
+        vt_write_f32(c, g_cnn.s1, v);
+        vt_eval_begin(c);
+        x = vt_from_f32(c, 4, xs, img);
+        y2 = digitscnn_forward(c, &g_cnn, x);
+        vt_read_f64(c, y2, o2);
+        vt_eval_end(c);
+        CHECK(vt_status_of(c) == VT_OK, "%s", vt_error_message(c));
+        CHECK(memcmp(o1, o2, sizeof o1) != 0, "evaluation did not use the running mean");
+    }
+    vt_destroy(c);
+}
+
+/* A transcript with checkpoints every 2 steps: a run stopped at step 5 and
+   resumed to 8 ends with the leaves of an unbroken 8-step run (the running
+   statistics come back from the checkpoint), and the resumed transcript
+   audits in another order. */
+TEST(checkpoint_resume_with_batch_norm) {
+    vt_desc d = vt_desc_default();
+    vt_program p;
+    vt_report r;
+    vt_leaf_info *la = NULL, *lb = NULL;
+    int64_t na = 0, nb = 0, k;
+    const char *man[] = {"program=test-digits-cnn", NULL};
+    if (!load_digits()) { CHECK(0, "cannot load data/digits.csv"); return; }
+    if (system("rm -rf build/t_cnn_full build/t_cnn_res") != 0) {}
+    d.manifest = man;
+    d.ckpt_every = 2;
+    vt_order_parse(&d.order, "threads:2");
+    p = cnn_program();
+    d.transcript = "build/t_cnn_full";
+    vt_run(&d, &p, 8, &r);
+    CHECK(r.status == VT_OK, "unbroken run: %s", r.message);
+    p = cnn_program();
+    d.transcript = "build/t_cnn_res";
+    vt_run(&d, &p, 5, &r);
+    CHECK(r.status == VT_OK, "first part: %s", r.message);
+    p = cnn_program();
+    d.resume = 1;
+    vt_order_parse(&d.order, "threads:1");
+    vt_run(&d, &p, 8, &r);
+    CHECK(r.status == VT_OK, "resume: %s", r.message);
+    NOTE("resumed: ran %lld steps", (long long)r.steps);
+    CHECK(vt_transcript_leaves("build/t_cnn_full", &la, &na) == VT_OK && vt_transcript_leaves("build/t_cnn_res", &lb, &nb) == VT_OK,
+          "%s", vt_last_error());
+    CHECK(na == 8 && nb == 8, "steps %lld and %lld", (long long)na, (long long)nb);
+    for (k = 0; k < na && k < nb; k++)
+        if (memcmp(la[k].leaf, lb[k].leaf, 32)) break;
+    CHECK(k == 8, "leaves differ from step %lld", (long long)k);
+    vt_free_leaves(la);
+    vt_free_leaves(lb);
+    d.resume = 0;
+    d.role = VT_ROLE_AUDIT;
+    vt_order_parse(&d.order, "chaos:4,nofma");
+    p = cnn_program();
+    vt_run(&d, &p, 8, &r);
+    CHECK(r.status == VT_OK, "audit of the resumed transcript: %s", r.message);
+}
+
+/* --- bad input --------------------------------------------------------------------- */
+
+/* an op on a fresh context inside a step: the error and its message */
+static vt_status bad_op(int which, char *msg, size_t n) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *c = vt_create(&d);
+    int64_t xs[4] = {2, 3, 5, 5}, ws[4] = {4, 2, 3, 3}, wb[4] = {4, 3, 7, 7}, bs[1] = {5};
+    vt_tensor *x, *w, *y = NULL;
+    vt_status st;
+    if (!c) return VT_ERR_ARG;
+    vt_step_begin(c);
+    x = vt_new(c, VT_F32, 4, xs);
+    if (which == 0) { w = vt_new(c, VT_F32, 4, ws); y = vt_conv2d(c, x, w, NULL, 1, 1, 1, 1); }  /* C 3, w takes 2 */
+    if (which == 1) { w = vt_new(c, VT_F32, 4, wb); y = vt_conv2d(c, x, w, NULL, 1, 0, 1, 1); }  /* 7x7 on 5x5 */
+    if (which == 2) { w = vt_new(c, VT_F32, 4, ws); y = vt_conv2d(c, x, w, NULL, 1, 1, 1, 2); }  /* groups 2, C 3 */
+    if (which == 3) { w = vt_new(c, VT_F32, 1, bs); y = vt_batchnorm2d(c, x, w, w, NULL, 0.1, 1e-5); } /* w (5), C 3 */
+    if (which == 4) y = vt_maxpool2d(c, x, 7, 1, 0);
+    if (which == 5) { int64_t s2[2] = {2, 3}; y = vt_conv2d(c, vt_new(c, VT_F32, 2, s2), x, NULL, 1, 0, 1, 1); }
+    st = vt_status_of(c);
+    snprintf(msg, n, "%s", vt_error_message(c));
+    CHECK(y == NULL, "case %d: the op returned a tensor", which);
+    vt_step_end(c);
+    vt_destroy(c);
+    return st;
+}
+
+TEST(bad_shapes_are_clear_errors) {
+    char m[512];
+    CHECK(bad_op(0, m, sizeof m) == VT_ERR_SHAPE && strstr(m, "channels do not match") && strstr(m, "C = 3"), "%s", m);
+    NOTE("%s", m);
+    CHECK(bad_op(1, m, sizeof m) == VT_ERR_SHAPE && strstr(m, "larger than the padded input"), "%s", m);
+    NOTE("%s", m);
+    CHECK(bad_op(2, m, sizeof m) == VT_ERR_SHAPE && strstr(m, "divisible by groups"), "%s", m);
+    NOTE("%s", m);
+    CHECK(bad_op(3, m, sizeof m) == VT_ERR_SHAPE && strstr(m, "C = 3"), "%s", m);
+    NOTE("%s", m);
+    CHECK(bad_op(4, m, sizeof m) == VT_ERR_SHAPE && strstr(m, "maxpool2d") && strstr(m, "larger than the padded input"), "%s", m);
+    NOTE("%s", m);
+    CHECK(bad_op(5, m, sizeof m) == VT_ERR_SHAPE && strstr(m, "(N,C,H,W)"), "%s", m);
+    NOTE("%s", m);
+}
+
+/* writes n CIFAR records (labels i % 10, pixels from i), plus `extra` stray bytes */
+static void write_cifar(const char *path, int n, int extra, int bad_label_at) {
+    FILE *f = fopen(path, "wb");
+    int i, j;
+    if (!f) return;
+    for (i = 0; i < n; i++) {
+        unsigned char rec[3073];
+        rec[0] = (unsigned char)(i == bad_label_at ? 10 : i % 10);
+        for (j = 0; j < 3072; j++) rec[1 + j] = (unsigned char)((i * 7 + j * 13) & 0xff);
+        fwrite(rec, 1, sizeof rec, f);
+    }
+    for (i = 0; i < extra; i++) fputc(1, f);
+    fclose(f);
+}
+
+TEST(cifar_loader) {
+    vt_cifar d;
+    const char *ok[2] = {"build/t_cifar1.bin", "build/t_cifar2.bin"}, *tr[2] = {"build/t_cifar1.bin", "build/t_cifar_trunc.bin"};
+    const char *bl[1] = {"build/t_cifar_label.bin"}, *miss[1] = {"build/t_cifar_missing.bin"};
+    float a[3072], b[3072], p[3072];
+    int i, same = 1, flipped = 0;
+    write_cifar(ok[0], 5, 0, -1);
+    write_cifar(ok[1], 3, 0, -1);
+    write_cifar(tr[1], 4, 1000, -1);
+    write_cifar(bl[0], 6, 0, 4);
+    CHECK(vt_cifar_load(ok, 2, &d) == VT_OK && d.n == 8, "%s (%d images)", vt_last_error(), d.n);
+    CHECK(d.y[5] == 0 && d.y[7] == 2 && d.x[5 * 3072 + 1] == (unsigned char)13, "records read wrong");
+    /* augmentation: a function of (seed, stream, index) only; crops and flips happen */
+    for (i = 0; i < 40; i++) {
+        int k;
+        vt_cifar_image(&d, 1, 1, 9, 3, (uint64_t)i, a);
+        vt_cifar_image(&d, 1, 1, 9, 3, (uint64_t)i, b);
+        same &= !memcmp(a, b, sizeof a);
+        vt_cifar_image(&d, 1, 0, 0, 0, 0, p);
+        for (k = 0; k < 3072 && a[k] == p[k]; k++) {}
+        flipped += k < 3072;
+    }
+    CHECK(same, "the same (seed, stream, index) gave two different augmentations");
+    CHECK(flipped >= 30, "only %d of 40 augmented images differ from the plain one", flipped);
+    vt_cifar_free(&d);
+    CHECK(vt_cifar_load(tr, 2, &d) == VT_ERR_TRUNCATED && strstr(vt_last_error(), "t_cifar_trunc.bin") && strstr(vt_last_error(), "record 4"),
+          "%s", vt_last_error());
+    NOTE("%s", vt_last_error());
+    CHECK(d.n == 0 && !d.x, "a failed load left data behind");
+    CHECK(vt_cifar_load(bl, 1, &d) == VT_ERR_FORMAT && strstr(vt_last_error(), "record 4") && strstr(vt_last_error(), "label 10"),
+          "%s", vt_last_error());
+    NOTE("%s", vt_last_error());
+    CHECK(vt_cifar_load(miss, 1, &d) == VT_ERR_IO && strstr(vt_last_error(), "t_cifar_missing.bin"), "%s", vt_last_error());
+    NOTE("%s", vt_last_error());
+}
+
+/* a NaN in a batch: the step fails with a message that names the point, and
+   nothing aborts */
+TEST(nan_in_batch_is_named) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *c = vt_create(&d);
+    vt_resnet m;
+    vt_resnet_config cfg = vt_resnet_default(18);
+    static float x[2 * 3 * 8 * 8];
+    int64_t xs[4] = {2, 3, 8, 8};
+    if (!c) { CHECK(0, "%s", vt_last_error()); return; }
+    cfg.width = 2;
+    vt_resnet_init(c, &m, &cfg, 1);
+    x[77] = NAN;
+    vt_step_begin(c);
+    vt_resnet_forward(c, &m, vt_from_f32(c, 4, xs, x));
+    CHECK(vt_status_of(c) == VT_ERR_NONFINITE && strstr(vt_error_message(c), "conv2d"), "%s", vt_error_message(c));
+    NOTE("%s", vt_error_message(c));
+    vt_step_end(c);
+    vt_resnet_free(&m);
+    vt_destroy(c);
+}
+
+int main(int argc, char **argv) {
+    TEST_FILTER(argc, argv);
+    RUN(cnn_replays_across_orders);
+    RUN(cnn_native_diverges);
+    RUN(resnet18_narrow_replays_across_orders);
+    RUN(resnet18_native_diverges);
+    RUN(running_statistics_are_state);
+    RUN(checkpoint_resume_with_batch_norm);
+    RUN(bad_shapes_are_clear_errors);
+    RUN(cifar_loader);
+    RUN(nan_in_batch_is_named);
+    vt_digits_free(&g_digits);
+    return TEST_SUMMARY();
+}
