@@ -2428,6 +2428,8 @@ struct vt_ctx {
     int64_t point;          /* rounding point index within the step */
     uint64_t calls;         /* kernel invocation counter (chaos key) */
     vt__ents *tents;        /* per-thread entry buffers */
+    int pre_cast; int64_t pre_bad; /* >>optim: the next cast's values are binary32 already, their first NaN
+                                      pre_bad (-1: none); vt__cpu_cast returns it without a pass */
     vt__ents ents;          /* entries of the current point, in index order */
     struct vt__rent *rents; int64_t crents; /* auditor: entries read from the log */
     FILE *logf;             /* trainer: log being written */
@@ -3236,6 +3238,7 @@ static int64_t vt__ents_gather(vt_ctx *c, vt__ents *out) {
 static int64_t vt__cpu_cast(vt_ctx *c, double *x, int64_t n, int check_only) {
     vt__rjob job;
     int t, nt = c->pool.n;
+    if (c->pre_cast) { c->pre_cast = 0; return c->pre_bad; } /* a fused pass rounded and checked them (>>optim) */
     for (t = 0; t < nt; t++) c->tents[t].bad = -1;
     job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0; job.lz = NULL;
     vt__parallel(&c->pool, n, n, check_only ? vt__nan_task : vt__cast_task, &job);
@@ -6841,7 +6844,9 @@ typedef struct vt__opt_job {
     double *w, *g, *m, *v; /* flat, backend addresses */
     int64_t N;
     double lr, bc1, bc2;
-    int phase;             /* AdamW: 0 m, 1 v, 2 w; SGD: 0 momentum, 2 w */
+    int phase;             /* AdamW: 0 m, 1 v, 2 w, 3 all three in one pass (the CPU's); SGD: 0 momentum, 2 w */
+    int r32;               /* phase 3: round each value to binary32 (not in fp64 mode) */
+    int64_t *bad;          /* phase 3: per thread, the first NaN of m, v, w (-1: none) */
 } vt__opt_job;
 
 /* AdamW, following torch.optim.AdamW:
@@ -6888,8 +6893,93 @@ static void vt__opt_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* AdamW in one pass over the parameters (the CPU backend, phase 3): per
+   element the three updates of vt__opt_task in their order, each value
+   rounded to binary32 as its rounding point's cast rounds it (not in fp64
+   mode, whose points only check) before the next update reads it, so m, v
+   and w are the bits the three passes and their points give. The first NaN
+   of each (per thread: bad[3 tid + q]) goes to its point through
+   c->pre_cast, which then needs no pass of its own. */
+static void vt__adamw_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__opt_job *j = (const vt__opt_job *)arg;
+    const vt_optim *o = j->o;
+    const double b1 = o->a.beta1, b2 = o->a.beta2, c1 = 1 - b1, c2 = 1 - b2, eps = o->a.eps;
+    const double wdf = 1 - j->lr * o->a.weight_decay, sb2 = sqrt(j->bc2), lrb = j->lr / j->bc1;
+    int64_t b0, i, *bad = j->bad + 3 * tid;
+    for (b0 = lo; b0 < hi; b0 += 256) {
+        int64_t n = VT__MIN(256, hi - b0);
+        double *m = j->m + b0, *v = j->v + b0, *w = j->w + b0;
+        const double *g = j->g + b0;
+        int any = 0, q;
+        i = 0;
+#ifdef VT__AVX2
+        { /* four at a time, the same operations (sqrt through errno stops gcc vectorising the loop below) */
+            const __m256d B1 = _mm256_set1_pd(b1), B2 = _mm256_set1_pd(b2), C1 = _mm256_set1_pd(c1), C2 = _mm256_set1_pd(c2);
+            const __m256d WDF = _mm256_set1_pd(wdf), SB2 = _mm256_set1_pd(sb2), LRB = _mm256_set1_pd(lrb), EPS = _mm256_set1_pd(eps);
+            __m256d nan = _mm256_setzero_pd();
+            for (; i + 4 <= n; i += 4) {
+                __m256d gi = _mm256_loadu_pd(g + i), mi, vi, wi;
+                mi = _mm256_add_pd(_mm256_mul_pd(B1, _mm256_loadu_pd(m + i)), _mm256_mul_pd(C1, gi));
+                if (j->r32) mi = _mm256_cvtps_pd(_mm256_cvtpd_ps(mi));
+                vi = _mm256_add_pd(_mm256_mul_pd(B2, _mm256_loadu_pd(v + i)), _mm256_mul_pd(C2, _mm256_mul_pd(gi, gi)));
+                if (j->r32) vi = _mm256_cvtps_pd(_mm256_cvtpd_ps(vi));
+                wi = _mm256_sub_pd(_mm256_mul_pd(_mm256_loadu_pd(w + i), WDF),
+                                   _mm256_mul_pd(LRB, _mm256_div_pd(mi, _mm256_add_pd(_mm256_div_pd(_mm256_sqrt_pd(vi), SB2), EPS))));
+                if (j->r32) wi = _mm256_cvtps_pd(_mm256_cvtpd_ps(wi));
+                _mm256_storeu_pd(m + i, mi);
+                _mm256_storeu_pd(v + i, vi);
+                _mm256_storeu_pd(w + i, wi);
+                nan = _mm256_or_pd(nan, _mm256_or_pd(_mm256_cmp_pd(mi, mi, _CMP_UNORD_Q),
+                                                     _mm256_or_pd(_mm256_cmp_pd(vi, vi, _CMP_UNORD_Q), _mm256_cmp_pd(wi, wi, _CMP_UNORD_Q))));
+            }
+            any = _mm256_movemask_pd(nan) != 0;
+        }
+#endif
+        if (j->r32)
+            for (; i < n; i++) {
+                double mi = (double)(float)(b1 * m[i] + c1 * g[i]), vi = (double)(float)(b2 * v[i] + c2 * (g[i] * g[i]));
+                double wi = (double)(float)(w[i] * wdf - lrb * (mi / (sqrt(vi) / sb2 + eps)));
+                m[i] = mi; v[i] = vi; w[i] = wi;
+                any |= (mi != mi) | (vi != vi) | (wi != wi);
+            }
+        else
+            for (; i < n; i++) {
+                double mi = b1 * m[i] + c1 * g[i], vi = b2 * v[i] + c2 * (g[i] * g[i]);
+                double wi = w[i] * wdf - lrb * (mi / (sqrt(vi) / sb2 + eps));
+                m[i] = mi; v[i] = vi; w[i] = wi;
+                any |= (mi != mi) | (vi != vi) | (wi != wi);
+            }
+        if (!any) continue;
+        for (q = 0; q < 3; q++) {
+            const double *x = q == 0 ? m : q == 1 ? v : w;
+            for (i = 0; i < n && bad[q] < 0; i++)
+                if (x[i] != x[i]) bad[q] = b0 + i;
+        }
+    }
+}
+
 static void vt__cpu_optim(vt_ctx *c, const vt__opt_job *j) {
-    vt__parallel(&c->pool, j->N, (j->phase == 2 ? 8 : 4) * j->N, vt__opt_task, (void *)(uintptr_t)j);
+    if (j->phase == 3) vt__parallel(&c->pool, j->N, 16 * j->N, vt__adamw_task, (void *)(uintptr_t)j);
+    else vt__parallel(&c->pool, j->N, (j->phase == 2 ? 8 : 4) * j->N, vt__opt_task, (void *)(uintptr_t)j);
+}
+
+static int vt__no_fused; /* tests: AdamW in three passes on the CPU too, to compare */
+
+/* AdamW's three points after the fused pass: each takes its values' first
+   NaN from the pass instead of casting them again */
+static void vt__adamw_points(vt_ctx *c, const vt__opt_job *j, const int64_t *dims) {
+    int q, t;
+    double *x[3];
+    x[0] = j->m; x[1] = j->v; x[2] = j->w;
+    for (q = 0; q < 3; q++) {
+        int64_t bad = -1;
+        for (t = 0; t < c->pool.n; t++)
+            if (j->bad[3 * t + q] >= 0 && (bad < 0 || j->bad[3 * t + q] < bad)) bad = j->bad[3 * t + q];
+        c->pre_cast = 1;
+        c->pre_bad = bad;
+        vt__round(c, vt__kind(VT_OP_OPTIM, q), 1, dims, x[q], NULL, NULL, NULL, j->N);
+        c->pre_cast = 0;
+    }
 }
 
 VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
@@ -6924,6 +7014,21 @@ VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
     j.v = (double *)vt__bptr(c, o->vt, 2);
     if (!j.m || !j.v || c->status != VT_OK) return c->status;
     o->t++;
+    if (o->kind == 0 && c->be->optim == vt__cpu_optim && !vt__no_fused) { /* the CPU's one pass, the same bits */
+        int t;
+        j.bc1 = 1 - vt__powi(o->a.beta1, o->t);
+        j.bc2 = 1 - vt__powi(o->a.beta2, o->t);
+        j.phase = 3;
+        j.r32 = c->d.mode != VT_MODE_FP64;
+        j.bad = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)(3 * c->pool.n));
+        if (!j.bad) return c->status;
+        for (t = 0; t < 3 * c->pool.n; t++) j.bad[t] = -1;
+        c->be->optim(c, &j);
+        vt__adamw_points(c, &j, dims);
+        if (c->status == VT_OK) vt__scatter(c, o->np, o->p, j.w, 0);
+        vt__reset_life(c, 0);
+        return c->status;
+    }
     if (o->kind == 0) {
         j.bc1 = 1 - vt__powi(o->a.beta1, o->t);
         j.bc2 = 1 - vt__powi(o->a.beta2, o->t);
