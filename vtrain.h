@@ -35,8 +35,9 @@
                             dir at run time instead of the embedded header
        VTDEF                the decoration of every function (default extern,
                             static with VTRAIN_STATIC)
-   ENVIRONMENT: VTRAIN_SIMD=avx2 keeps the AVX2 GEMM kernels on a CPU with
-   AVX-512 (the results are the same; to measure them, bench/gemm.c). Read
+   ENVIRONMENT: VTRAIN_SIMD=avx2 keeps the AVX2 GEMM kernels and vector
+   elementary functions on a CPU with AVX-512 (the results are the same; to
+   measure them, bench/gemm.c). Read
    at run time by the CUDA backend: VTRAIN_CUDA_SYNC=1
    waits after every kernel, so an error names the kernel; VTRAIN_EMU_GUARD=0
    turns off the emulator's device-memory guard (two mprotect calls per

@@ -11,7 +11,7 @@
            --model gpt --mode verified
    (per-step counts: the difference of two such runs with different --steps,
    divided by the difference in steps; or one run of the modes side by side
-   with --warmup 1 --steps 2 and callgrind's --dump-before=vt_step_begin,
+   with --warmup 0 --steps 2 and callgrind's --dump-before=vt_step_begin,
    one dump per step, in turn: bench/callgrind_step.sh).
 
    The digits MLP (64-128-10, batch 64) and a small character GPT (4 layers,
