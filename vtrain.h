@@ -35,8 +35,9 @@
                             dir at run time instead of the embedded header
        VTDEF                the decoration of every function (default extern,
                             static with VTRAIN_STATIC)
-   ENVIRONMENT: VTRAIN_SIMD=avx2 keeps the AVX2 GEMM kernels on a CPU with
-   AVX-512 (the results are the same; to measure them, bench/gemm.c). Read
+   ENVIRONMENT: VTRAIN_SIMD=avx2 keeps the AVX2 GEMM kernels and vector
+   elementary functions on a CPU with AVX-512 (the results are the same; to
+   measure them, bench/gemm.c). Read
    at run time by the CUDA backend: VTRAIN_CUDA_SYNC=1
    waits after every kernel, so an error names the kernel; VTRAIN_EMU_GUARD=0
    turns off the emulator's device-memory guard (two mprotect calls per
@@ -1334,6 +1335,235 @@ VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
 #define VT__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define VT__MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* --- >>elementary, vector forms: the functions of >>elementary four
+   (AVX2) and eight (AVX-512) at a time, for the kernels' elementwise loops.
+   Each lane runs the scalar function's operations in the scalar function's
+   order (the same range reduction, the same Horner steps of the same
+   coefficients, no fma: intrinsics under this file's no-contraction
+   pragmas), so every lane's result is the scalar function's bits for every
+   input; a lane outside the common range (exp: x < -707 or x >= 709, or
+   NaN, where the scalar function takes its other branches) is handed to the
+   scalar function itself. tests/test_core.c compares them with the scalar
+   functions bit for bit over millions of inputs, edge cases included, on
+   each ISA path. The AVX-512 forms are compiled by a target attribute and
+   chosen at run time like the GEMM kernel (vt__isa512: VTRAIN_SIMD=avx2
+   keeps AVX2). The array forms below are what kernels call: y[i] = f(x[i])
+   over [0, n), the tail by the scalar function. */
+static int vt__force_isa = -1; /* tests: -1 as the machine and VTRAIN_SIMD say, 0 the base kernels, 1 AVX-512 */
+#ifdef VT__AVX2
+#define VT__H4(p, r, c) p = _mm256_add_pd(_mm256_mul_pd(p, r), _mm256_set1_pd(c))
+static __m256d vt__v4_expm1_core(__m256d r) {
+    __m256d p = _mm256_set1_pd(1.0 / 6227020800.0);
+    VT__H4(p, r, 1.0 / 479001600.0); VT__H4(p, r, 1.0 / 39916800.0); VT__H4(p, r, 1.0 / 3628800.0);
+    VT__H4(p, r, 1.0 / 362880.0); VT__H4(p, r, 1.0 / 40320.0); VT__H4(p, r, 1.0 / 5040.0);
+    VT__H4(p, r, 1.0 / 720.0); VT__H4(p, r, 1.0 / 120.0); VT__H4(p, r, 1.0 / 24.0);
+    VT__H4(p, r, 1.0 / 6.0); VT__H4(p, r, 0.5);
+    return _mm256_add_pd(r, _mm256_mul_pd(_mm256_mul_pd(p, r), r));
+}
+#undef VT__H4
+
+/* vt__dexp: k from the bits of x/ln2 + 1.5 2^52 (its last bits are k), 2^k
+   from k's exponent field */
+static __m256d vt__v4_exp(__m256d x) {
+    const __m256d S = _mm256_set1_pd(6755399441055744.0);
+    __m256d t = _mm256_add_pd(_mm256_mul_pd(x, _mm256_set1_pd(1.4426950408889634)), S), kd = _mm256_sub_pd(t, S);
+    __m256d r = _mm256_sub_pd(_mm256_sub_pd(x, _mm256_mul_pd(kd, _mm256_set1_pd(0x1.62e42fee00000p-1))),
+                              _mm256_mul_pd(kd, _mm256_set1_pd(0x1.a39ef35793c76p-33)));
+    __m256d y = _mm256_add_pd(_mm256_set1_pd(1.0), vt__v4_expm1_core(r));
+    __m256i k = _mm256_sub_epi64(_mm256_castpd_si256(t), _mm256_castpd_si256(S));
+    __m256d p2 = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(k, _mm256_set1_epi64x(1023)), 52));
+    __m256d v = _mm256_mul_pd(y, p2);
+    int ok = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(x, _mm256_set1_pd(-707.0), _CMP_GE_OQ),
+                                              _mm256_cmp_pd(x, _mm256_set1_pd(709.0), _CMP_LT_OQ)));
+    if (ok != 15) {
+        double xs[4], vs[4];
+        int l;
+        _mm256_storeu_pd(xs, x);
+        _mm256_storeu_pd(vs, v);
+        for (l = 0; l < 4; l++)
+            if (!((ok >> l) & 1)) vs[l] = vt__dexp(xs[l]);
+        v = _mm256_loadu_pd(vs);
+    }
+    return v;
+}
+
+static __m256d vt__v4_expm1(__m256d x) {
+    __m256d small = _mm256_and_pd(_mm256_cmp_pd(x, _mm256_set1_pd(0.35), _CMP_LE_OQ), _mm256_cmp_pd(x, _mm256_set1_pd(-0.35), _CMP_GE_OQ));
+    int m = _mm256_movemask_pd(small);
+    __m256d e;
+    if (m == 15) return vt__v4_expm1_core(x);
+    e = _mm256_sub_pd(vt__v4_exp(x), _mm256_set1_pd(1.0));
+    return m ? _mm256_blendv_pd(e, vt__v4_expm1_core(x), small) : e;
+}
+
+/* vt__dtanh; a lane with |x| >= 20 or NaN computes on 0 and takes +-1 or x */
+static __m256d vt__v4_tanh(__m256d x) {
+    const __m256d sign = _mm256_set1_pd(-0.0), one = _mm256_set1_pd(1.0);
+    __m256d a = _mm256_andnot_pd(sign, x), big = _mm256_cmp_pd(a, _mm256_set1_pd(20.0), _CMP_NLT_UQ), e, t;
+    int anybig = _mm256_movemask_pd(big);
+    if (anybig) a = _mm256_andnot_pd(big, a);
+    e = vt__v4_expm1(_mm256_mul_pd(_mm256_set1_pd(2.0), a));
+    t = _mm256_div_pd(e, _mm256_add_pd(e, _mm256_set1_pd(2.0)));
+    t = _mm256_blendv_pd(t, _mm256_xor_pd(t, sign), _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_LT_OQ));
+    if (anybig) {
+        __m256d s = _mm256_blendv_pd(_mm256_xor_pd(one, sign), one, _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_GT_OQ));
+        s = _mm256_blendv_pd(s, x, _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
+        t = _mm256_blendv_pd(t, s, big);
+    }
+    return t;
+}
+
+/* vt__dsigmoid: both branches take E = exp(-|x|) (exp(-x) for x >= 0,
+   exp(x) below) and divide 1 or E by 1 + E */
+static __m256d vt__v4_sigmoid(__m256d x) {
+    const __m256d one = _mm256_set1_pd(1.0);
+    __m256d E = vt__v4_exp(_mm256_or_pd(x, _mm256_set1_pd(-0.0)));
+    __m256d v = _mm256_div_pd(_mm256_blendv_pd(E, one, _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_GE_OQ)), _mm256_add_pd(one, E));
+    return _mm256_blendv_pd(v, x, _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
+}
+#endif
+
+#ifdef VT__AVX2
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define VT__AVX512 1
+#define VT__T512 __attribute__((target("avx512f")))
+/* (the masked shift, all lanes on, and & instead of andnot: g++ 12 warns
+   about the undefined source of the unmasked forms, as in >>gemm) */
+#define VT__H8(p, r, c) p = _mm512_add_pd(_mm512_mul_pd(p, r), _mm512_set1_pd(c))
+#define VT__XOR8(a, b) _mm512_castsi512_pd(_mm512_xor_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(b)))
+#define VT__OR8(a, b) _mm512_castsi512_pd(_mm512_or_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(b)))
+VT__T512 static __m512d vt__v8_expm1_core(__m512d r) {
+    __m512d p = _mm512_set1_pd(1.0 / 6227020800.0);
+    VT__H8(p, r, 1.0 / 479001600.0); VT__H8(p, r, 1.0 / 39916800.0); VT__H8(p, r, 1.0 / 3628800.0);
+    VT__H8(p, r, 1.0 / 362880.0); VT__H8(p, r, 1.0 / 40320.0); VT__H8(p, r, 1.0 / 5040.0);
+    VT__H8(p, r, 1.0 / 720.0); VT__H8(p, r, 1.0 / 120.0); VT__H8(p, r, 1.0 / 24.0);
+    VT__H8(p, r, 1.0 / 6.0); VT__H8(p, r, 0.5);
+    return _mm512_add_pd(r, _mm512_mul_pd(_mm512_mul_pd(p, r), r));
+}
+
+VT__T512 static __m512d vt__v8_exp(__m512d x) {
+    const __m512d S = _mm512_set1_pd(6755399441055744.0);
+    __m512d t = _mm512_add_pd(_mm512_mul_pd(x, _mm512_set1_pd(1.4426950408889634)), S), kd = _mm512_sub_pd(t, S);
+    __m512d r = _mm512_sub_pd(_mm512_sub_pd(x, _mm512_mul_pd(kd, _mm512_set1_pd(0x1.62e42fee00000p-1))),
+                              _mm512_mul_pd(kd, _mm512_set1_pd(0x1.a39ef35793c76p-33)));
+    __m512d y = _mm512_add_pd(_mm512_set1_pd(1.0), vt__v8_expm1_core(r));
+    __m512i k = _mm512_sub_epi64(_mm512_castpd_si512(t), _mm512_castpd_si512(S));
+    __m512d v = _mm512_mul_pd(y, _mm512_castsi512_pd(_mm512_maskz_slli_epi64(0xff, _mm512_add_epi64(k, _mm512_set1_epi64(1023)), 52)));
+    __mmask8 ok = _mm512_cmp_pd_mask(x, _mm512_set1_pd(-707.0), _CMP_GE_OQ) & _mm512_cmp_pd_mask(x, _mm512_set1_pd(709.0), _CMP_LT_OQ);
+    if (ok != 0xff) {
+        double xs[8], vs[8];
+        int l;
+        _mm512_storeu_pd(xs, x);
+        _mm512_storeu_pd(vs, v);
+        for (l = 0; l < 8; l++)
+            if (!((ok >> l) & 1)) vs[l] = vt__dexp(xs[l]);
+        v = _mm512_loadu_pd(vs);
+    }
+    return v;
+}
+
+VT__T512 static __m512d vt__v8_expm1(__m512d x) {
+    __mmask8 small = _mm512_cmp_pd_mask(x, _mm512_set1_pd(0.35), _CMP_LE_OQ) & _mm512_cmp_pd_mask(x, _mm512_set1_pd(-0.35), _CMP_GE_OQ);
+    __m512d e;
+    if (small == 0xff) return vt__v8_expm1_core(x);
+    e = _mm512_sub_pd(vt__v8_exp(x), _mm512_set1_pd(1.0));
+    return small ? _mm512_mask_blend_pd(small, e, vt__v8_expm1_core(x)) : e;
+}
+
+VT__T512 static __m512d vt__v8_tanh(__m512d x) {
+    const __m512d sign = _mm512_set1_pd(-0.0), one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+    __m512d a = _mm512_castsi512_pd(_mm512_and_epi64(_mm512_set1_epi64(0x7fffffffffffffffLL), _mm512_castpd_si512(x))), e, t;
+    __mmask8 big = _mm512_cmp_pd_mask(a, _mm512_set1_pd(20.0), _CMP_NLT_UQ);
+    if (big) a = _mm512_mask_blend_pd(big, a, zero);
+    e = vt__v8_expm1(_mm512_mul_pd(_mm512_set1_pd(2.0), a));
+    t = _mm512_div_pd(e, _mm512_add_pd(e, _mm512_set1_pd(2.0)));
+    t = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, zero, _CMP_LT_OQ), t, VT__XOR8(t, sign));
+    if (big) {
+        __m512d s = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, zero, _CMP_GT_OQ), VT__XOR8(one, sign), one);
+        s = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q), s, x);
+        t = _mm512_mask_blend_pd(big, t, s);
+    }
+    return t;
+}
+
+VT__T512 static __m512d vt__v8_sigmoid(__m512d x) {
+    const __m512d one = _mm512_set1_pd(1.0);
+    __m512d E = vt__v8_exp(VT__OR8(x, _mm512_set1_pd(-0.0)));
+    __m512d v = _mm512_div_pd(_mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_GE_OQ), E, one), _mm512_add_pd(one, E));
+    return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q), v, x);
+}
+#undef VT__H8
+#undef VT__XOR8
+#undef VT__OR8
+#endif
+#endif
+
+/* 1 where the AVX-512 kernels run (GEMM, elementary): the CPU has them and
+   VTRAIN_SIMD is not "avx2"; vt__force_isa overrides (tests) */
+static VT__UNUSED int vt__isa512(void) {
+#ifdef VT__AVX512
+    static int have = -1; /* a benign race: every thread computes the same value */
+    if (vt__force_isa >= 0) return vt__force_isa;
+    if (have < 0) {
+        const char *s = getenv("VTRAIN_SIMD");
+        __builtin_cpu_init();
+        have = __builtin_cpu_supports("avx512f") && !(s && !strcmp(s, "avx2"));
+    }
+    return have;
+#else
+    (void)vt__force_isa;
+    return 0;
+#endif
+}
+
+/* the array forms: y[i] = f(x[i] - sub) for exp (softmax's rows), f(x[i])
+   for the others; y may be x */
+#ifdef VT__AVX512
+#define VT__VARR8(name, f8, arg8)                                                     \
+    VT__T512 static int64_t name##_512(const double *x, double sub, double *y, int64_t n) { \
+        int64_t i = 0;                                                                 \
+        __m512d s8 = _mm512_set1_pd(sub);                                              \
+        (void)s8;                                                                      \
+        for (; i + 8 <= n; i += 8) _mm512_storeu_pd(y + i, f8(arg8));                  \
+        return i;                                                                      \
+    }
+VT__VARR8(vt__vexp, vt__v8_exp, _mm512_sub_pd(_mm512_loadu_pd(x + i), s8))
+VT__VARR8(vt__vtanh, vt__v8_tanh, _mm512_loadu_pd(x + i))
+VT__VARR8(vt__vsigmoid, vt__v8_sigmoid, _mm512_loadu_pd(x + i))
+#undef VT__VARR8
+#endif
+#ifdef VT__AVX512
+#define VT__VPICK(name) if (vt__isa512()) i = name##_512(x, sub, y, n);
+#else
+#define VT__VPICK(name)
+#endif
+#ifdef VT__AVX2
+#define VT__VARR(name, f1, f4, arg4, arg1)                                               \
+    static void name(const double *x, double sub, double *y, int64_t n) {              \
+        int64_t i = 0;                                                                 \
+        __m256d s4 = _mm256_set1_pd(sub);                                              \
+        (void)s4;                                                                      \
+        VT__VPICK(name)                                                                \
+        for (; i + 4 <= n; i += 4) _mm256_storeu_pd(y + i, f4(arg4));                  \
+        for (; i < n; i++) y[i] = f1(arg1);                                            \
+    }
+VT__VARR(vt__vexp, vt__dexp, vt__v4_exp, _mm256_sub_pd(_mm256_loadu_pd(x + i), s4), x[i] - sub)
+VT__VARR(vt__vtanh, vt__dtanh, vt__v4_tanh, _mm256_loadu_pd(x + i), x[i])
+VT__VARR(vt__vsigmoid, vt__dsigmoid, vt__v4_sigmoid, _mm256_loadu_pd(x + i), x[i])
+#else
+#define VT__VARR(name, f1, f4, arg4, arg1)                                    \
+    static void name(const double *x, double sub, double *y, int64_t n) {   \
+        int64_t i;                                                          \
+        (void)sub;                                                          \
+        for (i = 0; i < n; i++) y[i] = f1(arg1);                            \
+    }
+VT__VARR(vt__vexp, vt__dexp, 0, 0, x[i] - sub)
+VT__VARR(vt__vtanh, vt__dtanh, 0, 0, x[i])
+VT__VARR(vt__vsigmoid, vt__dsigmoid, 0, 0, x[i])
+#endif
+#undef VT__VARR
+#undef VT__VPICK
+
 /* Compile-time checks that the name tables match their enums. */
 typedef char vt__assert_status_count[(VT_STATUS_COUNT == 14) ? 1 : -1];
 /* The op list is in id order with no gap: each row's id equals its
@@ -2353,6 +2583,8 @@ struct vt_ctx {
     int64_t point;          /* rounding point index within the step */
     uint64_t calls;         /* kernel invocation counter (chaos key) */
     vt__ents *tents;        /* per-thread entry buffers */
+    int pre_cast; int64_t pre_bad; /* >>optim: the next cast's values are binary32 already, their first NaN
+                                      pre_bad (-1: none); vt__cpu_cast returns it without a pass */
     vt__ents ents;          /* entries of the current point, in index order */
     struct vt__rent *rents; int64_t crents; /* auditor: entries read from the log */
     FILE *logf;             /* trainer: log being written */
@@ -3180,6 +3412,7 @@ static int64_t vt__ents_gather(vt_ctx *c, vt__ents *out) {
 static int64_t vt__cpu_cast(vt_ctx *c, double *x, int64_t n, int check_only) {
     vt__rjob job;
     int t, nt = c->pool.n;
+    if (c->pre_cast) { c->pre_cast = 0; return c->pre_bad; } /* a fused pass rounded and checked them (>>optim) */
     for (t = 0; t < nt; t++) c->tents[t].bad = -1;
     job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0; job.lz = NULL;
     vt__parallel(&c->pool, n, n, check_only ? vt__nan_task : vt__cast_task, &job);
@@ -3555,9 +3788,7 @@ static void vt__ukr32(int64_t kc, const float *a, const float *b, double *t, int
    (vt__gemm_isa): one binary serves AVX2 and AVX-512 machines.
    VTRAIN_SIMD=avx2 in the environment keeps the AVX2 kernels (to measure
    them on an AVX-512 machine). */
-#if defined(VT__AVX2) && (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-#define VT__AVX512 1
-#define VT__T512 __attribute__((target("avx512f")))
+#ifdef VT__AVX512
 #define VT__MR5 12
 #define VT__NR5 16
 #define VT__NRF5 32
@@ -3679,20 +3910,11 @@ static const vt__ukr_set vt__ukr_base = {VT__MR, VT__NR, VT__NRF, vt__ukr64, vt_
 static const vt__ukr_set vt__ukr_512 = {VT__MR5, VT__NR5, VT__NRF5, vt__ukr64_avx512, vt__ukr32_avx512, "avx512"};
 #endif
 
-/* tests: -1 as the machine and VTRAIN_SIMD say, 0 the base kernels, 1 AVX-512 */
-static int vt__force_isa = -1;
+/* the kernels vt__isa512 chooses (>>elementary's vector forms) */
 static const vt__ukr_set *vt__gemm_isa(void) {
 #ifdef VT__AVX512
-    static int have = -1; /* a benign race: every thread computes the same value */
-    if (vt__force_isa >= 0) return vt__force_isa ? &vt__ukr_512 : &vt__ukr_base;
-    if (have < 0) {
-        const char *s = getenv("VTRAIN_SIMD");
-        __builtin_cpu_init();
-        have = __builtin_cpu_supports("avx512f") && !(s && !strcmp(s, "avx2"));
-    }
-    return have ? &vt__ukr_512 : &vt__ukr_base;
+    return vt__isa512() ? &vt__ukr_512 : &vt__ukr_base;
 #else
-    (void)vt__force_isa;
     return &vt__ukr_base;
 #endif
 }
@@ -5386,27 +5608,43 @@ static void vt__k_relu(vt__kern *k) {
    d = sigmoid + 2 x sigmoid (1 - sigmoid) s (1 + 3a x^2), v = dy d.
    The forward keeps sigmoid(2z) (node->extra, the step arena) for the
    backward; a backward without it (a calibration rerun) recomputes it. */
-static double vt__gelu_sig(double x) {
+static double vt__gelu_arg(double x) { /* 2z: sigmoid's argument */
     double x3 = x * x * x, z = VT__GELU_S * (x + VT__GELU_A * x3);
-    return vt__dsigmoid(2 * z);
+    return 2 * z;
 }
 
+/* 256 elements at a time: the arguments, their sigmoids (vt__vsigmoid, the
+   scalar function's bits) into the kept sigmoids or a buffer, then y or v */
 static void vt__gelu_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__job *j = (vt__job *)arg;
     vt__kern *k = j->k;
     const double *X = vt__d(k->t->src[0]);
     const double *dy = k->bwd ? vt__d(k->t->grad) : NULL;
-    double *sc = (double *)j->p;
-    int64_t i;
+    double *sc = (double *)j->p, za[256], sb[256];
+    int64_t i0, i, n;
     (void)tid;
-    for (i = lo; i < hi; i++) {
-        double x = X[i], sg = (k->bwd && sc) ? sc[i] : vt__gelu_sig(x);
+    for (i0 = lo; i0 < hi; i0 += n) {
+        const double *x = X + i0;
+        double *sg = sc ? sc + i0 : sb;
+        n = VT__MIN(256, hi - i0);
+        if (!(k->bwd && sc)) {
+            for (i = 0; i < n; i++) za[i] = vt__gelu_arg(x[i]);
+            vt__vsigmoid(za, 0, sg, n);
+        }
         if (!k->bwd) {
-            if (sc) sc[i] = sg;
-            k->out[0].x[i] = x * sg;
+            double *y = k->out[0].x + i0;
+            for (i = 0; i < n; i++) y[i] = x[i] * sg[i];
         } else {
-            double d = sg + 2 * x * (sg * (1 - sg)) * (VT__GELU_S * (1 + 3 * VT__GELU_A * x * x));
-            vt__put(&k->out[0], i, dy[i] * d, 0);
+            const vt__kout *o = &k->out[0];
+            double *v = za;
+            for (i = 0; i < n; i++) {
+                double d = sg[i] + 2 * x[i] * (sg[i] * (1 - sg[i])) * (VT__GELU_S * (1 + 3 * VT__GELU_A * x[i] * x[i]));
+                v[i] = dy[i0 + i] * d;
+            }
+            if (!o->acc) memcpy(o->x + i0, v, sizeof(double) * (size_t)n);
+            else
+                for (i = 0; i < n; i++) o->x[i0 + i] += v[i];
+            if (o->e) memset(o->e + i0, 0, sizeof(double) * (size_t)n);
         }
     }
 }
@@ -5420,8 +5658,7 @@ static void vt__tanh_task(void *arg, int64_t lo, int64_t hi, int tid) {
     int64_t i;
     (void)tid;
     if (!k->bwd) {
-        const double *X = vt__d(k->t->src[0]);
-        for (i = lo; i < hi; i++) k->out[0].x[i] = vt__dtanh(X[i]);
+        vt__vtanh(vt__d(k->t->src[0]) + lo, 0, k->out[0].x + lo, hi - lo);
     } else {
         const double *Y = vt__d(k->t), *dy = vt__d(k->t->grad);
         for (i = lo; i < hi; i++) {
@@ -5450,7 +5687,9 @@ static double vt__softmax_row(const vt__ord *o, uint64_t key, const double *x, i
     int64_t j;
     double m = -INFINITY;
     for (j = 0; j < n; j++) if (x[j] > m) m = x[j];
-    for (j = 0; j < n; j++) ex[j] = VT__ACC(o, vt__dexp(x[j] - m));
+    vt__vexp(x, m, ex, n); /* vt__dexp(x[j] - m), the scalar function's bits */
+    if (o->f32)
+        for (j = 0; j < n; j++) ex[j] = vt__f32r(ex[j]);
     *eps_s = vt__gsum(o, n);
     if (mx) *mx = m;
     return vt__rsum(o, key, ex, 1, n);
@@ -5503,8 +5742,9 @@ static void vt__softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 double S = vt__rsum(k->o, (uint64_t)r, dy, 1, n), mag = 0, dS;
                 for (i = 0; i < n; i++) mag += fabs(dy[i]);
                 dS = vt__gsum(k->o, n) * mag;
+                vt__vexp(y, 0, ex, n); /* p_j = vt__dexp(y_j) */
                 for (i = 0; i < n; i++) {
-                    double p = vt__dexp(y[i]), q = p * S, v = dy[i] - q;
+                    double p = ex[i], q = p * S, v = dy[i] - q;
                     vt__put(o, r * n + i, v, dS > 0 ? 1.01 * (p * dS + VT__U * fabs(q) + VT__U * fabs(v)) : 0);
                 }
             } else {
@@ -7451,7 +7691,9 @@ typedef struct vt__opt_job {
     double *w, *g, *m, *v; /* flat, backend addresses */
     int64_t N;
     double lr, bc1, bc2;
-    int phase;             /* AdamW: 0 m, 1 v, 2 w; SGD: 0 momentum, 2 w */
+    int phase;             /* AdamW: 0 m, 1 v, 2 w, 3 all three in one pass (the CPU's); SGD: 0 momentum, 2 w */
+    int r32;               /* phase 3: round each value to binary32 (not in fp64 mode) */
+    int64_t *bad;          /* phase 3: per thread, the first NaN of m, v, w (-1: none) */
 } vt__opt_job;
 
 /* AdamW, following torch.optim.AdamW:
@@ -7498,8 +7740,93 @@ static void vt__opt_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* AdamW in one pass over the parameters (the CPU backend, phase 3): per
+   element the three updates of vt__opt_task in their order, each value
+   rounded to binary32 as its rounding point's cast rounds it (not in fp64
+   mode, whose points only check) before the next update reads it, so m, v
+   and w are the bits the three passes and their points give. The first NaN
+   of each (per thread: bad[3 tid + q]) goes to its point through
+   c->pre_cast, which then needs no pass of its own. */
+static void vt__adamw_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__opt_job *j = (const vt__opt_job *)arg;
+    const vt_optim *o = j->o;
+    const double b1 = o->a.beta1, b2 = o->a.beta2, c1 = 1 - b1, c2 = 1 - b2, eps = o->a.eps;
+    const double wdf = 1 - j->lr * o->a.weight_decay, sb2 = sqrt(j->bc2), lrb = j->lr / j->bc1;
+    int64_t b0, i, *bad = j->bad + 3 * tid;
+    for (b0 = lo; b0 < hi; b0 += 256) {
+        int64_t n = VT__MIN(256, hi - b0);
+        double *m = j->m + b0, *v = j->v + b0, *w = j->w + b0;
+        const double *g = j->g + b0;
+        int any = 0, q;
+        i = 0;
+#ifdef VT__AVX2
+        { /* four at a time, the same operations (sqrt through errno stops gcc vectorising the loop below) */
+            const __m256d B1 = _mm256_set1_pd(b1), B2 = _mm256_set1_pd(b2), C1 = _mm256_set1_pd(c1), C2 = _mm256_set1_pd(c2);
+            const __m256d WDF = _mm256_set1_pd(wdf), SB2 = _mm256_set1_pd(sb2), LRB = _mm256_set1_pd(lrb), EPS = _mm256_set1_pd(eps);
+            __m256d nan = _mm256_setzero_pd();
+            for (; i + 4 <= n; i += 4) {
+                __m256d gi = _mm256_loadu_pd(g + i), mi, vi, wi;
+                mi = _mm256_add_pd(_mm256_mul_pd(B1, _mm256_loadu_pd(m + i)), _mm256_mul_pd(C1, gi));
+                if (j->r32) mi = _mm256_cvtps_pd(_mm256_cvtpd_ps(mi));
+                vi = _mm256_add_pd(_mm256_mul_pd(B2, _mm256_loadu_pd(v + i)), _mm256_mul_pd(C2, _mm256_mul_pd(gi, gi)));
+                if (j->r32) vi = _mm256_cvtps_pd(_mm256_cvtpd_ps(vi));
+                wi = _mm256_sub_pd(_mm256_mul_pd(_mm256_loadu_pd(w + i), WDF),
+                                   _mm256_mul_pd(LRB, _mm256_div_pd(mi, _mm256_add_pd(_mm256_div_pd(_mm256_sqrt_pd(vi), SB2), EPS))));
+                if (j->r32) wi = _mm256_cvtps_pd(_mm256_cvtpd_ps(wi));
+                _mm256_storeu_pd(m + i, mi);
+                _mm256_storeu_pd(v + i, vi);
+                _mm256_storeu_pd(w + i, wi);
+                nan = _mm256_or_pd(nan, _mm256_or_pd(_mm256_cmp_pd(mi, mi, _CMP_UNORD_Q),
+                                                     _mm256_or_pd(_mm256_cmp_pd(vi, vi, _CMP_UNORD_Q), _mm256_cmp_pd(wi, wi, _CMP_UNORD_Q))));
+            }
+            any = _mm256_movemask_pd(nan) != 0;
+        }
+#endif
+        if (j->r32)
+            for (; i < n; i++) {
+                double mi = (double)(float)(b1 * m[i] + c1 * g[i]), vi = (double)(float)(b2 * v[i] + c2 * (g[i] * g[i]));
+                double wi = (double)(float)(w[i] * wdf - lrb * (mi / (sqrt(vi) / sb2 + eps)));
+                m[i] = mi; v[i] = vi; w[i] = wi;
+                any |= (mi != mi) | (vi != vi) | (wi != wi);
+            }
+        else
+            for (; i < n; i++) {
+                double mi = b1 * m[i] + c1 * g[i], vi = b2 * v[i] + c2 * (g[i] * g[i]);
+                double wi = w[i] * wdf - lrb * (mi / (sqrt(vi) / sb2 + eps));
+                m[i] = mi; v[i] = vi; w[i] = wi;
+                any |= (mi != mi) | (vi != vi) | (wi != wi);
+            }
+        if (!any) continue;
+        for (q = 0; q < 3; q++) {
+            const double *x = q == 0 ? m : q == 1 ? v : w;
+            for (i = 0; i < n && bad[q] < 0; i++)
+                if (x[i] != x[i]) bad[q] = b0 + i;
+        }
+    }
+}
+
 static void vt__cpu_optim(vt_ctx *c, const vt__opt_job *j) {
-    vt__parallel(&c->pool, j->N, (j->phase == 2 ? 8 : 4) * j->N, vt__opt_task, (void *)(uintptr_t)j);
+    if (j->phase == 3) vt__parallel(&c->pool, j->N, 16 * j->N, vt__adamw_task, (void *)(uintptr_t)j);
+    else vt__parallel(&c->pool, j->N, (j->phase == 2 ? 8 : 4) * j->N, vt__opt_task, (void *)(uintptr_t)j);
+}
+
+static int vt__no_fused; /* tests: AdamW in three passes on the CPU too, to compare */
+
+/* AdamW's three points after the fused pass: each takes its values' first
+   NaN from the pass instead of casting them again */
+static void vt__adamw_points(vt_ctx *c, const vt__opt_job *j, const int64_t *dims) {
+    int q, t;
+    double *x[3];
+    x[0] = j->m; x[1] = j->v; x[2] = j->w;
+    for (q = 0; q < 3; q++) {
+        int64_t bad = -1;
+        for (t = 0; t < c->pool.n; t++)
+            if (j->bad[3 * t + q] >= 0 && (bad < 0 || j->bad[3 * t + q] < bad)) bad = j->bad[3 * t + q];
+        c->pre_cast = 1;
+        c->pre_bad = bad;
+        vt__round(c, vt__kind(VT_OP_OPTIM, q), 1, dims, x[q], NULL, NULL, NULL, j->N);
+        c->pre_cast = 0;
+    }
 }
 
 VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
@@ -7534,6 +7861,21 @@ VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
     j.v = (double *)vt__bptr(c, o->vt, 2);
     if (!j.m || !j.v || c->status != VT_OK) return c->status;
     o->t++;
+    if (o->kind == 0 && c->be->optim == vt__cpu_optim && !vt__no_fused) { /* the CPU's one pass, the same bits */
+        int t;
+        j.bc1 = 1 - vt__powi(o->a.beta1, o->t);
+        j.bc2 = 1 - vt__powi(o->a.beta2, o->t);
+        j.phase = 3;
+        j.r32 = c->d.mode != VT_MODE_FP64;
+        j.bad = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)(3 * c->pool.n));
+        if (!j.bad) return c->status;
+        for (t = 0; t < 3 * c->pool.n; t++) j.bad[t] = -1;
+        c->be->optim(c, &j);
+        vt__adamw_points(c, &j, dims);
+        if (c->status == VT_OK) vt__scatter(c, o->np, o->p, j.w, 0);
+        vt__reset_life(c, 0);
+        return c->status;
+    }
     if (o->kind == 0) {
         j.bc1 = 1 - vt__powi(o->a.beta1, o->t);
         j.bc2 = 1 - vt__powi(o->a.beta2, o->t);

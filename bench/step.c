@@ -2,7 +2,7 @@
 
    make bench-step
    ./build/bench_step [--threads N] [--steps N] [--model mlp|gpt] [--mode MODE[,MODE...]]
-                      [--width C] [--context T] [--layers L] [--batch B]
+                      [--width C] [--context T] [--layers L] [--batch B] [--warmup N]
 
    --width, --context, --layers and --batch size the GPT (make bench-torch
    sweeps them beside PyTorch). --model and --mode run one configuration
@@ -10,7 +10,9 @@
        valgrind --tool=callgrind ./build/bench_step --threads 1 --steps 3 \
            --model gpt --mode verified
    (per-step counts: the difference of two such runs with different --steps,
-   divided by the difference in steps).
+   divided by the difference in steps; or one run of the modes side by side
+   with --warmup 0 --steps 2 and callgrind's --dump-before=vt_step_begin,
+   one dump per step, in turn: bench/callgrind_step.sh).
 
    The digits MLP (64-128-10, batch 64) and a small character GPT (4 layers,
    width 128, 4 heads, context 64, batch 8) on random data, each in the four
@@ -28,7 +30,7 @@
 #include <string.h>
 
 typedef struct { int gpt; vt_mlp mlp; vt_gpt g; vt_optim *opt; int B, T, V, C, L; int32_t *x, *y; } model;
-static int g_width = 128, g_context = 64, g_layers = 4, g_batch = 8;
+static int g_width = 128, g_context = 64, g_layers = 4, g_batch = 8, g_warmup = 3;
 
 static vt_status setup(vt_ctx *c, void *u) {
     model *m = (model *)u;
@@ -97,13 +99,13 @@ static void median_ms(int gpt, const vt_mode *ms, int nm, int threads, int steps
         c[k] = vt_create(&d);
         setup(c[k], &m[k]);
     }
-    for (i = 0; i < steps + 3; i++)
+    for (i = 0; i < steps + g_warmup; i++)
         for (k = 0; k < nm; k++) {
             double t0 = vt__now();
             vt_step_begin(c[k]);
             step(c[k], i, &m[k]);
             vt_step_end(c[k]);
-            if (i >= 3) t[k * steps + i - 3] = vt__now() - t0;
+            if (i >= g_warmup) t[k * steps + i - g_warmup] = vt__now() - t0;
         }
     for (k = 0; k < nm; k++) {
         if (vt_status_of(c[k]) != VT_OK) fprintf(stderr, "error: %s\n", vt_error_message(c[k]));
@@ -130,6 +132,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--model") && i + 1 < argc) only_model = !strcmp(argv[++i], "gpt");
         else if (!strcmp(argv[i], "--width") && i + 1 < argc) g_width = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) g_warmup = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--context") && i + 1 < argc) g_context = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--layers") && i + 1 < argc) g_layers = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) g_batch = atoi(argv[++i]);
@@ -146,11 +149,12 @@ int main(int argc, char **argv) {
             }
         } else {
             fprintf(stderr, "usage: bench_step [--threads N] [--steps N] [--model mlp|gpt] [--mode MODE[,MODE...]] [--width C] "
-                            "[--context T] [--layers L] [--batch B]\n");
+                            "[--context T] [--layers L] [--batch B] [--warmup N]\n");
             return 2;
         }
     }
     if (steps < 1) steps = 1;
+    if (g_warmup < 0) g_warmup = 0;
     if (nsel > 0) {
         double pm, ms[4];
         vt_mode mm[4];

@@ -474,6 +474,105 @@ TEST(no_contraction_here) {
     CHECK(!vt__contracts(), "this test program contracts a*b+c into fma");
 }
 
+/* --- the vector forms of >>elementary (issue 15) ---------------------------
+   vt__vexp, vt__vtanh and vt__vsigmoid (and the AVX2 expm1 under them) on
+   each ISA path against the scalar functions, bit for bit: edge cases (+-0,
+   subnormals, the largest and smallest doubles, infinities, NaNs with
+   payloads, every branch threshold and its neighbours, results that are
+   subnormal or overflow, ties of the range reduction's rounding) and
+   millions of random inputs (binary32 values over their whole range,
+   doubles in [-800, 800], [-40, 40] and [-1, 1], and random bit patterns),
+   at every offset and length modulo 8 so tails and lanes all run. */
+static uint64_t elem_bits(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
+static double elem_dbl(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
+
+static int64_t elem_inputs(double *x, int64_t cap, uint64_t seed) {
+    static const double edge[] = {0.0, -0.0, 4.9406564584124654e-324, -4.9406564584124654e-324, 2.2250738585072014e-308,
+                                  -2.2250738585072014e-308, 1.7976931348623157e308, -1.7976931348623157e308, 0.35, -0.35, 20.0,
+                                  -20.0, 707.0, -707.0, 709.0, -709.0, 709.782712893384, -745.2, -745.1332191019411,
+                                  -744.44007192138122, -708.39641853226408, -707.7032713517042, 709.43613930310391, 1e-300,
+                                  -1e-300, 1e300, -1e300, 3.4028234663852886e38, -3.4028234663852886e38, 1.401298464324817e-45,
+                                  -1.401298464324817e-45, 0.5, -0.5, 1.0, -1.0, 10.0, -10.0, 17.5, 354.0, -354.0, 372.5, -372.5};
+    int64_t n = 0, i;
+    int q;
+    for (i = 0; i < (int64_t)(sizeof edge / sizeof edge[0]); i++) {
+        double e = edge[i];
+        if (e == 0) { x[n++] = e; continue; }
+        for (q = -3; q <= 3; q++) x[n++] = elem_dbl(elem_bits(e) + (uint64_t)(int64_t)q); /* neighbours */
+    }
+    x[n++] = INFINITY; x[n++] = -INFINITY; x[n++] = NAN; x[n++] = -NAN;
+    x[n++] = elem_dbl(0x7ff0000000000001ull); x[n++] = elem_dbl(0xfff8000000000123ull);
+    /* ties of k = round(x / ln2): x near (k + 1/2) ln2 */
+    for (i = -1080; i <= 1030; i++) {
+        double t = ((double)i + 0.5) * 0.69314718055994531;
+        for (q = -2; q <= 2; q++) x[n++] = elem_dbl(elem_bits(t) + (uint64_t)(int64_t)q);
+    }
+    for (i = 0; n < cap; i++) {
+        uint64_t r = vt_rng_u64(seed, 1, (uint64_t)i);
+        double u = (double)(r >> 11) * 0x1p-53;
+        switch (i % 5) {
+        case 0: { uint32_t fb = (uint32_t)r; float f; memcpy(&f, &fb, 4); x[n++] = (double)f; break; }
+        case 1: x[n++] = u * 1600 - 800; break;
+        case 2: x[n++] = u * 80 - 40; break;
+        case 3: x[n++] = u * 2 - 1; break;
+        default: x[n++] = elem_dbl(r); break;
+        }
+    }
+    return n;
+}
+
+TEST(elementary_vector_bit_identical) {
+    enum { N = 1 << 20 };
+    double *x = (double *)malloc(sizeof(double) * N), *y = (double *)malloc(sizeof(double) * N);
+    int have512 = 0, isa, f, round;
+    int64_t n, i, compared = 0, bad = 0;
+#ifdef VT__AVX512
+    __builtin_cpu_init();
+    have512 = __builtin_cpu_supports("avx512f") != 0;
+#endif
+    CHECK(x && y, "out of memory");
+    if (!x || !y) { free(x); free(y); return; }
+    if (!have512) NOTE("no AVX-512 on this machine or in this build: the AVX2 forms only");
+    for (round = 0; round < 2; round++) {
+        n = elem_inputs(x, N, 77 + (uint64_t)round);
+        for (isa = 0; isa <= have512; isa++) {
+            vt__force_isa = isa;
+            for (f = 0; f < 4; f++) {
+                int64_t off = (round * 4 + f) % 8, len = n - off - (f % 8);
+                double sub = f == 3 ? 0.75 : 0.0; /* exp of x - sub, as softmax calls it */
+                if (f == 0 || f == 3) vt__vexp(x + off, sub, y + off, len);
+                else if (f == 1) vt__vtanh(x + off, 0, y + off, len);
+                else vt__vsigmoid(x + off, 0, y + off, len);
+                for (i = off; i < off + len; i++) {
+                    double want = f == 1 ? vt__dtanh(x[i]) : f == 2 ? vt__dsigmoid(x[i]) : vt__dexp(x[i] - sub);
+                    compared++;
+                    if (elem_bits(want) != elem_bits(y[i])) {
+                        if (bad++ < 5)
+                            CHECK(0, "isa %d f %d: x = %a (%016llx): scalar %a, vector %a", isa, f, x[i],
+                                  (unsigned long long)elem_bits(x[i]), want, y[i]);
+                    }
+                }
+            }
+#ifdef VT__AVX2
+            for (i = 0; i + 4 <= n; i += 4) { /* expm1 (tanh's core) by itself */
+                double v[4];
+                int l;
+                _mm256_storeu_pd(v, vt__v4_expm1(_mm256_loadu_pd(x + i)));
+                for (l = 0; l < 4; l++)
+                    if (elem_bits(v[l]) != elem_bits(vt__dexpm1(x[i + l])) && bad++ < 5)
+                        CHECK(0, "expm1: x = %a: scalar %a, vector %a", x[i + l], vt__dexpm1(x[i + l]), v[l]);
+                compared += 4;
+            }
+#endif
+            vt__force_isa = -1;
+        }
+    }
+    CHECK(bad == 0, "%lld of %lld vector results differ from the scalar functions", (long long)bad, (long long)compared);
+    NOTE("%lld results compared, %lld differ", (long long)compared, (long long)bad);
+    free(x);
+    free(y);
+}
+
 /* --- the GEMM's micro-kernels (issue 15) -----------------------------------
    vt__gemm_run with the base kernels (AVX2 where compiled, else plain C) and
    with the AVX-512 ones, for every order the suite trains with (default,
@@ -601,6 +700,7 @@ int main(void) {
     RUN(op_ids_pinned);
     RUN(no_contraction_here);
     RUN(gemm_kernels_bit_identical);
+    RUN(elementary_vector_bit_identical);
     RUN(gemm_matches_reference);
     return TEST_SUMMARY();
 }
