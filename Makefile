@@ -145,66 +145,113 @@ have = $(shell command -v $(1) >/dev/null 2>&1 && echo 1)
 HAVE_CLANG   := $(call have,clang)
 HAVE_GXX     := $(call have,g++)
 HAVE_CLANGXX := $(call have,clang++)
+# Results of compile checks and skipped groups: one file each in $(B)/cc
+# ("ok NAME", "fail NAME" or "skip GROUP WHY"); tests/run.sh counts them.
+# cc-clear empties it first, so a check that no longer runs leaves nothing.
+CCR = $(B)/cc
+.PHONY: cc-clear
+cc-clear: | $(B)
+	@rm -rf $(CCR); mkdir -p $(CCR)
 # record one skipped group: $(call skip,GROUP,WHY)
 # (WHY: no commas, no quotes)
 define skip
-	@echo 'skip $(1) $(2)' >> $(B)/compile_checks.txt; echo 'skipped: $(1): $(2)'
+	@mkdir -p $(CCR); echo 'skip $(1) $(2)' > $(CCR)/skip_$(1); echo 'skipped: $(1): $(2)'
 endef
 
 # Compile checks: C99 and C++ with gcc and clang, two translation units,
-# VTRAIN_STATIC, VTRAIN_NO_THREADS, of vtrain.h alone and of vtrain.h with
-# vtrain_btard.h. Each one also links and runs.
-WFLAGS = -O1 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror
+# VTRAIN_STATIC, VTRAIN_NO_THREADS, VTRAIN_NO_SIMD, of vtrain.h alone and of
+# vtrain.h with vtrain_btard.h. Each one also links and runs (a few steps of
+# a tiny model and its audit). Each is its own target, so make -j runs them
+# side by side. gcc C99, g++ and the CUDA host code under g++ compile at -O1,
+# for the warnings that need the optimiser's data flow (the test programs
+# are -O2 builds too); the rest at -O0, which checks the same language
+# rules in a third of the time.
+WFLAGS  = -O1 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror
+WFLAGS0 = -O0 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror
+# $(call compile_check,NAME,COMMAND): build with COMMAND, run, record
 define compile_check
 	@if $(2) > $(B)/cc_$(1).log 2>&1 && ./$(B)/cc_$(1) $(B)/cc_$(1).vtlog >> $(B)/cc_$(1).log 2>&1; \
-	then echo "ok $(1)" >> $(B)/compile_checks.txt; echo "compile check $(1): ok"; \
-	else echo "fail $(1)" >> $(B)/compile_checks.txt; echo "compile check $(1): FAILED"; cat $(B)/cc_$(1).log; fi
+	then echo "ok $(1)" > $(CCR)/$(1); echo "compile check $(1): ok"; \
+	else echo "fail $(1)" > $(CCR)/$(1); echo "compile check $(1): FAILED"; cat $(B)/cc_$(1).log; fi
 endef
 
-compile-checks: | $(B)
-	@rm -f $(B)/compile_checks.txt
-	$(call compile_check,c99_gcc,$(CC) -std=c99 -pedantic $(WFLAGS) tests/compile/single.c -o $(B)/cc_c99_gcc $(LDLIBS))
-	$(call compile_check,two_tus,$(CC) -std=c99 $(WFLAGS) tests/compile/impl.c tests/compile/user.c -o $(B)/cc_two_tus $(LDLIBS))
-	$(call compile_check,static,$(CC) -std=c99 -DVTRAIN_STATIC $(WFLAGS) -Wno-unused-function tests/compile/single.c -o $(B)/cc_static $(LDLIBS))
-	$(call compile_check,no_threads,$(CC) -std=gnu99 -DVTRAIN_NO_THREADS $(WFLAGS) tests/compile/single.c -o $(B)/cc_no_threads -lm)
-	$(call compile_check,no_simd,$(CC) -std=c99 -DVTRAIN_NO_SIMD $(WFLAGS) tests/compile/single.c -o $(B)/cc_no_simd $(LDLIBS))
-	$(call compile_check,no_o3,$(CC) -std=c99 -O0 -DVTRAIN_NO_O3 $(ARCH) -ffp-contract=off -Wall -Wextra -Werror tests/compile/single.c -o $(B)/cc_no_o3 $(LDLIBS))
+CC_CHECKS = c99_gcc two_tus static no_threads no_simd no_o3 \
+            btard_c99_gcc btard_two_tus btard_static btard_no_threads btard_order
 ifeq ($(HAVE_GXX),1)
-	$(call compile_check,cxx_gpp,g++ -x c++ $(WFLAGS) tests/compile/single.c -o $(B)/cc_cxx_gpp $(LDLIBS))
-	$(call compile_check,two_tus_cxx,g++ -x c++ $(WFLAGS) tests/compile/impl.c tests/compile/user.c -o $(B)/cc_two_tus_cxx $(LDLIBS))
-	$(call compile_check,btard_cxx_gpp,g++ -x c++ $(WFLAGS) $(BT_FLAGS) tests/compile/btard.c -o $(B)/cc_btard_cxx_gpp $(LDLIBS) $(BT_LIBS))
+CC_CHECKS += cxx_gpp two_tus_cxx btard_cxx_gpp
 else
-	$(call skip,g++,no g++: vtrain.h and vtrain_btard.h as C++ with g++ are not checked (apt-get install g++))
+CC_CHECKS += skip-g++
 endif
 ifeq ($(HAVE_CLANGXX),1)
-	$(call compile_check,cxx_clangpp,clang++ -x c++ $(WFLAGS) tests/compile/single.c -o $(B)/cc_cxx_clangpp $(LDLIBS))
-	$(call compile_check,btard_cxx_clangpp,clang++ -x c++ $(WFLAGS) $(BT_FLAGS) tests/compile/btard.c -o $(B)/cc_btard_cxx_clangpp $(LDLIBS) $(BT_LIBS))
+CC_CHECKS += cxx_clangpp btard_cxx_clangpp
 else
-	$(call skip,clang++,no clang++: vtrain.h and vtrain_btard.h as C++ with clang++ are not checked (apt-get install clang))
+CC_CHECKS += skip-clang++
 endif
-	@# vtrain_btard.h after vtrain.h: C99, C++ with both compilers (above), two TUs, VTRAIN_STATIC and
-	@# VTRAIN_NO_THREADS (its own #ifdef paths); single.c and impl.c/user.c stay vtrain.h alone
-	$(call compile_check,btard_c99_gcc,$(CC) -std=c99 -pedantic $(WFLAGS) $(BT_FLAGS) tests/compile/btard.c -o $(B)/cc_btard_c99_gcc $(LDLIBS) $(BT_LIBS))
-	$(call compile_check,btard_two_tus,$(CC) -std=c99 $(WFLAGS) $(BT_FLAGS) tests/compile/btard_impl.c tests/compile/btard_user.c -o $(B)/cc_btard_two_tus $(LDLIBS) $(BT_LIBS))
-	$(call compile_check,btard_static,$(CC) -std=c99 -DVTRAIN_STATIC $(WFLAGS) $(BT_FLAGS) -Wno-unused-function tests/compile/btard.c -o $(B)/cc_btard_static $(LDLIBS) $(BT_LIBS))
-	$(call compile_check,btard_no_threads,$(CC) -std=gnu99 -DVTRAIN_NO_THREADS $(WFLAGS) $(BT_FLAGS) tests/compile/btard.c -o $(B)/cc_btard_no_threads -lm $(BT_LIBS))
-	@# vtrain_btard.h's implementation without vtrain.h's before it: refused, with the message that names the order
+ifeq ($(HAVE_CLANG),1)
+CC_CHECKS += c99_clang gcc_clang_replay
+else
+CC_CHECKS += skip-clang
+endif
+CC_TARGETS = $(addprefix cc-,$(CC_CHECKS))
+.PHONY: $(CC_TARGETS)
+compile-checks: $(CC_TARGETS)
+$(CC_TARGETS): | cc-clear
+
+cc-c99_gcc:
+	$(call compile_check,c99_gcc,$(CC) -std=c99 -pedantic $(WFLAGS) tests/compile/single.c -o $(B)/cc_c99_gcc $(LDLIBS))
+cc-two_tus:
+	$(call compile_check,two_tus,$(CC) -std=c99 $(WFLAGS0) tests/compile/impl.c tests/compile/user.c -o $(B)/cc_two_tus $(LDLIBS))
+cc-static:
+	$(call compile_check,static,$(CC) -std=c99 -DVTRAIN_STATIC $(WFLAGS0) -Wno-unused-function tests/compile/single.c -o $(B)/cc_static $(LDLIBS))
+cc-no_threads:
+	$(call compile_check,no_threads,$(CC) -std=gnu99 -DVTRAIN_NO_THREADS $(WFLAGS0) tests/compile/single.c -o $(B)/cc_no_threads -lm)
+cc-no_simd:
+	$(call compile_check,no_simd,$(CC) -std=c99 -DVTRAIN_NO_SIMD $(WFLAGS0) tests/compile/single.c -o $(B)/cc_no_simd $(LDLIBS))
+cc-no_o3:
+	$(call compile_check,no_o3,$(CC) -std=c99 -DVTRAIN_NO_O3 $(WFLAGS0) tests/compile/single.c -o $(B)/cc_no_o3 $(LDLIBS))
+cc-cxx_gpp:
+	$(call compile_check,cxx_gpp,g++ -x c++ $(WFLAGS) tests/compile/single.c -o $(B)/cc_cxx_gpp $(LDLIBS))
+cc-two_tus_cxx:
+	$(call compile_check,two_tus_cxx,g++ -x c++ $(WFLAGS0) tests/compile/impl.c tests/compile/user.c -o $(B)/cc_two_tus_cxx $(LDLIBS))
+cc-btard_cxx_gpp:
+	$(call compile_check,btard_cxx_gpp,g++ -x c++ $(WFLAGS) $(BT_FLAGS) tests/compile/btard.c -o $(B)/cc_btard_cxx_gpp $(LDLIBS) $(BT_LIBS))
+cc-skip-g++:
+	$(call skip,g++,no g++: vtrain.h and vtrain_btard.h as C++ with g++ are not checked (apt-get install g++))
+cc-cxx_clangpp:
+	$(call compile_check,cxx_clangpp,clang++ -x c++ $(WFLAGS0) tests/compile/single.c -o $(B)/cc_cxx_clangpp $(LDLIBS))
+cc-btard_cxx_clangpp:
+	$(call compile_check,btard_cxx_clangpp,clang++ -x c++ $(WFLAGS0) $(BT_FLAGS) tests/compile/btard.c -o $(B)/cc_btard_cxx_clangpp $(LDLIBS) $(BT_LIBS))
+cc-skip-clang++:
+	$(call skip,clang++,no clang++: vtrain.h and vtrain_btard.h as C++ with clang++ are not checked (apt-get install clang))
+# vtrain_btard.h after vtrain.h: C99, C++ with both compilers (above), two TUs, VTRAIN_STATIC and
+# VTRAIN_NO_THREADS (its own #ifdef paths); single.c and impl.c/user.c stay vtrain.h alone
+cc-btard_c99_gcc:
+	$(call compile_check,btard_c99_gcc,$(CC) -std=c99 -pedantic $(WFLAGS0) $(BT_FLAGS) tests/compile/btard.c -o $(B)/cc_btard_c99_gcc $(LDLIBS) $(BT_LIBS))
+cc-btard_two_tus:
+	$(call compile_check,btard_two_tus,$(CC) -std=c99 $(WFLAGS0) $(BT_FLAGS) tests/compile/btard_impl.c tests/compile/btard_user.c -o $(B)/cc_btard_two_tus $(LDLIBS) $(BT_LIBS))
+cc-btard_static:
+	$(call compile_check,btard_static,$(CC) -std=c99 -DVTRAIN_STATIC $(WFLAGS0) $(BT_FLAGS) -Wno-unused-function tests/compile/btard.c -o $(B)/cc_btard_static $(LDLIBS) $(BT_LIBS))
+cc-btard_no_threads:
+	$(call compile_check,btard_no_threads,$(CC) -std=gnu99 -DVTRAIN_NO_THREADS $(WFLAGS0) $(BT_FLAGS) tests/compile/btard.c -o $(B)/cc_btard_no_threads -lm $(BT_LIBS))
+# vtrain_btard.h's implementation without vtrain.h's before it: refused, with the message that names the order
+cc-btard_order:
 	@if ! $(CC) -std=c99 -fsyntax-only tests/compile/btard_order.c > $(B)/cc_btard_order.log 2>&1 && \
 	    grep -q "vtrain.h's implementation is not in this file before it" $(B)/cc_btard_order.log; \
-	then echo "ok btard_order" >> $(B)/compile_checks.txt; echo "compile check btard_order: ok"; \
-	else echo "fail btard_order" >> $(B)/compile_checks.txt; echo "compile check btard_order: FAILED"; cat $(B)/cc_btard_order.log; fi
-ifeq ($(HAVE_CLANG),1)
-	$(call compile_check,c99_clang,clang -std=c99 $(WFLAGS) tests/compile/single.c -o $(B)/cc_c99_clang $(LDLIBS))
-	@# a log written by a gcc build replays on a clang build, and the reverse
+	then echo "ok btard_order" > $(CCR)/btard_order; echo "compile check btard_order: ok"; \
+	else echo "fail btard_order" > $(CCR)/btard_order; echo "compile check btard_order: FAILED"; cat $(B)/cc_btard_order.log; fi
+cc-c99_clang:
+	$(call compile_check,c99_clang,clang -std=c99 $(WFLAGS0) tests/compile/single.c -o $(B)/cc_c99_clang $(LDLIBS))
+# a log written by a gcc build replays on a clang build, and the reverse
+# (both -O2: the code each compiler makes of the hot loops is what differs)
+cc-gcc_clang_replay:
 	@if $(CC) -std=c99 -O2 $(ARCH) -Wall -Wextra -Werror tests/compile/cross.c -o $(B)/cc_xgcc $(LDLIBS) > $(B)/cc_cross.log 2>&1 && \
 	    clang -std=c99 -O2 $(ARCH) -Wall -Wextra -Werror tests/compile/cross.c -o $(B)/cc_xclang $(LDLIBS) >> $(B)/cc_cross.log 2>&1 && \
 	    ./$(B)/cc_xgcc train $(B)/cc_x1.vtlog >> $(B)/cc_cross.log 2>&1 && ./$(B)/cc_xclang audit $(B)/cc_x1.vtlog >> $(B)/cc_cross.log 2>&1 && \
 	    ./$(B)/cc_xclang train $(B)/cc_x2.vtlog >> $(B)/cc_cross.log 2>&1 && ./$(B)/cc_xgcc audit $(B)/cc_x2.vtlog >> $(B)/cc_cross.log 2>&1; \
-	then echo "ok gcc_clang_replay" >> $(B)/compile_checks.txt; echo "compile check gcc_clang_replay: ok"; \
-	else echo "fail gcc_clang_replay" >> $(B)/compile_checks.txt; echo "compile check gcc_clang_replay: FAILED"; cat $(B)/cc_cross.log; fi
-else
+	then echo "ok gcc_clang_replay" > $(CCR)/gcc_clang_replay; echo "compile check gcc_clang_replay: ok"; \
+	else echo "fail gcc_clang_replay" > $(CCR)/gcc_clang_replay; echo "compile check gcc_clang_replay: FAILED"; cat $(B)/cc_cross.log; fi
+cc-skip-clang:
 	$(call skip,clang,no clang: the clang C99 check and the gcc-to-clang log replay are not run (apt-get install clang))
-endif
 
 # --- the CUDA backend (vtrain_cuda.cu.h) ------------------------------------
 # nvcc compiles the kernels to PTX text (-fmad=false: no fused multiply-add,
@@ -245,11 +292,19 @@ cuda: $(B)/test_cuda $(B)/bench_gpu_step $(B)/gpu_audit $(B)/bench_gpu_cnn
 # (test_cuda is the gcc C99 build), and from two translation units; each
 # trains a little on the emulator
 HAVE_CUDA := $(shell command -v $(NVCC) >/dev/null 2>&1 && [ -f $(CUDA_INC)/cuda.h ] && echo 1)
-cuda-compile-checks: compile-checks $(B)/vtrain_cuda_ptx.h
-	$(if $(HAVE_CLANG),$(call compile_check,cuda_c99_clang,clang -std=c99 $(WFLAGS) $(CU_CFLAGS) tests/compile/cuda.c -o $(B)/cc_cuda_c99_clang $(CU_LIBS)))
-	$(if $(HAVE_GXX),$(call compile_check,cuda_cxx_gpp,g++ -x c++ $(WFLAGS) $(CU_CFLAGS) tests/compile/cuda.c -o $(B)/cc_cuda_cxx_gpp $(CU_LIBS)))
-	$(if $(HAVE_CLANGXX),$(call compile_check,cuda_cxx_clangpp,clang++ -x c++ $(WFLAGS) $(CU_CFLAGS) tests/compile/cuda.c -o $(B)/cc_cuda_cxx_clangpp $(CU_LIBS)))
-	$(call compile_check,cuda_two_tus,$(CC) -std=c99 $(WFLAGS) $(CU_CFLAGS) tests/compile/cuda_impl.c tests/compile/cuda_user.c -o $(B)/cc_cuda_two_tus $(CU_LIBS))
+CU_CHECKS = cuda_two_tus $(if $(HAVE_CLANG),cuda_c99_clang) $(if $(HAVE_GXX),cuda_cxx_gpp) $(if $(HAVE_CLANGXX),cuda_cxx_clangpp)
+CU_TARGETS = $(addprefix cc-,$(CU_CHECKS))
+.PHONY: $(CU_TARGETS)
+cuda-compile-checks: compile-checks $(CU_TARGETS)
+$(CU_TARGETS): $(B)/vtrain_cuda_ptx.h | cc-clear
+cc-cuda_c99_clang:
+	$(call compile_check,cuda_c99_clang,clang -std=c99 $(WFLAGS0) $(CU_CFLAGS) tests/compile/cuda.c -o $(B)/cc_cuda_c99_clang $(CU_LIBS))
+cc-cuda_cxx_gpp:
+	$(call compile_check,cuda_cxx_gpp,g++ -x c++ $(WFLAGS) $(CU_CFLAGS) tests/compile/cuda.c -o $(B)/cc_cuda_cxx_gpp $(CU_LIBS))
+cc-cuda_cxx_clangpp:
+	$(call compile_check,cuda_cxx_clangpp,clang++ -x c++ $(WFLAGS0) $(CU_CFLAGS) tests/compile/cuda.c -o $(B)/cc_cuda_cxx_clangpp $(CU_LIBS))
+cc-cuda_two_tus:
+	$(call compile_check,cuda_two_tus,$(CC) -std=c99 $(WFLAGS0) $(CU_CFLAGS) tests/compile/cuda_impl.c tests/compile/cuda_user.c -o $(B)/cc_cuda_two_tus $(CU_LIBS))
 
 # make test: everything this machine can build and run; each optional group
 # it cannot is one "skipped:" line (tests/run.sh ends "N passed, M failed"
@@ -259,6 +314,11 @@ TEST_CUDA = cuda-compile-checks $(B)/test_cuda
 else
 TEST_CUDA = compile-checks
 endif
+# tests/run.sh runs the first list side by side, one per core; the BTARD
+# tests and the scripts that start peer processes or time-limited swarms
+# run alone after them (their deadlines are real time)
+TESTS_SER = $(B)/test_btard $(B)/test_btard_byz
+TESTS_PAR = $(filter-out $(TESTS_SER),$(TESTS))
 test: $(TESTS) $(EXAMPLES) $(TEST_CUDA) $(if $(HAVE_QUADMATH),$(B)/test_bounds)
 ifneq ($(HAVE_CUDA),1)
 	$(call skip,cuda,no nvcc at $(NVCC) or no cuda.h in $(CUDA_INC): the CUDA kernels are not compiled to PTX and the CUDA backend is not tested on its emulator (the NVIDIA CUDA toolkit: Debian nvidia-cuda-toolkit; or set NVCC= and CUDA_INC=))
@@ -266,7 +326,8 @@ endif
 ifneq ($(HAVE_QUADMATH),1)
 	$(call skip,bounds,no libquadmath: the bound-hunting test against __float128 is not run (gcc on x86 brings it: libquadmath0))
 endif
-	@bash tests/run.sh $(TESTS) $(if $(HAVE_QUADMATH),$(B)/test_bounds) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/mpi_run.sh tests/dp_run.sh tests/tcp_run.sh tests/examples_golden.sh tests/test_cli.sh
+	@bash tests/run.sh $(TESTS_PAR) $(if $(HAVE_QUADMATH),$(B)/test_bounds) $(if $(HAVE_CUDA),$(B)/test_cuda) tests/test_cli.sh \
+	  --serial $(TESTS_SER) tests/mpi_run.sh tests/dp_run.sh tests/tcp_run.sh tests/examples_golden.sh
 
 bench: bench-step bench-logsize bench-transcript bench-gemm
 bench-logsize: $(B)/bench_logsize

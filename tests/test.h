@@ -12,8 +12,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int vt_test_pass, vt_test_fail, vt_test_bad;
+static time_t vt_test_t0;
+/* ends a test's line: with its wall-clock time when it took 2 s or more (so
+   the slow tests of `make test` show themselves) */
+static void vt_test_took(void) {
+    double s = difftime(time(NULL), vt_test_t0);
+    if (s >= 2) printf("  (%.0f s)", s);
+    printf("\n");
+}
 static const char *vt_test_filter; /* run only tests whose name contains this (argv[1]) */
 
 static void vt_test_failf(const char *file, int line, const char *fmt, ...) {
@@ -43,9 +52,11 @@ static void vt_test_failf(const char *file, int line, const char *fmt, ...) {
         printf("%-44s", #name);                                                              \
         fflush(stdout);                                                                      \
         vt_test_bad = 0;                                                                     \
+        vt_test_t0 = time(NULL);                                                             \
         name();                                                                              \
-        if (vt_test_bad) { printf("FAIL %s\n", #name); vt_test_fail++; }                     \
-        else { printf("ok\n"); vt_test_pass++; }                                             \
+        if (vt_test_bad) { printf("FAIL %s", #name); vt_test_fail++; }                        \
+        else { printf("ok"); vt_test_pass++; }                                                \
+        vt_test_took();                                                                      \
         fflush(stdout);                                                                      \
     } while (0)
 
