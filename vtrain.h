@@ -2027,19 +2027,39 @@ static VT__UNUSED void vt__range(int64_t n, int parts, int i, int64_t *lo, int64
 typedef struct { vt__pool *p; int tid; } vt__worker_arg;
 #ifndef VTRAIN_NO_THREADS
 
+/* tests: vt__pool_race_us makes a worker sleep between loading the claim
+   word and reading nchunk (each try), and the caller sleep 20 times as
+   long between publishing a job's nchunk and opening its claim word: the
+   window in which a worker leaving the last job could claim a chunk of the
+   next one (test_core's pool_stale_claim_refused). */
+static int vt__pool_race_us;
+
+static void vt__sleep_us(long us) {
+#if VT__SPIN
+    struct timespec ts;
+    ts.tv_sec = us / 1000000;
+    ts.tv_nsec = 1000L * (us % 1000000);
+    nanosleep(&ts, NULL);
+#else
+    (void)us;
+#endif
+}
+
 /* claim the next chunk of job g: its index, or -1 when job g has none left
    (or is over). A successful claim means job g is not finished, so fn, arg
    and the counts read after it are job g's. */
-static int64_t vt__claim(vt__pool *p, int64_t g) {
+static int64_t vt__claim(vt__pool *p, int64_t g, int tid) {
     uint64_t tag = (uint64_t)g << 32;
 #if VT__SPIN
     uint64_t c = VT__LOAD(&p->claim);
     for (;;) {
+        if (vt__pool_race_us && tid != 0) vt__sleep_us(vt__pool_race_us);
         if ((c & ~(uint64_t)0xffffffffu) != tag || (int64_t)(c & 0xffffffffu) >= VT__LOAD(&p->nchunk)) return -1;
         if (VT__CAS(&p->claim, &c, c + 1)) return (int64_t)(c & 0xffffffffu);
     }
 #else
     int64_t i = -1;
+    (void)tid;
     pthread_mutex_lock(&p->mu);
     if ((p->claim & ~(uint64_t)0xffffffffu) == tag && (int64_t)(p->claim & 0xffffffffu) < p->nchunk)
         i = (int64_t)(p->claim++ & 0xffffffffu);
@@ -2058,7 +2078,7 @@ static int64_t vt__pool_lent;
 /* run chunks of job g until none is left; wake the caller after the last */
 static void vt__run_chunks(vt__pool *p, int64_t g, int tid) {
     int64_t i, lo, hi, left;
-    while ((i = vt__claim(p, g)) >= 0) {
+    while ((i = vt__claim(p, g, tid)) >= 0) {
         vt__range(p->ntask, (int)p->nchunk, (int)i, &lo, &hi);
 #if VT__SPIN
         if (vt__pool_stall_us && tid != 0) {
@@ -2193,6 +2213,7 @@ static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn f
         p->fn = fn; p->arg = arg; p->ntask = ntask;
         VT__STORE(&p->nchunk, nchunk);
         VT__STORE(&p->done, 0);
+        if (vt__pool_race_us) vt__sleep_us(20L * vt__pool_race_us);
         VT__STORE(&p->claim, (uint64_t)g << 32);
         pthread_mutex_lock(&p->mu);
         VT__STORE(&p->gen, g);

@@ -679,6 +679,48 @@ TEST(gemm_matches_reference) {
     vt_destroy(c);
 }
 
+/* --- the thread pool ------------------------------------------------------------
+   A worker that loaded the claim word of a finished job must not claim a
+   chunk of the next one (85e4f81: it could, when the next job had more
+   chunks, and ran one of them twice while the caller returned before it
+   ended). vt__pool_race_us holds the worker in that window and the caller
+   between publishing the next job's size and opening its claims, which is
+   where the old pool let the stale claim through; every chunk of every job
+   must run exactly once. On the old pool (without the caller closing the
+   claim word first) this fails in the first few rounds. */
+typedef struct { int runs[64]; int slow; } pool_job;
+static void pool_chunk(void *arg, int64_t lo, int64_t hi, int tid) {
+    pool_job *j = (pool_job *)arg;
+    int64_t i;
+    (void)tid;
+    for (i = lo; i < hi; i++) __atomic_add_fetch(&j->runs[i], 1, __ATOMIC_RELAXED);
+    if (j->slow) vt__sleep_us(j->slow);
+}
+
+TEST(pool_stale_claim_refused) {
+#if VT__SPIN
+    vt__pool p;
+    vt__worker_arg *wa = vt__pool_start(&p, 2, NULL);
+    int round, i, twice = 0, missed = 0;
+    vt__pool_race_us = 2000;
+    for (round = 0; round < 6; round++) {
+        pool_job small, big;
+        memset(&small, 0, sizeof small);
+        memset(&big, 0, sizeof big);
+        small.slow = 1000; /* the worker is inside vt__claim when the small job ends */
+        vt__parallel(&p, 2, 1 << 20, pool_chunk, &small);
+        vt__parallel(&p, 16, 1 << 20, pool_chunk, &big); /* 16 chunks: more than the 2 before */
+        for (i = 0; i < 2; i++) twice += small.runs[i] > 1, missed += small.runs[i] < 1;
+        for (i = 0; i < 16; i++) twice += big.runs[i] > 1, missed += big.runs[i] < 1;
+    }
+    vt__pool_race_us = 0;
+    vt__pool_stop(&p, wa, NULL);
+    CHECK(twice == 0 && missed == 0, "%d chunks ran twice and %d never ran: a stale claim took a chunk of the next job", twice, missed);
+#else
+    NOTE("no atomics in this build: the pool runs under its mutex, where a stale claim cannot happen");
+#endif
+}
+
 int main(void) {
     RUN(sha256_vectors);
     RUN(sha256_block_paths_agree);
@@ -702,5 +744,6 @@ int main(void) {
     RUN(gemm_kernels_bit_identical);
     RUN(elementary_vector_bit_identical);
     RUN(gemm_matches_reference);
+    RUN(pool_stale_claim_refused);
     return TEST_SUMMARY();
 }
