@@ -64,6 +64,45 @@ static void vt_test_failf(const char *file, int line, const char *fmt, ...) {
 
 #define TEST_SUMMARY() (printf("%d passed, %d failed\n", vt_test_pass, vt_test_fail), vt_test_fail ? 1 : 0)
 
+/* --- files -------------------------------------------------------------------
+   What the tests do to files: read one whole (slurp: malloc'd, NULL and
+   *n = 0 if it cannot), write one (spit), remove or copy a directory. */
+#if defined(__GNUC__) || defined(__clang__)
+#define VT_TEST_UNUSED __attribute__((unused))
+#else
+#define VT_TEST_UNUSED
+#endif
+static VT_TEST_UNUSED unsigned char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b;
+    long sz;
+    *n = 0;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b = sz >= 0 ? (unsigned char *)malloc((size_t)sz + 1) : NULL;
+    if (b && fread(b, 1, (size_t)sz, f) != (size_t)sz) { free(b); b = NULL; }
+    fclose(f);
+    if (b) *n = (size_t)sz;
+    return b;
+}
+static VT_TEST_UNUSED void spit(const char *path, const unsigned char *b, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (f) { fwrite(b, 1, n, f); fclose(f); }
+}
+static VT_TEST_UNUSED void rm_rf(const char *dir) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) printf("    (could not remove %s)\n", dir);
+}
+static VT_TEST_UNUSED void cp_r(const char *from, const char *to) {
+    char cmd[1200];
+    rm_rf(to);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", from, to);
+    if (system(cmd) != 0) printf("    (could not copy %s)\n", from);
+}
+
 /* --- op coverage -------------------------------------------------------------
    Which ops a test program ran, forward and backward: vt_test_cover(c)
    records the rounding-point kinds context c produced (call it before

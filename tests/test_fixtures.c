@@ -223,22 +223,6 @@ static int write_set(const char *set) {
 
 /* --- checks ---------------------------------------------------------------------------- */
 
-static unsigned char *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    unsigned char *b;
-    long sz;
-    *n = 0;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = (unsigned char *)malloc((size_t)sz + 1);
-    if (b && fread(b, 1, (size_t)sz, f) != (size_t)sz) { free(b); b = NULL; }
-    fclose(f);
-    if (b) *n = (size_t)sz;
-    return b;
-}
-
 /* 1 if the two files hold the same bytes; else says where they first differ */
 static int same_file(const char *a, const char *b) {
     size_t na, nb, i;

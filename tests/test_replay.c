@@ -259,26 +259,6 @@ TEST(calibrated_and_probabilistic) {
 
 /* --- tampering ----------------------------------------------------------------- */
 
-static unsigned char *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    unsigned char *b;
-    long sz;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = (unsigned char *)malloc((size_t)sz + 1);
-    if (fread(b, 1, (size_t)sz, f) != (size_t)sz) { fclose(f); free(b); return NULL; }
-    fclose(f);
-    *n = (size_t)sz;
-    return b;
-}
-static void spit(const char *path, const unsigned char *b, size_t n) {
-    FILE *f = fopen(path, "wb");
-    fwrite(b, 1, n, f);
-    fclose(f);
-}
-
 /* offset of chunk `step` in a log file (-1 if absent); header is 16 + len + 32 bytes */
 static long chunk_at(const unsigned char *b, size_t n, int64_t step) {
     size_t p = 16 + vt__get_u32(b + 12) + 32;
@@ -311,7 +291,6 @@ static void recommit_chunk(const char *cpath, int64_t step, const unsigned char 
     }
     free(b);
 }
-
 
 static vt_report audit_gpt(const char *log) {
     vt_desc d = vt_desc_default();

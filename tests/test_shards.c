@@ -36,27 +36,6 @@ static digitsmlp mlp_app(int shards) {
     return a;
 }
 
-static void rm_rf(const char *dir) {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) printf("    (could not remove %s)\n", dir);
-}
-
-static unsigned char *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    unsigned char *b;
-    long sz;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = (unsigned char *)malloc((size_t)sz + 1);
-    if (fread(b, 1, (size_t)sz, f) != (size_t)sz) { fclose(f); free(b); return NULL; }
-    fclose(f);
-    *n = (size_t)sz;
-    return b;
-}
-
 /* 1 if dir_a/name and dir_b/name hold the same bytes */
 static int same_file(const char *da, const char *db, const char *name) {
     char pa[600], pb[600];

@@ -70,37 +70,6 @@ static vt_status audit(const char *dir, const char *order, int64_t from, vt_repo
     return vt_run(&d, &p, NSTEPS, r);
 }
 
-static void rm_rf(const char *dir) {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) printf("    (could not remove %s)\n", dir);
-}
-static void cp_r(const char *from, const char *to) {
-    char cmd[1200];
-    rm_rf(to);
-    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", from, to);
-    if (system(cmd) != 0) printf("    (could not copy %s)\n", from);
-}
-
-static unsigned char *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    unsigned char *b;
-    long sz;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = (unsigned char *)malloc((size_t)sz + 1);
-    if (fread(b, 1, (size_t)sz, f) != (size_t)sz) { fclose(f); free(b); return NULL; }
-    fclose(f);
-    *n = (size_t)sz;
-    return b;
-}
-static void spit(const char *path, const unsigned char *b, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (f) { fwrite(b, 1, n, f); fclose(f); }
-}
-
 /* --- SHA-256 and Merkle ----------------------------------------------------------- */
 
 /* RFC 6962's Merkle Tree Hash, written recursively as the RFC states it */
