@@ -19,7 +19,7 @@ LDLIBS  = -lm -lpthread
 B       = build
 
 EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab $(B)/btard_swarm $(B)/train_digits_cnn $(B)/train_resnet
-TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_btard_byz $(B)/test_shards $(B)/test_cnn
+TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_btard_byz $(B)/test_btard_cnn $(B)/test_shards $(B)/test_cnn
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard $(B)/bench_cnn
 
 .PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript bench-torch bench-load clean compile-checks
@@ -52,6 +52,8 @@ BT_LIBS  = $(if $(HAVE_SODIUM),-lsodium)
 $(B)/test_btard: tests/test_btard.c tests/test.h vtrain.h vtrain_btard.h | $(B)
 	$(CC) $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
 $(B)/test_btard_byz: tests/test_btard_byz.c tests/test.h vtrain.h vtrain_btard.h | $(B)
+	$(CC) $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
+$(B)/test_btard_cnn: tests/test_btard_cnn.c tests/test.h vtrain.h vtrain_btard.h | $(B)
 	$(CC) $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
 $(B)/btard_swarm: examples/btard_swarm.c vtrain.h vtrain_btard.h | $(B)
 	$(CC) $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
