@@ -518,8 +518,10 @@ VTDEF vt_btard_task vt_btard_cnn_task(vt_btard_cnn *t);
    that the sound bound left open (0: the same bits on every IEEE machine; else on every machine
    with eval_order's reduction order). */
 VTDEF vt_status vt_btard_cnn_running(vt_ctx *c, void *model, const vt_btard_cnn *t, float *out, int64_t *n, int64_t *undecided);
-/* test accuracy (the first eval_n test images) with those running statistics; -1 on failure */
-VTDEF double vt_btard_cnn_accuracy(vt_ctx *c, void *model, const vt_btard_cnn *t);
+/* test accuracy (the first eval_n test images) with those running statistics; -1 on failure.
+   loss (NULL: not wanted): their mean cross-entropy (computed with libm: a report, not a
+   bit-exact value) */
+VTDEF double vt_btard_cnn_accuracy(vt_ctx *c, void *model, const vt_btard_cnn *t, double *loss);
 VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
 
 #ifdef __cplusplus
@@ -5405,15 +5407,16 @@ VTDEF vt_status vt_btard_cnn_running(vt_ctx *c, void *model, const vt_btard_cnn 
     return VT_OK;
 }
 
-VTDEF double vt_btard_cnn_accuracy(vt_ctx *c, void *model, const vt_btard_cnn *t) {
+VTDEF double vt_btard_cnn_accuracy(vt_ctx *c, void *model, const vt_btard_cnn *t, double *loss) {
     char why[300];
     vt__bt_cnn_m *m;
     vt_ctx *E;
     int i, j, k, correct = 0, n = t->eval_n > 0 && t->eval_n < t->ntest ? t->eval_n : t->ntest, cb = 64;
     int64_t px = vt__bt_cnn_px(t);
     float *x;
-    double *l;
+    double *l, ce = 0;
     int32_t *y;
+    if (loss) *loss = -1;
     if (!c || !model || n < 1) return -1;
     E = vt__bt_cnn_calibrated(c, t, &m, NULL, why, sizeof why);
     if (!E) { vt__tls_fail(VT_ERR_STATE, "vt_btard_cnn_accuracy: %s", why); return -1; }
@@ -5429,12 +5432,16 @@ VTDEF double vt_btard_cnn_accuracy(vt_ctx *c, void *model, const vt_btard_cnn *t
         if (lg && vt_read_f64(E, lg, l) == VT_OK)
             for (i = 0; i < b; i++) {
                 int best = 0;
+                double z = 0;
                 for (j = 1; j < 10; j++) if (l[i * 10 + j] > l[i * 10 + best]) best = j;
+                for (j = 0; j < 10; j++) z += exp(l[i * 10 + j] - l[i * 10 + best]);
+                ce += log(z) - (l[i * 10 + y[i]] - l[i * 10 + best]);
                 correct += best == y[i];
             }
         vt_eval_end(E);
     }
     k = x && l && y && vt_status_of(E) == VT_OK;
+    if (k && loss) *loss = ce / n;
     VT_FREE(x, NULL); VT_FREE(l, NULL); VT_FREE(y, NULL);
     vt__bt_cnn_release(m, NULL);
     vt_destroy(E);

@@ -63,16 +63,20 @@ static void observe(vt_btard_peer *p, int64_t s, void *u) {
     obs_t *o = (obs_t *)u;
     run_t *r = o->r;
     if (s % o->every == 0 || s == o->steps - 1) {
-        double a = o->cnn ? vt_btard_cnn_accuracy(vt_btard_ctx(p), vt_btard_model(p), o->cnn)
-                          : vt_btard_digits_accuracy(vt_btard_ctx(p), vt_btard_model(p), o->d);
+        double tl = -1, a = o->cnn ? vt_btard_cnn_accuracy(vt_btard_ctx(p), vt_btard_model(p), o->cnn, &tl)
+                                   : vt_btard_digits_accuracy(vt_btard_ctx(p), vt_btard_model(p), o->d);
         int alive = vt_btard_alive_count(p);
         if (r->npts < MAXPTS) { r->acc[r->npts] = a; r->alive[r->npts] = alive; r->npts++; }
         r->final_acc = a;
-        if (!o->quiet && (s % (5 * o->every) == 0 || s == o->steps - 1)) {
+        if (!o->quiet && (s % (5 * o->every) == 0 || s == o->steps - 1 || o->cnn)) {
             const vt_btard_event *ev;
             int i, nb = 0, k = vt_btard_events(p, &ev);
             for (i = 0; i < k; i++) nb += ev[i].kind == VT_EV_BAN;
-            printf("  %-28s step %4lld  accuracy %5.1f%%  alive %2d  bans %d\n", o->label, (long long)s, 100 * a, alive, nb);
+            if (o->cnn) /* the CNNs: every evaluation, with the test loss */
+                printf("  %-28s step %4lld  accuracy %5.1f%%  test loss %.4f  alive %2d  bans %d\n", o->label, (long long)s, 100 * a, tl,
+                       alive, nb);
+            else printf("  %-28s step %4lld  accuracy %5.1f%%  alive %2d  bans %d\n", o->label, (long long)s, 100 * a, alive, nb);
+            fflush(stdout);
         }
     }
 }

@@ -125,7 +125,7 @@ TEST(cnn_gradient_replays_bit_exactly) {
 static double g_acc;
 static void obs_acc(vt_btard_peer *p, int64_t s, void *u) {
     (void)s;
-    g_acc = vt_btard_cnn_accuracy(vt_btard_ctx(p), vt_btard_model(p), (const vt_btard_cnn *)u);
+    g_acc = vt_btard_cnn_accuracy(vt_btard_ctx(p), vt_btard_model(p), (const vt_btard_cnn *)u, NULL);
 }
 TEST(cnn_swarm_attackers_banned) {
     static const vt_btard_attack_kind kinds[2] = {VT_ATTACK_SIGN_FLIP, VT_ATTACK_FALSE_ACCUSE};
