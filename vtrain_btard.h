@@ -804,6 +804,14 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    Timing-dependent; strict lockstep rounds would be the safe fix, at f
    timeouts per slow path.
 
+   MODEL STATE BEYOND THE WEIGHTS. Everything a step carries to the next
+   must be the same on every honest peer and covered by what the peers
+   agree on; a gradient must depend on the weights and the public seed
+   alone. Batch norm's running statistics break both if each peer moves its
+   own, so the CNN tasks (>>cnn) keep none in the training state and
+   recompute them from the agreed weights over a public calibration set
+   when evaluating: nothing a peer sends enters them.
+
    NOT DEFENDED (say it plainly): a network slower than the deadlines
    (honest peers are then taken for silent); a majority of Byzantine
    members; Sybils - the roster is fixed at creation and peers joining
