@@ -108,9 +108,9 @@ demo: $(B)/demo
 # 16 BTARD peers, 7 Byzantine, every attack under three defences; writes the table and the curves
 swarm: $(B)/btard_swarm
 	./$(B)/btard_swarm --md $(B)/btard_swarm.md --svg $(B)/btard_swarm.svg
-# the same with batch norm (vtrain_btard.h >>cnn): the digits CNN, 8 images per peer (about 4 min
-# for BTARD, 8 more for CenteredClip and the mean), and the paper's ResNet-18 (base width 8; on
-# CIFAR-10 with CIFAR10=DIR, else on synthetic CIFAR-shaped images: about 10 min)
+# the same with batch norm (vtrain_btard.h >>cnn): the digits CNN, 8 images per peer (on the loaded
+# 2-core VM about 4 min for BTARD, 14 more for CenteredClip and the mean), and the paper's ResNet-18
+# (base width 8; on CIFAR-10 with CIFAR10=DIR, else on synthetic CIFAR-shaped images: about 20 min)
 swarm-cnn: $(B)/btard_swarm
 	./$(B)/btard_swarm --model cnn --steps 200 --every 20 --attacks none,sign_flip,random_direction,label_flip,ipm,alie \
 	    --md $(B)/btard_swarm_cnn.md --svg $(B)/btard_swarm_cnn.svg
