@@ -19,6 +19,7 @@
 #include "test.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 
 static vt_btard_cnn g_cnn, g_rn;
 
@@ -283,9 +284,33 @@ TEST(per_peer_running_stats_would_split) {
     vt_btard_result_free(&r);
 }
 
-/* bad input: a missing CIFAR directory, a width out of range */
+/* CIFAR-10 files written here: 20 records and no test_batch.bin (the last
+   fifth is held out); then the same file truncated, and a label out of
+   range: errors that name the file. And a missing directory, a batch of one. */
+static void write_cifar(const char *path, int n, int cut, int badlab) {
+    FILE *f = fopen(path, "wb");
+    int r, k;
+    for (r = 0; f && r < n; r++) {
+        fputc(r == badlab ? 10 : r % 10, f);
+        for (k = 0; k < 3072 - (r == n - 1 ? cut : 0); k++) fputc((r * 7 + k) & 255, f);
+    }
+    if (f) fclose(f);
+}
 TEST(cnn_task_bad_input) {
     vt_btard_cnn x;
+    const char *dir = "build/test_btard_cnn_cifar";
+    char path[256];
+    mkdir("build", 0755);
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/data_batch_1.bin", dir);
+    write_cifar(path, 20, 0, -1);
+    CHECK(vt_btard_cnn_cifar(&x, dir, 2, 4, 0) == VT_OK && x.ntrain == 16 && x.ntest == 4 && x.test.y[0] == 16 % 10 && !x.synthetic,
+          "20 records: %s (train %d, test %d)", vt_last_error(), x.ntrain, x.ntest);
+    vt_btard_cnn_free(&x);
+    write_cifar(path, 20, 100, -1);
+    CHECK(vt_btard_cnn_cifar(&x, dir, 2, 4, 0) == VT_ERR_TRUNCATED && strstr(vt_last_error(), "data_batch_1.bin"), "truncated: %s", vt_last_error());
+    write_cifar(path, 20, 0, 3);
+    CHECK(vt_btard_cnn_cifar(&x, dir, 2, 4, 0) != VT_OK && strstr(vt_last_error(), "record 3"), "label 10: %s", vt_last_error());
     CHECK(vt_btard_cnn_cifar(&x, "/nonexistent/cifar", 0, 0, 0) == VT_ERR_IO && strstr(vt_last_error(), "data_batch_1.bin"),
           "a missing directory: %s", vt_last_error());
     CHECK(vt_btard_cnn_digits(&x, "data/digits.csv", 0, 1, 0) == VT_ERR_ARG && strstr(vt_last_error(), "batch 1"),
