@@ -49,6 +49,8 @@ typedef struct {
     char note[200];
 } run_t;
 
+typedef struct { float *w; int64_t step; int alive, bans; } snap_t;
+
 typedef struct {
     vt_btard_digits *d;
     vt_btard_cnn *cnn;         /* --model cnn, resnet18 */
@@ -57,28 +59,84 @@ typedef struct {
     int64_t steps;
     int quiet;
     const char *label;
+    snap_t *snaps;             /* CNNs: the weights at each evaluation point */
+    int nsnap;
 } obs_t;
 
+/* one evaluation point: accuracy a (and the CNNs' test loss tl) at step s */
+static void record(obs_t *o, int64_t s, double a, double tl, int alive, int nb) {
+    run_t *r = o->r;
+    if (r->npts < MAXPTS) { r->acc[r->npts] = a; r->alive[r->npts] = alive; r->npts++; }
+    r->final_acc = a;
+    if (o->quiet) return;
+    if (o->cnn) /* the CNNs: every evaluation, with the test loss */
+        printf("  %-28s step %4lld  accuracy %5.1f%%  test loss %.4f  alive %2d  bans %d\n", o->label, (long long)s, 100 * a, tl, alive, nb);
+    else if (s % (5 * o->every) == 0 || s == o->steps - 1)
+        printf("  %-28s step %4lld  accuracy %5.1f%%  alive %2d  bans %d\n", o->label, (long long)s, 100 * a, alive, nb);
+    fflush(stdout);
+}
+
+/* The observer is a peer: what it does here, inside its step, delays the
+   swarm. The MLP is evaluated at once; a CNN's evaluation (a calibration
+   pass and the test images) is long, so its weights are copied and
+   evaluated after the run (evaluate_snaps), never late for a deadline. */
 static void observe(vt_btard_peer *p, int64_t s, void *u) {
     obs_t *o = (obs_t *)u;
-    run_t *r = o->r;
-    if (s % o->every == 0 || s == o->steps - 1) {
-        double tl = -1, a = o->cnn ? vt_btard_cnn_accuracy(vt_btard_ctx(p), vt_btard_model(p), o->cnn, &tl)
-                                   : vt_btard_digits_accuracy(vt_btard_ctx(p), vt_btard_model(p), o->d);
-        int alive = vt_btard_alive_count(p);
-        if (r->npts < MAXPTS) { r->acc[r->npts] = a; r->alive[r->npts] = alive; r->npts++; }
-        r->final_acc = a;
-        if (!o->quiet && (s % (5 * o->every) == 0 || s == o->steps - 1 || o->cnn)) {
-            const vt_btard_event *ev;
-            int i, nb = 0, k = vt_btard_events(p, &ev);
-            for (i = 0; i < k; i++) nb += ev[i].kind == VT_EV_BAN;
-            if (o->cnn) /* the CNNs: every evaluation, with the test loss */
-                printf("  %-28s step %4lld  accuracy %5.1f%%  test loss %.4f  alive %2d  bans %d\n", o->label, (long long)s, 100 * a, tl,
-                       alive, nb);
-            else printf("  %-28s step %4lld  accuracy %5.1f%%  alive %2d  bans %d\n", o->label, (long long)s, 100 * a, alive, nb);
-            fflush(stdout);
+    const vt_btard_event *ev;
+    int i, nb = 0, k;
+    if (!(s % o->every == 0 || s == o->steps - 1)) return;
+    k = vt_btard_events(p, &ev);
+    for (i = 0; i < k; i++) nb += ev[i].kind == VT_EV_BAN;
+    if (o->cnn) {
+        vt_ctx *c = vt_btard_ctx(p);
+        int64_t at = 0, D = vt_param_numel(c);
+        snap_t *sn = o->nsnap < MAXPTS ? &o->snaps[o->nsnap] : NULL;
+        double *v = (double *)malloc(sizeof(double) * (size_t)D);
+        if (sn && v && (sn->w = (float *)malloc(sizeof(float) * (size_t)D)) != NULL) {
+            for (i = 0; i < vt_param_count(c); i++) {
+                vt_tensor *t = vt_param_at(c, i);
+                int64_t e, ne = vt_numel(t);
+                vt_read_f64(c, t, v);
+                for (e = 0; e < ne; e++) sn->w[at + e] = (float)v[e];
+                at += ne;
+            }
+            sn->step = s; sn->alive = vt_btard_alive_count(p); sn->bans = nb;
+            o->nsnap++;
         }
+        free(v);
+        return;
     }
+    record(o, s, vt_btard_digits_accuracy(vt_btard_ctx(p), vt_btard_model(p), o->d), -1, vt_btard_alive_count(p), nb);
+}
+
+/* the CNN snapshots, evaluated on a context of their own */
+static void evaluate_snaps(obs_t *o, const vt_btard_task *task) {
+    vt_ctx *c = vt_create(NULL);
+    void *m = c ? task->init(c, task->user) : NULL;
+    double *v = NULL;
+    int q, i;
+    for (q = 0; q < o->nsnap; q++) {
+        snap_t *sn = &o->snaps[q];
+        int64_t at = 0;
+        double a = -1, tl = -1;
+        for (i = 0; m && vt_status_of(c) == VT_OK && i < vt_param_count(c); i++) {
+            vt_tensor *t = vt_param_at(c, i);
+            int64_t e, ne = vt_numel(t);
+            double *nv = (double *)realloc(v, sizeof(double) * (size_t)ne);
+            if (!nv) break;
+            v = nv;
+            for (e = 0; e < ne; e++) v[e] = sn->w[at + e];
+            vt_write_f64(c, t, v);
+            at += ne;
+        }
+        if (m && vt_status_of(c) == VT_OK) a = vt_btard_cnn_accuracy(c, m, o->cnn, &tl);
+        record(o, sn->step, a, tl, sn->alive, sn->bans);
+        free(sn->w);
+    }
+    o->nsnap = 0;
+    free(v);
+    if (m && task->release) task->release(m, task->user);
+    vt_destroy(c);
 }
 
 static const char *defence_name[3] = {"BTARD", "CenteredClip, no validators", "mean all-reduce"};
@@ -163,6 +221,7 @@ int main(int argc, char **argv) {
     char defences_s[128] = "btard,cclip,mean";
     int kinds[64], nk = 0, defs[3], nd = 0;
     run_t *runs;
+    snap_t *snaps;
     int nruns = 0;
     vt_btard_digits d;
     vt_btard_cnn cnn;
@@ -241,7 +300,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     runs = (run_t *)calloc((size_t)(nk * 3 + 3), sizeof(run_t));
-    if (!runs) return 1;
+    snaps = (snap_t *)calloc(MAXPTS, sizeof(snap_t));
+    if (!runs || !snaps) return 1;
     for (k = 0; k < nk; k++)
         for (i = 0; i < nd; i++) {
             vt_btard_cfg cfg = vt_btard_cfg_default();
@@ -266,8 +326,8 @@ int main(int argc, char **argv) {
             cfg.secret_seed = seed * 7919 + 1 + 1000 * (uint64_t)kind;
             cfg.timeout = 1.0;
             cfg.compute_timeout = 5.0;
-            /* the observer evaluates inside its step (the calibration and the test images): more time */
-            if (use_cnn) cfg.compute_timeout = cnn.model == VT_BTARD_CNN_RESNET18 ? 60.0 : 20.0;
+            /* a ResNet-18 gradient of 8 images takes a second or more on a loaded core */
+            if (use_cnn && cnn.model == VT_BTARD_CNN_RESNET18) cfg.compute_timeout = 20.0;
             for (b = 0; b < n; b++) at[b] = vt_btard_attack_default(VT_ATTACK_NONE);
             /* f attackers among ranks 1..n-1, drawn from the seed */
             for (b = 0; b < f && kind != VT_ATTACK_NONE; b++) {
@@ -281,7 +341,9 @@ int main(int argc, char **argv) {
             snprintf(label, sizeof label, "%s/%s", vt_btard_attack_name((vt_btard_attack_kind)kind), defence_key[def]);
             o.d = &d; o.cnn = use_cnn ? &cnn : NULL; o.r = r; o.every = every; o.steps = steps; o.quiet = quiet; o.label = label;
             if (!quiet) printf("%s\n", label);
+            o.snaps = snaps; o.nsnap = 0;
             vt_btard_simulate(&cfg, &task, n, at, steps, observe, &o, &res);
+            if (use_cnn) evaluate_snaps(&o, &task);
             r->ok = 1;
             r->steps_done = res.steps;
             r->step_ms = res.step_ms;
@@ -341,6 +403,7 @@ int main(int argc, char **argv) {
     svg_plot(svg, title, runs, nruns, kinds, nk, every, steps, start, n, f);
     printf("\ncurves: %s\n", svg);
     free(runs);
+    free(snaps);
     vt_btard_digits_free(&d);
     vt_btard_cnn_free(&cnn);
     return 0;
