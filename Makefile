@@ -146,9 +146,9 @@ fuzz: $(B)/fuzz_parsers
 ASAN_FLAGS = -std=c99 -O1 -g $(ARCH) -ffp-contract=off -fsanitize=address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror
 test-asan: | $(B)
 	@mkdir -p $(B)/asan
-	@for t in core grad reference replay transcript btard shards; do \
+	@for t in core grad reference replay transcript btard btard_cnn shards; do \
 	  $(CC) $(ASAN_FLAGS) $(BT_FLAGS) tests/test_$$t.c -o $(B)/asan/test_$$t $(LDLIBS) $(BT_LIBS) || exit 1; done
-	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript $(B)/asan/test_btard $(B)/asan/test_shards
+	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript $(B)/asan/test_btard $(B)/asan/test_btard_cnn $(B)/asan/test_shards
 
 # Optional groups of `make test`: each needs tools a plain C machine may
 # lack. A missing group is skipped with one line that says what brings it
