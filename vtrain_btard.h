@@ -65,7 +65,7 @@
 
        >>btard declarations  the API: identities, transports, CenteredClip,
                              attacks, events, the task, configuration, a
-                             peer, a swarm, the digits task
+                             peer, a swarm, the digits task, the CNN tasks
        >>btard     the protocol step by step, agreement before punishment,
                    CenteredClip's definition, the aggregate checks and what
                    a lie can still move, deadlines, bounded resources, the
@@ -84,6 +84,8 @@
                    baseline, creation
        >>swarm     an in-process swarm (vt_btard_simulate)
        >>digits    a ready task: an MLP on the digits
+       >>cnn       ready tasks with batch norm (the digits CNN, a CIFAR
+                   ResNet-18) and why the swarm keeps no running statistics
 
    Of vtrain's private parts the implementation uses only those listed in
    vtrain.h's ">>companion" section.
@@ -471,6 +473,57 @@ VTDEF vt_btard_task vt_btard_digits_task(vt_btard_digits *d);
 VTDEF double vt_btard_digits_accuracy(vt_ctx *c, void *model, const vt_btard_digits *d); /* on the test split */
 VTDEF void vt_btard_digits_free(vt_btard_digits *d);
 
+/* --- ready tasks with batch norm: the digits CNN, a CIFAR ResNet-18 ---------------------------- */
+
+/* Batch norm in a swarm (see >>cnn): training normalises with each
+   minibatch's own statistics and keeps NO running statistics, so a
+   gradient is a function of (weights, public seed) alone, which validators
+   recompute bit for bit; evaluation recomputes the running statistics from
+   the agreed weights over a public calibration set (vt_btard_cnn_running),
+   the same bits on every honest peer, and nothing any peer says enters them. */
+typedef enum vt_btard_cnn_model {
+    VT_BTARD_CNN_DIGITS,  /* the digits CNN of examples/digitscnn.h: conv 3x3 (W), bn, relu, conv 3x3 (2W), bn,
+                             relu, max pool 2x2, linear 10, on 8x8 digits */
+    VT_BTARD_CNN_RESNET18 /* vt_resnet (depth 18, CIFAR form) of base width W on 32x32x3 images, the papers'
+                             augmentation (crop with padding 4, flip) keyed by the public seed */
+} vt_btard_cnn_model;
+
+typedef struct vt_btard_cnn {
+    vt_btard_cnn_model model;
+    vt_digits digits;        /* DIGITS: the data; perm: the fixed shuffle, train first (as vt_btard_digits) */
+    int32_t *perm;
+    vt_cifar train, test;    /* RESNET18: CIFAR-10 (data_batch_*.bin, test_batch.bin) or synthetic */
+    int synthetic;           /* RESNET18: 1 if the images are the synthetic CIFAR-shaped set */
+    int ntrain, ntest;
+    int width, batch;        /* W; images per peer per step */
+    double lr;               /* SGD, momentum 0.9 (RESNET18: Nesterov, weight decay 5e-4, as the paper) */
+    int64_t decay;           /* > 0: lr decays linearly to lr/10 at step `decay` (exact arithmetic) */
+    int calib;               /* the calibration set: the first `calib` training images (0: 512) */
+    int eval_n;              /* test images vt_btard_cnn_accuracy uses (0: all) */
+    const char *eval_order;  /* the evaluation context's order (NULL: "threads:1") */
+} vt_btard_cnn;
+
+/* the digits CNN on the digits file at path (width 0: 16, batch 0: 8, lr 0: 0.05) */
+VTDEF vt_status vt_btard_cnn_digits(vt_btard_cnn *t, const char *path, int width, int batch, double lr);
+/* a ResNet-18 on CIFAR-10 in dir (data_batch_1.bin .. _5.bin, as many as are there from the first;
+   test_batch.bin, or else the last fifth held out), or dir NULL: 2,048 + 512 synthetic CIFAR-shaped
+   images (ten classes of coloured stripes with noise, as examples/cnnprog.h makes them).
+   width 0: 8 (the paper: 64), batch 0: 8 (the paper's images per peer), lr 0: 0.05 */
+VTDEF vt_status vt_btard_cnn_cifar(vt_btard_cnn *t, const char *dir, int width, int batch, double lr);
+VTDEF vt_btard_task vt_btard_cnn_task(vt_btard_cnn *t);
+/* The running statistics of every batch norm, for the weights of `model` on c: a private context
+   copies the weights and runs the calibration set through the network in training mode, batch by
+   batch, averaging the batches' statistics (momentum 1/(k+1)). Writes *n values (each norm's (2,C)
+   state, in creation order) to out (NULL: count only); *undecided: roundings in the calibration
+   that the sound bound left open (0: the same bits on every IEEE machine; else on every machine
+   with eval_order's reduction order). */
+VTDEF vt_status vt_btard_cnn_running(vt_ctx *c, void *model, const vt_btard_cnn *t, float *out, int64_t *n, int64_t *undecided);
+/* test accuracy (the first eval_n test images) with those running statistics; -1 on failure.
+   loss (NULL: not wanted): their mean cross-entropy (computed with libm: a report, not a
+   bit-exact value) */
+VTDEF double vt_btard_cnn_accuracy(vt_ctx *c, void *model, const vt_btard_cnn *t, double *loss);
+VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
+
 #ifdef __cplusplus
 }
 #endif
@@ -750,6 +803,14 @@ VTDEF void vt_btard_digits_free(vt_btard_digits *d);
    a peer then agrees on an envelope that nobody fetches to it, and stops.
    Timing-dependent; strict lockstep rounds would be the safe fix, at f
    timeouts per slow path.
+
+   MODEL STATE BEYOND THE WEIGHTS. Everything a step carries to the next
+   must be the same on every honest peer and covered by what the peers
+   agree on; a gradient must depend on the weights and the public seed
+   alone. Batch norm's running statistics break both if each peer moves its
+   own, so the CNN tasks (>>cnn) keep none in the training state and
+   recompute them from the agreed weights over a public calibration set
+   when evaluating: nothing a peer sends enters them.
 
    NOT DEFENDED (say it plainly): a network slower than the deadlines
    (honest peers are then taken for silent); a majority of Byzantine
@@ -4929,6 +4990,478 @@ VTDEF void vt_btard_digits_free(vt_btard_digits *d) {
     vt_digits_free(&d->data);
     VT_FREE(d->perm, NULL);
     d->perm = NULL;
+}
+
+/* ==========================================================================
+   >>cnn  ready tasks with batch norm: the digits CNN and a CIFAR ResNet-18
+
+   BATCH NORM IN A SWARM. A batch norm in training normalises with its
+   minibatch's mean and variance, and a single-machine run also moves
+   running statistics (model state: vtrain commits them in every step's
+   digest) that evaluation then uses. In BTARD each peer computes its
+   gradient on its own minibatch, so per-peer running statistics would
+   differ from peer to peer, and the invariant every defence rests on -
+   every honest peer holds identical state, a validator recomputes a
+   peer's gradient from (weights, public seed) bit for bit, the weights
+   digest names a peer whose state split - would no longer hold. The
+   choices, and why this one:
+     * aggregate the batch statistics like gradients (CenteredClip): then
+       they are claims a Byzantine can bend within the honest spread, so
+       they need commitments, validation and their own checks (a protocol
+       change for every message that carries them), and CenteredClip's
+       bound for gradients says nothing about what a bent variance does to
+       evaluation;
+     * recompute them from the agreed public batches: every peer would
+       forward every other peer's minibatch each step (n times the forward
+       work; 16x in the paper's setting);
+     * a normalisation with no batch-dependent state (group or layer
+       norm): sound, but not the paper's ResNet-18 (and vtrain has no
+       group norm);
+     * CHOSEN: no running statistics in the training state. The training
+       forward passes no state to vt_batchnorm2d (it uses the batch's
+       statistics and moves nothing), so a gradient depends on the weights
+       and the public seed alone - exactly what validators recompute, with
+       batch norm's rounding points in the committed chunk like any
+       other's - and the weights digest covers everything a step carries.
+       The running statistics are recomputed when someone evaluates, from
+       the agreed weights and a public calibration set (the first `calib`
+       training images, no augmentation), in a private context
+       (vt_btard_cnn_running): the average of the calibration batches'
+       statistics ("precise BN": Wu and Johnson, "Rethinking 'Batch' in
+       BatchNorm", 2021, find it at least as good as the moving average).
+       Nothing a peer sends enters them, so there is nothing to lie about:
+       a Byzantine can move them only by moving the weights, which the
+       protocol already bounds and validates. A peer that normalises its
+       own gradient with other statistics (a running average, a bigger
+       batch) sends a gradient that is not the recomputation: banned
+       (GRADIENT) when a validator draws it, like any other lie
+       (tests/test_btard_cnn.c). The cost: one forward pass over the
+       calibration set per evaluation, none per step.
+   vt_resnet_init always creates running statistics; in the training
+   contexts the task detaches them from the model (the forward passes
+   none), so they stay at their initial (0, 1) on every peer: constant
+   values in the digest. The calibration's rounding points are verified
+   ones whose rare undecided roundings are not logged: it reports how many
+   there were (0: the same bits on every IEEE machine; otherwise on every
+   machine with the same eval_order).
+
+   THE PAPER'S SETTING (seed-btard.md): ResNet-18 on CIFAR-10, 8 images per
+   peer per step, 16 peers, 7 Byzantine; SGD with Nesterov momentum 0.9,
+   weight decay 5e-4. Here the base width defaults to 8 (the paper: 64)
+   so that 16 peers fit on two cores, and without --data the images are
+   the synthetic CIFAR-shaped set (CIFAR-10 cannot be downloaded on the
+   machine these figures were measured on).
+   ========================================================================== */
+
+typedef struct vt__bt_cnn_m {
+    vt_resnet rn;                                     /* RESNET18 */
+    vt_tensor *w1, *g1, *b1, *w2, *g2, *b2, *fw, *fb; /* DIGITS */
+    vt_tensor *s1, *s2;                               /* DIGITS, evaluation contexts only */
+} vt__bt_cnn_m;
+
+/* the batch norms of a ResNet in creation order: stem, then per block c1, c2, c3, shortcut */
+static int vt__bt_rn_norms(vt_resnet *r, vt_convbn **out) {
+    int q, k = 0;
+    out[k++] = &r->stem;
+    for (q = 0; q < r->nblocks; q++) {
+        vt_resblock *b = &r->blocks[q];
+        out[k++] = &b->c1;
+        out[k++] = &b->c2;
+        if (b->bottleneck) out[k++] = &b->c3;
+        if (b->has_sc) out[k++] = &b->sc;
+    }
+    return k;
+}
+#define VT__BT_RN_MAXNORM 64
+
+/* the model on c; state: with running statistics (evaluation) or without (training) */
+static vt__bt_cnn_m *vt__bt_cnn_make(vt_ctx *c, const vt_btard_cnn *t, int state) {
+    vt__bt_cnn_m *m = (vt__bt_cnn_m *)VT_MALLOC(sizeof(vt__bt_cnn_m), NULL);
+    if (!m) { vt_set_error(c, VT_ERR_NOMEM, "the CNN task: out of memory"); return NULL; }
+    memset(m, 0, sizeof *m);
+    if (t->model == VT_BTARD_CNN_RESNET18) {
+        vt_resnet_config cfg = vt_resnet_default(18);
+        vt_convbn *nb[VT__BT_RN_MAXNORM];
+        int k, nn;
+        cfg.width = t->width;
+        vt_resnet_init(c, &m->rn, &cfg, 2024);
+        if (!state && m->rn.blocks) {
+            nn = vt__bt_rn_norms(&m->rn, nb);
+            for (k = 0; k < nn; k++) nb[k]->st = NULL; /* the training forward moves no running statistics */
+        }
+    } else {
+        int64_t W = t->width, n1[4], n2[4], c1[1], c2[1], nf[2], nb[1];
+        n1[0] = W; n1[1] = 1; n1[2] = 3; n1[3] = 3;
+        n2[0] = 2 * W; n2[1] = W; n2[2] = 3; n2[3] = 3;
+        c1[0] = W; c2[0] = 2 * W; nf[0] = 10; nf[1] = 2 * W * 16; nb[0] = 10;
+        m->w1 = vt_param(c, "conv1.w", 4, n1);
+        m->g1 = vt_param(c, "bn1.w", 1, c1);
+        m->b1 = vt_param(c, "bn1.b", 1, c1);
+        m->w2 = vt_param(c, "conv2.w", 4, n2);
+        m->g2 = vt_param(c, "bn2.w", 1, c2);
+        m->b2 = vt_param(c, "bn2.b", 1, c2);
+        m->fw = vt_param(c, "fc.w", 2, nf);
+        m->fb = vt_param(c, "fc.b", 1, nb);
+        if (state) {
+            m->s1 = vt_bn_state(c, "bn1.running", W);
+            m->s2 = vt_bn_state(c, "bn2.running", 2 * W);
+        }
+        vt_init_normal(c, m->w1, 11, 0, sqrt(2.0 / 9));
+        vt_init_normal(c, m->w2, 11, 1, sqrt(2.0 / (9.0 * (double)W)));
+        vt_init_normal(c, m->fw, 11, 2, sqrt(1.0 / (double)(2 * W * 16)));
+        vt_init_const(c, m->g1, 1.0);
+        vt_init_const(c, m->b1, 0.0);
+        vt_init_const(c, m->g2, 1.0);
+        vt_init_const(c, m->b2, 0.0);
+        vt_init_const(c, m->fb, 0.0);
+    }
+    return m;
+}
+
+/* images x (B,1,8,8) or (B,3,32,32) -> logits (B,10); mom moves the running statistics (when the
+   model has them and gradients are on) */
+static vt_tensor *vt__bt_cnn_forward(vt_ctx *c, vt__bt_cnn_m *m, const vt_btard_cnn *t, vt_tensor *x, double mom) {
+    if (t->model == VT_BTARD_CNN_RESNET18) {
+        m->rn.cfg.bn_momentum = mom;
+        return vt_resnet_forward(c, &m->rn, x);
+    }
+    x = vt_conv2d(c, x, m->w1, NULL, 1, 1, 1, 1);
+    x = vt_relu(c, vt_batchnorm2d(c, x, m->g1, m->b1, m->s1, mom, 1e-5));
+    x = vt_conv2d(c, x, m->w2, NULL, 1, 1, 1, 1);
+    x = vt_relu(c, vt_batchnorm2d(c, x, m->g2, m->b2, m->s2, mom, 1e-5));
+    x = vt_maxpool2d(c, x, 2, 2, 0);
+    return vt_linear(c, vt_flatten(c, x), m->fw, m->fb);
+}
+
+static int64_t vt__bt_cnn_px(const vt_btard_cnn *t) { return t->model == VT_BTARD_CNN_RESNET18 ? 3072 : 64; }
+static vt_tensor *vt__bt_cnn_images(vt_ctx *c, const vt_btard_cnn *t, int B, const float *x) {
+    int64_t xs[4];
+    xs[0] = B;
+    if (t->model == VT_BTARD_CNN_RESNET18) { xs[1] = 3; xs[2] = 32; xs[3] = 32; }
+    else { xs[1] = 1; xs[2] = 8; xs[3] = 8; }
+    return vt_from_f32(c, 4, xs, x);
+}
+/* image i of the training (test 0) or test (test 1) split, without augmentation; its label */
+static int vt__bt_cnn_image(const vt_btard_cnn *t, int test, int i, float *out) {
+    if (t->model == VT_BTARD_CNN_RESNET18) {
+        const vt_cifar *d = test ? &t->test : &t->train;
+        vt_cifar_image(d, i, 0, 0, 0, 0, out);
+        return d->y[i];
+    } else {
+        int k = t->perm[test ? t->ntrain + i : i];
+        memcpy(out, t->digits.x + 64 * (size_t)k, sizeof(float) * 64);
+        return t->digits.y[k];
+    }
+}
+
+static void *vt__bt_cnn_init(vt_ctx *c, void *user) { return vt__bt_cnn_make(c, (const vt_btard_cnn *)user, 0); }
+static vt_optim *vt__bt_cnn_opt(vt_ctx *c, void *model, void *user) {
+    const vt_btard_cnn *t = (const vt_btard_cnn *)user;
+    vt_sgd_desc s = vt_sgd_default();
+    (void)model;
+    s.lr = t->lr;
+    s.momentum = 0.9;
+    if (t->model == VT_BTARD_CNN_RESNET18) { s.nesterov = 1; s.weight_decay = 5e-4; }
+    return vt_sgd_create(c, &s);
+}
+/* one minibatch from the public seed: images drawn with replacement from the training split
+   (seed, 0, b); for the ResNet augmented from (seed, 1, b) */
+static vt_status vt__bt_cnn_loss(vt_ctx *c, void *model, uint64_t seed, int flip, void *user) {
+    const vt_btard_cnn *t = (const vt_btard_cnn *)user;
+    int B = t->batch, b;
+    int64_t ys[1], px = vt__bt_cnn_px(t);
+    float *x = (float *)VT_MALLOC(sizeof(float) * (size_t)(px * B), NULL);
+    int32_t *y = (int32_t *)VT_MALLOC(sizeof(int32_t) * (size_t)B, NULL);
+    vt_tensor *lg;
+    if (!x || !y || !model) { VT_FREE(x, NULL); VT_FREE(y, NULL); return VT_ERR_NOMEM; }
+    for (b = 0; b < B; b++) {
+        int k = (int)(vt_rng_u64(seed, 0, (uint64_t)b) % (uint64_t)t->ntrain), lab;
+        if (t->model == VT_BTARD_CNN_RESNET18) {
+            vt_cifar_image(&t->train, k, 1, seed, 1, (uint64_t)b, x + px * b);
+            lab = t->train.y[k];
+        } else lab = vt__bt_cnn_image(t, 0, k, x + px * b);
+        y[b] = flip ? 9 - lab : lab;
+    }
+    ys[0] = B;
+    lg = vt__bt_cnn_forward(c, (vt__bt_cnn_m *)model, t, vt__bt_cnn_images(c, t, B, x), 0.1);
+    vt_backward(c, vt_cross_entropy(c, lg, vt_from_i32(c, 1, ys, y)));
+    VT_FREE(x, NULL);
+    VT_FREE(y, NULL);
+    return vt_status_of(c);
+}
+static void vt__bt_cnn_release(void *model, void *user) {
+    vt__bt_cnn_m *m = (vt__bt_cnn_m *)model;
+    (void)user;
+    if (!m) return;
+    vt_resnet_free(&m->rn);
+    VT_FREE(m, NULL);
+}
+static double vt__bt_cnn_lr(int64_t s, void *user) {
+    const vt_btard_cnn *t = (const vt_btard_cnn *)user;
+    double f = t->decay > 0 ? (double)(s < t->decay ? s : t->decay) / (double)t->decay : 0;
+    return t->lr * (1 - 0.9 * f); /* + - * / only: the same double everywhere */
+}
+
+static vt_status vt__bt_cnn_defaults(vt_btard_cnn *t, int width, int batch, double lr) {
+    t->width = width > 0 ? width : t->model == VT_BTARD_CNN_RESNET18 ? 8 : 16;
+    t->batch = batch > 0 ? batch : 8;
+    t->lr = lr > 0 ? lr : 0.05;
+    t->calib = 512;
+    if (t->width > 1024 || t->batch < 2 || t->batch > 4096) {
+        vt_btard_cnn_free(t);
+        return vt__tls_fail(VT_ERR_ARG, "the CNN task: width %d (1..1024), batch %d (2..4096: batch norm needs two images)", t->width, t->batch);
+    }
+    return VT_OK;
+}
+
+VTDEF vt_status vt_btard_cnn_digits(vt_btard_cnn *t, const char *path, int width, int batch, double lr) {
+    int i;
+    memset(t, 0, sizeof *t);
+    t->model = VT_BTARD_CNN_DIGITS;
+    if (vt_digits_load(path, &t->digits) != VT_OK) return vt_last_status();
+    t->perm = (int32_t *)VT_MALLOC(sizeof(int32_t) * (size_t)t->digits.n + 1, NULL);
+    if (!t->perm) { vt_btard_cnn_free(t); return vt__tls_fail(VT_ERR_NOMEM, "out of memory"); }
+    for (i = 0; i < t->digits.n; i++) t->perm[i] = (int32_t)vt_shuffle(7, 0, (uint64_t)i, (uint64_t)t->digits.n);
+    t->ntest = t->digits.n / 5;
+    t->ntrain = t->digits.n - t->ntest;
+    if (t->ntrain < 1 || t->ntest < 1) { vt_btard_cnn_free(t); return vt__tls_fail(VT_ERR_FORMAT, "'%s': too few samples to split", path); }
+    return vt__bt_cnn_defaults(t, width, batch, lr);
+}
+
+/* the synthetic set: image i of class i % 10, stripes whose direction, period and colour depend
+   on the class, plus noise from (31, i, pixel): the recipe of examples/cnnprog.h */
+static int vt__bt_synthetic(vt_cifar *d, int first, int n) {
+    int i, ch, y, x;
+    memset(d, 0, sizeof *d);
+    d->x = (unsigned char *)VT_MALLOC((size_t)n * 3072, NULL);
+    d->y = (int32_t *)VT_MALLOC(sizeof(int32_t) * (size_t)n, NULL);
+    if (!d->x || !d->y) { vt_cifar_free(d); return 0; }
+    d->n = n;
+    for (i = 0; i < n; i++) {
+        int g = first + i, k = g % 10;
+        d->y[i] = k;
+        for (ch = 0; ch < 3; ch++)
+            for (y = 0; y < 32; y++)
+                for (x = 0; x < 32; x++) {
+                    int pos = k < 5 ? x : y, per = 3 + k % 5, on = (pos / per) % 2;
+                    int v = (on ? 80 + 40 * ((k + ch) % 3) : 60) +
+                            (int)(vt_rng_u64(31, (uint64_t)g, (uint64_t)(ch * 1024 + y * 32 + x)) % 61) - 30;
+                    d->x[(size_t)i * 3072 + ch * 1024 + y * 32 + x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+                }
+    }
+    return 1;
+}
+
+VTDEF vt_status vt_btard_cnn_cifar(vt_btard_cnn *t, const char *dir, int width, int batch, double lr) {
+    memset(t, 0, sizeof *t);
+    t->model = VT_BTARD_CNN_RESNET18;
+    if (!dir) {
+        t->synthetic = 1;
+        if (!vt__bt_synthetic(&t->train, 0, 2048) || !vt__bt_synthetic(&t->test, 2048, 512)) {
+            vt_btard_cnn_free(t);
+            return vt__tls_fail(VT_ERR_NOMEM, "out of memory for the synthetic images");
+        }
+    } else {
+        char paths[5][1100], tp[1100];
+        const char *pp[5];
+        int n = 0, k;
+        FILE *f;
+        for (k = 1; k <= 5; k++) {
+            snprintf(paths[n], sizeof paths[n], "%.1000s/data_batch_%d.bin", dir, k);
+            if (!(f = fopen(paths[n], "rb"))) {
+                if (k == 1) return vt__tls_fail(VT_ERR_IO, "cannot open '%s' (a CIFAR-10 directory holds data_batch_1.bin ...)", paths[0]);
+                break;
+            }
+            fclose(f);
+            pp[n] = paths[n];
+            n++;
+        }
+        if (vt_cifar_load(pp, n, &t->train) != VT_OK) return vt_last_status();
+        snprintf(tp, sizeof tp, "%.1000s/test_batch.bin", dir);
+        if ((f = fopen(tp, "rb")) != NULL) {
+            const char *tpp[1];
+            fclose(f);
+            tpp[0] = tp;
+            if (vt_cifar_load(tpp, 1, &t->test) != VT_OK) { vt_status st = vt_last_status(); vt_btard_cnn_free(t); return st; }
+        } else { /* no test file: the last fifth of the training images is held out */
+            int h = t->train.n / 5;
+            if (h < 1) { vt_btard_cnn_free(t); return vt__tls_fail(VT_ERR_FORMAT, "'%s': too few images to hold a fifth out", paths[0]); }
+            t->test.x = (unsigned char *)VT_MALLOC((size_t)h * 3072, NULL);
+            t->test.y = (int32_t *)VT_MALLOC(sizeof(int32_t) * (size_t)h, NULL);
+            if (!t->test.x || !t->test.y) { vt_btard_cnn_free(t); return vt__tls_fail(VT_ERR_NOMEM, "out of memory"); }
+            t->train.n -= h;
+            t->test.n = h;
+            memcpy(t->test.x, t->train.x + (size_t)t->train.n * 3072, (size_t)h * 3072);
+            memcpy(t->test.y, t->train.y + t->train.n, sizeof(int32_t) * (size_t)h);
+        }
+    }
+    t->ntrain = t->train.n;
+    t->ntest = t->test.n;
+    if (t->ntrain < 1 || t->ntest < 1) { vt_btard_cnn_free(t); return vt__tls_fail(VT_ERR_FORMAT, "'%s': no images", dir); }
+    return vt__bt_cnn_defaults(t, width, batch, lr);
+}
+
+VTDEF vt_btard_task vt_btard_cnn_task(vt_btard_cnn *t) {
+    vt_btard_task k;
+    memset(&k, 0, sizeof k);
+    k.init = vt__bt_cnn_init;
+    k.optimizer = vt__bt_cnn_opt;
+    k.loss = vt__bt_cnn_loss;
+    k.release = vt__bt_cnn_release;
+    k.lr_at = vt__bt_cnn_lr;
+    k.lr = t->lr;
+    k.user = t;
+    return k;
+}
+
+/* A private context holding c's weights with running statistics computed over the calibration
+   set (see the top of this section); NULL and a message in why on failure */
+static vt_ctx *vt__bt_cnn_calibrated(vt_ctx *c, const vt_btard_cnn *t, vt__bt_cnn_m **em, int64_t *undecided, char *why, size_t nwhy) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *E;
+    vt__bt_cnn_m *m;
+    vt_log_stats ls;
+    int i, k, cb = t->model == VT_BTARD_CNN_RESNET18 ? 64 : 128, nc = t->calib > 0 ? t->calib : 512, nbat;
+    int64_t px = vt__bt_cnn_px(t);
+    double *w = NULL;
+    float *x;
+    *em = NULL;
+    if (nc > t->ntrain) nc = t->ntrain;
+    if (cb > nc) cb = nc;
+    if (cb < 2) { snprintf(why, nwhy, "the calibration set needs at least 2 images (calib %d, %d training images)", t->calib, t->ntrain); return NULL; }
+    nbat = nc / cb;
+    if (vt_order_parse(&d.order, t->eval_order ? t->eval_order : "threads:1") != VT_OK || !(E = vt_create(&d))) {
+        snprintf(why, nwhy, "%.250s", vt_last_error());
+        return NULL;
+    }
+    m = vt__bt_cnn_make(E, t, 1);
+    if (vt_status_of(E) != VT_OK || vt_param_count(E) != vt_param_count(c)) {
+        snprintf(why, nwhy, "%.250s", vt_status_of(E) != VT_OK ? vt_error_message(E) : "the model on c is not this task's");
+        if (m) vt__bt_cnn_release(m, NULL);
+        vt_destroy(E);
+        return NULL;
+    }
+    /* the weights, parameter by parameter */
+    for (i = 0; i < vt_param_count(c) && vt_status_of(E) == VT_OK; i++) {
+        vt_tensor *a = vt_param_at(c, i), *b = vt_param_at(E, i);
+        double *q = w ? (double *)VT_REALLOC(w, sizeof(double) * (size_t)vt_numel(a), NULL) : (double *)VT_MALLOC(sizeof(double) * (size_t)vt_numel(a), NULL);
+        if (!q || vt_numel(a) != vt_numel(b)) { vt_set_error(E, VT_ERR_STATE, q ? "the model on c is not this task's" : "out of memory"); if (q) w = q; break; }
+        w = q;
+        if (vt_read_f64(c, a, w) != VT_OK) { vt_set_error(E, VT_ERR_STATE, vt_error_message(c)); break; }
+        vt_write_f64(E, b, w);
+    }
+    VT_FREE(w, NULL);
+    /* the calibration: batch k moves the statistics by 1/(k+1), so they end as the batches' mean */
+    x = (float *)VT_MALLOC(sizeof(float) * (size_t)(px * cb), NULL);
+    if (!x) vt_set_error(E, VT_ERR_NOMEM, "out of memory for the calibration batch");
+    for (k = 0; k < nbat && vt_status_of(E) == VT_OK; k++) {
+        for (i = 0; i < cb; i++) vt__bt_cnn_image(t, 0, k * cb + i, x + px * i);
+        if (vt_step_begin(E) == VT_OK) vt__bt_cnn_forward(E, m, t, vt__bt_cnn_images(E, t, cb, x), 1.0 / (double)(k + 1));
+        vt_step_end(E);
+    }
+    VT_FREE(x, NULL);
+    vt_log_stats_get(E, &ls);
+    if (undecided) *undecided = ls.entries;
+    if (vt_status_of(E) != VT_OK) {
+        snprintf(why, nwhy, "calibrating batch norm: %.250s", vt_error_message(E));
+        vt__bt_cnn_release(m, NULL);
+        vt_destroy(E);
+        return NULL;
+    }
+    *em = m;
+    return E;
+}
+
+/* the running-statistics tensors of an evaluation model, in creation order */
+static int vt__bt_cnn_states(vt__bt_cnn_m *m, const vt_btard_cnn *t, vt_tensor **st) {
+    if (t->model == VT_BTARD_CNN_RESNET18) {
+        vt_convbn *nb[VT__BT_RN_MAXNORM];
+        int k, nn = vt__bt_rn_norms(&m->rn, nb);
+        for (k = 0; k < nn; k++) st[k] = nb[k]->st;
+        return nn;
+    }
+    st[0] = m->s1;
+    st[1] = m->s2;
+    return 2;
+}
+
+VTDEF vt_status vt_btard_cnn_running(vt_ctx *c, void *model, const vt_btard_cnn *t, float *out, int64_t *n, int64_t *undecided) {
+    char why[300];
+    vt__bt_cnn_m *m;
+    vt_tensor *st[VT__BT_RN_MAXNORM];
+    vt_ctx *E;
+    int k, ns;
+    int64_t at = 0;
+    double *v = NULL;
+    if (!c || !model || !t || !n) return vt__tls_fail(VT_ERR_ARG, "vt_btard_cnn_running: need a context, its model, the task and n");
+    E = vt__bt_cnn_calibrated(c, t, &m, undecided, why, sizeof why);
+    if (!E) return vt__tls_fail(VT_ERR_STATE, "vt_btard_cnn_running: %s", why);
+    ns = vt__bt_cnn_states(m, t, st);
+    for (k = 0; k < ns; k++) {
+        int64_t j, ne = vt_numel(st[k]);
+        if (out) {
+            double *q = (double *)VT_REALLOC(v, sizeof(double) * (size_t)ne, NULL);
+            if (!q) { VT_FREE(v, NULL); vt__bt_cnn_release(m, NULL); vt_destroy(E); return vt__tls_fail(VT_ERR_NOMEM, "out of memory"); }
+            v = q;
+            vt_read_f64(E, st[k], v);
+            for (j = 0; j < ne; j++) out[at + j] = (float)v[j];
+        }
+        at += ne;
+    }
+    *n = at;
+    VT_FREE(v, NULL);
+    vt__bt_cnn_release(m, NULL);
+    vt_destroy(E);
+    return VT_OK;
+}
+
+VTDEF double vt_btard_cnn_accuracy(vt_ctx *c, void *model, const vt_btard_cnn *t, double *loss) {
+    char why[300];
+    vt__bt_cnn_m *m;
+    vt_ctx *E;
+    int i, j, k, correct = 0, n = t->eval_n > 0 && t->eval_n < t->ntest ? t->eval_n : t->ntest, cb = 64;
+    int64_t px = vt__bt_cnn_px(t);
+    float *x;
+    double *l, ce = 0;
+    int32_t *y;
+    if (loss) *loss = -1;
+    if (!c || !model || n < 1) return -1;
+    E = vt__bt_cnn_calibrated(c, t, &m, NULL, why, sizeof why);
+    if (!E) { vt__tls_fail(VT_ERR_STATE, "vt_btard_cnn_accuracy: %s", why); return -1; }
+    x = (float *)VT_MALLOC(sizeof(float) * (size_t)(px * cb), NULL);
+    l = (double *)VT_MALLOC(sizeof(double) * 10 * (size_t)cb, NULL);
+    y = (int32_t *)VT_MALLOC(sizeof(int32_t) * (size_t)cb, NULL);
+    for (k = 0; x && l && y && k < n; k += cb) {
+        int b = n - k < cb ? n - k : cb;
+        vt_tensor *lg;
+        for (i = 0; i < b; i++) y[i] = vt__bt_cnn_image(t, 1, k + i, x + px * i);
+        vt_eval_begin(E);
+        lg = vt__bt_cnn_forward(E, m, t, vt__bt_cnn_images(E, t, b, x), 0.1);
+        if (lg && vt_read_f64(E, lg, l) == VT_OK)
+            for (i = 0; i < b; i++) {
+                int best = 0;
+                double z = 0;
+                for (j = 1; j < 10; j++) if (l[i * 10 + j] > l[i * 10 + best]) best = j;
+                for (j = 0; j < 10; j++) z += exp(l[i * 10 + j] - l[i * 10 + best]);
+                ce += log(z) - (l[i * 10 + y[i]] - l[i * 10 + best]);
+                correct += best == y[i];
+            }
+        vt_eval_end(E);
+    }
+    k = x && l && y && vt_status_of(E) == VT_OK;
+    if (k && loss) *loss = ce / n;
+    VT_FREE(x, NULL); VT_FREE(l, NULL); VT_FREE(y, NULL);
+    vt__bt_cnn_release(m, NULL);
+    vt_destroy(E);
+    return k ? (double)correct / n : -1;
+}
+
+VTDEF void vt_btard_cnn_free(vt_btard_cnn *t) {
+    vt_digits_free(&t->digits);
+    vt_cifar_free(&t->train);
+    vt_cifar_free(&t->test);
+    VT_FREE(t->perm, NULL);
+    t->perm = NULL;
 }
 
 #if defined(__GNUC__) && !defined(__clang__)

@@ -6,6 +6,16 @@
    ./build/btard_swarm [--steps 300] [--start 50] [--every 10] [--peers 16] [--byzantine 7]
                        [--attacks sign_flip,nudge,...] [--defences btard,cclip,mean] [--seed 1]
                        [--svg build/btard_swarm.svg] [--md FILE] [--quiet]
+                       [--model mlp|cnn|resnet18] [--data FILE|DIR] [--width W] [--batch B] [--lr LR]
+
+   --model cnn: the digits CNN (two convolutions with batch norm, max
+   pooling; vtrain_btard.h's >>cnn), 8 images per peer; --model resnet18: a
+   CIFAR ResNet-18 of base width 8 (--width; the paper's is 64), 8 images per
+   peer, the paper's setting, on CIFAR-10 with --data DIR, else on synthetic
+   CIFAR-shaped images (say so beside any figure). Batch norm keeps no
+   running statistics in the swarm: the observer recomputes them from the
+   agreed weights over a public calibration set when it evaluates (>>cnn says
+   why). make swarm-cnn runs the CNN.
 
    Each run is an in-process swarm: one thread per peer, one vt_ctx (one
    thread) each. The 7 attackers (ranks drawn from 1..15 by the seed; rank 0,
@@ -39,30 +49,94 @@ typedef struct {
     char note[200];
 } run_t;
 
+typedef struct { float *w; int64_t step; int alive, bans; } snap_t;
+
 typedef struct {
     vt_btard_digits *d;
+    vt_btard_cnn *cnn;         /* --model cnn, resnet18 */
     run_t *r;
     int every;
     int64_t steps;
     int quiet;
     const char *label;
+    snap_t *snaps;             /* CNNs: the weights at each evaluation point */
+    int nsnap;
 } obs_t;
 
+/* one evaluation point: accuracy a (and the CNNs' test loss tl) at step s */
+static void record(obs_t *o, int64_t s, double a, double tl, int alive, int nb) {
+    run_t *r = o->r;
+    if (r->npts < MAXPTS) { r->acc[r->npts] = a; r->alive[r->npts] = alive; r->npts++; }
+    r->final_acc = a;
+    if (o->quiet) return;
+    if (o->cnn) /* the CNNs: every evaluation, with the test loss */
+        printf("  %-28s step %4lld  accuracy %5.1f%%  test loss %.4f  alive %2d  bans %d\n", o->label, (long long)s, 100 * a, tl, alive, nb);
+    else if (s % (5 * o->every) == 0 || s == o->steps - 1)
+        printf("  %-28s step %4lld  accuracy %5.1f%%  alive %2d  bans %d\n", o->label, (long long)s, 100 * a, alive, nb);
+    fflush(stdout);
+}
+
+/* The observer is a peer: what it does here, inside its step, delays the
+   swarm. The MLP is evaluated at once; a CNN's evaluation (a calibration
+   pass and the test images) is long, so its weights are copied and
+   evaluated after the run (evaluate_snaps), never late for a deadline. */
 static void observe(vt_btard_peer *p, int64_t s, void *u) {
     obs_t *o = (obs_t *)u;
-    run_t *r = o->r;
-    if (s % o->every == 0 || s == o->steps - 1) {
-        double a = vt_btard_digits_accuracy(vt_btard_ctx(p), vt_btard_model(p), o->d);
-        int alive = vt_btard_alive_count(p);
-        if (r->npts < MAXPTS) { r->acc[r->npts] = a; r->alive[r->npts] = alive; r->npts++; }
-        r->final_acc = a;
-        if (!o->quiet && (s % (5 * o->every) == 0 || s == o->steps - 1)) {
-            const vt_btard_event *ev;
-            int i, nb = 0, k = vt_btard_events(p, &ev);
-            for (i = 0; i < k; i++) nb += ev[i].kind == VT_EV_BAN;
-            printf("  %-28s step %4lld  accuracy %5.1f%%  alive %2d  bans %d\n", o->label, (long long)s, 100 * a, alive, nb);
+    const vt_btard_event *ev;
+    int i, nb = 0, k;
+    if (!(s % o->every == 0 || s == o->steps - 1)) return;
+    k = vt_btard_events(p, &ev);
+    for (i = 0; i < k; i++) nb += ev[i].kind == VT_EV_BAN;
+    if (o->cnn) {
+        vt_ctx *c = vt_btard_ctx(p);
+        int64_t at = 0, D = vt_param_numel(c);
+        snap_t *sn = o->nsnap < MAXPTS ? &o->snaps[o->nsnap] : NULL;
+        double *v = (double *)malloc(sizeof(double) * (size_t)D);
+        if (sn && v && (sn->w = (float *)malloc(sizeof(float) * (size_t)D)) != NULL) {
+            for (i = 0; i < vt_param_count(c); i++) {
+                vt_tensor *t = vt_param_at(c, i);
+                int64_t e, ne = vt_numel(t);
+                vt_read_f64(c, t, v);
+                for (e = 0; e < ne; e++) sn->w[at + e] = (float)v[e];
+                at += ne;
+            }
+            sn->step = s; sn->alive = vt_btard_alive_count(p); sn->bans = nb;
+            o->nsnap++;
         }
+        free(v);
+        return;
     }
+    record(o, s, vt_btard_digits_accuracy(vt_btard_ctx(p), vt_btard_model(p), o->d), -1, vt_btard_alive_count(p), nb);
+}
+
+/* the CNN snapshots, evaluated on a context of their own */
+static void evaluate_snaps(obs_t *o, const vt_btard_task *task) {
+    vt_ctx *c = vt_create(NULL);
+    void *m = c ? task->init(c, task->user) : NULL;
+    double *v = NULL;
+    int q, i;
+    for (q = 0; q < o->nsnap; q++) {
+        snap_t *sn = &o->snaps[q];
+        int64_t at = 0;
+        double a = -1, tl = -1;
+        for (i = 0; m && vt_status_of(c) == VT_OK && i < vt_param_count(c); i++) {
+            vt_tensor *t = vt_param_at(c, i);
+            int64_t e, ne = vt_numel(t);
+            double *nv = (double *)realloc(v, sizeof(double) * (size_t)ne);
+            if (!nv) break;
+            v = nv;
+            for (e = 0; e < ne; e++) v[e] = sn->w[at + e];
+            vt_write_f64(c, t, v);
+            at += ne;
+        }
+        if (m && vt_status_of(c) == VT_OK) a = vt_btard_cnn_accuracy(c, m, o->cnn, &tl);
+        record(o, sn->step, a, tl, sn->alive, sn->bans);
+        free(sn->w);
+    }
+    o->nsnap = 0;
+    free(v);
+    if (m && task->release) task->release(m, task->user);
+    vt_destroy(c);
 }
 
 static const char *defence_name[3] = {"BTARD", "CenteredClip, no validators", "mean all-reduce"};
@@ -78,7 +152,8 @@ static int applicable(int def, int kind) {
     return 1;
 }
 
-static void svg_plot(const char *path, run_t *runs, int nruns, const int *kinds, int nk, int every, int64_t steps, int64_t start) {
+static void svg_plot(const char *path, const char *model, run_t *runs, int nruns, const int *kinds, int nk, int every, int64_t steps,
+                     int64_t start, int n, int nbyz) {
     static const char *col[3] = {"#1f6fb4", "#e08a1e", "#c8322d"};
     FILE *f = fopen(path, "w");
     int cols = 4, rows = (nk + cols - 1) / cols, pw = 260, ph = 170, mx = 40, my = 28, k, i, j;
@@ -86,7 +161,8 @@ static void svg_plot(const char *path, run_t *runs, int nruns, const int *kinds,
     if (!f) { fprintf(stderr, "cannot write %s\n", path); return; }
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n", W, H);
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    fprintf(f, "<text x=\"10\" y=\"18\" font-size=\"14\">Test accuracy of the digits MLP, 16 peers, 7 Byzantine from step %lld (grey: BTARD without attack)</text>\n", (long long)start);
+    fprintf(f, "<text x=\"10\" y=\"18\" font-size=\"14\">Test accuracy of the %s, %d peers, %d Byzantine from step %lld (grey: BTARD without attack)</text>\n",
+            model, n, nbyz, (long long)start);
     for (i = 0; i < 3; i++)
         fprintf(f, "<line x1=\"%d\" y1=\"34\" x2=\"%d\" y2=\"34\" stroke=\"%s\" stroke-width=\"2\"/><text x=\"%d\" y=\"38\">%s</text>\n",
                 10 + 220 * i, 30 + 220 * i, col[i], 35 + 220 * i, defence_name[i]);
@@ -134,7 +210,9 @@ int main(int argc, char **argv) {
     int64_t steps = 300, start = 50;
     int every = 10, n = 16, f = 7, quiet = 0, i, k, def;
     uint64_t seed = 1;
-    const char *svg = "build/btard_swarm.svg", *md = NULL, *data = "data/digits.csv";
+    const char *svg = "build/btard_swarm.svg", *md = NULL, *data = NULL, *model = "mlp";
+    int width = 0, batch = 0;
+    double lr = 0;
     char attacks_s[1024] = "none,sign_flip,random_direction,label_flip,delayed,ipm,alie,lying_aggregator,withhold_reveal,"
                            "wrong_reveal,forged_log,nudge,nan,garbage,garbage_commit,wrong_size,late,silent,false_accuse,"
                            "spike,equivocate_commit,equivocate_aggregate,equivocate_reveal,equivocate_scalars,equivocate_final,"
@@ -143,8 +221,12 @@ int main(int argc, char **argv) {
     char defences_s[128] = "btard,cclip,mean";
     int kinds[64], nk = 0, defs[3], nd = 0;
     run_t *runs;
+    snap_t *snaps;
     int nruns = 0;
     vt_btard_digits d;
+    vt_btard_cnn cnn;
+    int use_cnn = 0;
+    char title[96];
     FILE *mf = NULL;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoll(argv[++i]);
@@ -158,10 +240,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--svg") && i + 1 < argc) svg = argv[++i];
         else if (!strcmp(argv[i], "--md") && i + 1 < argc) md = argv[++i];
         else if (!strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
+        else if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
+        else if (!strcmp(argv[i], "--width") && i + 1 < argc) width = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--lr") && i + 1 < argc) lr = atof(argv[++i]);
         else if (!strcmp(argv[i], "--quiet")) quiet = 1;
         else {
             fprintf(stderr, "usage: %s [--steps N] [--start S] [--every K] [--peers N] [--byzantine F] [--attacks a,b] "
-                            "[--defences btard,cclip,mean] [--seed S] [--svg FILE] [--md FILE] [--quiet]\n", argv[0]);
+                            "[--defences btard,cclip,mean] [--seed S] [--svg FILE] [--md FILE] [--quiet]\n"
+                            "       [--model mlp|cnn|resnet18] [--data FILE|DIR] [--width W] [--batch B] [--lr LR]\n", argv[0]);
             return 2;
         }
     }
@@ -180,17 +267,45 @@ int main(int argc, char **argv) {
             for (k = 0; k < 3; k++) if (!strcmp(tok, defence_key[k])) defs[nd++] = k;
         }
     }
-    if (vt_btard_digits_load(&d, data, 128, 32, 0.05) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 1; }
-    d.decay = steps;
+    memset(&d, 0, sizeof d);
+    memset(&cnn, 0, sizeof cnn);
+    if (!strcmp(model, "mlp")) {
+        if (vt_btard_digits_load(&d, data ? data : "data/digits.csv", width > 0 ? width : 128, batch > 0 ? batch : 32, lr > 0 ? lr : 0.05) != VT_OK) {
+            fprintf(stderr, "error: %s\n", vt_last_error());
+            return 1;
+        }
+        d.decay = steps;
+        snprintf(title, sizeof title, "digits MLP");
+        printf("BTARD swarm: %d peers (%d Byzantine, attacking from step %lld), digits MLP 64-%d-10, %d samples per peer,\n"
+               "SGD momentum 0.9, lr %g -> %g, tau 1, 1 validator per step; %lld steps\n",
+               n, f, (long long)start, d.hidden, d.batch, d.lr, d.lr / 10, (long long)steps);
+    } else if (!strcmp(model, "cnn") || !strcmp(model, "resnet18")) {
+        int rn = !strcmp(model, "resnet18");
+        vt_status st = rn ? vt_btard_cnn_cifar(&cnn, data, width, batch, lr) : vt_btard_cnn_digits(&cnn, data ? data : "data/digits.csv", width, batch, lr);
+        if (st != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 1; }
+        cnn.decay = steps;
+        if (rn) cnn.eval_n = 500;
+        use_cnn = 1;
+        snprintf(title, sizeof title, "%s%s", rn ? "ResNet-18" : "digits CNN", rn && cnn.synthetic ? " (synthetic CIFAR-shaped data)" : "");
+        printf("BTARD swarm: %d peers (%d Byzantine, attacking from step %lld), %s, width %d, %d images per peer,\n"
+               "batch norm on each minibatch (running statistics recomputed from the agreed weights over %d public images to evaluate),\n"
+               "SGD momentum 0.9%s, lr %g -> %g, tau 1, 1 validator per step; %lld steps; accuracy on %d test images\n",
+               n, f, (long long)start, rn ? (cnn.synthetic ? "ResNet-18 on SYNTHETIC CIFAR-shaped images (no CIFAR-10 given: --data DIR)"
+                                                           : "ResNet-18 on CIFAR-10")
+                                          : "digits CNN (conv-bn-relu x2, max pool, linear)",
+               cnn.width, cnn.batch, cnn.calib, rn ? " (Nesterov), weight decay 5e-4" : "", cnn.lr, cnn.lr / 10, (long long)steps,
+               cnn.eval_n > 0 && cnn.eval_n < cnn.ntest ? cnn.eval_n : cnn.ntest);
+    } else {
+        fprintf(stderr, "unknown --model '%s' (mlp, cnn, resnet18)\n", model);
+        return 2;
+    }
     runs = (run_t *)calloc((size_t)(nk * 3 + 3), sizeof(run_t));
-    if (!runs) return 1;
-    printf("BTARD swarm: %d peers (%d Byzantine, attacking from step %lld), digits MLP 64-128-10, 32 samples per peer,\n"
-           "SGD momentum 0.9, lr 0.05 -> 0.005, tau 1, 1 validator per step; %lld steps\n",
-           n, f, (long long)start, (long long)steps);
+    snaps = (snap_t *)calloc(MAXPTS, sizeof(snap_t));
+    if (!runs || !snaps) return 1;
     for (k = 0; k < nk; k++)
         for (i = 0; i < nd; i++) {
             vt_btard_cfg cfg = vt_btard_cfg_default();
-            vt_btard_task task = vt_btard_digits_task(&d);
+            vt_btard_task task = use_cnn ? vt_btard_cnn_task(&cnn) : vt_btard_digits_task(&d);
             vt_btard_attack at[64];
             vt_btard_result res;
             obs_t o;
@@ -211,6 +326,8 @@ int main(int argc, char **argv) {
             cfg.secret_seed = seed * 7919 + 1 + 1000 * (uint64_t)kind;
             cfg.timeout = 1.0;
             cfg.compute_timeout = 5.0;
+            /* a ResNet-18 gradient of 8 images takes a second or more on a loaded core */
+            if (use_cnn && cnn.model == VT_BTARD_CNN_RESNET18) cfg.compute_timeout = 20.0;
             for (b = 0; b < n; b++) at[b] = vt_btard_attack_default(VT_ATTACK_NONE);
             /* f attackers among ranks 1..n-1, drawn from the seed */
             for (b = 0; b < f && kind != VT_ATTACK_NONE; b++) {
@@ -222,9 +339,11 @@ int main(int argc, char **argv) {
                 if (kind == VT_ATTACK_ALIE) at[rk].scale = vt_btard_alie_z(n, f);
             }
             snprintf(label, sizeof label, "%s/%s", vt_btard_attack_name((vt_btard_attack_kind)kind), defence_key[def]);
-            o.d = &d; o.r = r; o.every = every; o.steps = steps; o.quiet = quiet; o.label = label;
+            o.d = &d; o.cnn = use_cnn ? &cnn : NULL; o.r = r; o.every = every; o.steps = steps; o.quiet = quiet; o.label = label;
             if (!quiet) printf("%s\n", label);
+            o.snaps = snaps; o.nsnap = 0;
             vt_btard_simulate(&cfg, &task, n, at, steps, observe, &o, &res);
+            if (use_cnn) evaluate_snaps(&o, &task);
             r->ok = 1;
             r->steps_done = res.steps;
             r->step_ms = res.step_ms;
@@ -281,9 +400,11 @@ int main(int argc, char **argv) {
         }
     }
     if (mf) fclose(mf);
-    svg_plot(svg, runs, nruns, kinds, nk, every, steps, start);
+    svg_plot(svg, title, runs, nruns, kinds, nk, every, steps, start, n, f);
     printf("\ncurves: %s\n", svg);
     free(runs);
+    free(snaps);
     vt_btard_digits_free(&d);
+    vt_btard_cnn_free(&cnn);
     return 0;
 }
