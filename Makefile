@@ -330,7 +330,7 @@ endif
 # tests/run.sh runs the first list side by side, one per core; the BTARD
 # tests and the scripts that start peer processes or time-limited swarms
 # run alone after them (their deadlines are real time)
-TESTS_SER = $(B)/test_btard $(B)/test_btard_byz
+TESTS_SER = $(B)/test_btard $(B)/test_btard_byz $(B)/test_btard_cnn
 TESTS_PAR = $(filter-out $(TESTS_SER),$(TESTS))
 test: $(TESTS) $(EXAMPLES) $(TEST_CUDA) $(if $(HAVE_QUADMATH),$(B)/test_bounds)
 ifneq ($(HAVE_CUDA),1)
