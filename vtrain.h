@@ -5377,10 +5377,119 @@ static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int
     return 1;
 }
 
-static void vt__cpu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at) {
+/* THE EXACT EVALUATION ON THE CPU. vt__xprod_value (integer arithmetic, the
+   superaccumulator) is the definition; this path reaches the same value,
+   RNE32 of the exact sum S, with binary64 arithmetic, and falls back to
+   vt__xprod_value wherever it cannot prove the value. Which path answered
+   never shows in the result, so neither the thread count nor the lane count
+   below can change an output.
+   The terms t_k are exact binary64 values (a product of two binary32 values
+   has at most 48 significant bits and lies in [2^-298, 2^256]; C0 and the
+   bias are binary32 values). Each of L lanes sums its terms by TwoSum:
+   (s', e) = (fl(s + t), s + t - fl(s + t)), e exact (Knuth; no overflow
+   below 2^1000, and an addition that underflows is exact), so
+   s + t = s' + e exactly; the lane sums and C0, bias are then joined by the
+   same TwoSum. Hence S = s + sum e exactly over the n error terms e. c, the
+   binary64 sum of the e in any order, has |c - sum e| <= g(n-1) sum|e| and
+   sum|e| <= a / (1 - g(n-1)), a the binary64 sum of the |e| (g(m) = m u /
+   (1 - m u), u = 2^-53; for n u <= 2^-20, g(n-1) / (1 - g(n-1)) <= 1.01 n u).
+   (hi, lo) = TwoSum(s, c): S = hi + lo + d with |d| <= 1.01 n u a, so S lies
+   within W = |lo| + 1.01 n u a of hi. The computed w = (|lo| + a n 2^-50)
+   (1 + 2^-50) + |hi| 2^-50 is at least W (the factor 8 over 1.01 n u and the
+   2^-50 terms absorb the roundings of w's own three operations) plus the
+   error of forming hi - w and hi + w in binary64, so fl(hi - w) <= S <=
+   fl(hi + w). RNE32 is monotone: when both ends round to the same binary32
+   value, S rounds to it. A zero result (its sign is vt__xacc's rule), a
+   non-finite sum, or ends that differ go to vt__xprod_value. */
+#define VT__XL 8 /* lanes: independent TwoSum chains */
+static int vt__xsum_fast(const vt__xblk *z, int64_t m, int64_t nn, double *out) {
+    double s[VT__XL], c[VT__XL], a[VT__XL], hi, lo, cs = 0, as = 0, w, rest[VT__XL + 2];
+    const double *A = z->A + m * z->sam, *B = z->B ? z->B + nn * z->sbn : NULL;
+    int64_t k = 0, K = z->K, n = K + 2 + VT__XL;
+    int l, nr = 0;
+    float f0, f1;
+    if (K > ((int64_t)1 << 30)) return 0;
+    for (l = 0; l < VT__XL; l++) { s[l] = 0; c[l] = 0; a[l] = 0; }
+#ifdef VT__AVX2
+    if (z->sak == 1 && (!B || z->sbk == 1)) { /* two vectors of four lanes */
+        const __m256d sign = _mm256_set1_pd(-0.0);
+        __m256d s0 = _mm256_setzero_pd(), s1 = s0, c0 = s0, c1 = s0, a0 = s0, a1 = s0;
+        for (; k + 8 <= K; k += 8) {
+            __m256d t0 = _mm256_loadu_pd(A + k), t1 = _mm256_loadu_pd(A + k + 4), u0, u1, b0, b1, e0, e1;
+            if (B) { t0 = _mm256_mul_pd(t0, _mm256_loadu_pd(B + k)); t1 = _mm256_mul_pd(t1, _mm256_loadu_pd(B + k + 4)); }
+            u0 = _mm256_add_pd(s0, t0); u1 = _mm256_add_pd(s1, t1);
+            b0 = _mm256_sub_pd(u0, s0); b1 = _mm256_sub_pd(u1, s1);
+            e0 = _mm256_add_pd(_mm256_sub_pd(s0, _mm256_sub_pd(u0, b0)), _mm256_sub_pd(t0, b0));
+            e1 = _mm256_add_pd(_mm256_sub_pd(s1, _mm256_sub_pd(u1, b1)), _mm256_sub_pd(t1, b1));
+            s0 = u0; s1 = u1;
+            c0 = _mm256_add_pd(c0, e0); c1 = _mm256_add_pd(c1, e1);
+            a0 = _mm256_add_pd(a0, _mm256_andnot_pd(sign, e0)); a1 = _mm256_add_pd(a1, _mm256_andnot_pd(sign, e1));
+        }
+        _mm256_storeu_pd(s, s0); _mm256_storeu_pd(s + 4, s1);
+        _mm256_storeu_pd(c, c0); _mm256_storeu_pd(c + 4, c1);
+        _mm256_storeu_pd(a, a0); _mm256_storeu_pd(a + 4, a1);
+    }
+#endif
+    for (; k + VT__XL <= K; k += VT__XL)
+        for (l = 0; l < VT__XL; l++) {
+            double t = B ? A[(k + l) * z->sak] * B[(k + l) * z->sbk] : A[(k + l) * z->sak], u = s[l] + t, b = u - s[l];
+            double e = (s[l] - (u - b)) + (t - b);
+            s[l] = u; c[l] += e; a[l] += fabs(e);
+        }
+    for (l = 0; l < VT__XL; l++) { cs += c[l]; as += a[l]; rest[nr++] = s[l]; }
+    if (z->C0) rest[nr++] = z->C0[m * z->N + nn];
+    if (z->bias) rest[nr++] = z->bias[nn];
+    hi = 0;
+    for (; k < K || nr > 0;) { /* the tail terms, then the lane sums, C0 and bias: one chain */
+        double t, u, b, e;
+        if (k < K) { t = B ? A[k * z->sak] * B[k * z->sbk] : A[k * z->sak]; k++; }
+        else t = rest[--nr];
+        u = hi + t; b = u - hi;
+        e = (hi - (u - b)) + (t - b);
+        hi = u; cs += e; as += fabs(e);
+    }
+    lo = hi + cs; /* (hi, lo) = TwoSum(hi, cs) */
+    {
+        double b = lo - hi, e = (hi - (lo - b)) + (cs - b);
+        hi = lo; lo = e;
+    }
+    w = (fabs(lo) + as * ((double)n * 0x1p-50)) * (1 + 0x1p-50) + fabs(hi) * 0x1p-50;
+    if (!(fabs(hi) + w < 0x1p1000)) return 0; /* non-finite or huge: the definition decides */
+    f0 = (float)(hi - w); f1 = (float)(hi + w);
+    if (vt__fbits(f0) != vt__fbits(f1) || f0 == 0) return 0;
+    *out = (double)f0;
+    return 1;
+}
+
+/* undecided outputs of a correctly rounded product, in parallel: each is a
+   function of its own index only */
+typedef struct { double *x; const vt__xprod *xp; const vt__ents *at; } vt__exact_job;
+static void vt__exact_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__exact_job *j = (const vt__exact_job *)arg;
+    const vt__xblk *b = j->xp->b;
     int64_t q;
-    (void)c;
-    for (q = 0; q < at->n; q++) x[at->e[q].i] = vt__xprod_value(xp->b, xp->n, at->e[q].i);
+    (void)tid;
+    for (q = lo; q < hi; q++) {
+        int64_t i = j->at->e[q].i, m, nn;
+        int bl = 0, bh = j->xp->n - 1;
+        double v;
+        while (bl < bh) { /* the last block whose off <= i, as vt__xprod_value */
+            int mid = (bl + bh + 1) / 2;
+            if (b[mid].off <= i) bl = mid; else bh = mid - 1;
+        }
+        m = (i - b[bl].off) / b[bl].N;
+        nn = (i - b[bl].off) % b[bl].N;
+        if (!vt__xsum_fast(&b[bl], m, nn, &v)) v = vt__xprod_value(b, j->xp->n, i);
+        j->x[i] = v;
+    }
+}
+
+static void vt__cpu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at) {
+    vt__exact_job j;
+    int64_t q, work = 0;
+    j.x = x; j.xp = xp; j.at = at;
+    for (q = 0; q < xp->n; q++) work = VT__MAX(work, xp->b[q].K);
+    vt__parallel(&c->pool, at->n, at->n * (work + 16) * 4, vt__exact_task, &j);
 }
 
 static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,

@@ -747,6 +747,73 @@ TEST(gelu_tail_relative) {
     }
 }
 
+/* THE EXACT EVALUATION ON THE CPU (vt__xsum_fast beside vt__cpu_exact)
+   claims the value of vt__xprod_value, the superaccumulator, wherever it
+   answers. Adversarial sums, contiguous (the vector lanes) and strided (the
+   scalar lanes), with C0 and bias: every answer must be bit-identical to
+   the definition, and most must come from the fast path (else it is not
+   the speed it claims). Exact midpoints and zeros must fall back. */
+static float xt_f32(uint64_t key, uint64_t i, int kind) {
+    double g = vt_rng_normal(77, key, i);
+    switch (kind) {
+    case 1: return (float)(g * ldexp(1.0, (int)(vt_rng_u64(78, key, i) % 120) - 60)); /* wide */
+    case 2: return (float)(g * 0x1p-140);                                              /* tiny: subnormals */
+    default: return (float)g;
+    }
+}
+
+TEST(exact_fast_path_matches_superaccumulator) {
+    enum { KMAX = 20000 };
+    double *A = (double *)malloc(sizeof(double) * KMAX), *B = (double *)malloc(sizeof(double) * 2 * KMAX);
+    double c0[1], bias[1];
+    int64_t agree = 0, fast = 0, total = 0, bad = 0, fell_mid = 0, mids = 0;
+    int trial, kind;
+    for (trial = 0; trial < 400; trial++)
+        for (kind = 0; kind < 6; kind++) {
+            static const int64_t lens[] = {1, 2, 7, 8, 9, 33, 500, 4096, 20000};
+            int64_t K = lens[trial % 9], k;
+            uint64_t key = (uint64_t)(trial * 16 + kind);
+            vt__xblk z;
+            double fv = 0, ref;
+            int strided = trial & 1, ok;
+            for (k = 0; k < K; k++) {
+                A[k] = xt_f32(key, (uint64_t)k, kind % 3);
+                B[k * (strided ? 2 : 1)] = xt_f32(key ^ 0x55, (uint64_t)k, kind % 3);
+                if (strided) B[2 * k + 1] = NAN; /* never read */
+            }
+            if (kind == 3 && K >= 4) /* cancellation: pairs a b, -a b (1 + 2^-20) */
+                for (k = 0; k + 1 < K; k += 2) { A[k + 1] = -(double)(float)(A[k] * (1 + 0x1p-20)); B[(k + 1) * (strided ? 2 : 1)] = B[k * (strided ? 2 : 1)]; }
+            if (kind >= 4 && K >= 4) { /* an exact binary32 midpoint (kind 4) or just off it (kind 5) */
+                double f = (float)(1 + vt_rng_normal(79, key, 0)), h = ldexp(1.0, vt__fexp(f) - 24);
+                for (k = 0; k + 1 < K; k += 2) { A[k + 1] = -A[k]; B[(k + 1) * (strided ? 2 : 1)] = B[k * (strided ? 2 : 1)]; }
+                A[0] = f; B[0] = 1; A[1] = h; B[strided ? 2 : 1] = 1; /* f + half an ulp, then the pairs */
+                if (K > 3 && (K % 2) == 0) { A[2] = 1; B[2 * (strided ? 2 : 1)] = 1; A[3] = -1; B[3 * (strided ? 2 : 1)] = 1; }
+                if (kind == 5 && K >= 6) { A[K - 1] = (trial & 2) ? 0x1p-60 : -0x1p-60; A[K - 2] = 0; }
+                mids += kind == 4;
+            }
+            memset(&z, 0, sizeof z);
+            z.M = 1; z.N = 1; z.K = K; z.A = A; z.sam = 0; z.sak = 1; z.B = B; z.sbk = strided ? 2 : 1; z.sbn = 0;
+            if (trial % 3 == 0) { c0[0] = xt_f32(key, 999999, 0); z.C0 = c0; }
+            if (trial % 5 == 0) { bias[0] = xt_f32(key, 999998, 0); z.bias = bias; }
+            if (trial % 7 == 0) z.B = NULL;
+            ref = vt__xprod_value(&z, 1, 0);
+            ok = vt__xsum_fast(&z, 0, 0, &fv);
+            total++;
+            if (ok) {
+                fast++;
+                if (memcmp(&fv, &ref, 8) == 0) agree++;
+                else if (bad++ == 0) CHECK(0, "kind %d, K %lld, trial %d: fast %.17g, exact %.17g", kind, (long long)K, trial, fv, ref);
+            } else if (kind == 4 && K >= 4 && !z.C0 && !z.bias && z.B) fell_mid++;
+        }
+    CHECK(bad == 0, "%lld of %lld fast answers differ from the superaccumulator", (long long)bad, (long long)fast);
+    CHECK(fast > total / 2, "the fast path answered only %lld of %lld sums", (long long)fast, (long long)total);
+    CHECK(fell_mid > 0, "no exact midpoint fell back to the superaccumulator (%lld midpoints)", (long long)mids);
+    NOTE("%lld sums: %lld answered by the fast path (all identical), %lld exact midpoints fell back", (long long)total,
+         (long long)fast, (long long)fell_mid);
+    free(A);
+    free(B);
+}
+
 int main(int argc, char **argv) {
     int i;
     for (i = 1; i < argc; i++) if (!strcmp(argv[i], "--long")) g_long = 1;
@@ -756,5 +823,6 @@ int main(int argc, char **argv) {
     RUN(cosine_schedule_relative);
     RUN(gelu_tail_relative);
     RUN(bounds_hold_against_float128);
+    RUN(exact_fast_path_matches_superaccumulator);
     return TEST_SUMMARY();
 }
