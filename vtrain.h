@@ -4477,19 +4477,25 @@ static void vt__gemm_bound(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, in
    binary32 rounding boundary, or is NaN; the look computes each e exactly
    as vt__gbound_task and applies vt__round_look, so the entries are those of
    the written-out bound. This saves writing and reading two doubles per
-   output, most of a product's rounding-point cost. */
+   output, most of a product's rounding-point cost.
+   A batch of products that share A (a convolution's images: C_b = A B_b,
+   B_b the columns [b nc, (b + 1) nc) of one B) is one lazy bound too: its
+   output (nb, M, nc) is read as nb M rows of nc, row r = b M + m taking A's
+   row m and B's columns from b nc (vt__mm_batch); each e is the one of the
+   product C_b alone, and the caps, over all of B's columns, still cap it. */
 static int vt__no_lazy; /* tests: write every bound out, to compare the two */
 typedef struct vt__lazy {
     vt__stat_job sa, sb;
     vt__gbound_job gb;
     double cap2, cap1, capm, capb;   /* max over columns of n2, n1, mx and |bias| */
-    int64_t M, N;
+    int64_t M, N;                    /* A's rows, B's columns */
+    int64_t nb, nc;                  /* batches, and the columns of one (1 and N for one product) */
 } vt__lazy;
 
 static double vt__lazy_e(const vt__lazy *z, int64_t i) {
     const vt__gbound_job *g = &z->gb;
-    int64_t m = i / z->N;
-    return vt__gb_e(g, g->a->n1[m], g->a->n2[m], g->a->mx[m], g->a->th[m] * 0x1p-53, m, i % z->N);
+    int64_t r = i / z->nc, m = r % z->M;
+    return vt__gb_e(g, g->a->n1[m], g->a->n2[m], g->a->mx[m], g->a->th[m] * 0x1p-53, m, (r / z->M) * z->nc + i % z->nc);
 }
 
 static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -4498,16 +4504,19 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__gbound_job *g = &z->gb;
     vt__ents *t = &j->c->tents[tid];
     double ef2 = 2 * j->ef * VT__SAFE, e[256];
-    int64_t m, n0, i;
-    for (m = lo; m < hi; m++) {
-        double a1 = g->a->n1[m], a2 = g->a->n2[m], am = g->a->mx[m], ath = g->a->th[m] * 0x1p-53;
-        double s = a2 * z->cap2, s2 = am * z->cap1, s3 = a1 * z->capm, W;
+    int64_t r, m, n0, i;
+    for (r = lo; r < hi; r++) {
+        int64_t cb = (r / z->M) * z->nc; /* B's first column for this row */
+        double a1, a2, am, ath, s, s2, s3, W;
+        m = r % z->M;
+        a1 = g->a->n1[m]; a2 = g->a->n2[m]; am = g->a->mx[m]; ath = g->a->th[m] * 0x1p-53;
+        s = a2 * z->cap2; s2 = am * z->cap1; s3 = a1 * z->capm;
         s = s2 < s ? s2 : s;
         s = s3 < s ? s3 : s;
         W = g->G * (s + z->capb) * ef2;
-        for (n0 = 0; n0 < z->N; n0 += 256) {
-            int64_t n = VT__MIN(256, z->N - n0);
-            double *x = j->x + m * z->N + n0;
+        for (n0 = 0; n0 < z->nc; n0 += 256) {
+            int64_t n = VT__MIN(256, z->nc - n0);
+            double *x = j->x + r * z->nc + n0;
             int any = !(W < INFINITY); /* NaN or infinite statistics: look everywhere */
             i = 0;
 #ifdef VT__AVX2
@@ -4530,8 +4539,8 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 any |= (int)(vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w))) | (int)(xv != xv);
             }
             if (any) {
-                for (i = 0; i < n; i++) e[i] = vt__gb_e(g, a1, a2, am, ath, m, n0 + i);
-                vt__round_look(j, t, x, e, n, m * z->N + n0);
+                for (i = 0; i < n; i++) e[i] = vt__gb_e(g, a1, a2, am, ath, m, cb + n0 + i);
+                vt__round_look(j, t, x, e, n, r * z->nc + n0);
             }
             vt__cast_block(x, n);
         }
@@ -4544,7 +4553,7 @@ static int64_t vt__lazy_round(vt_ctx *c, double *x, const vt__lazy *z, double ef
     int t, nt = c->pool.n;
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
     job.c = c; job.x = x; job.e = NULL; job.ef = ef; job.compact = compact; job.lz = z;
-    vt__parallel(&c->pool, z->M, 4 * z->M * z->N, vt__lazy_round_task, &job);
+    vt__parallel(&c->pool, z->nb * z->M, 4 * z->nb * z->M * z->nc, vt__lazy_round_task, &job);
     return vt__ents_gather(c, out);
 }
 
@@ -4560,7 +4569,7 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
     if (!z || !st) return NULL;
     vt__gemm_bound_prep(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, N, bias, kchunk, st, &z->sa, &z->sb, &z->gb);
     z->gb.a = &z->sa; z->gb.b = &z->sb;
-    z->M = M; z->N = N;
+    z->M = M; z->N = N; z->nb = 1; z->nc = N;
     z->cap2 = z->cap1 = z->capm = z->capb = 0;
     for (n = 0; n < N; n++) {
         z->cap2 = VT__MAX(z->cap2, z->sb.n2[n]);
@@ -5516,6 +5525,42 @@ static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, co
             for (j = 0; j < N; j++) C[i * N + j] = VT__ACC(k->o, C[i * N + j] + bias[j]);
     }
     vt__gemm_run(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
+}
+
+/* A batch of products sharing A, as a convolution's images: for b < nb,
+   C_b = A B_b (M, nc) at o->x + b M nc, B_b the columns [b nc, (b + 1) nc)
+   of B (K, nb nc) (row stride sbk, columns contiguous), no bias. Each C_b
+   is the correctly rounded product of vt__mm and its bound is that of the
+   product C_b alone (A's row statistics do not depend on b, B's column
+   statistics are per column): computed once for the batch instead of once
+   per b, and lazy (the batched vt__lazy) when there is no old value. */
+static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_t nc, int64_t K, const double *A, int64_t sam,
+                         int64_t sak, const double *B, int64_t sbk) {
+    vt_ctx *c = k->c;
+    int64_t b, mn = M * nc;
+    if (!o->e || c->ncal || vt__no_lazy || nb * mn != o->n || mn <= 0) {
+        for (b = 0; b < nb; b++)
+            vt__mm(k, o, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, o->x + b * mn, o->e ? o->e + b * mn : NULL, NULL, 0);
+        return;
+    }
+    if (c->d.mode == VT_MODE_VERIFIED)
+        for (b = 0; b < nb; b++)
+            if (!vt__xprod_add(c, o, o->x + b * mn, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, NULL)) return;
+    {
+        vt__lazy *z = vt__gemm_lazy(c, k->o, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0);
+        if (!z) return;
+        if (!z->gb.C0) { z->nb = nb; z->nc = nc; o->lz = z; }
+        else /* old values: each b's bound written out, from the shared statistics */
+            for (b = 0; b < nb; b++) {
+                vt__gbound_job gb = z->gb;
+                vt__stat_job sb = z->sb;
+                sb.n1 += b * nc; sb.n2 += b * nc; sb.mx += b * nc; sb.th += b * nc;
+                gb.b = &sb; gb.C0 = o->x + b * mn; gb.ldc = nc; gb.N = nc; gb.lde = nc; gb.E = o->e + b * mn;
+                vt__parallel(&c->pool, M, mn, vt__gbound_task, &gb);
+            }
+    }
+    for (b = 0; b < nb; b++) /* the products themselves, as vt__mm forms them */
+        vt__mm(k, o, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, o->x + b * mn, NULL, NULL, 0);
 }
 
 /* MATMUL: a (...,M,K) (or (...,K,M) with ta), b (...,K,N) (or (...,N,K) with
@@ -6560,6 +6605,7 @@ static void vt__k_conv2d(vt__kern *k) {
     }
     if (!k->bwd) {
         vt__kout *o = &k->out[0];
+        if (g.G == 1) { vt__mm_batch(k, o, g.N, g.OC, g.P, g.Kg, Wt, g.Kg, 1, col, NP); return; }
         for (n = 0; n < g.N; n++)
             for (gi = 0; gi < g.G; gi++) {
                 int64_t off = (n * g.OC + gi * g.OCg) * g.P;
@@ -6583,7 +6629,8 @@ static void vt__k_conv2d(vt__kern *k) {
                             wt[(gi * g.Cg + ic) * g.Kd + oc * KK + q] = Wt[((gi * g.OCg + oc) * g.Cg + ic) * KK + q];
             cj.src = dy; cj.dst = dcol;
             vt__parallel(&k->c->pool, g.G * g.Kd, g.G * g.Kd * NHW, vt__dcol_task, &cj);
-            for (n = 0; n < g.N; n++)
+            if (g.G == 1) vt__mm_batch(k, ox, g.N, g.C, g.HW, g.Kd, wt, g.Kd, 1, dcol, NHW);
+            else for (n = 0; n < g.N; n++)
                 for (gi = 0; gi < g.G; gi++) {
                     int64_t off = (n * g.C + gi * g.Cg) * g.HW;
                     vt__mm(k, ox, g.Cg, g.HW, g.Kd, wt + gi * g.Cg * g.Kd, g.Kd, 1, dcol + gi * g.Kd * NHW + n * g.HW, NHW, 1,
@@ -6816,7 +6863,23 @@ static void vt__bn_sum(const vt__bn_job *j, const vt__kout *o, int64_t ch, const
     v = vt__rsum(j->k->o, key, t, 1, j->M);
     o->x[ch] = o->acc ? VT__ACC(j->k->o, old + v) : v;
     if (!o->e) return;
-    for (i = 0; i < j->M; i++) { mag += fabs(t[i]); L = VT__MIN(L, vt__lsb(t[i])); }
+    { /* sum |t| as four interleaved sums: no more rounding (gamma(M/4 + 2) relative at worst) than the serial sum they replace */
+        double m4[4] = {0, 0, 0, 0};
+        for (i = 0; i + 4 <= j->M; i += 4) {
+            m4[0] += fabs(t[i]); m4[1] += fabs(t[i + 1]); m4[2] += fabs(t[i + 2]); m4[3] += fabs(t[i + 3]);
+        }
+        for (; i < j->M; i++) m4[0] += fabs(t[i]);
+        mag += (m4[0] + m4[1]) + (m4[2] + m4[3]);
+    }
+    /* L, the lowest set bit of all terms, only decides whether the sum is
+       exact (vt__sum_bound: mag < 2^(L + 53)). The lowest bit U of the old
+       value or of the first nonzero finite term is at least L, so when mag
+       already reaches 2^(U + 53) it reaches 2^(L + 53) and the sum is not
+       exact: the same bound without the scan of every term's bits (binary64
+       terms of 53 bits, the usual case) */
+    for (i = 0; i < j->M && L >= VT__LSB_NONE; i++) L = vt__lsb(t[i]);
+    if (L >= VT__LSB_NONE / 2 || mag * (1 + 0x1p-40) < vt__pow2(VT__MIN(L + 53, 1100)))
+        for (L = o->acc ? vt__lsb(old) : VT__LSB_NONE, i = 0; i < j->M; i++) L = VT__MIN(L, vt__lsb(t[i]));
     o->e[ch] = vt__sum_bound(j->k->o, j->M + (o->acc ? 1 : 0), mag, L);
 }
 
