@@ -5410,46 +5410,59 @@ static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int
    fl(hi + w). RNE32 is monotone: when both ends round to the same binary32
    value, S rounds to it. A zero result (its sign is vt__xacc's rule), a
    non-finite sum, or ends that differ go to vt__xprod_value. */
-#define VT__XL 8 /* lanes: independent TwoSum chains */
-static int vt__xsum_fast(const vt__xblk *z, int64_t m, int64_t nn, double *out) {
-    double s[VT__XL], c[VT__XL], a[VT__XL], hi, lo, cs = 0, as = 0, w, rest[VT__XL + 2];
+#define VT__XL 16 /* lanes: independent TwoSum chains */
+typedef struct { double s[VT__XL], c[VT__XL], a[VT__XL]; } vt__xst;
+
+/* the terms [k0, k1) of output (m, nn) into the lanes; k0 and k1 are
+   multiples of VT__XL (the last VT__XL-less tail is vt__xsum_finish's) */
+static void vt__xsum_run(const vt__xblk *z, int64_t m, int64_t nn, int64_t k0, int64_t k1, vt__xst *st) {
     const double *A = z->A + m * z->sam, *B = z->B ? z->B + nn * z->sbn : NULL;
-    int64_t k = 0, K = z->K, n = K + 2 + VT__XL;
-    int l, nr = 0;
-    float f0, f1;
-    if (K > ((int64_t)1 << 30)) return 0;
-    for (l = 0; l < VT__XL; l++) { s[l] = 0; c[l] = 0; a[l] = 0; }
+    int64_t k = k0;
+    int l;
 #ifdef VT__AVX2
-    if (z->sak == 1 && (!B || z->sbk == 1)) { /* two vectors of four lanes */
+    if (z->sak == 1 && (!B || z->sbk == 1)) { /* four vectors of four lanes */
         const __m256d sign = _mm256_set1_pd(-0.0);
-        __m256d s0 = _mm256_setzero_pd(), s1 = s0, c0 = s0, c1 = s0, a0 = s0, a1 = s0;
-        for (; k + 8 <= K; k += 8) {
-            __m256d t0 = _mm256_loadu_pd(A + k), t1 = _mm256_loadu_pd(A + k + 4), u0, u1, b0, b1, e0, e1;
-            if (B) { t0 = _mm256_mul_pd(t0, _mm256_loadu_pd(B + k)); t1 = _mm256_mul_pd(t1, _mm256_loadu_pd(B + k + 4)); }
-            u0 = _mm256_add_pd(s0, t0); u1 = _mm256_add_pd(s1, t1);
-            b0 = _mm256_sub_pd(u0, s0); b1 = _mm256_sub_pd(u1, s1);
-            e0 = _mm256_add_pd(_mm256_sub_pd(s0, _mm256_sub_pd(u0, b0)), _mm256_sub_pd(t0, b0));
-            e1 = _mm256_add_pd(_mm256_sub_pd(s1, _mm256_sub_pd(u1, b1)), _mm256_sub_pd(t1, b1));
-            s0 = u0; s1 = u1;
-            c0 = _mm256_add_pd(c0, e0); c1 = _mm256_add_pd(c1, e1);
-            a0 = _mm256_add_pd(a0, _mm256_andnot_pd(sign, e0)); a1 = _mm256_add_pd(a1, _mm256_andnot_pd(sign, e1));
+        __m256d sv[4], cv[4], av[4];
+        int q;
+        for (q = 0; q < 4; q++) {
+            sv[q] = _mm256_loadu_pd(st->s + 4 * q); cv[q] = _mm256_loadu_pd(st->c + 4 * q); av[q] = _mm256_loadu_pd(st->a + 4 * q);
         }
-        _mm256_storeu_pd(s, s0); _mm256_storeu_pd(s + 4, s1);
-        _mm256_storeu_pd(c, c0); _mm256_storeu_pd(c + 4, c1);
-        _mm256_storeu_pd(a, a0); _mm256_storeu_pd(a + 4, a1);
+        for (; k + VT__XL <= k1; k += VT__XL)
+            for (q = 0; q < 4; q++) {
+                __m256d t = _mm256_loadu_pd(A + k + 4 * q), u, bb, e;
+                if (B) t = _mm256_mul_pd(t, _mm256_loadu_pd(B + k + 4 * q));
+                u = _mm256_add_pd(sv[q], t);
+                bb = _mm256_sub_pd(u, sv[q]);
+                e = _mm256_add_pd(_mm256_sub_pd(sv[q], _mm256_sub_pd(u, bb)), _mm256_sub_pd(t, bb));
+                sv[q] = u;
+                cv[q] = _mm256_add_pd(cv[q], e);
+                av[q] = _mm256_add_pd(av[q], _mm256_andnot_pd(sign, e));
+            }
+        for (q = 0; q < 4; q++) {
+            _mm256_storeu_pd(st->s + 4 * q, sv[q]); _mm256_storeu_pd(st->c + 4 * q, cv[q]); _mm256_storeu_pd(st->a + 4 * q, av[q]);
+        }
     }
 #endif
-    for (; k + VT__XL <= K; k += VT__XL)
+    for (; k + VT__XL <= k1; k += VT__XL)
         for (l = 0; l < VT__XL; l++) {
-            double t = B ? A[(k + l) * z->sak] * B[(k + l) * z->sbk] : A[(k + l) * z->sak], u = s[l] + t, b = u - s[l];
-            double e = (s[l] - (u - b)) + (t - b);
-            s[l] = u; c[l] += e; a[l] += fabs(e);
+            double t = B ? A[(k + l) * z->sak] * B[(k + l) * z->sbk] : A[(k + l) * z->sak], u = st->s[l] + t, b = u - st->s[l];
+            double e = (st->s[l] - (u - b)) + (t - b);
+            st->s[l] = u; st->c[l] += e; st->a[l] += fabs(e);
         }
-    for (l = 0; l < VT__XL; l++) { cs += c[l]; as += a[l]; rest[nr++] = s[l]; }
+}
+
+/* the tail terms, the lanes' sums, C0 and bias, and the decision: 1 with
+   *out = RNE32(S), or 0 (vt__xprod_value decides) */
+static int vt__xsum_finish(const vt__xblk *z, int64_t m, int64_t nn, const vt__xst *st, double *out) {
+    const double *A = z->A + m * z->sam, *B = z->B ? z->B + nn * z->sbn : NULL;
+    double hi = 0, lo, cs = 0, as = 0, w, rest[VT__XL + 2];
+    int64_t K = z->K, k = K - K % VT__XL, n = K + 2 + VT__XL;
+    int l, nr = 0;
+    float f0, f1;
+    for (l = 0; l < VT__XL; l++) { cs += st->c[l]; as += st->a[l]; rest[nr++] = st->s[l]; }
     if (z->C0) rest[nr++] = z->C0[m * z->N + nn];
     if (z->bias) rest[nr++] = z->bias[nn];
-    hi = 0;
-    for (; k < K || nr > 0;) { /* the tail terms, then the lane sums, C0 and bias: one chain */
+    for (; k < K || nr > 0;) { /* one chain */
         double t, u, b, e;
         if (k < K) { t = B ? A[k * z->sak] * B[k * z->sbk] : A[k * z->sak]; k++; }
         else t = rest[--nr];
@@ -5470,27 +5483,69 @@ static int vt__xsum_fast(const vt__xblk *z, int64_t m, int64_t nn, double *out) 
     return 1;
 }
 
+static int vt__xsum_fast(const vt__xblk *z, int64_t m, int64_t nn, double *out) {
+    vt__xst st;
+    if (z->K > ((int64_t)1 << 30)) return 0;
+    memset(&st, 0, sizeof st);
+    vt__xsum_run(z, m, nn, 0, z->K - z->K % VT__XL, &st);
+    return vt__xsum_finish(z, m, nn, &st, out);
+}
+
 /* undecided outputs of a correctly rounded product, in parallel: each is a
-   function of its own index only */
+   function of its own index only. A weight gradient's undecided outputs
+   share their rows and columns (OC + Kg lines of N P terms for OC Kg
+   outputs): groups of VT__XG outputs advance together VT__XK terms at a
+   time, so the lines' pieces are read from cache, not memory, once per
+   output (the lanes of each output see their terms in the same order as
+   vt__xsum_fast; the value would not differ anyway) */
+#define VT__XG 512
+#define VT__XK 512
 typedef struct { double *x; const vt__xprod *xp; const vt__ents *at; } vt__exact_job;
 static void vt__exact_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__exact_job *j = (const vt__exact_job *)arg;
     const vt__xblk *b = j->xp->b;
-    int64_t q;
+    int64_t g0, q, k0;
+    vt__xst *st = (vt__xst *)malloc(sizeof(vt__xst) * VT__XG);
+    int64_t *mn = (int64_t *)malloc(sizeof(int64_t) * 3 * VT__XG);
     (void)tid;
-    for (q = lo; q < hi; q++) {
-        int64_t i = j->at->e[q].i, m, nn;
-        int bl = 0, bh = j->xp->n - 1;
-        double v;
-        while (bl < bh) { /* the last block whose off <= i, as vt__xprod_value */
-            int mid = (bl + bh + 1) / 2;
-            if (b[mid].off <= i) bl = mid; else bh = mid - 1;
+    for (g0 = lo; g0 < hi; g0 += VT__XG) {
+        int64_t g1 = VT__MIN(hi, g0 + VT__XG), kmax = 0;
+        for (q = g0; q < g1; q++) {
+            int64_t i = j->at->e[q].i, rl[3], *r = mn ? mn + 3 * (q - g0) : rl;
+            int bl = 0, bh = j->xp->n - 1;
+            while (bl < bh) { /* the last block whose off <= i, as vt__xprod_value */
+                int mid = (bl + bh + 1) / 2;
+                if (b[mid].off <= i) bl = mid; else bh = mid - 1;
+            }
+            r[0] = bl; r[1] = (i - b[bl].off) / b[bl].N; r[2] = (i - b[bl].off) % b[bl].N;
+            if (!st || !mn) { /* out of memory: one at a time */
+                double v;
+                if (!vt__xsum_fast(&b[bl], r[1], r[2], &v)) v = vt__xprod_value(b, j->xp->n, i);
+                j->x[i] = v;
+                continue;
+            }
+            memset(&st[q - g0], 0, sizeof(vt__xst));
+            kmax = VT__MAX(kmax, b[bl].K);
         }
-        m = (i - b[bl].off) / b[bl].N;
-        nn = (i - b[bl].off) % b[bl].N;
-        if (!vt__xsum_fast(&b[bl], m, nn, &v)) v = vt__xprod_value(b, j->xp->n, i);
-        j->x[i] = v;
+        if (!st || !mn) continue;
+        for (k0 = 0; k0 < kmax; k0 += VT__XK)
+            for (q = g0; q < g1; q++) {
+                const int64_t *r = mn + 3 * (q - g0);
+                const vt__xblk *z = &b[r[0]];
+                int64_t kend = z->K - z->K % VT__XL;
+                if (k0 < kend && z->K <= ((int64_t)1 << 30)) vt__xsum_run(z, r[1], r[2], k0, VT__MIN(kend, k0 + VT__XK), &st[q - g0]);
+            }
+        for (q = g0; q < g1; q++) {
+            const int64_t *r = mn + 3 * (q - g0);
+            int64_t i = j->at->e[q].i;
+            double v;
+            if (b[r[0]].K > ((int64_t)1 << 30) || !vt__xsum_finish(&b[r[0]], r[1], r[2], &st[q - g0], &v))
+                v = vt__xprod_value(b, j->xp->n, i);
+            j->x[i] = v;
+        }
     }
+    free(st);
+    free(mn);
 }
 
 static void vt__cpu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at) {
