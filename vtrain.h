@@ -4498,19 +4498,25 @@ static void vt__gemm_bound(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, in
    binary32 rounding boundary, or is NaN; the look computes each e exactly
    as vt__gbound_task and applies vt__round_look, so the entries are those of
    the written-out bound. This saves writing and reading two doubles per
-   output, most of a product's rounding-point cost. */
+   output, most of a product's rounding-point cost.
+   A batch of products that share A (a convolution's images: C_b = A B_b,
+   B_b the columns [b nc, (b + 1) nc) of one B) is one lazy bound too: its
+   output (nb, M, nc) is read as nb M rows of nc, row r = b M + m taking A's
+   row m and B's columns from b nc (vt__mm_batch); each e is the one of the
+   product C_b alone, and the caps, over all of B's columns, still cap it. */
 static int vt__no_lazy; /* tests: write every bound out, to compare the two */
 typedef struct vt__lazy {
     vt__stat_job sa, sb;
     vt__gbound_job gb;
     double cap2, cap1, capm, capb;   /* max over columns of n2, n1, mx and |bias| */
-    int64_t M, N;
+    int64_t M, N;                    /* A's rows, B's columns */
+    int64_t nb, nc;                  /* batches, and the columns of one (1 and N for one product) */
 } vt__lazy;
 
 static double vt__lazy_e(const vt__lazy *z, int64_t i) {
     const vt__gbound_job *g = &z->gb;
-    int64_t m = i / z->N;
-    return vt__gb_e(g, g->a->n1[m], g->a->n2[m], g->a->mx[m], g->a->th[m] * 0x1p-53, m, i % z->N);
+    int64_t r = i / z->nc, m = r % z->M;
+    return vt__gb_e(g, g->a->n1[m], g->a->n2[m], g->a->mx[m], g->a->th[m] * 0x1p-53, m, (r / z->M) * z->nc + i % z->nc);
 }
 
 static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -4519,16 +4525,19 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__gbound_job *g = &z->gb;
     vt__ents *t = &j->c->tents[tid];
     double ef2 = 2 * j->ef * VT__SAFE, e[256];
-    int64_t m, n0, i;
-    for (m = lo; m < hi; m++) {
-        double a1 = g->a->n1[m], a2 = g->a->n2[m], am = g->a->mx[m], ath = g->a->th[m] * 0x1p-53;
-        double s = a2 * z->cap2, s2 = am * z->cap1, s3 = a1 * z->capm, W;
+    int64_t r, m, n0, i;
+    for (r = lo; r < hi; r++) {
+        int64_t cb = (r / z->M) * z->nc; /* B's first column for this row */
+        double a1, a2, am, ath, s, s2, s3, W;
+        m = r % z->M;
+        a1 = g->a->n1[m]; a2 = g->a->n2[m]; am = g->a->mx[m]; ath = g->a->th[m] * 0x1p-53;
+        s = a2 * z->cap2; s2 = am * z->cap1; s3 = a1 * z->capm;
         s = s2 < s ? s2 : s;
         s = s3 < s ? s3 : s;
         W = g->G * (s + z->capb) * ef2;
-        for (n0 = 0; n0 < z->N; n0 += 256) {
-            int64_t n = VT__MIN(256, z->N - n0);
-            double *x = j->x + m * z->N + n0;
+        for (n0 = 0; n0 < z->nc; n0 += 256) {
+            int64_t n = VT__MIN(256, z->nc - n0);
+            double *x = j->x + r * z->nc + n0;
             int any = !(W < INFINITY); /* NaN or infinite statistics: look everywhere */
             i = 0;
 #ifdef VT__AVX2
@@ -4551,8 +4560,8 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 any |= (int)(vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w))) | (int)(xv != xv);
             }
             if (any) {
-                for (i = 0; i < n; i++) e[i] = vt__gb_e(g, a1, a2, am, ath, m, n0 + i);
-                vt__round_look(j, t, x, e, n, m * z->N + n0);
+                for (i = 0; i < n; i++) e[i] = vt__gb_e(g, a1, a2, am, ath, m, cb + n0 + i);
+                vt__round_look(j, t, x, e, n, r * z->nc + n0);
             }
             vt__cast_block(x, n);
         }
@@ -4565,7 +4574,7 @@ static int64_t vt__lazy_round(vt_ctx *c, double *x, const vt__lazy *z, double ef
     int t, nt = c->pool.n;
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
     job.c = c; job.x = x; job.e = NULL; job.ef = ef; job.compact = compact; job.lz = z;
-    vt__parallel(&c->pool, z->M, 4 * z->M * z->N, vt__lazy_round_task, &job);
+    vt__parallel(&c->pool, z->nb * z->M, 4 * z->nb * z->M * z->nc, vt__lazy_round_task, &job);
     return vt__ents_gather(c, out);
 }
 
@@ -4581,7 +4590,7 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
     if (!z || !st) return NULL;
     vt__gemm_bound_prep(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, N, bias, kchunk, st, &z->sa, &z->sb, &z->gb);
     z->gb.a = &z->sa; z->gb.b = &z->sb;
-    z->M = M; z->N = N;
+    z->M = M; z->N = N; z->nb = 1; z->nc = N;
     z->cap2 = z->cap1 = z->capm = z->capb = 0;
     for (n = 0; n < N; n++) {
         z->cap2 = VT__MAX(z->cap2, z->sb.n2[n]);
@@ -5398,10 +5407,174 @@ static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int
     return 1;
 }
 
+/* THE EXACT EVALUATION ON THE CPU. vt__xprod_value (integer arithmetic, the
+   superaccumulator) is the definition; this path reaches the same value,
+   RNE32 of the exact sum S, with binary64 arithmetic, and falls back to
+   vt__xprod_value wherever it cannot prove the value. Which path answered
+   never shows in the result, so neither the thread count nor the lane count
+   below can change an output.
+   The terms t_k are exact binary64 values (a product of two binary32 values
+   has at most 48 significant bits and lies in [2^-298, 2^256]; C0 and the
+   bias are binary32 values). Each of L lanes sums its terms by TwoSum:
+   (s', e) = (fl(s + t), s + t - fl(s + t)), e exact (Knuth; no overflow
+   below 2^1000, and an addition that underflows is exact), so
+   s + t = s' + e exactly; the lane sums and C0, bias are then joined by the
+   same TwoSum. Hence S = s + sum e exactly over the n error terms e. c, the
+   binary64 sum of the e in any order, has |c - sum e| <= g(n-1) sum|e| and
+   sum|e| <= a / (1 - g(n-1)), a the binary64 sum of the |e| (g(m) = m u /
+   (1 - m u), u = 2^-53; for n u <= 2^-20, g(n-1) / (1 - g(n-1)) <= 1.01 n u).
+   (hi, lo) = TwoSum(s, c): S = hi + lo + d with |d| <= 1.01 n u a, so S lies
+   within W = |lo| + 1.01 n u a of hi. The computed w = (|lo| + a n 2^-50)
+   (1 + 2^-50) + |hi| 2^-50 is at least W (the factor 8 over 1.01 n u and the
+   2^-50 terms absorb the roundings of w's own three operations) plus the
+   error of forming hi - w and hi + w in binary64, so fl(hi - w) <= S <=
+   fl(hi + w). RNE32 is monotone: when both ends round to the same binary32
+   value, S rounds to it. A zero result (its sign is vt__xacc's rule), a
+   non-finite sum, or ends that differ go to vt__xprod_value. */
+#define VT__XL 16 /* lanes: independent TwoSum chains */
+typedef struct { double s[VT__XL], c[VT__XL], a[VT__XL]; } vt__xst;
+
+/* the terms [k0, k1) of output (m, nn) into the lanes; k0 and k1 are
+   multiples of VT__XL (the last VT__XL-less tail is vt__xsum_finish's) */
+static void vt__xsum_run(const vt__xblk *z, int64_t m, int64_t nn, int64_t k0, int64_t k1, vt__xst *st) {
+    const double *A = z->A + m * z->sam, *B = z->B ? z->B + nn * z->sbn : NULL;
+    int64_t k = k0;
+    int l;
+#ifdef VT__AVX2
+    if (z->sak == 1 && (!B || z->sbk == 1)) { /* four vectors of four lanes */
+        const __m256d sign = _mm256_set1_pd(-0.0);
+        __m256d sv[4], cv[4], av[4];
+        int q;
+        for (q = 0; q < 4; q++) {
+            sv[q] = _mm256_loadu_pd(st->s + 4 * q); cv[q] = _mm256_loadu_pd(st->c + 4 * q); av[q] = _mm256_loadu_pd(st->a + 4 * q);
+        }
+        for (; k + VT__XL <= k1; k += VT__XL)
+            for (q = 0; q < 4; q++) {
+                __m256d t = _mm256_loadu_pd(A + k + 4 * q), u, bb, e;
+                if (B) t = _mm256_mul_pd(t, _mm256_loadu_pd(B + k + 4 * q));
+                u = _mm256_add_pd(sv[q], t);
+                bb = _mm256_sub_pd(u, sv[q]);
+                e = _mm256_add_pd(_mm256_sub_pd(sv[q], _mm256_sub_pd(u, bb)), _mm256_sub_pd(t, bb));
+                sv[q] = u;
+                cv[q] = _mm256_add_pd(cv[q], e);
+                av[q] = _mm256_add_pd(av[q], _mm256_andnot_pd(sign, e));
+            }
+        for (q = 0; q < 4; q++) {
+            _mm256_storeu_pd(st->s + 4 * q, sv[q]); _mm256_storeu_pd(st->c + 4 * q, cv[q]); _mm256_storeu_pd(st->a + 4 * q, av[q]);
+        }
+    }
+#endif
+    for (; k + VT__XL <= k1; k += VT__XL)
+        for (l = 0; l < VT__XL; l++) {
+            double t = B ? A[(k + l) * z->sak] * B[(k + l) * z->sbk] : A[(k + l) * z->sak], u = st->s[l] + t, b = u - st->s[l];
+            double e = (st->s[l] - (u - b)) + (t - b);
+            st->s[l] = u; st->c[l] += e; st->a[l] += fabs(e);
+        }
+}
+
+/* the tail terms, the lanes' sums, C0 and bias, and the decision: 1 with
+   *out = RNE32(S), or 0 (vt__xprod_value decides) */
+static int vt__xsum_finish(const vt__xblk *z, int64_t m, int64_t nn, const vt__xst *st, double *out) {
+    const double *A = z->A + m * z->sam, *B = z->B ? z->B + nn * z->sbn : NULL;
+    double hi = 0, lo, cs = 0, as = 0, w, rest[VT__XL + 2];
+    int64_t K = z->K, k = K - K % VT__XL, n = K + 2 + VT__XL;
+    int l, nr = 0;
+    float f0, f1;
+    for (l = 0; l < VT__XL; l++) { cs += st->c[l]; as += st->a[l]; rest[nr++] = st->s[l]; }
+    if (z->C0) rest[nr++] = z->C0[m * z->N + nn];
+    if (z->bias) rest[nr++] = z->bias[nn];
+    for (; k < K || nr > 0;) { /* one chain */
+        double t, u, b, e;
+        if (k < K) { t = B ? A[k * z->sak] * B[k * z->sbk] : A[k * z->sak]; k++; }
+        else t = rest[--nr];
+        u = hi + t; b = u - hi;
+        e = (hi - (u - b)) + (t - b);
+        hi = u; cs += e; as += fabs(e);
+    }
+    lo = hi + cs; /* (hi, lo) = TwoSum(hi, cs) */
+    {
+        double b = lo - hi, e = (hi - (lo - b)) + (cs - b);
+        hi = lo; lo = e;
+    }
+    w = (fabs(lo) + as * ((double)n * 0x1p-50)) * (1 + 0x1p-50) + fabs(hi) * 0x1p-50;
+    if (!(fabs(hi) + w < 0x1p1000)) return 0; /* non-finite or huge: the definition decides */
+    f0 = (float)(hi - w); f1 = (float)(hi + w);
+    if (vt__fbits(f0) != vt__fbits(f1) || f0 == 0) return 0;
+    *out = (double)f0;
+    return 1;
+}
+
+static int vt__xsum_fast(const vt__xblk *z, int64_t m, int64_t nn, double *out) {
+    vt__xst st;
+    if (z->K > ((int64_t)1 << 30)) return 0;
+    memset(&st, 0, sizeof st);
+    vt__xsum_run(z, m, nn, 0, z->K - z->K % VT__XL, &st);
+    return vt__xsum_finish(z, m, nn, &st, out);
+}
+
+/* undecided outputs of a correctly rounded product, in parallel: each is a
+   function of its own index only. A weight gradient's undecided outputs
+   share their rows and columns (OC + Kg lines of N P terms for OC Kg
+   outputs): groups of VT__XG outputs advance together VT__XK terms at a
+   time, so the lines' pieces are read from cache, not memory, once per
+   output (the lanes of each output see their terms in the same order as
+   vt__xsum_fast; the value would not differ anyway) */
+#define VT__XG 512
+#define VT__XK 512
+typedef struct { double *x; const vt__xprod *xp; const vt__ents *at; } vt__exact_job;
+static void vt__exact_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__exact_job *j = (const vt__exact_job *)arg;
+    const vt__xblk *b = j->xp->b;
+    int64_t g0, q, k0;
+    vt__xst *st = (vt__xst *)malloc(sizeof(vt__xst) * VT__XG);
+    int64_t *mn = (int64_t *)malloc(sizeof(int64_t) * 3 * VT__XG);
+    (void)tid;
+    for (g0 = lo; g0 < hi; g0 += VT__XG) {
+        int64_t g1 = VT__MIN(hi, g0 + VT__XG), kmax = 0;
+        for (q = g0; q < g1; q++) {
+            int64_t i = j->at->e[q].i, rl[3], *r = mn ? mn + 3 * (q - g0) : rl;
+            int bl = 0, bh = j->xp->n - 1;
+            while (bl < bh) { /* the last block whose off <= i, as vt__xprod_value */
+                int mid = (bl + bh + 1) / 2;
+                if (b[mid].off <= i) bl = mid; else bh = mid - 1;
+            }
+            r[0] = bl; r[1] = (i - b[bl].off) / b[bl].N; r[2] = (i - b[bl].off) % b[bl].N;
+            if (!st || !mn) { /* out of memory: one at a time */
+                double v;
+                if (!vt__xsum_fast(&b[bl], r[1], r[2], &v)) v = vt__xprod_value(b, j->xp->n, i);
+                j->x[i] = v;
+                continue;
+            }
+            memset(&st[q - g0], 0, sizeof(vt__xst));
+            kmax = VT__MAX(kmax, b[bl].K);
+        }
+        if (!st || !mn) continue;
+        for (k0 = 0; k0 < kmax; k0 += VT__XK)
+            for (q = g0; q < g1; q++) {
+                const int64_t *r = mn + 3 * (q - g0);
+                const vt__xblk *z = &b[r[0]];
+                int64_t kend = z->K - z->K % VT__XL;
+                if (k0 < kend && z->K <= ((int64_t)1 << 30)) vt__xsum_run(z, r[1], r[2], k0, VT__MIN(kend, k0 + VT__XK), &st[q - g0]);
+            }
+        for (q = g0; q < g1; q++) {
+            const int64_t *r = mn + 3 * (q - g0);
+            int64_t i = j->at->e[q].i;
+            double v;
+            if (b[r[0]].K > ((int64_t)1 << 30) || !vt__xsum_finish(&b[r[0]], r[1], r[2], &st[q - g0], &v))
+                v = vt__xprod_value(b, j->xp->n, i);
+            j->x[i] = v;
+        }
+    }
+    free(st);
+    free(mn);
+}
+
 static void vt__cpu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at) {
-    int64_t q;
-    (void)c;
-    for (q = 0; q < at->n; q++) x[at->e[q].i] = vt__xprod_value(xp->b, xp->n, at->e[q].i);
+    vt__exact_job j;
+    int64_t q, work = 0;
+    j.x = x; j.xp = xp; j.at = at;
+    for (q = 0; q < xp->n; q++) work = VT__MAX(work, xp->b[q].K);
+    vt__parallel(&c->pool, at->n, at->n * (work + 16) * 4, vt__exact_task, &j);
 }
 
 static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
@@ -5428,6 +5601,42 @@ static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, co
             for (j = 0; j < N; j++) C[i * N + j] = VT__ACC(k->o, C[i * N + j] + bias[j]);
     }
     vt__gemm_run(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
+}
+
+/* A batch of products sharing A, as a convolution's images: for b < nb,
+   C_b = A B_b (M, nc) at o->x + b M nc, B_b the columns [b nc, (b + 1) nc)
+   of B (K, nb nc) (row stride sbk, columns contiguous), no bias. Each C_b
+   is the correctly rounded product of vt__mm and its bound is that of the
+   product C_b alone (A's row statistics do not depend on b, B's column
+   statistics are per column): computed once for the batch instead of once
+   per b, and lazy (the batched vt__lazy) when there is no old value. */
+static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_t nc, int64_t K, const double *A, int64_t sam,
+                         int64_t sak, const double *B, int64_t sbk) {
+    vt_ctx *c = k->c;
+    int64_t b, mn = M * nc;
+    if (!o->e || c->ncal || vt__no_lazy || nb * mn != o->n || mn <= 0) {
+        for (b = 0; b < nb; b++)
+            vt__mm(k, o, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, o->x + b * mn, o->e ? o->e + b * mn : NULL, NULL, 0);
+        return;
+    }
+    if (c->d.mode == VT_MODE_VERIFIED)
+        for (b = 0; b < nb; b++)
+            if (!vt__xprod_add(c, o, o->x + b * mn, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, NULL)) return;
+    {
+        vt__lazy *z = vt__gemm_lazy(c, k->o, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0);
+        if (!z) return;
+        if (!z->gb.C0) { z->nb = nb; z->nc = nc; o->lz = z; }
+        else /* old values: each b's bound written out, from the shared statistics */
+            for (b = 0; b < nb; b++) {
+                vt__gbound_job gb = z->gb;
+                vt__stat_job sb = z->sb;
+                sb.n1 += b * nc; sb.n2 += b * nc; sb.mx += b * nc; sb.th += b * nc;
+                gb.b = &sb; gb.C0 = o->x + b * mn; gb.ldc = nc; gb.N = nc; gb.lde = nc; gb.E = o->e + b * mn;
+                vt__parallel(&c->pool, M, mn, vt__gbound_task, &gb);
+            }
+    }
+    for (b = 0; b < nb; b++) /* the products themselves, as vt__mm forms them */
+        vt__mm(k, o, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, o->x + b * mn, NULL, NULL, 0);
 }
 
 /* MATMUL: a (...,M,K) (or (...,K,M) with ta), b (...,K,N) (or (...,N,K) with
@@ -6472,6 +6681,7 @@ static void vt__k_conv2d(vt__kern *k) {
     }
     if (!k->bwd) {
         vt__kout *o = &k->out[0];
+        if (g.G == 1) { vt__mm_batch(k, o, g.N, g.OC, g.P, g.Kg, Wt, g.Kg, 1, col, NP); return; }
         for (n = 0; n < g.N; n++)
             for (gi = 0; gi < g.G; gi++) {
                 int64_t off = (n * g.OC + gi * g.OCg) * g.P;
@@ -6495,7 +6705,8 @@ static void vt__k_conv2d(vt__kern *k) {
                             wt[(gi * g.Cg + ic) * g.Kd + oc * KK + q] = Wt[((gi * g.OCg + oc) * g.Cg + ic) * KK + q];
             cj.src = dy; cj.dst = dcol;
             vt__parallel(&k->c->pool, g.G * g.Kd, g.G * g.Kd * NHW, vt__dcol_task, &cj);
-            for (n = 0; n < g.N; n++)
+            if (g.G == 1) vt__mm_batch(k, ox, g.N, g.C, g.HW, g.Kd, wt, g.Kd, 1, dcol, NHW);
+            else for (n = 0; n < g.N; n++)
                 for (gi = 0; gi < g.G; gi++) {
                     int64_t off = (n * g.C + gi * g.Cg) * g.HW;
                     vt__mm(k, ox, g.Cg, g.HW, g.Kd, wt + gi * g.Cg * g.Kd, g.Kd, 1, dcol + gi * g.Kd * NHW + n * g.HW, NHW, 1,
@@ -6728,7 +6939,23 @@ static void vt__bn_sum(const vt__bn_job *j, const vt__kout *o, int64_t ch, const
     v = vt__rsum(j->k->o, key, t, 1, j->M);
     o->x[ch] = o->acc ? VT__ACC(j->k->o, old + v) : v;
     if (!o->e) return;
-    for (i = 0; i < j->M; i++) { mag += fabs(t[i]); L = VT__MIN(L, vt__lsb(t[i])); }
+    { /* sum |t| as four interleaved sums: no more rounding (gamma(M/4 + 2) relative at worst) than the serial sum they replace */
+        double m4[4] = {0, 0, 0, 0};
+        for (i = 0; i + 4 <= j->M; i += 4) {
+            m4[0] += fabs(t[i]); m4[1] += fabs(t[i + 1]); m4[2] += fabs(t[i + 2]); m4[3] += fabs(t[i + 3]);
+        }
+        for (; i < j->M; i++) m4[0] += fabs(t[i]);
+        mag += (m4[0] + m4[1]) + (m4[2] + m4[3]);
+    }
+    /* L, the lowest set bit of all terms, only decides whether the sum is
+       exact (vt__sum_bound: mag < 2^(L + 53)). The lowest bit U of the old
+       value or of the first nonzero finite term is at least L, so when mag
+       already reaches 2^(U + 53) it reaches 2^(L + 53) and the sum is not
+       exact: the same bound without the scan of every term's bits (binary64
+       terms of 53 bits, the usual case) */
+    for (i = 0; i < j->M && L >= VT__LSB_NONE; i++) L = vt__lsb(t[i]);
+    if (L >= VT__LSB_NONE / 2 || mag * (1 + 0x1p-40) < vt__pow2(VT__MIN(L + 53, 1100)))
+        for (L = o->acc ? vt__lsb(old) : VT__LSB_NONE, i = 0; i < j->M; i++) L = VT__MIN(L, vt__lsb(t[i]));
     o->e[ch] = vt__sum_bound(j->k->o, j->M + (o->acc ? 1 : 0), mag, L);
 }
 

@@ -747,6 +747,111 @@ TEST(gelu_tail_relative) {
     }
 }
 
+/* THE EXACT EVALUATION ON THE CPU (vt__xsum_fast beside vt__cpu_exact)
+   claims the value of vt__xprod_value, the superaccumulator, wherever it
+   answers. Adversarial sums, contiguous (the vector lanes) and strided (the
+   scalar lanes), with C0 and bias: every answer must be bit-identical to
+   the definition, and most must come from the fast path (else it is not
+   the speed it claims). Exact midpoints and zeros must fall back. */
+static float xt_f32(uint64_t key, uint64_t i, int kind) {
+    double g = vt_rng_normal(77, key, i);
+    switch (kind) {
+    case 1: return (float)(g * ldexp(1.0, (int)(vt_rng_u64(78, key, i) % 120) - 60)); /* wide */
+    case 2: return (float)(g * 0x1p-140);                                              /* tiny: subnormals */
+    default: return (float)g;
+    }
+}
+
+TEST(exact_fast_path_matches_superaccumulator) {
+    enum { KMAX = 20000 };
+    double *A = (double *)malloc(sizeof(double) * KMAX), *B = (double *)malloc(sizeof(double) * 2 * KMAX);
+    double c0[1], bias[1];
+    int64_t agree = 0, fast = 0, total = 0, bad = 0, fell_mid = 0, mids = 0;
+    int trial, kind;
+    for (trial = 0; trial < 400; trial++)
+        for (kind = 0; kind < 6; kind++) {
+            static const int64_t lens[] = {1, 2, 7, 8, 9, 33, 500, 4096, 20000};
+            int64_t K = lens[trial % 9], k;
+            uint64_t key = (uint64_t)(trial * 16 + kind);
+            vt__xblk z;
+            double fv = 0, ref;
+            int strided = trial & 1, ok;
+            for (k = 0; k < K; k++) {
+                A[k] = xt_f32(key, (uint64_t)k, kind % 3);
+                B[k * (strided ? 2 : 1)] = xt_f32(key ^ 0x55, (uint64_t)k, kind % 3);
+                if (strided) B[2 * k + 1] = NAN; /* never read */
+            }
+            if (kind == 3 && K >= 4) /* cancellation: pairs a b, -a b (1 + 2^-20) */
+                for (k = 0; k + 1 < K; k += 2) { A[k + 1] = -(double)(float)(A[k] * (1 + 0x1p-20)); B[(k + 1) * (strided ? 2 : 1)] = B[k * (strided ? 2 : 1)]; }
+            if (kind >= 4 && K >= 4) { /* an exact binary32 midpoint (kind 4) or just off it (kind 5) */
+                double f = (float)(1 + vt_rng_normal(79, key, 0)), h = ldexp(1.0, vt__fexp(f) - 24);
+                for (k = 0; k + 1 < K; k += 2) { A[k + 1] = -A[k]; B[(k + 1) * (strided ? 2 : 1)] = B[k * (strided ? 2 : 1)]; }
+                A[0] = f; B[0] = 1; A[1] = h; B[strided ? 2 : 1] = 1; /* f + half an ulp, then the pairs */
+                if (K > 3 && (K % 2) == 0) { A[2] = 1; B[2 * (strided ? 2 : 1)] = 1; A[3] = -1; B[3 * (strided ? 2 : 1)] = 1; }
+                if (kind == 5 && K >= 6) { A[K - 1] = (trial & 2) ? 0x1p-60 : -0x1p-60; A[K - 2] = 0; }
+                mids += kind == 4;
+            }
+            memset(&z, 0, sizeof z);
+            z.M = 1; z.N = 1; z.K = K; z.A = A; z.sam = 0; z.sak = 1; z.B = B; z.sbk = strided ? 2 : 1; z.sbn = 0;
+            if (trial % 3 == 0) { c0[0] = xt_f32(key, 999999, 0); z.C0 = c0; }
+            if (trial % 5 == 0) { bias[0] = xt_f32(key, 999998, 0); z.bias = bias; }
+            if (trial % 7 == 0) z.B = NULL;
+            ref = vt__xprod_value(&z, 1, 0);
+            ok = vt__xsum_fast(&z, 0, 0, &fv);
+            total++;
+            if (ok) {
+                fast++;
+                if (memcmp(&fv, &ref, 8) == 0) agree++;
+                else if (bad++ == 0) CHECK(0, "kind %d, K %lld, trial %d: fast %.17g, exact %.17g", kind, (long long)K, trial, fv, ref);
+            } else if (kind == 4 && K >= 4 && !z.C0 && !z.bias && z.B) fell_mid++;
+        }
+    CHECK(bad == 0, "%lld of %lld fast answers differ from the superaccumulator", (long long)bad, (long long)fast);
+    CHECK(fast > total / 2, "the fast path answered only %lld of %lld sums", (long long)fast, (long long)total);
+    CHECK(fell_mid > 0, "no exact midpoint fell back to the superaccumulator (%lld midpoints)", (long long)mids);
+    NOTE("%lld sums: %lld answered by the fast path (all identical), %lld exact midpoints fell back", (long long)total,
+         (long long)fast, (long long)fell_mid);
+    { /* the grouped sweep of vt__exact_task (outputs advancing together, chunk by chunk) over two blocks: a
+         weight-gradient-like one (both operands contiguous, K not a multiple of the lanes or the chunk) and a
+         strided one with C0; every output against the definition */
+        enum { M1 = 9, N1 = 31, K1 = 1203, M2 = 5, N2 = 7, K2 = 77 };
+        double *a1 = (double *)malloc(sizeof(double) * M1 * K1), *b1 = (double *)malloc(sizeof(double) * N1 * K1);
+        double *a2 = (double *)malloc(sizeof(double) * M2 * K2), *b2 = (double *)malloc(sizeof(double) * K2 * N2);
+        double c2[M2 * N2], x[M1 * N1 + M2 * N2];
+        vt__xblk blk[2];
+        vt__xprod xp;
+        vt__entry en[M1 * N1 + M2 * N2];
+        vt__ents at;
+        vt__exact_job ej;
+        int64_t i, nbad = 0, nout = M1 * N1 + M2 * N2;
+        for (i = 0; i < M1 * K1; i++) a1[i] = (float)vt_rng_normal(81, 0, (uint64_t)i);
+        for (i = 0; i < N1 * K1; i++) b1[i] = (float)vt_rng_normal(81, 1, (uint64_t)i);
+        for (i = 0; i + 1 < K1; i += 2) b1[i + 1] = b1[i]; /* pairs: some cancellation */
+        for (i = 0; i < M1; i++) a1[i * K1 + 1] = -(double)(float)(a1[i * K1] * (1 + 0x1p-18));
+        for (i = 0; i < M2 * K2; i++) a2[i] = (float)vt_rng_normal(81, 2, (uint64_t)i);
+        for (i = 0; i < K2 * N2; i++) b2[i] = (float)vt_rng_normal(81, 3, (uint64_t)i);
+        for (i = 0; i < M2 * N2; i++) c2[i] = (float)vt_rng_normal(81, 4, (uint64_t)i);
+        memset(blk, 0, sizeof blk);
+        blk[0].off = 0; blk[0].M = M1; blk[0].N = N1; blk[0].K = K1; blk[0].A = a1; blk[0].sam = K1; blk[0].sak = 1;
+        blk[0].B = b1; blk[0].sbk = 1; blk[0].sbn = K1;
+        blk[1].off = M1 * N1; blk[1].M = M2; blk[1].N = N2; blk[1].K = K2; blk[1].A = a2; blk[1].sam = K2; blk[1].sak = 1;
+        blk[1].B = b2; blk[1].sbk = N2; blk[1].sbn = 1; blk[1].C0 = c2;
+        xp.b = blk; xp.n = 2; xp.cap = 2;
+        memset(en, 0, sizeof en);
+        for (i = 0; i < nout; i++) en[i].i = i;
+        at.e = en; at.n = nout; at.cap = nout; at.bad = -1;
+        ej.x = x; ej.xp = &xp; ej.at = &at;
+        vt__exact_task(&ej, 0, nout, 0);
+        for (i = 0; i < nout; i++) {
+            double r = vt__xprod_value(blk, 2, i);
+            if (memcmp(&r, &x[i], 8)) nbad++;
+        }
+        CHECK(nbad == 0, "grouped sweep: %lld of %lld outputs differ from the superaccumulator", (long long)nbad, (long long)nout);
+        free(a1); free(b1); free(a2); free(b2);
+    }
+    free(A);
+    free(B);
+}
+
 int main(int argc, char **argv) {
     int i;
     for (i = 1; i < argc; i++) if (!strcmp(argv[i], "--long")) g_long = 1;
@@ -756,5 +861,6 @@ int main(int argc, char **argv) {
     RUN(cosine_schedule_relative);
     RUN(gelu_tail_relative);
     RUN(bounds_hold_against_float128);
+    RUN(exact_fast_path_matches_superaccumulator);
     return TEST_SUMMARY();
 }

@@ -342,6 +342,94 @@ TEST(nan_in_batch_is_named) {
     vt_destroy(c);
 }
 
+/* A convolution's products over all images share one bound computation
+   (vt__mm_batch: lazy without old values, written out from the shared
+   statistics with them): every conv2d output's bound must be the bound of
+   its own image's product, as the per-image path (vt__no_lazy) writes it,
+   and the values must not move. Two convs read x, so dx accumulates onto
+   old values; the first dx and the forward outputs take the lazy form. */
+typedef struct { int64_t n; double *x, *e; int lazy; } cv_snap;
+static cv_snap g_cv[2][8];
+static int g_cvn, g_cvrun;
+static const vt__backend *g_cv_orig;
+static vt__backend g_cv_hook;
+static void cv_hook(vt__kern *k) {
+    int i;
+    int64_t j;
+    g_cv_orig->kernel(k);
+    if (k->t->op != VT_OP_CONV2D) return;
+    for (i = 0; i < 2; i++) {
+        const vt__kout *o = &k->out[i];
+        cv_snap *s;
+        if (!o->x || g_cvn >= 8) continue;
+        s = &g_cv[g_cvrun][g_cvn++];
+        s->n = o->n; s->lazy = o->lz != NULL;
+        s->x = (double *)malloc(sizeof(double) * (size_t)o->n);
+        s->e = (double *)malloc(sizeof(double) * (size_t)o->n);
+        memcpy(s->x, o->x, sizeof(double) * (size_t)o->n);
+        for (j = 0; j < o->n; j++) s->e[j] = o->lz ? vt__lazy_e(o->lz, j) : o->e ? o->e[j] : -1;
+    }
+}
+
+TEST(conv_batched_bound_is_each_images_bound) {
+    int run, i, nlazy = 0, nacc = 0;
+    int64_t j, bad_x = 0, bad_e = 0, looked = 0;
+    double worst = 0;
+    for (run = 0; run < 2; run++) {
+        vt_desc d = vt_desc_default();
+        vt_ctx *c;
+        int64_t xs[4] = {3, 4, 7, 7}, ws[4] = {5, 4, 3, 3};
+        vt_tensor *x, *w1, *w2, *y1, *y2, *t1, *t2;
+        float tv[3 * 5 * 7 * 7];
+        vt_order_parse(&d.order, "threads:2");
+        c = vt_create(&d);
+        if (!c) { CHECK(0, "vt_create: %s", vt_last_error()); return; }
+        g_cv_orig = c->be; g_cv_hook = *c->be; g_cv_hook.kernel = cv_hook; c->be = &g_cv_hook;
+        x = vt_param(c, "x", 4, xs); w1 = vt_param(c, "w1", 4, ws); w2 = vt_param(c, "w2", 4, ws);
+        for (j = 0; j < vt_numel(x); j++) vt__d(x)[j] = (float)vt_rng_normal(31, 0, (uint64_t)j);
+        for (j = 0; j < vt_numel(w1); j++) {
+            vt__d(w1)[j] = (float)vt_rng_normal(31, 1, (uint64_t)j);
+            vt__d(w2)[j] = (float)vt_rng_normal(31, 2, (uint64_t)j);
+        }
+        for (j = 0; j < 3 * 5 * 7 * 7; j++) tv[j] = (float)vt_rng_normal(31, 3, (uint64_t)j);
+        vt__no_lazy = run;
+        g_cvrun = run; g_cvn = 0;
+        vt_step_begin(c);
+        xs[1] = 5;
+        y1 = vt_conv2d(c, x, w1, NULL, 1, 1, 1, 1);
+        y2 = vt_conv2d(c, x, w2, NULL, 1, 1, 1, 1);
+        t1 = vt_from_f32(c, 4, xs, tv);
+        t2 = vt_from_f32(c, 4, xs, tv);
+        vt_backward(c, vt_add(c, vt_mse(c, y1, t1), vt_mse(c, y2, t2)));
+        vt_step_end(c);
+        vt__no_lazy = 0;
+        CHECK(vt_status_of(c) == VT_OK, "%s", vt_error_message(c));
+        vt_destroy(c);
+    }
+    CHECK(g_cvn == 6, "captured %d conv outputs, expected 6 (two forwards, two dx, two dw)", g_cvn);
+    for (i = 0; i < g_cvn && i < 6; i++) {
+        cv_snap *a = &g_cv[0][i], *b = &g_cv[1][i];
+        nlazy += a->lazy;
+        nacc += !a->lazy && a->n == 3 * 4 * 7 * 7;
+        CHECK(!b->lazy || b->n == 5 * 4 * 3 * 3, "output %d: lazy with vt__no_lazy", i);
+        for (j = 0; j < a->n && a->n == b->n; j++) {
+            double r = b->e[j] > 0 ? a->e[j] / b->e[j] : (a->e[j] == 0 ? 1 : 0);
+            bad_x += memcmp(&a->x[j], &b->x[j], 8) != 0;
+            if (!(fabs(r - 1) <= 0x1p-40)) bad_e++;
+            worst = VT__MAX(worst, fabs(r - 1));
+            looked++;
+        }
+    }
+    CHECK(nlazy >= 3 && nacc >= 1, "%d lazy outputs, %d accumulating dx: the batched forms were not exercised", nlazy, nacc);
+    CHECK(bad_x == 0, "%lld values differ between the batched and the per-image bound", (long long)bad_x);
+    CHECK(bad_e == 0, "%lld of %lld bounds differ from the per-image bound (worst relative %.3g)", (long long)bad_e,
+          (long long)looked, worst);
+    NOTE("%lld bounds of 6 conv outputs (%d lazy): worst relative difference from the per-image bound %.3g", (long long)looked,
+         nlazy, worst);
+    for (run = 0; run < 2; run++)
+        for (i = 0; i < 8; i++) { free(g_cv[run][i].x); free(g_cv[run][i].e); g_cv[run][i].x = g_cv[run][i].e = NULL; }
+}
+
 int main(int argc, char **argv) {
     TEST_FILTER(argc, argv);
     RUN(cnn_replays_across_orders);
@@ -353,6 +441,7 @@ int main(int argc, char **argv) {
     RUN(bad_shapes_are_clear_errors);
     RUN(cifar_loader);
     RUN(nan_in_batch_is_named);
+    RUN(conv_batched_bound_is_each_images_bound);
     vt_digits_free(&g_digits);
     return TEST_SUMMARY();
 }
