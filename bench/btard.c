@@ -2,7 +2,7 @@
 
    cc -std=c99 -O2 -march=native -ffp-contract=off bench/btard.c -o build/bench_btard -lm -lpthread
    ./build/bench_btard overhead [--peers 16] [--steps 200] [--reps 5] [--batch 32] [--hidden 128]
-   ./build/bench_btard bans [--seeds 20] [--first-seed 0] [--steps 250] [--jitter S] [--attacks a,b,...]
+   ./build/bench_btard bans [--seeds 20] [--first-seed 0] [--steps 250] [--jitter S] [--timeout 0.5] [--attacks a,b,...]
    ./build/bench_btard nudge
    ./build/bench_btard spike
    ./build/bench_btard sign
@@ -98,6 +98,7 @@ static int bans(int argc, char **argv) {
     int seeds = arg_i(argc, argv, "--seeds", 20), steps = arg_i(argc, argv, "--steps", 250), n = 16, f = 7, s, i;
     int s0 = arg_i(argc, argv, "--first-seed", 0);
     double jit = atof(arg_s(argc, argv, "--jitter", "0")); /* seconds of delivery delay, at most (in-process hub) */
+    double tmo = atof(arg_s(argc, argv, "--timeout", "0.5")); /* seconds per exchange (computing: twice that) */
     char list[1024];
     const char *al = arg_s(argc, argv, "--attacks",
                            "sign_flip,random_direction,label_flip,delayed,ipm,alie,lying_aggregator,withhold_reveal,wrong_reveal,"
@@ -110,7 +111,8 @@ static int bans(int argc, char **argv) {
     task = vt_btard_digits_task(&dg);
     snprintf(list, sizeof list, "%s", al);
     printf("bans: %d seeds per attack; %d peers, %d attackers (ranks drawn by the seed), MLP 64-16-10, 8 samples per peer,\n"
-           "1 validator per step, attacks from step 5 (every step; name/K: every K-th), %d steps\n\n", seeds, n, f, steps);
+           "1 validator per step, attacks from step 5 (every step; name/K: every K-th), %d steps, deadlines %g s (computing %g s)\n\n",
+           seeds, n, f, steps, tmo, 2 * tmo);
     printf("| attack | runs | every attacker banned | honest peers banned | honest views identical | steps to ban all: median | max |\n");
     printf("|---|---|---|---|---|---|---|\n");
     for (tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
@@ -131,8 +133,8 @@ static int bans(int argc, char **argv) {
             cfg.tau = 1.0;
             cfg.data_seed = 1000 + (uint64_t)s;
             cfg.secret_seed = 5000 + (uint64_t)s + 1000 * (uint64_t)kind; /* other validator draws per attack */
-            cfg.timeout = 0.5;
-            cfg.compute_timeout = 1.0;
+            cfg.timeout = tmo;
+            cfg.compute_timeout = 2 * tmo;
             cfg.net_jitter = jit;
             for (i = 0; i < n; i++) at[i] = vt_btard_attack_default(VT_ATTACK_NONE);
             for (i = 0; i < f; i++) {

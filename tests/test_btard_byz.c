@@ -299,11 +299,13 @@ TEST(withhold_half_16_peers_slow_honest_link) {
     scenario s;
     vt_btard_cfg cfg = cfg_of(900);
     int i;
-    scenario_init(&s, 16, 4);
+    scenario_init(&s, 16, 3);
     for (i = 0; i < 7; i++) {
         s.atk[byz[i]] = vt_btard_attack_default(VT_ATTACK_WITHHOLD_HALF);
         s.atk[byz[i]].start = 2;
     }
+    cfg.timeout = 0.4; /* 16 threads on 2 loaded cores: 0.25 s is too short for honest peers here */
+    cfg.compute_timeout = 0.8;
     s.delay[1] = 0.9 * cfg.timeout; /* honest, at an odd position: deprived */
     s.delay[5] = 0.5 * cfg.timeout;
     cfg.validators = 1;
