@@ -1,4 +1,4 @@
-/* vtrain_btard.h - v0.2.0 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
+/* vtrain_btard.h - v0.2.1 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
 
    BTARD: n peers train one model together over a transport (vt_net:
    in-process threads, MPI ranks with VTRAIN_MPI, or processes on separate
@@ -102,7 +102,7 @@
 #ifndef VTRAIN_BTARD_H
 #define VTRAIN_BTARD_H
 
-#define VTRAIN_BTARD_VERSION_STRING "0.2.0"
+#define VTRAIN_BTARD_VERSION_STRING "0.2.1"
 
 #ifdef __cplusplus
 extern "C" {
@@ -173,6 +173,14 @@ VTDEF void vt_net_free(void *p);  /* a message returned by recv */
 VTDEF vt_net **vt_net_inproc_create(int n, size_t max_msg);
 /* close the hub: every recv returns -1 from now on (ends a simulation) */
 VTDEF void vt_net_inproc_close(vt_net *any_endpoint);
+/* delay every message of the hub by a pseudo-random time in [0, max_s)
+   (from seed), each link still in order: a network whose delivery times
+   vary up to max_s, for tests (honest peers must agree whatever the delays
+   below the deadlines). Set before any traffic. */
+VTDEF void vt_net_inproc_jitter(vt_net *any_endpoint, double max_s, uint64_t seed);
+/* delay every message sent by `from` by s seconds more (a slow link, for
+   tests: an honest peer slower than the others but within the deadlines) */
+VTDEF void vt_net_inproc_delay(vt_net *any_endpoint, int from, double s);
 #ifdef VTRAIN_MPI
 /* this process's endpoint over MPI_COMM_WORLD (call MPI_Init first; destroy
    it before MPI_Finalize: it drains the traffic of every rank). For trusted
@@ -381,6 +389,7 @@ typedef struct vt_btard_cfg {
     const char *audit_order; /* the audit context's order (NULL: "threads:1,chaos:<7919*(rank+1)>") */
     int session;             /* 0..255: tag namespace, for several runs over one transport */
     size_t max_chunk;        /* largest log chunk accepted (0: 16 MiB) */
+    double net_jitter;       /* vt_btard_simulate only: vt_net_inproc_jitter of its hub (0: none) */
 } vt_btard_cfg;
 
 VTDEF vt_btard_cfg vt_btard_cfg_default(void);
@@ -651,10 +660,12 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    x + 1 is the sender's view of exchange x: the SHA-256 of each member's
    envelope it holds (zeros: none). So one exchange later every peer sees
    what every other peer holds:
-     fast path: every echo I received equals my view. Then my view is every
-       honest peer's (an honest echo that differed would have reached me),
-       and a member whose slot is empty in it is banned: silent, and every
-       honest peer agrees it was.
+     fast path: every member's envelope of x + 1 is in, and each echo equals
+       my view. Then my view is every honest peer's, and a member whose slot
+       is empty in it is banned: silent, and every honest peer agrees it
+       was. (Echoes alike from only those I heard prove nothing: in 0.2.0 a
+       peer that heard 7 of 13 went fast while the 6 it missed went slow and
+       waited for fetches nobody sent.)
      slow path (some echo differs): Dolev-Strong over the echoes. f more
        relay rounds, each relayer signing the list of echo digests it
        forwards, an item accepted in round r only with r - 1 distinct relay
@@ -681,10 +692,16 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
        it only makes the chunk public.
    Timing: whether a peer needs the slow path depends on what it received,
    so a Byzantine showing a deviating echo to some honest peers splits them
-   into fast and slow. A peer missing a member that sent relay messages
-   waits once more the slow path's length (f timeouts), and the first
-   exchange of a restarted round waits (f + 1) timeouts; both end as soon as
-   the envelopes are in. A peer that sees more than half of the others
+   into fast and slow. A peer missing, at its deadline, a member that sent
+   relay messages waits once more the slow path's length ((f + 1)
+   timeouts); one missing a member whose previous envelope it holds (alive,
+   but late: a peer deprived by a withholding Byzantine goes on a grace
+   period after the others) waits once more one timeout; the first exchange
+   of a restarted round waits (f + 2) timeouts; all end as soon as the
+   envelopes are in. The relay rounds listen to every member that showed
+   life in the exchange or the one it echoes (not only those whose envelope
+   reached me), and round r ends at start + r timeouts: one timeout of
+   slack for honest peers that started the slow path apart. A peer that sees more than half of the others
    silent at once concludes that it is the one cut off and stops (honest
    majority), instead of banning the swarm.
 
@@ -769,7 +786,8 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    |------------------------------------------|--------------------------------------------|---------------------------------|
    | silence (or death, a hang) in any phase  | one deadline T; a round restart            | banned (SILENT), once agreed    |
    | late messages                            | one deadline T; a restart                  | banned (SILENT)                 |
-   | withhold a message from some peers       | slow path: f relay rounds (<= f T), fetch  | none: unprovable, relayed around|
+   | withhold a message from some peers       | slow path: f relay rounds (<= (f+1) T),    | none: unprovable, relayed around|
+   |                                          | fetch; one more T waiting for the deprived |                                 |
    | deviating echo to some or all (lying)    | slow path (<= f T) per exchange            | none: unprovable (bounded: one  |
    |                                          |                                            | slow path per exchange)         |
    | equivocate (two signed envelopes)        | slow path, one restart                     | banned (EQUIVOCATION), proof    |
@@ -794,15 +812,26 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    attacker nothing. A run with f liars echoing untruly every exchange runs
    f T slower per exchange and stays correct.
 
-   KNOWN TO FAIL (open): with 16 peers, 7 Byzantines that each send their
+   FIXED IN 0.2.1: with 16 peers, 7 Byzantines that each send their
    commitment to half the members only (withhold_half) got honest peers
-   banned in 5 of 20 seeded runs (bench/RESULTS.md): the count for their
-   slot sits at the f + 1 edge, and the relay rounds, which end early when
-   every active relayer was heard and stop waiting for a relayer that
-   missed a round, did not always leave every honest peer the same echoes;
-   a peer then agrees on an envelope that nobody fetches to it, and stops.
-   Timing-dependent; strict lockstep rounds would be the safe fix, at f
-   timeouts per slow path.
+   banned in 5 of 20 seeded runs of 0.2.0 on a loaded machine. Per-peer
+   logs of a failing run showed the deprived half finishing its COMMIT
+   wait 1 s (two timeouts) after the others instead of a grace period
+   later: the in-process transport wakes a waiter only once `want`
+   messages are queued (the number it still misses), so the last few
+   messages that make the moved-on rule fire sat unread. The others then
+   went on without the deprived half's PARTS envelopes, took the fast path
+   on the 7 echoes they had (alike), and banned the half as silent one
+   exchange later, while the half, in the slow path, waited for fetches
+   nobody sent. Fixed at each layer: a wait wakes on every message while
+   the moved-on rule may fire; the fast path needs every member's echo; a
+   late but live member is waited for once more; the relays listen to
+   every member that showed life and keep one timeout of slack; and a
+   deadline holds even while messages keep coming (the transport hands
+   over what is queued before it looks at the clock, so a steady stream
+   kept a relay round open past its end). tests/test_btard_byz.c
+   (withhold_half_16_peers_slow_honest_link) replays the case with an
+   honest peer on a link slowed to 0.9 of the deadline; 0.2.0 fails it.
 
    MODEL STATE BEYOND THE WEIGHTS. Everything a step carries to the next
    must be the same on every honest peer and covered by what the peers
@@ -1066,6 +1095,7 @@ typedef struct vt__bt_msg {
     uint64_t tag;
     size_t n;
     unsigned char *p;
+    double ready;        /* delivered from this time on (the hub's jitter) */
 } vt__bt_msg;
 
 /* one allocation per message: the payload, then the header */
@@ -1076,7 +1106,7 @@ static VT__UNUSED vt__bt_msg *vt__bt_newmsg(int from, uint64_t tag, const void *
     if (!b) return NULL;
     m = (vt__bt_msg *)(void *)(b + off);
     if (n) memcpy(b, p, n);
-    m->p = b; m->n = n; m->from = from; m->tag = tag; m->next = NULL;
+    m->p = b; m->n = n; m->from = from; m->tag = tag; m->next = NULL; m->ready = 0;
     return m;
 }
 
@@ -1091,12 +1121,18 @@ typedef struct vt__bt_box {
     int *qcount;         /* [n] messages queued per sender */
     int waiting, want;   /* the owner sleeps until `want` messages are queued */
     int64_t dropped;
+    double *last;        /* [n] the latest delivery time per sender (jitter keeps each link in order) */
+    uint64_t jctr;
 } vt__bt_box;
 
 typedef struct vt__bt_hub {
     int n, live;
     volatile int closed;
     size_t max_msg, max_bytes;
+    double jitter;       /* each message waits up to this many seconds (vt_net_inproc_jitter) */
+    uint64_t jseed;
+    double *delay;       /* [n] per sender, seconds (vt_net_inproc_delay); NULL: none */
+    int timed;           /* jitter or delays: messages carry a delivery time */
     vt__bt_box *box;
     vt_net *ep;
     vt_net **eps;
@@ -1125,6 +1161,12 @@ static int vt__bt_ip_put(vt__bt_hub *h, int from, int to, uint64_t tag, const vo
         pthread_mutex_unlock(&b->mu);
         VT_FREE(m->p, NULL);
         return 0;
+    }
+    if (h->timed) { /* a delay uniform in [0, jitter), and the sender's, never before the link's previous message */
+        double u = (double)(vt_rng_u64(h->jseed, (uint64_t)to, b->jctr++) >> 11) * (1.0 / 9007199254740992.0);
+        m->ready = vt_net_now() + u * h->jitter + (h->delay ? h->delay[from] : 0);
+        if (m->ready < b->last[from]) m->ready = b->last[from];
+        b->last[from] = m->ready;
     }
     if (b->tail) b->tail->next = m;
     else b->head = m;
@@ -1173,11 +1215,14 @@ static int vt__bt_ip_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p
     *n = 0;
     pthread_mutex_lock(&b->mu);
     for (;;) {
-        double now;
-        if (b->head) {
-            vt__bt_msg *m = b->head;
-            b->head = m->next;
-            if (!b->head) b->tail = NULL;
+        double now = vt_net_now(), wake = deadline;
+        vt__bt_msg *m = b->head, *prev = NULL;
+        if (h->timed) /* the first message due (each link stays in order) */
+            for (; m && m->ready > now; prev = m, m = m->next) if (m->ready < wake) wake = m->ready;
+        if (m) {
+            if (prev) prev->next = m->next;
+            else b->head = m->next;
+            if (b->tail == m) b->tail = prev;
             b->count--;
             b->qbytes[m->from] -= m->n;
             b->qcount[m->from]--;
@@ -1189,7 +1234,6 @@ static int vt__bt_ip_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p
             return 1;
         }
         if (h->closed) { pthread_mutex_unlock(&b->mu); return -1; }
-        now = vt_net_now();
         if (now >= deadline) { pthread_mutex_unlock(&b->mu); return 0; }
         if (now - t0 < VT__BT_YIELD_S) {
             pthread_mutex_unlock(&b->mu);
@@ -1199,12 +1243,12 @@ static int vt__bt_ip_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p
         }
         {
             struct timespec ts;
-            double dl = deadline < now + 3600 ? deadline : now + 3600;
+            double dl = wake < now + 3600 ? wake : now + 3600;
             ts.tv_sec = (time_t)dl;
             ts.tv_nsec = (long)((dl - (double)ts.tv_sec) * 1e9);
             if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
             b->waiting = 1;
-            b->want = want > 1 ? want : 1;
+            b->want = want > 1 && !h->timed ? want : 1;
             pthread_cond_timedwait(&b->cv, &b->mu, &ts);
             b->waiting = 0;
         }
@@ -1224,6 +1268,28 @@ VTDEF void vt_net_inproc_close(vt_net *any) {
     }
 }
 
+VTDEF void vt_net_inproc_jitter(vt_net *any, double max_s, uint64_t seed) {
+    vt__bt_hub *h;
+    if (!any || any->recv != vt__bt_ip_recv) return;
+    h = (vt__bt_hub *)any->impl;
+    h->jitter = max_s > 0 ? max_s : 0;
+    h->jseed = seed;
+    h->timed = h->jitter > 0 || h->delay;
+}
+VTDEF void vt_net_inproc_delay(vt_net *any, int from, double s) {
+    vt__bt_hub *h;
+    if (!any || any->recv != vt__bt_ip_recv) return;
+    h = (vt__bt_hub *)any->impl;
+    if (from < 0 || from >= h->n || !(s >= 0)) return;
+    if (!h->delay) {
+        h->delay = (double *)VT_MALLOC(sizeof(double) * (size_t)h->n, NULL);
+        if (!h->delay) return;
+        memset(h->delay, 0, sizeof(double) * (size_t)h->n);
+        h->timed = 1;
+    }
+    h->delay[from] = s;
+}
+
 static void vt__bt_ip_destroy(vt_net *t) {
     vt__bt_hub *h = (vt__bt_hub *)t->impl;
     int i, last;
@@ -1236,10 +1302,12 @@ static void vt__bt_ip_destroy(vt_net *t) {
         while (m) { vt__bt_msg *nx = m->next; VT_FREE(m->p, NULL); m = nx; }
         VT_FREE(h->box[i].qbytes, NULL);
         VT_FREE(h->box[i].qcount, NULL);
+        VT_FREE(h->box[i].last, NULL);
         pthread_mutex_destroy(&h->box[i].mu);
         pthread_cond_destroy(&h->box[i].cv);
     }
     pthread_mutex_destroy(&h->mu);
+    VT_FREE(h->delay, NULL);
     VT_FREE(h->box, NULL);
     VT_FREE(h->ep, NULL);
     VT_FREE(h->eps, NULL);
@@ -1278,9 +1346,11 @@ VTDEF vt_net **vt_net_inproc_create(int n, size_t max_msg) {
         pthread_condattr_destroy(&ca);
         b->qbytes = (size_t *)VT_MALLOC(sizeof(size_t) * (size_t)n, NULL);
         b->qcount = (int *)VT_MALLOC(sizeof(int) * (size_t)n, NULL);
+        b->last = (double *)VT_MALLOC(sizeof(double) * (size_t)n, NULL);
         if (b->qbytes) memset(b->qbytes, 0, sizeof(size_t) * (size_t)n);
         if (b->qcount) memset(b->qcount, 0, sizeof(int) * (size_t)n);
-        if (!b->qbytes || !b->qcount) bad = 1;
+        if (b->last) memset(b->last, 0, sizeof(double) * (size_t)n);
+        if (!b->qbytes || !b->qcount || !b->last) bad = 1;
         memset(&h->ep[i], 0, sizeof(vt_net));
         h->ep[i].rank = i;
         h->ep[i].size = n;
@@ -1301,6 +1371,8 @@ VTDEF vt_net **vt_net_inproc_create(int n, size_t max_msg) {
     return NULL;
 }
 VTDEF void vt_net_inproc_close(vt_net *any) { (void)any; }
+VTDEF void vt_net_inproc_jitter(vt_net *any, double max_s, uint64_t seed) { (void)any; (void)max_s; (void)seed; }
+VTDEF void vt_net_inproc_delay(vt_net *any, int from, double s) { (void)any; (void)from; (void)s; }
 #endif
 
 /* ==========================================================================
@@ -2087,7 +2159,24 @@ VTDEF vt_btard_cfg vt_btard_cfg_default(void) {
    ========================================================================== */
 
 #ifdef VT__BT_DEBUG
-#define VT__BT_DBG(a) (printf a, fflush(stdout))
+/* debugging only: lines into one buffer (vt__bt_dbg_buf, vt__bt_dbg_len) that a harness prints when it wants */
+static char vt__bt_dbg_buf[1 << 26];
+static size_t vt__bt_dbg_len;
+static pthread_mutex_t vt__bt_dbg_mu = PTHREAD_MUTEX_INITIALIZER;
+static void vt__bt_dbgf(const char *fmt, ...) {
+    char ln[512];
+    int k;
+    va_list ap;
+    va_start(ap, fmt);
+    k = vsnprintf(ln, sizeof ln, fmt, ap);
+    va_end(ap);
+    if (k < 0) return;
+    if (k > (int)sizeof ln - 1) k = (int)sizeof ln - 1;
+    pthread_mutex_lock(&vt__bt_dbg_mu);
+    if (vt__bt_dbg_len + (size_t)k < sizeof vt__bt_dbg_buf) { memcpy(vt__bt_dbg_buf + vt__bt_dbg_len, ln, (size_t)k); vt__bt_dbg_len += (size_t)k; }
+    pthread_mutex_unlock(&vt__bt_dbg_mu);
+}
+#define VT__BT_DBG(a) vt__bt_dbgf a
 #else
 #define VT__BT_DBG(a) ((void)0)
 #endif
@@ -2428,9 +2517,13 @@ static int vt__bt_wait(vt_btard_peer *p, double dl, int64_t at, int (*left)(vt_b
             grace = 1;
             if (g < until) until = g;
         }
-        rc = vt__bt_pump(p, until, k);
+        /* k is the transport's wake-up hint; while the moved-on rule may still
+           fire, any message can end the wait, so wake on each one */
+        rc = vt__bt_pump(p, until, !grace && at > 0 ? 1 : k);
         if (rc < 0) break;
-        if (rc == 0) { left(p, u); break; }
+        /* the deadline holds even while messages keep coming (the transport
+           hands over what is queued before it looks at the clock) */
+        if (rc == 0 || vt_net_now() >= until) { left(p, u); rc = 0; break; }
     }
     p->st.t_wait += vt_net_now() - t0;
     return rc < 0 ? -1 : rc;
@@ -2910,17 +3003,23 @@ static int vt__bt_env_gather(vt_btard_peer *p, int x, double dl) {
     vt__bt_envwait w;
     int j, extended = 0;
     for (;;) {
+        double ext = 0;
         w.x = x;
         w.missing = 0;
         if (vt__bt_wait(p, dl, VT__BT_PENV(x), vt__bt_env_left, &w) < 0) { vt__bt_fail(p, VT_ERR_STATE, "peer %d: the transport closed", p->rank); return -1; }
-        if (!w.missing || extended || x < 3) break;
-        for (j = 0; j < p->n; j++)
-            if (j != p->me && !VT__XENV(p, x, j) && vt__bt_went_slow(p, p->mem[j], x - 1)) break;
-        if (j == p->n) break;
+        if (!w.missing || extended) break;
+        for (j = 0; j < p->n; j++) {
+            if (j == p->me || VT__XENV(p, x, j)) continue;
+            if (x >= 3 && vt__bt_went_slow(p, p->mem[j], x - 1)) ext = (p->f + 1) * p->cfg.timeout; /* in the slow path of x - 1 */
+            else if (x >= 2 && VT__XENV(p, x - 1, j) && ext < p->cfg.timeout) ext = p->cfg.timeout; /* alive: late by a grace of its own */
+        }
+        if (ext <= 0) break;
         extended = 1;
-        VT__BT_DBG(("%.3f peer %d step %lld rd %d: gather %d extended for %d\n", vt_net_now(), p->rank, (long long)p->step, p->rd, x, p->mem[j]));
-        dl = vt__bt_next(p, p->f * p->cfg.timeout);
+        VT__BT_DBG(("%.3f peer %d step %lld rd %d: gather %d extended by %.3f\n", vt_net_now(), p->rank, (long long)p->step, p->rd, x, ext));
+        dl = vt__bt_next(p, ext);
     }
+    VT__BT_DBG(("%.3f peer %d step %lld rd %d: gathered %d missing %d (dl %.3f, moved on %d)\n", vt_net_now(), p->rank, (long long)p->step, p->rd, x,
+                w.missing, dl, vt__bt_moved_on(p, VT__BT_PENV(x))));
     vt__bt_settle(p);
     return vt__bt_cut_off(p, w.missing, p->n - 1) ? -1 : 0;
 }
@@ -2970,7 +3069,10 @@ static void vt__bt_ds_start(vt_btard_peer *p, int x) {
         unsigned char hr[32];
         p->ds_cnt[j] = 0;
         p->ds_fresh[2 * j] = p->ds_fresh[2 * j + 1] = 0;
-        p->ds_active[j] = VT__XENV(p, x, j) != NULL;
+        /* listen to every member that showed life in this exchange or the one it
+           echoes, even if its envelope of x has not reached me (yet): an honest
+           peer late by a grace relays what I may lack */
+        p->ds_active[j] = VT__XENV(p, x, j) || VT__XENV(p, x - 1, j) || vt__bt_went_slow(p, p->mem[j], x);
         if (!VT__XENV(p, x, j) || !vt__bt_env_parse(VT__XENV(p, x, j), VT__XLEN(p, x, j), &e)) continue;
         p->sb.n = 0;
         vt_sha256(e.echo + e.echo_len, e.rest_len, hr);
@@ -3209,14 +3311,14 @@ static int vt__bt_slow(vt_btard_peer *p, int y) {
         vt__bt_ds_send(p, x, r);
         memset(got, 0, (size_t)p->n);
         w.x = x; w.r = r; w.got = got;
-        if (vt__bt_wait(p, start + (r - 1) * p->cfg.timeout, 0, vt__bt_ds_left, &w) < 0) {
+        if (vt__bt_wait(p, start + r * p->cfg.timeout, 0, vt__bt_ds_left, &w) < 0) {
             VT_FREE(got, NULL); VT_FREE(need, NULL);
             vt__bt_fail(p, VT_ERR_STATE, "peer %d: the transport closed", p->rank);
             return -1;
         }
         for (j = 0; j < p->n; j++) if (j != p->me && p->ds_active[j] && !got[j]) p->ds_active[j] = 0;
     }
-    p->sched = start + p->f * p->cfg.timeout;
+    p->sched = start + (p->f + 1) * p->cfg.timeout;
     /* two signed echoes of one member: proof of its equivocation, published next */
     for (j = 0; j < p->n; j++)
         if (p->ds_cnt[j] == 2) {
@@ -3229,6 +3331,16 @@ static int vt__bt_slow(vt_btard_peer *p, int y) {
             }
             vt__bt_add_proof(p, pr, pr + VT__BT_SUMMARY);
         }
+#ifdef VT__BT_DEBUG
+    {
+        char ln[512];
+        int o = 0;
+        for (j = 0; j < p->n; j++) o += snprintf(ln + o, sizeof ln - (size_t)o, "%d", p->ds_cnt[j]);
+        o += snprintf(ln + o, sizeof ln - (size_t)o, " active ");
+        for (j = 0; j < p->n; j++) o += snprintf(ln + o, sizeof ln - (size_t)o, "%d", p->ds_active[j]);
+        VT__BT_DBG(("%.3f peer %d step %lld rd %d: slow %d items %s start %.3f\n", vt_net_now(), p->rank, (long long)p->step, p->rd, y, ln, start));
+    }
+#endif
     for (s = 0; s < p->n; s++) {
         vt_btard_reason why;
         if (!vt__bt_count(p, s, agreed + 32 * (size_t)s, &why)) { vt__bt_banp(p, s, why, -1); memset(agreed + 32 * (size_t)s, 0, 32); }
@@ -3282,8 +3394,9 @@ static int vt__bt_agree(vt_btard_peer *p, int y) {
     int j, fast = 1;
     for (j = 0; j < p->n && fast; j++) {
         vt__bt_env e;
-        if (j == p->me || !VT__XENV(p, y + 1, j)) continue;
-        if (!vt__bt_env_parse(VT__XENV(p, y + 1, j), VT__XLEN(p, y + 1, j), &e) || e.echo_len != el || memcmp(e.echo, VT__XDIG(p, y, 0), el))
+        if (j == p->me) continue;
+        if (!VT__XENV(p, y + 1, j) || !vt__bt_env_parse(VT__XENV(p, y + 1, j), VT__XLEN(p, y + 1, j), &e) || e.echo_len != el ||
+            memcmp(e.echo, VT__XDIG(p, y, 0), el))
             fast = 0;
     }
     if (!fast) return vt__bt_slow(p, y); /* the count rule banned, or every agreed envelope is here */
@@ -4154,7 +4267,7 @@ static int vt__bt_exchange(vt_btard_peer *p, int x) {
        the slow path to get there (a deviating echo shown to some): honest
        peers may start it up to the slow path's length (f timeouts) apart,
        so its first exchange waits that much longer for the last of them. */
-    if (x == 1 && p->rd > 0) budget = (p->f + 1) * p->cfg.timeout;
+    if (x == 1 && p->rd > 0) budget = (p->f + 2) * p->cfg.timeout;
     int ok;
     memset(&c, 0, sizeof c);
     if (p->reexec) { budget += p->cfg.compute_timeout; p->reexec = 0; }
@@ -4768,6 +4881,7 @@ VTDEF vt_status vt_btard_simulate(const vt_btard_cfg *cfg, const vt_btard_task *
     if (obsv < 0) { res->status = VT_ERR_ARG; snprintf(res->message, sizeof res->message, "no honest peer"); return res->status; }
     res->observer = obsv;
     eps = vt_net_inproc_create(n, 0);
+    if (eps && c.net_jitter > 0) vt_net_inproc_jitter(eps[0], c.net_jitter, c.data_seed ^ 0x6a6974746572ull);
     peers = (vt_btard_peer **)VT_MALLOC(sizeof(vt_btard_peer *) * (size_t)n, NULL);
     th = (vt__bt_thr *)VT_MALLOC(sizeof(vt__bt_thr) * (size_t)n, NULL);
     tid = (pthread_t *)VT_MALLOC(sizeof(pthread_t) * (size_t)n, NULL);
@@ -5486,6 +5600,15 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t) {
             (VTRAIN_ZMQ); the transport's recv returns any sender's next
             message (API change); new attacks for equivocation, withholding,
             spikes, floods. Peers joining mid-run are not implemented.
+     0.2.1  (2026-12-01) No honest peer banned by withhold_half at 16
+            peers (see FIXED IN 0.2.1 in >>btard): waits wake on every
+            message while the moved-on rule may fire, and deadlines hold
+            under a steady stream; the fast path needs every member's echo;
+            a late but live member is waited for once more; the relays
+            listen to every live member, with one timeout of slack. The
+            in-process hub can delay messages (vt_net_inproc_jitter,
+            vt_net_inproc_delay, cfg.net_jitter) for tests. Wire format
+            unchanged; deadlines longer where a member is late or silent.
 
    ------------------------------------------------------------------------------
    This software is available under 2 licenses -- choose whichever you prefer.

@@ -2,7 +2,7 @@
 
    cc -std=c99 -O2 -march=native -ffp-contract=off bench/btard.c -o build/bench_btard -lm -lpthread
    ./build/bench_btard overhead [--peers 16] [--steps 200] [--reps 5] [--batch 32] [--hidden 128]
-   ./build/bench_btard bans [--seeds 20] [--steps 250] [--attacks a,b,...]
+   ./build/bench_btard bans [--seeds 20] [--first-seed 0] [--steps 250] [--jitter S] [--timeout 0.5] [--attacks a,b,...]
    ./build/bench_btard nudge
    ./build/bench_btard spike
    ./build/bench_btard sign
@@ -96,6 +96,9 @@ static int overhead(int argc, char **argv) {
 
 static int bans(int argc, char **argv) {
     int seeds = arg_i(argc, argv, "--seeds", 20), steps = arg_i(argc, argv, "--steps", 250), n = 16, f = 7, s, i;
+    int s0 = arg_i(argc, argv, "--first-seed", 0);
+    double jit = atof(arg_s(argc, argv, "--jitter", "0")); /* seconds of delivery delay, at most (in-process hub) */
+    double tmo = atof(arg_s(argc, argv, "--timeout", "0.5")); /* seconds per exchange (computing: twice that) */
     char list[1024];
     const char *al = arg_s(argc, argv, "--attacks",
                            "sign_flip,random_direction,label_flip,delayed,ipm,alie,lying_aggregator,withhold_reveal,wrong_reveal,"
@@ -108,7 +111,8 @@ static int bans(int argc, char **argv) {
     task = vt_btard_digits_task(&dg);
     snprintf(list, sizeof list, "%s", al);
     printf("bans: %d seeds per attack; %d peers, %d attackers (ranks drawn by the seed), MLP 64-16-10, 8 samples per peer,\n"
-           "1 validator per step, attacks from step 5 (every step; name/K: every K-th), %d steps\n\n", seeds, n, f, steps);
+           "1 validator per step, attacks from step 5 (every step; name/K: every K-th), %d steps, deadlines %g s (computing %g s)\n\n",
+           seeds, n, f, steps, tmo, 2 * tmo);
     printf("| attack | runs | every attacker banned | honest peers banned | honest views identical | steps to ban all: median | max |\n");
     printf("|---|---|---|---|---|---|---|\n");
     for (tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
@@ -121,7 +125,7 @@ static int bans(int argc, char **argv) {
         if ((sl = strchr(name, '/')) != NULL) { *sl = 0; period = atoi(sl + 1); } /* name/period: every period-th step */
         kind = vt_btard_attack_parse(name);
         if (kind < 0) { fprintf(stderr, "unknown attack %s\n", tok); return 2; }
-        for (s = 0; s < seeds && s < 256; s++) {
+        for (s = s0; s < s0 + seeds && s < 256; s++) {
             vt_btard_cfg cfg = vt_btard_cfg_default();
             vt_btard_attack at[16];
             vt_btard_result res;
@@ -129,8 +133,9 @@ static int bans(int argc, char **argv) {
             cfg.tau = 1.0;
             cfg.data_seed = 1000 + (uint64_t)s;
             cfg.secret_seed = 5000 + (uint64_t)s + 1000 * (uint64_t)kind; /* other validator draws per attack */
-            cfg.timeout = 0.5;
-            cfg.compute_timeout = 1.0;
+            cfg.timeout = tmo;
+            cfg.compute_timeout = 2 * tmo;
+            cfg.net_jitter = jit;
             for (i = 0; i < n; i++) at[i] = vt_btard_attack_default(VT_ATTACK_NONE);
             for (i = 0; i < f; i++) {
                 int rk = 1 + (int)vt_shuffle(77 + (uint64_t)s, 3, (uint64_t)i, (uint64_t)(n - 1));
@@ -141,8 +146,21 @@ static int bans(int argc, char **argv) {
                 at[rk].seed = 99 + (uint64_t)s;
                 if (kind == VT_ATTACK_ALIE) at[rk].scale = vt_btard_alie_z(n, f);
             }
+#ifdef VT__BT_DEBUG
+            vt__bt_dbg_len = 0;
+#endif
             vt_btard_simulate(&cfg, &task, n, at, steps, NULL, NULL, &res);
+#ifdef VT__BT_DEBUG
+            if (res.honest_banned || !res.views_agree) { /* what every peer decided, and when */
+                char fn[64];
+                FILE *df;
+                snprintf(fn, sizeof fn, "/tmp/btard_dbg_%s_%d.txt", name, s);
+                if ((df = fopen(fn, "w")) != NULL) { fwrite(vt__bt_dbg_buf, 1, vt__bt_dbg_len, df); fclose(df); }
+            }
+#endif
             if (res.status != VT_OK) printf("  seed %d: %s\n", s, res.message);
+            if (res.honest_banned || !res.views_agree)
+                printf("  seed %d: %d honest peers banned, honest views %s\n", s, res.honest_banned, res.views_agree ? "identical" : "apart");
             hon += res.honest_banned;
             agree += res.views_agree;
             if (res.attackers_banned_at >= 0 && res.attackers == f) { allb++; st[nst++] = (double)(res.attackers_banned_at - 5); }
