@@ -5609,6 +5609,10 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t) {
             in-process hub can delay messages (vt_net_inproc_jitter,
             vt_net_inproc_delay, cfg.net_jitter) for tests. Wire format
             unchanged; deadlines longer where a member is late or silent.
+            Tasks with batch norm (>>cnn): the digits CNN and a CIFAR
+            ResNet-18 (vt_btard_cnn_*), with no running statistics in a
+            swarm's training state (recomputed from the agreed weights to
+            evaluate, vt_btard_cnn_running).
 
    ------------------------------------------------------------------------------
    This software is available under 2 licenses -- choose whichever you prefer.
