@@ -3616,8 +3616,9 @@ nonfinite:
    12 x 16 kernel (24 accumulators of 8) is chosen at run time; every
    kernel computes each element the same way (a zero accumulator, the
    k-block's terms in k order, then t = acc or t + acc), so they agree bit
-   for bit and the tile sizes are free. Column panels are NC = 512 wide, so
-   A's block is packed once per 512 columns. vt__gemm_naive is the
+   for bit and the tile sizes are free. Column panels are NC = 1024 wide, so
+   A's block is packed once per 1024 columns (B's k-block panel, 2 MiB, then
+   sits in L3; each of its micro-panels is read once per MC rows). vt__gemm_naive is the
    reference all are tested against (tests/test_core.c).
    ========================================================================== */
 
@@ -3625,7 +3626,7 @@ nonfinite:
 #define VT__NR 8
 #define VT__NRF 16
 #define VT__MC 96
-#define VT__NC 512
+#define VT__NC 1024
 
 #ifdef VT__AVX2
 /* the same micro-kernel in AVX2 registers: 12 accumulators of 4 doubles */
@@ -3932,6 +3933,7 @@ typedef struct vt__gemm {
     void **tbuf;           /* per-thread packing buffers */
     size_t tbytes;
     const vt__ukr_set *ks; /* the micro-kernels and their tile sizes */
+    int set;               /* one chunk, C not read: the first k-block writes it (vt__gemm_set) */
 } vt__gemm;
 
 /* the k-blocks of chunk ch: their size and visiting order, fma per block */
@@ -4095,8 +4097,8 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
         int64_t m0 = ti * g->mc, n0 = tj * g->nc;
         int64_t mb = VT__MIN(g->mc, g->M - m0), nb = VT__MIN(g->nc, g->N - n0), ch, i, j;
         double *C = g->C + m0 * g->ldc + n0;
-        if (g->nch == 1) { /* tiles of mc rows (a multiple of MC) straight into C */
-            vt__gemm_tile(g, tid, m0, mb, n0, nb, 0, C, g->ldc, 0);
+        if (g->nch == 1) { /* tiles of mc rows straight into C */
+            vt__gemm_tile(g, tid, m0, mb, n0, nb, 0, C, g->ldc, g->set);
             continue;
         }
         {
@@ -4141,14 +4143,44 @@ static void *vt__scratch(vt_ctx *c, size_t n);
 static void **vt__tbufs(vt_ctx *c, size_t bytes);
 static size_t vt__gemm_tbytes(const vt__ord *o);
 
+static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                        int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk,
+                        int set);
+
 /* C (+)= A B as described above. C must already hold C0 + bias (the op
    layer initialises it). */
 static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                          int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk) {
+    vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 0);
+}
+
+/* C = A B, C's old value never read: what vt__gemm_run computes from C = 0,
+   bit for bit (the first k-block writes its accumulator where the other
+   form adds it to +0: an accumulator starts at +0 and so is never -0, and
+   +0 + x = x for every other x, NaN payloads included), without the pass
+   that zeroes C and the first block's read of it. With more than one chunk
+   the chunks' ordered sum starts from C, so C is zeroed first. */
+static void vt__gemm_set(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                         int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk) {
+    int64_t i, j;
+    if (M <= 0 || N <= 0) return;
+    if (K > 0 && (kchunk <= 0 || kchunk >= K)) {
+        vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 1);
+        return;
+    }
+    for (i = 0; i < M; i++)
+        for (j = 0; j < N; j++) C[i * ldc + j] = 0.0;
+    vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 0);
+}
+
+static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                        int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk,
+                        int set) {
     vt__gemm g;
     int nt = c->pool.n;
     if (M <= 0 || N <= 0 || K <= 0) return;
     memset(&g, 0, sizeof g);
+    g.set = set;
     g.c = c; g.o = o; g.M = M; g.N = N; g.K = K;
     g.A = A; g.sam = sam; g.sak = sak; g.B = B; g.sbk = sbk; g.sbn = sbn; g.C = C; g.ldc = ldc;
     g.kchunk = (kchunk <= 0 || kchunk > K) ? K : kchunk;
@@ -4160,9 +4192,11 @@ static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
     g.nc = VT__NC;
     g.tn = (N + g.nc - 1) / g.nc;
     g.mc = VT__MC;
-    if (g.nch == 1) { /* a few tall tiles per column panel: B is packed once per tile */
-        int64_t mtiles = (M + VT__MC - 1) / VT__MC, split = VT__MAX(1, VT__MIN(mtiles, (2 * nt + g.tn - 1) / g.tn));
-        g.mc = ((mtiles + split - 1) / split) * VT__MC;
+    if (g.nch == 1) { /* a few tall tiles per column panel: B is packed once per tile; on more threads two
+                         tiles per thread of nearly equal height (whole micro-panels), for idle threads to claim */
+        int64_t mtiles = (M + VT__MC - 1) / VT__MC, mr = g.ks->mr;
+        int64_t split = nt == 1 ? 1 : VT__MAX(1, VT__MIN(mtiles, (2 * nt + g.tn - 1) / g.tn));
+        g.mc = (((M + split - 1) / split + mr - 1) / mr) * mr;
     }
     g.tm = (M + g.mc - 1) / g.mc;
     if (g.nch > 1 && g.tm * g.tn < nt && nt > 1) {
@@ -4175,7 +4209,7 @@ static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
         return;
     }
     /* shrink tiles so that every thread has work (results do not depend on tiling) */
-    while (g.tm * g.tn < 2 * nt && g.mc > g.ks->mr * 2) {
+    while (nt > 1 && g.tm * g.tn < 2 * nt && g.mc > g.ks->mr * 2) {
         g.mc = ((g.mc / 2 + g.ks->mr - 1) / g.ks->mr) * g.ks->mr;
         g.tm = (M + g.mc - 1) / g.mc;
     }
@@ -5399,9 +5433,13 @@ static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, co
             vt__parallel(&k->c->pool, M, M * N, vt__gbound_task, &z->gb);
         }
     } else if (E) vt__gemm_bound(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, N, bias, kchunk, E);
+    if (!o->acc && !bias) {
+        vt__gemm_set(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
+        return;
+    }
     if (!o->acc) {
         for (i = 0; i < M; i++)
-            for (j = 0; j < N; j++) C[i * N + j] = bias ? bias[j] : 0.0;
+            for (j = 0; j < N; j++) C[i * N + j] = bias[j];
     } else if (bias) {
         for (i = 0; i < M; i++)
             for (j = 0; j < N; j++) C[i * N + j] = VT__ACC(k->o, C[i * N + j] + bias[j]);
