@@ -3183,10 +3183,22 @@ static void vt__round_look(const vt__rjob *j, vt__ents *t, const double *x, cons
     }
 }
 
+/* After a block's branch-free pass: the elements [0, nv) that it already
+   cast (their old values in keep) and the rest; a look, when the pass asked
+   for one, sees the old values. */
+static void vt__round_finish(const vt__rjob *j, vt__ents *t, double *x, const double *keep, int64_t nv, int64_t n,
+                             const double *e, int64_t b0, int any) {
+    if (!any) { vt__cast_block(x + nv, n - nv); return; }
+    memcpy(x, keep, sizeof(double) * (size_t)nv);
+    vt__round_look(j, t, x, e, n, b0);
+    vt__cast_block(x, n);
+}
+
 static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__rjob *j = (vt__rjob *)arg;
     vt__ents *t = &j->c->tents[tid];
-    int64_t b0, i;
+    int64_t b0, i, nv;
+    double keep[256];
     for (b0 = lo; b0 < hi; b0 += 256) {
         int64_t n = VT__MIN(256, hi - b0);
         double *x = j->x + b0;
@@ -3196,30 +3208,34 @@ static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
         i = 0;
 #ifdef VT__AVX2
         {   /* the same arithmetic four at a time (conversions round to nearest
-               like the casts below); only "does this block need a look". The
+               like the casts); only "does this block need a look". The
                2^-50 |x| term is added everywhere: a wider test, never a
-               narrower one (the look applies the exact rule) */
+               narrower one (the look applies the exact rule). Where the two
+               ends agree the cast of x is that end (x lies between them), so
+               the pass writes it at once and keeps the old value for a look */
             const __m256d sign = _mm256_set1_pd(-0.0), tiny = _mm256_set1_pd(0x1p-50);
             const __m256d f2 = _mm256_set1_pd(ef2);
             __m128i acc = _mm_setzero_si128();
-            __m256d nan = _mm256_setzero_pd();
+            __m128 nan = _mm_setzero_ps();
             for (; i + 4 <= n; i += 4) {
                 __m256d xv = _mm256_loadu_pd(x + i), ev = _mm256_loadu_pd(e + i);
                 __m256d w = _mm256_add_pd(_mm256_mul_pd(ev, f2), _mm256_mul_pd(_mm256_andnot_pd(sign, xv), tiny));
                 __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
                 acc = _mm_or_si128(acc, _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)));
-                nan = _mm256_or_pd(nan, _mm256_cmp_pd(xv, xv, _CMP_UNORD_Q));
+                nan = _mm_or_ps(nan, _mm_cmpunord_ps(l, l)); /* x or its width NaN: a look (never a NaN cast) */
+                _mm256_storeu_pd(keep + i, xv);
+                _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
             }
-            any = !_mm_testz_si128(acc, acc) || _mm256_movemask_pd(nan) != 0;
+            any = !_mm_testz_si128(acc, acc) || _mm_movemask_ps(nan) != 0;
         }
 #endif
+        nv = i;
         for (; i < n; i++) {
             /* vt__widen, without a branch: the 2^-50 |x| term only where e > 0 */
             double xv = x[i], ev = e[i], w = ev * ef2 + fabs(xv) * (ev > 0 ? 0x1p-50 : 0.0);
             any |= (int)(vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w))) | (int)(xv != xv);
         }
-        if (any) vt__round_look(j, t, x, e, n, b0);
-        vt__cast_block(x, n);
+        vt__round_finish(j, t, x, keep, nv, n, e, b0, any);
     }
 }
 
@@ -4228,6 +4244,25 @@ static VT__UNUSED void vt__gemm_naive(int64_t M, int64_t N, int64_t K, const dou
         }
 }
 
+#ifdef VT__AVX2
+/* The smallest nonzero magnitude, without a compare and a select per
+   element: a >= 0 less one in its bits is the next binary64 below it (the
+   map is increasing), and +0 less one is a NaN, which vminpd's second
+   operand wins against; NaN inputs are skipped the same way (their lines'
+   bounds are NaN whatever th is). vt__inc_bits undoes it (+inf: none). */
+static __m256d vt__dec_bits(__m256d a, __m256i one) {
+    return _mm256_castsi256_pd(_mm256_sub_epi64(_mm256_castpd_si256(a), one));
+}
+static double vt__inc_bits(double d) {
+    uint64_t b;
+    if (d == INFINITY) return d;
+    memcpy(&b, &d, 8);
+    b++;
+    memcpy(&d, &b, 8);
+    return d;
+}
+#endif
+
 /* per-line statistics of a matrix read as lines x K: sum|x|, |x|_2, max|x|,
    and th = 2^(L + 53), L the lowest set bit of the line (infinite for an
    all-zero line). A precise L only matters for lines of few-bit values
@@ -4239,10 +4274,14 @@ static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
     int64_t k, seen = 0;
     for (k = 0; k < K && seen < 4; k++) {
         double a = x[k * s];
-        int e;
+        uint64_t b, ex;
         if (a == 0) continue;
-        e = vt__fexp(a);
-        if (e - vt__lsb(a) >= 20) return 0;
+        memcpy(&b, &a, 8);
+        ex = (b >> 52) & 0x7ff;
+        /* a normal a = 1.m 2^E: frexp's exponent less its lowest set bit is
+           53 - ctz(1m), at least 20 when one of m's low 34 bits is set */
+        if (ex != 0 && ex != 0x7ff) { if (b & 0x3ffffffffull) return 0; }
+        else if (vt__fexp(a) - vt__lsb(a) >= 20) return 0;
         seen++;
     }
     return 1;
@@ -4277,7 +4316,8 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
             r = lo;
 #ifdef VT__AVX2
             {
-                const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+                const __m256d sign = _mm256_set1_pd(-0.0);
+                const __m256i one = _mm256_set1_epi64x(1);
                 int64_t nk = VT__MIN(4, j->K - k), q;
                 for (; r < r0; r += 4) {
                     __m256d s1 = _mm256_loadu_pd(j->n1 + r), s2 = _mm256_loadu_pd(j->n2 + r);
@@ -4287,7 +4327,7 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
                         s1 = _mm256_add_pd(s1, a);
                         s2 = _mm256_fmadd_pd(a, a, s2);
                         vm = _mm256_max_pd(vm, a);
-                        vn = _mm256_min_pd(vn, _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ)));
+                        vn = _mm256_min_pd(vt__dec_bits(a, one), vn);
                     }
                     _mm256_storeu_pd(j->n1 + r, s1); _mm256_storeu_pd(j->n2 + r, s2);
                     _mm256_storeu_pd(j->mx + r, vm); _mm256_storeu_pd(mn + r, vn);
@@ -4321,6 +4361,9 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 for (r = lo; r < hi; r++)
                     if (x[r] != 0 && L[r - lo] > -VT__LSB_NONE) { int l = vt__lsb(x[r]); if (l < L[r - lo]) L[r - lo] = l; }
         }
+#ifdef VT__AVX2
+        for (r = lo; r < r0; r++) mn[r] = vt__inc_bits(mn[r]);
+#endif
         for (r = lo; r < hi; r++) {
             int l = L[r - lo], e;
             j->n2[r] = sqrt(j->n2[r]);
@@ -4336,22 +4379,35 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
         k = 0;
 #ifdef VT__AVX2
         if (j->s_k == 1 && j->K >= 8) { /* four lanes at a time (the order of these sums does not matter) */
-            const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
-            __m256d v1 = zero, v2 = zero, vm = zero, vn = inf;
+            const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd();
+            const __m256i one = _mm256_set1_epi64x(1);
+            __m256d v1 = zero, v2 = zero, vm = zero, vn = _mm256_set1_pd(INFINITY);
             double t1[4], t2[4], tm[4], tn[4];
             int q;
+            for (; k + 8 <= j->K; k += 8) { /* two steps per trip, each as the loop below */
+                __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)), b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 4));
+                v1 = _mm256_add_pd(v1, a);
+                v2 = _mm256_fmadd_pd(a, a, v2);
+                vm = _mm256_max_pd(vm, a);
+                vn = _mm256_min_pd(vt__dec_bits(a, one), vn);
+                v1 = _mm256_add_pd(v1, b);
+                v2 = _mm256_fmadd_pd(b, b, v2);
+                vm = _mm256_max_pd(vm, b);
+                vn = _mm256_min_pd(vt__dec_bits(b, one), vn);
+            }
             for (; k + 4 <= j->K; k += 4) {
                 __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k));
                 v1 = _mm256_add_pd(v1, a);
                 v2 = _mm256_fmadd_pd(a, a, v2);
                 vm = _mm256_max_pd(vm, a);
-                vn = _mm256_min_pd(vn, _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ)));
+                vn = _mm256_min_pd(vt__dec_bits(a, one), vn);
             }
             _mm256_storeu_pd(t1, v1); _mm256_storeu_pd(t2, v2); _mm256_storeu_pd(tm, vm); _mm256_storeu_pd(tn, vn);
             for (q = 0; q < 4; q++) {
+                double tq = vt__inc_bits(tn[q]);
                 s1 += t1[q]; s2 += t2[q];
                 if (tm[q] > m) m = tm[q];
-                if (tn[q] < mn) mn = tn[q];
+                if (tq < mn) mn = tq;
             }
         }
 #endif
@@ -4531,43 +4587,51 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__lazy *z = j->lz;
     const vt__gbound_job *g = &z->gb;
     vt__ents *t = &j->c->tents[tid];
-    double ef2 = 2 * j->ef * VT__SAFE, e[256];
-    int64_t m, n0, i;
+    double ef2 = 2 * j->ef * VT__SAFE, e[256], keep[256];
+    int64_t m, n0, i, nv;
     for (m = lo; m < hi; m++) {
         double a1 = g->a->n1[m], a2 = g->a->n2[m], am = g->a->mx[m], ath = g->a->th[m] * 0x1p-53;
-        double s = a2 * z->cap2, s2 = am * z->cap1, s3 = a1 * z->capm, W;
+        double s = a2 * z->cap2, s2 = am * z->cap1, s3 = a1 * z->capm, W, xcap;
         s = s2 < s ? s2 : s;
         s = s3 < s ? s3 : s;
         W = g->G * (s + z->capb) * ef2;
+        /* |x| is at most about s + capb; an element above xcap (or NaN) is
+           looked at, and below it W + xcap 2^-50 is at least the look's
+           e ef2 + |x| 2^-50: one width for the whole row */
+        xcap = 2 * (s + z->capb);
         for (n0 = 0; n0 < z->N; n0 += 256) {
             int64_t n = VT__MIN(256, z->N - n0);
             double *x = j->x + m * z->N + n0;
-            int any = !(W < INFINITY); /* NaN or infinite statistics: look everywhere */
+            int any = !(W < INFINITY && xcap < INFINITY); /* NaN or infinite statistics: look everywhere */
             i = 0;
 #ifdef VT__AVX2
-            {
-                const __m256d sign = _mm256_set1_pd(-0.0), tiny = _mm256_set1_pd(0x1p-50), wv = _mm256_set1_pd(W);
+            if (!any) { /* as in vt__round_task: the agreeing end is the cast */
+                const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W + xcap * 0x1p-50);
+                const __m256d xc = _mm256_set1_pd(xcap);
                 __m128i acc = _mm_setzero_si128();
-                __m256d nan = _mm256_setzero_pd();
+                __m256d out = _mm256_setzero_pd();
                 for (; i + 4 <= n; i += 4) {
                     __m256d xv = _mm256_loadu_pd(x + i);
-                    __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(_mm256_andnot_pd(sign, xv), tiny));
-                    __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
+                    __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, wv)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, wv));
                     acc = _mm_or_si128(acc, _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)));
-                    nan = _mm256_or_pd(nan, _mm256_cmp_pd(xv, xv, _CMP_UNORD_Q));
+                    out = _mm256_or_pd(out, _mm256_cmp_pd(_mm256_andnot_pd(sign, xv), xc, _CMP_NLE_UQ));
+                    _mm256_storeu_pd(keep + i, xv);
+                    _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
                 }
-                any |= !_mm_testz_si128(acc, acc) || _mm256_movemask_pd(nan) != 0;
+                any = !_mm_testz_si128(acc, acc) || _mm256_movemask_pd(out) != 0;
             }
 #endif
-            for (; i < n; i++) {
+            nv = i;
+            for (; i < n && !any; i++) {
                 double xv = x[i], w = W + fabs(xv) * 0x1p-50;
                 any |= (int)(vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w))) | (int)(xv != xv);
             }
             if (any) {
+                memcpy(x, keep, sizeof(double) * (size_t)nv);
                 for (i = 0; i < n; i++) e[i] = vt__gb_e(g, a1, a2, am, ath, m, n0 + i);
                 vt__round_look(j, t, x, e, n, m * z->N + n0);
-            }
-            vt__cast_block(x, n);
+                vt__cast_block(x, n);
+            } else vt__cast_block(x + nv, n - nv);
         }
     }
 }
