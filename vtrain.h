@@ -240,7 +240,7 @@ typedef enum vt_dtype { VT_F32, VT_F64, VT_I32, VT_DTYPE_COUNT } vt_dtype;
 typedef enum vt_mode {
     VT_MODE_VERIFIED,   /* binary64 compute, rounding points with bounds, log */
     VT_MODE_ROUND_ONLY, /* binary64 compute, rounding points, bound 0, no log */
-    VT_MODE_NATIVE,     /* binary32 accumulation, plain casts, no log */
+    VT_MODE_NATIVE,     /* binary32 accumulation, plain casts, no log (storage is still double: ON STORAGE) */
     VT_MODE_FP64,       /* binary64 everywhere, no rounding points at all */
     VT_MODE_COUNT
 } vt_mode;
@@ -2317,7 +2317,10 @@ static void vt__arena_free(vt__arena *a) {
                the suite emulates other hardware on one CPU.
 
    In VT_MODE_NATIVE every accumulation is rounded to binary32 after each
-   addition, as a plain binary32 library would do.
+   addition, as a plain binary32 library would do, and GEMM runs binary32
+   micro-kernels on operands converted while packing; tensors still store
+   doubles (ON STORAGE) and elementwise ops compute in binary64 and cast, so
+   native is a binary32-arithmetic baseline, not a binary32-storage one.
    ========================================================================== */
 
 typedef struct vt__ord {
