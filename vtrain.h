@@ -3635,9 +3635,10 @@ nonfinite:
    12 x 16 kernel (24 accumulators of 8) is chosen at run time; every
    kernel computes each element the same way (a zero accumulator, the
    k-block's terms in k order, then t = acc or t + acc), so they agree bit
-   for bit and the tile sizes are free. Column panels are NC = 1024 wide, so
-   A's block is packed once per 1024 columns (B's k-block panel, 2 MiB, then
-   sits in L3; each of its micro-panels is read once per MC rows). vt__gemm_naive is the
+   for bit and the tile sizes are free. Column panels are NC = 1024 wide on
+   one thread, so A's block is packed once per 1024 columns (B's k-block
+   panel, 2 MiB, then sits in L3; each of its micro-panels is read once per
+   MC rows), and 512 on more, where every tile packs its own B panel. vt__gemm_naive is the
    reference all are tested against (tests/test_core.c).
    ========================================================================== */
 
@@ -4208,7 +4209,7 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
     g.ks = vt__gemm_isa();
     g.tbuf = vt__tbufs(c, g.tbytes);
     if (!g.tbuf) return;
-    g.nc = VT__NC;
+    g.nc = nt == 1 ? VT__NC : VT__NC / 2; /* on more threads each tile packs its own B panel: half as wide */
     g.tn = (N + g.nc - 1) / g.nc;
     g.mc = VT__MC;
     if (g.nch == 1) { /* a few tall tiles per column panel: B is packed once per tile; on more threads two
