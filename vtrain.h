@@ -240,7 +240,7 @@ typedef enum vt_dtype { VT_F32, VT_F64, VT_I32, VT_DTYPE_COUNT } vt_dtype;
 typedef enum vt_mode {
     VT_MODE_VERIFIED,   /* binary64 compute, rounding points with bounds, log */
     VT_MODE_ROUND_ONLY, /* binary64 compute, rounding points, bound 0, no log */
-    VT_MODE_NATIVE,     /* binary32 accumulation, plain casts, no log */
+    VT_MODE_NATIVE,     /* binary32 accumulation, plain casts, no log (storage is still double: ON STORAGE) */
     VT_MODE_FP64,       /* binary64 everywhere, no rounding points at all */
     VT_MODE_COUNT
 } vt_mode;
@@ -2338,7 +2338,10 @@ static void vt__arena_free(vt__arena *a) {
                the suite emulates other hardware on one CPU.
 
    In VT_MODE_NATIVE every accumulation is rounded to binary32 after each
-   addition, as a plain binary32 library would do.
+   addition, as a plain binary32 library would do, and GEMM runs binary32
+   micro-kernels on operands converted while packing; tensors still store
+   doubles (ON STORAGE) and elementwise ops compute in binary64 and cast, so
+   native is a binary32-arithmetic baseline, not a binary32-storage one.
    ========================================================================== */
 
 typedef struct vt__ord {
@@ -3204,10 +3207,22 @@ static void vt__round_look(const vt__rjob *j, vt__ents *t, const double *x, cons
     }
 }
 
+/* After a block's branch-free pass: the elements [0, nv) that it already
+   cast (their old values in keep) and the rest; a look, when the pass asked
+   for one, sees the old values. */
+static void vt__round_finish(const vt__rjob *j, vt__ents *t, double *x, const double *keep, int64_t nv, int64_t n,
+                             const double *e, int64_t b0, int any) {
+    if (!any) { vt__cast_block(x + nv, n - nv); return; }
+    memcpy(x, keep, sizeof(double) * (size_t)nv);
+    vt__round_look(j, t, x, e, n, b0);
+    vt__cast_block(x, n);
+}
+
 static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__rjob *j = (vt__rjob *)arg;
     vt__ents *t = &j->c->tents[tid];
-    int64_t b0, i;
+    int64_t b0, i, nv;
+    double keep[256];
     for (b0 = lo; b0 < hi; b0 += 256) {
         int64_t n = VT__MIN(256, hi - b0);
         double *x = j->x + b0;
@@ -3217,30 +3232,34 @@ static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
         i = 0;
 #ifdef VT__AVX2
         {   /* the same arithmetic four at a time (conversions round to nearest
-               like the casts below); only "does this block need a look". The
+               like the casts); only "does this block need a look". The
                2^-50 |x| term is added everywhere: a wider test, never a
-               narrower one (the look applies the exact rule) */
+               narrower one (the look applies the exact rule). Where the two
+               ends agree the cast of x is that end (x lies between them), so
+               the pass writes it at once and keeps the old value for a look */
             const __m256d sign = _mm256_set1_pd(-0.0), tiny = _mm256_set1_pd(0x1p-50);
             const __m256d f2 = _mm256_set1_pd(ef2);
             __m128i acc = _mm_setzero_si128();
-            __m256d nan = _mm256_setzero_pd();
+            __m128 nan = _mm_setzero_ps();
             for (; i + 4 <= n; i += 4) {
                 __m256d xv = _mm256_loadu_pd(x + i), ev = _mm256_loadu_pd(e + i);
                 __m256d w = _mm256_add_pd(_mm256_mul_pd(ev, f2), _mm256_mul_pd(_mm256_andnot_pd(sign, xv), tiny));
                 __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
                 acc = _mm_or_si128(acc, _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)));
-                nan = _mm256_or_pd(nan, _mm256_cmp_pd(xv, xv, _CMP_UNORD_Q));
+                nan = _mm_or_ps(nan, _mm_cmpunord_ps(l, l)); /* x or its width NaN: a look (never a NaN cast) */
+                _mm256_storeu_pd(keep + i, xv);
+                _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
             }
-            any = !_mm_testz_si128(acc, acc) || _mm256_movemask_pd(nan) != 0;
+            any = !_mm_testz_si128(acc, acc) || _mm_movemask_ps(nan) != 0;
         }
 #endif
+        nv = i;
         for (; i < n; i++) {
             /* vt__widen, without a branch: the 2^-50 |x| term only where e > 0 */
             double xv = x[i], ev = e[i], w = ev * ef2 + fabs(xv) * (ev > 0 ? 0x1p-50 : 0.0);
             any |= (int)(vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w))) | (int)(xv != xv);
         }
-        if (any) vt__round_look(j, t, x, e, n, b0);
-        vt__cast_block(x, n);
+        vt__round_finish(j, t, x, keep, nv, n, e, b0, any);
     }
 }
 
@@ -3637,8 +3656,10 @@ nonfinite:
    12 x 16 kernel (24 accumulators of 8) is chosen at run time; every
    kernel computes each element the same way (a zero accumulator, the
    k-block's terms in k order, then t = acc or t + acc), so they agree bit
-   for bit and the tile sizes are free. Column panels are NC = 512 wide, so
-   A's block is packed once per 512 columns. vt__gemm_naive is the
+   for bit and the tile sizes are free. Column panels are NC = 1024 wide on
+   one thread, so A's block is packed once per 1024 columns (B's k-block
+   panel, 2 MiB, then sits in L3; each of its micro-panels is read once per
+   MC rows), and 512 on more, where every tile packs its own B panel. vt__gemm_naive is the
    reference all are tested against (tests/test_core.c).
    ========================================================================== */
 
@@ -3646,7 +3667,7 @@ nonfinite:
 #define VT__NR 8
 #define VT__NRF 16
 #define VT__MC 96
-#define VT__NC 512
+#define VT__NC 1024
 
 #ifdef VT__AVX2
 /* the same micro-kernel in AVX2 registers: 12 accumulators of 4 doubles */
@@ -3953,6 +3974,7 @@ typedef struct vt__gemm {
     void **tbuf;           /* per-thread packing buffers */
     size_t tbytes;
     const vt__ukr_set *ks; /* the micro-kernels and their tile sizes */
+    int set;               /* one chunk, C not read: the first k-block writes it (vt__gemm_set) */
 } vt__gemm;
 
 /* the k-blocks of chunk ch: their size and visiting order, fma per block */
@@ -4116,8 +4138,8 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
         int64_t m0 = ti * g->mc, n0 = tj * g->nc;
         int64_t mb = VT__MIN(g->mc, g->M - m0), nb = VT__MIN(g->nc, g->N - n0), ch, i, j;
         double *C = g->C + m0 * g->ldc + n0;
-        if (g->nch == 1) { /* tiles of mc rows (a multiple of MC) straight into C */
-            vt__gemm_tile(g, tid, m0, mb, n0, nb, 0, C, g->ldc, 0);
+        if (g->nch == 1) { /* tiles of mc rows straight into C */
+            vt__gemm_tile(g, tid, m0, mb, n0, nb, 0, C, g->ldc, g->set);
             continue;
         }
         {
@@ -4162,14 +4184,44 @@ static void *vt__scratch(vt_ctx *c, size_t n);
 static void **vt__tbufs(vt_ctx *c, size_t bytes);
 static size_t vt__gemm_tbytes(const vt__ord *o);
 
+static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                        int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk,
+                        int set);
+
 /* C (+)= A B as described above. C must already hold C0 + bias (the op
    layer initialises it). */
 static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                          int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk) {
+    vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 0);
+}
+
+/* C = A B, C's old value never read: what vt__gemm_run computes from C = 0,
+   bit for bit (the first k-block writes its accumulator where the other
+   form adds it to +0: an accumulator starts at +0 and so is never -0, and
+   +0 + x = x for every other x, NaN payloads included), without the pass
+   that zeroes C and the first block's read of it. With more than one chunk
+   the chunks' ordered sum starts from C, so C is zeroed first. */
+static void vt__gemm_set(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                         int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk) {
+    int64_t i, j;
+    if (M <= 0 || N <= 0) return;
+    if (K > 0 && (kchunk <= 0 || kchunk >= K)) {
+        vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 1);
+        return;
+    }
+    for (i = 0; i < M; i++)
+        for (j = 0; j < N; j++) C[i * ldc + j] = 0.0;
+    vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 0);
+}
+
+static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                        int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk,
+                        int set) {
     vt__gemm g;
     int nt = c->pool.n;
     if (M <= 0 || N <= 0 || K <= 0) return;
     memset(&g, 0, sizeof g);
+    g.set = set;
     g.c = c; g.o = o; g.M = M; g.N = N; g.K = K;
     g.A = A; g.sam = sam; g.sak = sak; g.B = B; g.sbk = sbk; g.sbn = sbn; g.C = C; g.ldc = ldc;
     g.kchunk = (kchunk <= 0 || kchunk > K) ? K : kchunk;
@@ -4178,12 +4230,14 @@ static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
     g.ks = vt__gemm_isa();
     g.tbuf = vt__tbufs(c, g.tbytes);
     if (!g.tbuf) return;
-    g.nc = VT__NC;
+    g.nc = nt == 1 ? VT__NC : VT__NC / 2; /* on more threads each tile packs its own B panel: half as wide */
     g.tn = (N + g.nc - 1) / g.nc;
     g.mc = VT__MC;
-    if (g.nch == 1) { /* a few tall tiles per column panel: B is packed once per tile */
-        int64_t mtiles = (M + VT__MC - 1) / VT__MC, split = VT__MAX(1, VT__MIN(mtiles, (2 * nt + g.tn - 1) / g.tn));
-        g.mc = ((mtiles + split - 1) / split) * VT__MC;
+    if (g.nch == 1) { /* a few tall tiles per column panel: B is packed once per tile; on more threads two
+                         tiles per thread of nearly equal height (whole micro-panels), for idle threads to claim */
+        int64_t mtiles = (M + VT__MC - 1) / VT__MC, mr = g.ks->mr;
+        int64_t split = nt == 1 ? 1 : VT__MAX(1, VT__MIN(mtiles, (2 * nt + g.tn - 1) / g.tn));
+        g.mc = (((M + split - 1) / split + mr - 1) / mr) * mr;
     }
     g.tm = (M + g.mc - 1) / g.mc;
     if (g.nch > 1 && g.tm * g.tn < nt && nt > 1) {
@@ -4196,7 +4250,7 @@ static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
         return;
     }
     /* shrink tiles so that every thread has work (results do not depend on tiling) */
-    while (g.tm * g.tn < 2 * nt && g.mc > g.ks->mr * 2) {
+    while (nt > 1 && g.tm * g.tn < 2 * nt && g.mc > g.ks->mr * 2) {
         g.mc = ((g.mc / 2 + g.ks->mr - 1) / g.ks->mr) * g.ks->mr;
         g.tm = (M + g.mc - 1) / g.mc;
     }
@@ -4215,6 +4269,25 @@ static VT__UNUSED void vt__gemm_naive(int64_t M, int64_t N, int64_t K, const dou
         }
 }
 
+#ifdef VT__AVX2
+/* The smallest nonzero magnitude, without a compare and a select per
+   element: a >= 0 less one in its bits is the next binary64 below it (the
+   map is increasing), and +0 less one is a NaN, which vminpd's second
+   operand wins against; NaN inputs are skipped the same way (their lines'
+   bounds are NaN whatever th is). vt__inc_bits undoes it (+inf: none). */
+static __m256d vt__dec_bits(__m256d a, __m256i one) {
+    return _mm256_castsi256_pd(_mm256_sub_epi64(_mm256_castpd_si256(a), one));
+}
+static double vt__inc_bits(double d) {
+    uint64_t b;
+    if (d == INFINITY) return d;
+    memcpy(&b, &d, 8);
+    b++;
+    memcpy(&d, &b, 8);
+    return d;
+}
+#endif
+
 /* per-line statistics of a matrix read as lines x K: sum|x|, |x|_2, max|x|,
    and th = 2^(L + 53), L the lowest set bit of the line (infinite for an
    all-zero line). A precise L only matters for lines of few-bit values
@@ -4226,10 +4299,14 @@ static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
     int64_t k, seen = 0;
     for (k = 0; k < K && seen < 4; k++) {
         double a = x[k * s];
-        int e;
+        uint64_t b, ex;
         if (a == 0) continue;
-        e = vt__fexp(a);
-        if (e - vt__lsb(a) >= 20) return 0;
+        memcpy(&b, &a, 8);
+        ex = (b >> 52) & 0x7ff;
+        /* a normal a = 1.m 2^E: frexp's exponent less its lowest set bit is
+           53 - ctz(1m), at least 20 when one of m's low 34 bits is set */
+        if (ex != 0 && ex != 0x7ff) { if (b & 0x3ffffffffull) return 0; }
+        else if (vt__fexp(a) - vt__lsb(a) >= 20) return 0;
         seen++;
     }
     return 1;
@@ -4264,7 +4341,8 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
             r = lo;
 #ifdef VT__AVX2
             {
-                const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+                const __m256d sign = _mm256_set1_pd(-0.0);
+                const __m256i one = _mm256_set1_epi64x(1);
                 int64_t nk = VT__MIN(4, j->K - k), q;
                 for (; r < r0; r += 4) {
                     __m256d s1 = _mm256_loadu_pd(j->n1 + r), s2 = _mm256_loadu_pd(j->n2 + r);
@@ -4274,7 +4352,7 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
                         s1 = _mm256_add_pd(s1, a);
                         s2 = _mm256_fmadd_pd(a, a, s2);
                         vm = _mm256_max_pd(vm, a);
-                        vn = _mm256_min_pd(vn, _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ)));
+                        vn = _mm256_min_pd(vt__dec_bits(a, one), vn);
                     }
                     _mm256_storeu_pd(j->n1 + r, s1); _mm256_storeu_pd(j->n2 + r, s2);
                     _mm256_storeu_pd(j->mx + r, vm); _mm256_storeu_pd(mn + r, vn);
@@ -4308,6 +4386,9 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 for (r = lo; r < hi; r++)
                     if (x[r] != 0 && L[r - lo] > -VT__LSB_NONE) { int l = vt__lsb(x[r]); if (l < L[r - lo]) L[r - lo] = l; }
         }
+#ifdef VT__AVX2
+        for (r = lo; r < r0; r++) mn[r] = vt__inc_bits(mn[r]);
+#endif
         for (r = lo; r < hi; r++) {
             int l = L[r - lo], e;
             j->n2[r] = sqrt(j->n2[r]);
@@ -4323,22 +4404,35 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
         k = 0;
 #ifdef VT__AVX2
         if (j->s_k == 1 && j->K >= 8) { /* four lanes at a time (the order of these sums does not matter) */
-            const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
-            __m256d v1 = zero, v2 = zero, vm = zero, vn = inf;
+            const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd();
+            const __m256i one = _mm256_set1_epi64x(1);
+            __m256d v1 = zero, v2 = zero, vm = zero, vn = _mm256_set1_pd(INFINITY);
             double t1[4], t2[4], tm[4], tn[4];
             int q;
+            for (; k + 8 <= j->K; k += 8) { /* two steps per trip, each as the loop below */
+                __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)), b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 4));
+                v1 = _mm256_add_pd(v1, a);
+                v2 = _mm256_fmadd_pd(a, a, v2);
+                vm = _mm256_max_pd(vm, a);
+                vn = _mm256_min_pd(vt__dec_bits(a, one), vn);
+                v1 = _mm256_add_pd(v1, b);
+                v2 = _mm256_fmadd_pd(b, b, v2);
+                vm = _mm256_max_pd(vm, b);
+                vn = _mm256_min_pd(vt__dec_bits(b, one), vn);
+            }
             for (; k + 4 <= j->K; k += 4) {
                 __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k));
                 v1 = _mm256_add_pd(v1, a);
                 v2 = _mm256_fmadd_pd(a, a, v2);
                 vm = _mm256_max_pd(vm, a);
-                vn = _mm256_min_pd(vn, _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ)));
+                vn = _mm256_min_pd(vt__dec_bits(a, one), vn);
             }
             _mm256_storeu_pd(t1, v1); _mm256_storeu_pd(t2, v2); _mm256_storeu_pd(tm, vm); _mm256_storeu_pd(tn, vn);
             for (q = 0; q < 4; q++) {
+                double tq = vt__inc_bits(tn[q]);
                 s1 += t1[q]; s2 += t2[q];
                 if (tm[q] > m) m = tm[q];
-                if (tn[q] < mn) mn = tn[q];
+                if (tq < mn) mn = tq;
             }
         }
 #endif
@@ -4524,46 +4618,54 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__lazy *z = j->lz;
     const vt__gbound_job *g = &z->gb;
     vt__ents *t = &j->c->tents[tid];
-    double ef2 = 2 * j->ef * VT__SAFE, e[256];
-    int64_t r, m, n0, i;
+    double ef2 = 2 * j->ef * VT__SAFE, e[256], keep[256];
+    int64_t r, m, n0, i, nv;
     for (r = lo; r < hi; r++) {
         int64_t cb = (r / z->M) * z->nc; /* B's first column for this row */
-        double a1, a2, am, ath, s, s2, s3, W;
+        double a1, a2, am, ath, s, s2, s3, W, xcap;
         m = r % z->M;
         a1 = g->a->n1[m]; a2 = g->a->n2[m]; am = g->a->mx[m]; ath = g->a->th[m] * 0x1p-53;
         s = a2 * z->cap2; s2 = am * z->cap1; s3 = a1 * z->capm;
         s = s2 < s ? s2 : s;
         s = s3 < s ? s3 : s;
         W = g->G * (s + z->capb) * ef2;
+        /* |x| is at most about s + capb; an element above xcap (or NaN) is
+           looked at, and below it W + xcap 2^-50 is at least the look's
+           e ef2 + |x| 2^-50: one width for the whole row */
+        xcap = 2 * (s + z->capb);
         for (n0 = 0; n0 < z->nc; n0 += 256) {
             int64_t n = VT__MIN(256, z->nc - n0);
             double *x = j->x + r * z->nc + n0;
-            int any = !(W < INFINITY); /* NaN or infinite statistics: look everywhere */
+            int any = !(W < INFINITY && xcap < INFINITY); /* NaN or infinite statistics: look everywhere */
             i = 0;
 #ifdef VT__AVX2
-            {
-                const __m256d sign = _mm256_set1_pd(-0.0), tiny = _mm256_set1_pd(0x1p-50), wv = _mm256_set1_pd(W);
+            if (!any) { /* as in vt__round_task: the agreeing end is the cast */
+                const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W + xcap * 0x1p-50);
+                const __m256d xc = _mm256_set1_pd(xcap);
                 __m128i acc = _mm_setzero_si128();
-                __m256d nan = _mm256_setzero_pd();
+                __m256d out = _mm256_setzero_pd();
                 for (; i + 4 <= n; i += 4) {
                     __m256d xv = _mm256_loadu_pd(x + i);
-                    __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(_mm256_andnot_pd(sign, xv), tiny));
-                    __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
+                    __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, wv)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, wv));
                     acc = _mm_or_si128(acc, _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)));
-                    nan = _mm256_or_pd(nan, _mm256_cmp_pd(xv, xv, _CMP_UNORD_Q));
+                    out = _mm256_or_pd(out, _mm256_cmp_pd(_mm256_andnot_pd(sign, xv), xc, _CMP_NLE_UQ));
+                    _mm256_storeu_pd(keep + i, xv);
+                    _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
                 }
-                any |= !_mm_testz_si128(acc, acc) || _mm256_movemask_pd(nan) != 0;
+                any = !_mm_testz_si128(acc, acc) || _mm256_movemask_pd(out) != 0;
             }
 #endif
-            for (; i < n; i++) {
+            nv = i;
+            for (; i < n && !any; i++) {
                 double xv = x[i], w = W + fabs(xv) * 0x1p-50;
                 any |= (int)(vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w))) | (int)(xv != xv);
             }
             if (any) {
+                memcpy(x, keep, sizeof(double) * (size_t)nv);
                 for (i = 0; i < n; i++) e[i] = vt__gb_e(g, a1, a2, am, ath, m, cb + n0 + i);
                 vt__round_look(j, t, x, e, n, r * z->nc + n0);
-            }
-            vt__cast_block(x, n);
+                vt__cast_block(x, n);
+            } else vt__cast_block(x + nv, n - nv);
         }
     }
 }
@@ -5593,9 +5695,13 @@ static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, co
             vt__parallel(&k->c->pool, M, M * N, vt__gbound_task, &z->gb);
         }
     } else if (E) vt__gemm_bound(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, N, bias, kchunk, E);
+    if (!o->acc && !bias) {
+        vt__gemm_set(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
+        return;
+    }
     if (!o->acc) {
         for (i = 0; i < M; i++)
-            for (j = 0; j < N; j++) C[i * N + j] = bias ? bias[j] : 0.0;
+            for (j = 0; j < N; j++) C[i * N + j] = bias[j];
     } else if (bias) {
         for (i = 0; i < M; i++)
             for (j = 0; j < N; j++) C[i * N + j] = VT__ACC(k->o, C[i * N + j] + bias[j]);

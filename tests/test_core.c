@@ -579,7 +579,7 @@ TEST(elementary_vector_bit_identical) {
    another block, chaos with its per-block fma switch, native binary32), K
    split into ordered chunks or not, transposed operands, accumulation into
    an old C, and shapes with edge tiles on every side: the two must agree on
-   every bit. Against the textbook loop: bit for bit on integer inputs (exact
+   every bit, and vt__gemm_set (C never read) with the product from C = 0. Against the textbook loop: bit for bit on integer inputs (exact
    in any order), and within twice the bound on binary32 normals. */
 static void gemm_once(vt_ctx *c, int isa, int64_t M, int64_t N, int64_t K, const double *A, int ta, const double *B, int tb,
                       double *C, int64_t kchunk) {
@@ -588,12 +588,22 @@ static void gemm_once(vt_ctx *c, int isa, int64_t M, int64_t N, int64_t K, const
     vt__arena_reset(&c->scratch);
     vt__force_isa = -1;
 }
+/* vt__gemm_set: C's old value (here NaN) never read */
+static void gemm_set_once(vt_ctx *c, int isa, int64_t M, int64_t N, int64_t K, const double *A, int ta, const double *B,
+                          int tb, double *C, int64_t kchunk) {
+    int64_t i;
+    for (i = 0; i < M * N; i++) C[i] = NAN;
+    vt__force_isa = isa;
+    vt__gemm_set(c, &c->ord, M, N, K, A, ta ? 1 : K, ta ? M : 1, B, tb ? 1 : N, tb ? K : 1, C, N, kchunk);
+    vt__arena_reset(&c->scratch);
+    vt__force_isa = -1;
+}
 
 TEST(gemm_kernels_bit_identical) {
     static const int64_t shapes[][3] = {{1, 1, 1}, {5, 7, 3}, {12, 16, 256}, {13, 17, 257}, {6, 8, 600}, {37, 130, 300},
                                         {96, 128, 300}, {101, 203, 97}, {100, 40, 1030}, {24, 48, 2}};
     static const char *orders[] = {"", "block:7", "chaos:3", "threads:1,chaos:11", "native"};
-    int have512 = 0, o, si, v;
+    int have512 = 0, o, si, v, isa;
     int64_t compared = 0, differ = 0;
 #ifdef VT__AVX512
     __builtin_cpu_init();
@@ -615,11 +625,22 @@ TEST(gemm_kernels_bit_identical) {
                 int ta = (v >> 1) & 1, tb = (v >> 2) & 1, acc = si & 1, wide = v >> 3;
                 double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
                 double *C0 = (double *)malloc(sizeof(double) * (size_t)(M * N)), *C1 = (double *)malloc(sizeof(double) * (size_t)(M * N));
+                double *C2 = (double *)malloc(sizeof(double) * (size_t)(M * N));
                 for (i = 0; i < M * K; i++) A[i] = vt_rng_normal(5, (uint64_t)si, (uint64_t)i);
                 for (i = 0; i < M * K && !wide; i++) A[i] = (float)A[i];
                 for (i = 0; i < K * N; i++) B[i] = (float)vt_rng_normal(6, (uint64_t)si, (uint64_t)i);
                 for (i = 0; i < M * N; i++) C0[i] = C1[i] = acc ? (float)vt_rng_normal(7, (uint64_t)si, (uint64_t)i) : 0.0;
                 gemm_once(c, 0, M, N, K, A, ta, B, tb, C0, kchunk);
+                for (isa = 0; isa < (have512 ? 2 : 1) && !acc; isa++) { /* C = A B without reading C: as from C = 0 */
+                    gemm_set_once(c, isa, M, N, K, A, ta, B, tb, C2, kchunk);
+                    for (i = 0; i < M * N; i++) {
+                        compared++;
+                        if (memcmp(&C0[i], &C2[i], 8) && !differ++)
+                            CHECK(0, "order '%s' %lldx%lldx%lld (variant %d) element %lld: from C = 0 %.17g, vt__gemm_set (%s) %.17g",
+                                  orders[o], (long long)M, (long long)N, (long long)K, v, (long long)i, C0[i],
+                                  isa ? "AVX-512" : "base", C2[i]);
+                    }
+                }
                 if (have512) {
                     gemm_once(c, 1, M, N, K, A, ta, B, tb, C1, kchunk);
                     for (i = 0; i < M * N; i++) {
@@ -631,11 +652,12 @@ TEST(gemm_kernels_bit_identical) {
                         }
                     }
                 }
-                free(A); free(B); free(C0); free(C1);
+                free(A); free(B); free(C0); free(C1); free(C2);
             }
         vt_destroy(c);
     }
-    CHECK(differ == 0, "%lld of %lld elements differ between the base and the AVX-512 kernels", (long long)differ, (long long)compared);
+    CHECK(differ == 0, "%lld of %lld elements differ between the base and the AVX-512 kernels, or vt__gemm_set and C = 0",
+          (long long)differ, (long long)compared);
     if (have512) NOTE("%lld elements compared, base and AVX-512 kernels", (long long)compared);
 }
 
