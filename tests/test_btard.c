@@ -9,6 +9,7 @@
 #include "../vtrain.h"
 #include "../vtrain_btard.h"
 #include "test.h"
+#include "btard_test.h"
 
 static vt_btard_digits g_d;
 
@@ -269,19 +270,7 @@ TEST(transport_inproc) {
     e[2]->destroy(e[2]);
 }
 
-/* Identities for peers created one by one (vt_btard_simulate makes its own):
-   reproducible from a seed, so for tests only. */
-static vt_btard_key g_keys[16];
-static unsigned char g_roster[16 * 32];
-static void make_keys(int n, uint64_t seed) {
-    int i, k;
-    for (i = 0; i < n; i++) {
-        unsigned char s[32];
-        for (k = 0; k < 32; k++) s[k] = (unsigned char)vt_rng_u64(seed, (uint64_t)i, (uint64_t)k);
-        vt_btard_key_from_seed(&g_keys[i], s);
-        memcpy(g_roster + 32 * i, g_keys[i].pk, 32);
-    }
-}
+/* a peer created one by one, with its identity from make_keys (btard_test.h) */
 static vt_btard_peer *peer_create(vt_btard_cfg *cfg, const vt_btard_task *t, vt_net *e, const vt_btard_attack *a) {
     cfg->roster = g_roster;
     cfg->key = &g_keys[e->rank];
@@ -519,22 +508,12 @@ TEST(forged_chunk_does_not_replay) {
     free(h);
 }
 
-
 /* A validator replays one chunk out of sequence, restamped to its audit
    context's step. Chunks may be short ("VTCR": the record headers of the
    trainer's last full chunk left out); both kinds must replay to the
    trainer's gradient: on an auditor that saw the full chunk before (a1),
    and on one whose first chunk is a short one (a2: no reference, records
    matched by position and count). */
-static void grad_of(vt_ctx *c, float *g) {
-    int j;
-    int64_t i = 0;
-    for (j = 0; j < vt_param_count(c); j++) {
-        vt_tensor *p = vt_param_at(c, j);
-        int64_t e;
-        for (e = 0; e < vt_numel(p); e++, i++) g[i] = p->grad_fresh ? 0.0f : (float)((double *)p->grad->data)[e];
-    }
-}
 TEST(chunks_replay_out_of_sequence) {
     vt_btard_task t = vt_btard_digits_task(&g_d);
     vt_desc dt = vt_desc_default(), da = vt_desc_default();

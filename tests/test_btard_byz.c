@@ -14,6 +14,7 @@
 #include "../vtrain.h"
 #include "../vtrain_btard.h"
 #include "test.h"
+#include "btard_test.h"
 
 static vt_btard_digits g_d;
 
@@ -83,18 +84,7 @@ static void byz_wrap(byz_net *b, vt_net *in, int mode, int phase, int sub, int v
     b->from_step = from_step;
 }
 
-/* identities (reproducible from a seed: tests only) */
-static vt_btard_key g_keys[16];
-static unsigned char g_roster[16 * 32];
-static void make_keys(int n, uint64_t seed) {
-    int i, k;
-    for (i = 0; i < n; i++) {
-        unsigned char s[32];
-        for (k = 0; k < 32; k++) s[k] = (unsigned char)vt_rng_u64(seed, (uint64_t)i, (uint64_t)k);
-        vt_btard_key_from_seed(&g_keys[i], s);
-        memcpy(g_roster + 32 * i, g_keys[i].pk, 32);
-    }
-}
+/* a peer with its identity from make_keys (btard_test.h) */
 static vt_btard_peer *peer_create(const vt_btard_cfg *cfg0, const vt_btard_task *t, vt_net *e, int rank, const vt_btard_attack *a) {
     vt_btard_cfg cfg = *cfg0;
     cfg.roster = g_roster;

@@ -17,23 +17,12 @@
 #include "../vtrain.h"
 #include "../vtrain_btard.h"
 #include "test.h"
+#include "btard_test.h"
 
 #include <pthread.h>
 #include <sys/stat.h>
 
 static vt_btard_cnn g_cnn, g_rn;
-
-static vt_btard_key g_keys[8];
-static unsigned char g_roster[8 * 32];
-static void make_keys(int n, uint64_t seed) {
-    int i, k;
-    for (i = 0; i < n; i++) {
-        unsigned char s[32];
-        for (k = 0; k < 32; k++) s[k] = (unsigned char)vt_rng_u64(seed, (uint64_t)i, (uint64_t)k);
-        vt_btard_key_from_seed(&g_keys[i], s);
-        memcpy(g_roster + 32 * i, g_keys[i].pk, 32);
-    }
-}
 
 static vt_btard_cfg small_cfg(uint64_t seed) {
     vt_btard_cfg c = vt_btard_cfg_default();
@@ -44,16 +33,6 @@ static vt_btard_cfg small_cfg(uint64_t seed) {
     c.timeout = 1.0;
     c.compute_timeout = 4.0;
     return c;
-}
-
-static void grad_of(vt_ctx *c, float *g) {
-    int j;
-    int64_t i = 0;
-    for (j = 0; j < vt_param_count(c); j++) {
-        vt_tensor *p = vt_param_at(c, j);
-        int64_t e;
-        for (e = 0; e < vt_numel(p); e++, i++) g[i] = p->grad_fresh ? 0.0f : (float)((double *)p->grad->data)[e];
-    }
 }
 
 /* What a validator does, with batch norm: the trainer (threads:2) computes

@@ -1,0 +1,32 @@
+/* tests/btard_test.h - what the BTARD test programs share: identities for
+   peers created one by one (vt_btard_simulate makes its own), reproducible
+   from a seed, so for tests only; and a context's gradients read out flat.
+   Include after vtrain_btard.h and test.h. */
+#ifndef VT_BTARD_TEST_H
+#define VT_BTARD_TEST_H
+
+#define VT_TEST_PEERS 16
+static vt_btard_key g_keys[VT_TEST_PEERS];
+static unsigned char g_roster[VT_TEST_PEERS * 32];
+static VT_TEST_UNUSED void make_keys(int n, uint64_t seed) {
+    int i, k;
+    for (i = 0; i < n && i < VT_TEST_PEERS; i++) {
+        unsigned char s[32];
+        for (k = 0; k < 32; k++) s[k] = (unsigned char)vt_rng_u64(seed, (uint64_t)i, (uint64_t)k);
+        vt_btard_key_from_seed(&g_keys[i], s);
+        memcpy(g_roster + 32 * i, g_keys[i].pk, 32);
+    }
+}
+
+/* every parameter's gradient, in parameter order, as binary32 (0 where a
+   parameter has no gradient this step) */
+static VT_TEST_UNUSED void grad_of(vt_ctx *c, float *g) {
+    int j;
+    int64_t i = 0;
+    for (j = 0; j < vt_param_count(c); j++) {
+        vt_tensor *p = vt_param_at(c, j);
+        int64_t e;
+        for (e = 0; e < vt_numel(p); e++, i++) g[i] = p->grad_fresh ? 0.0f : (float)((double *)p->grad->data)[e];
+    }
+}
+#endif
