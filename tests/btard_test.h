@@ -29,4 +29,21 @@ static VT_TEST_UNUSED void grad_of(vt_ctx *c, float *g) {
         for (e = 0; e < vt_numel(p); e++, i++) g[i] = p->grad_fresh ? 0.0f : (float)((double *)p->grad->data)[e];
     }
 }
+/* a trainer (train_order; NULL: the default) and an auditor (audit_order)
+   of task t, both logging to memory, each with the task's model: the pair a
+   validator's recomputation is tested with. Returns the parameter count. */
+static VT_TEST_UNUSED int64_t trainer_auditor(const vt_btard_task *t, const char *train_order, const char *audit_order,
+                                              vt_ctx **c, vt_ctx **a, void **mc, void **ma) {
+    vt_desc dt = vt_desc_default(), da = vt_desc_default();
+    dt.log_memory = 1;
+    if (train_order) vt_order_parse(&dt.order, train_order);
+    da.log_memory = 1;
+    da.role = VT_ROLE_AUDIT;
+    vt_order_parse(&da.order, audit_order);
+    *c = vt_create(&dt);
+    *a = vt_create(&da);
+    *mc = t->init(*c, t->user);
+    *ma = t->init(*a, t->user);
+    return vt_param_numel(*c);
+}
 #endif

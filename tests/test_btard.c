@@ -447,24 +447,14 @@ TEST(nudge_invisible_to_a_tolerance) {
    committed one. */
 TEST(forged_chunk_does_not_replay) {
     vt_btard_task t = vt_btard_digits_task(&g_d);
-    vt_desc dt = vt_desc_default(), da = vt_desc_default();
     vt_ctx *c, *a;
     void *mc, *ma;
     const unsigned char *cb;
     size_t cn;
     vt__bt_buf ch;
-    int64_t D, i;
+    int64_t D = trainer_auditor(&t, NULL, "threads:1,chaos:3", &c, &a, &mc, &ma), i;
     float *g, *h;
     int j, s, caught = 0, tried = 0;
-    dt.log_memory = 1;
-    da.log_memory = 1;
-    da.role = VT_ROLE_AUDIT;
-    vt_order_parse(&da.order, "threads:1,chaos:3");
-    c = vt_create(&dt);
-    a = vt_create(&da);
-    mc = t.init(c, t.user);
-    ma = t.init(a, t.user);
-    D = vt_param_numel(c);
     g = (float *)calloc((size_t)D, sizeof(float));
     h = (float *)calloc((size_t)D, sizeof(float));
     memset(&ch, 0, sizeof ch);

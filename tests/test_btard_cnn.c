@@ -43,23 +43,12 @@ static vt_btard_cfg small_cfg(uint64_t seed) {
    gives another gradient, so the comparison can fail. */
 static void replay_case(vt_btard_cnn *task, const char *what) {
     vt_btard_task t = vt_btard_cnn_task(task);
-    vt_desc dt = vt_desc_default(), da = vt_desc_default();
     vt_ctx *c, *a;
     void *mc, *ma;
-    int64_t D;
+    int64_t D = trainer_auditor(&t, "threads:2", "threads:1,chaos:11,nofma", &c, &a, &mc, &ma);
     float *g, *h, *g0;
     unsigned char d0[32], d1[32];
     int s, same = 0, moved = 0, differ = 0;
-    dt.log_memory = 1;
-    vt_order_parse(&dt.order, "threads:2");
-    da.log_memory = 1;
-    da.role = VT_ROLE_AUDIT;
-    vt_order_parse(&da.order, "threads:1,chaos:11,nofma");
-    c = vt_create(&dt);
-    a = vt_create(&da);
-    mc = t.init(c, t.user);
-    ma = t.init(a, t.user);
-    D = vt_param_numel(c);
     g = (float *)calloc((size_t)D, sizeof(float));
     h = (float *)calloc((size_t)D, sizeof(float));
     g0 = (float *)calloc((size_t)D, sizeof(float));
