@@ -3853,7 +3853,7 @@ VT__T512 static void vt__ukr64_avx512(int64_t kc, const double *a, const double 
        each pair of k steps asks for the three lines (2 x 12 doubles) 768
        bytes ahead. t's 24 lines come from L3 or memory: all 24 at once took
        the L1 fill buffers from A's stream (bench/RESULTS.md, issue 15 round
-       4: 0.80-0.87x OpenBLAS's kernel with 192 rows of A, 0.89-0.94x with
+       4: 0.72-0.87x OpenBLAS's kernel with 192 rows of A, 0.88-0.94x with
        this), so one line into L2 every 8 k steps, while the products run. */
 #define VT__PFA(k) { const char *pa = (const char *)(a + (k) * VT__MR5) + 768; \
         _mm_prefetch(pa, _MM_HINT_T0); _mm_prefetch(pa + 64, _MM_HINT_T0); _mm_prefetch(pa + 128, _MM_HINT_T0); }
