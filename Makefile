@@ -91,6 +91,10 @@ $(B)/bench_transcript: bench/transcript.c vtrain.h examples/chargpt.h | $(B)
 $(B)/bench_gemm: bench/gemm.c vtrain.h | $(B)
 	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS) -lopenblas
 
+# the GEMM micro-kernel alone beside OpenBLAS's (a DYNAMIC_ARCH build exports its per-core kernels)
+$(B)/bench_gemm_kernel: bench/gemm_kernel.c vtrain.h | $(B)
+	$(CC) $(CFLAGS) $< -o $@ $(LDLIBS) -lopenblas
+
 $(B)/bench_btard: bench/btard.c vtrain.h vtrain_btard.h | $(B)
 	$(CC) $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
 

@@ -3842,29 +3842,50 @@ VT__T512 static void vt__ukr64_avx512(int64_t kc, const double *a, const double 
     VT__R12(VT__DECL)
 #undef VT__DECL
     double acc[VT__MR5][VT__NR5];
-    int64_t k;
+    int64_t k, k2;
     int i, j;
-    for (i = 0; i < mr; i++) { /* the tile's rows of t, while the products run */
-        _mm_prefetch((const char *)(t + i * ldt), _MM_HINT_T0);
-        _mm_prefetch((const char *)(t + i * ldt + VT__NR5 - 1), _MM_HINT_T0);
-    }
+    if (kc < 8 * 2 * VT__MR5) /* a short block: the tile's rows of t at once, while the products run */
+        for (i = 0; i < mr; i++) {
+            _mm_prefetch((const char *)(t + i * ldt), _MM_HINT_T0);
+            _mm_prefetch((const char *)(t + i * ldt + VT__NR5 - 1), _MM_HINT_T0);
+        }
+    /* Prefetches (they change no value). A's micro-panel streams from L2:
+       each pair of k steps asks for the three lines (2 x 12 doubles) 768
+       bytes ahead. t's 24 lines come from L3 or memory: all 24 at once took
+       the L1 fill buffers from A's stream (bench/RESULTS.md, issue 15 round
+       4: 0.72-0.87x OpenBLAS's kernel with 192 rows of A, 0.88-0.94x with
+       this), so one line into L2 every 8 k steps, while the products run. */
+#define VT__PFA(k) { const char *pa = (const char *)(a + (k) * VT__MR5) + 768; \
+        _mm_prefetch(pa, _MM_HINT_T0); _mm_prefetch(pa + 64, _MM_HINT_T0); _mm_prefetch(pa + 128, _MM_HINT_T0); }
+#define VT__PFT(k) if (((k) & 7) == 0 && (k) < 8 * 2 * VT__MR5 && ((k) >> 4) < mr) \
+        _mm_prefetch((const char *)(t + ((k) >> 4) * ldt + (((k) >> 3) & 1) * 8), _MM_HINT_T1);
 #define VT__FMA(r) { __m512d ar = _mm512_set1_pd(a[k * VT__MR5 + r]); \
         c##r##0 = _mm512_fmadd_pd(ar, b0, c##r##0); c##r##1 = _mm512_fmadd_pd(ar, b1, c##r##1); }
 #define VT__MULADD(r) { __m512d ar = _mm512_set1_pd(a[k * VT__MR5 + r]); \
         c##r##0 = _mm512_add_pd(_mm512_mul_pd(ar, b0), c##r##0); c##r##1 = _mm512_add_pd(_mm512_mul_pd(ar, b1), c##r##1); }
+#define VT__STEP(OP) { __m512d b0 = _mm512_loadu_pd(b + k * VT__NR5), b1 = _mm512_loadu_pd(b + k * VT__NR5 + 8); \
+        VT__R12(OP) }
+    k2 = kc & ~(int64_t)1;
     if (usefma) {
-        for (k = 0; k < kc; k++) {
-            __m512d b0 = _mm512_loadu_pd(b + k * VT__NR5), b1 = _mm512_loadu_pd(b + k * VT__NR5 + 8);
-            VT__R12(VT__FMA)
+        for (k = 0; k < k2;) {
+            VT__PFA(k) VT__PFT(k)
+            VT__STEP(VT__FMA) k++;
+            VT__STEP(VT__FMA) k++;
         }
+        if (k < kc) VT__STEP(VT__FMA)
     } else {
-        for (k = 0; k < kc; k++) {
-            __m512d b0 = _mm512_loadu_pd(b + k * VT__NR5), b1 = _mm512_loadu_pd(b + k * VT__NR5 + 8);
-            VT__R12(VT__MULADD)
+        for (k = 0; k < k2;) {
+            VT__PFA(k) VT__PFT(k)
+            VT__STEP(VT__MULADD) k++;
+            VT__STEP(VT__MULADD) k++;
         }
+        if (k < kc) VT__STEP(VT__MULADD)
     }
 #undef VT__FMA
 #undef VT__MULADD
+#undef VT__STEP
+#undef VT__PFA
+#undef VT__PFT
     if (mr == VT__MR5 && nr == VT__NR5) {
         if (first) {
 #define VT__ST(r) _mm512_storeu_pd(t + r * ldt, c##r##0); _mm512_storeu_pd(t + r * ldt + 8, c##r##1);
