@@ -11,7 +11,8 @@
    committed rounding logs (vtrain's verified replay), so a one-bit lie is
    caught and the liar banned. The protocol (BTARD-SGD, Gorbunov et al.,
    ICML 2022, with the signed broadcast it assumes built in), its checks,
-   deadlines, attacks and the price of every action are described at the top
+   deadlines, attacks, peers joining mid-run (validated probation before
+   they aggregate) and the price of every action are described at the top
    of the ">>btard" section below.
 
    This header needs vtrain.h, the way sokol_gl.h needs sokol_gfx.h: a user
@@ -387,7 +388,8 @@ typedef struct vt_btard_cfg {
     uint64_t secret_seed;    /* 0 (default): MPRNG secrets from the operating system, fresh every
                                 round. Anything else: vt_rng_u64(secret_seed, rank, ...), which anyone
                                 who knows it can predict: INSECURE, for reproducible tests only */
-    const unsigned char *roster; /* [net->size * 32] every peer's Ed25519 public key, rank order */
+    const unsigned char *roster; /* [net->size * 32] every peer's Ed25519 public key, rank order; 32 zero
+                                    bytes: an open slot, where a newcomer may join (see join below) */
     const vt_btard_key *key;     /* this peer's key pair; its pk must be roster[rank] */
     int threads;             /* worker threads of each peer's contexts (0: 1) */
     const char *audit_order; /* the audit context's order (NULL: "threads:1,chaos:<7919*(rank+1)>") */
@@ -911,7 +913,8 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
                 its gradient never reaches an aggregator. Members carry the
                 PROBE in their REVEAL (waiting for it as for any message: until
                 f + 1 members moved on, at most until the step's COMMIT
-                deadline); at the end of the step the count rule again: no
+                deadline: a state withheld from it costs it one timeout of
+                that); at the end of the step the count rule again: no
                 PROBE with f + 1 carriers is silence (banned SILENT), two are
                 equivocation, one is replayed by every member with its chunk on
                 the step's weights, bit for bit: another gradient bans it
@@ -930,8 +933,10 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    costs a Sybil cfg.probation honest gradients, which is the paper's
    "computationally constrained" premise, not a proof. A newcomer trusts the
    founders' majority: if more than f0 founders lie, it can be fed a state.
-   TCP (vt_net_zmq_create) does not admit newcomers: its CURVE allow list is
-   the roster at creation, so an open slot's key cannot connect.
+   Tested over the in-process transport. TCP (vt_net_zmq_create) does not
+   admit newcomers: its CURVE allow list is the roster at creation, so an
+   open slot's key cannot connect (examples/btard_peer.c has no --join).
+   MPI ranks in open slots could join (nothing there names keys); untested.
 
    MODEL STATE BEYOND THE WEIGHTS. Everything a step carries to the next
    must be the same on every honest peer and covered by what the peers
