@@ -2345,7 +2345,7 @@ struct vt_btard_peer {
     int joining;              /* this peer is a newcomer not yet aggregating */
     int join_sent;
     vt__bt_buf *jreq;         /* [N] a member: the join request each open slot sent me (one) */
-    vt__bt_buf *probe;        /* [N] a member: each newcomer's probation work of this step (one) */
+    vt__bt_buf *probe;        /* [2 N] a member: each newcomer's probation work, of step t at [2 r + t % 2] (this step's and the next) */
     unsigned char *jtries;    /* [N] signatures checked for it this step (bounded) */
     unsigned char *served;    /* [N] states sent to it this step */
     unsigned char *seen;      /* [N] scratch */
@@ -3957,12 +3957,23 @@ static int vt__bt_mk_agg(vt_btard_peer *p, vt__bt_buf *b) {
 }
 
 static int vt__bt_key_taken(const vt_btard_peer *p, const unsigned char *pk); /* joining, below */
+/* where newcomer r's probation work of step t is kept: its slot, holding
+   that work or nothing (NULL: the slot holds another step's) */
+static vt__bt_buf *vt__bt_probe_of(vt_btard_peer *p, int r, int64_t t) {
+    vt__bt_buf *q = &p->probe[2 * (size_t)r + (size_t)(t & 1)];
+    if (q->n && (int64_t)vt__bt_g64(q->p + 8) < p->step) q->n = 0; /* an old one: the slot is free */
+    return !q->n || (int64_t)vt__bt_g64(q->p + 8) == t ? q : NULL;
+}
+static int vt__bt_probe_held(vt_btard_peer *p, int r, int64_t t) {
+    const vt__bt_buf *q = vt__bt_probe_of(p, r, t);
+    return q && q->n;
+}
 /* newcomers in probation whose work of this step I lack */
 static int vt__bt_probes_left(vt_btard_peer *p, void *u) {
     int r, left = 0;
     (void)u;
     for (r = 0; r < p->N; r++)
-        left += vt__bt_on_probation(p, r, p->step) && !(p->probe[r].n && (int64_t)vt__bt_g64(p->probe[r].p + 8) == p->step);
+        left += vt__bt_on_probation(p, r, p->step) && !vt__bt_probe_held(p, r, p->step);
     return left;
 }
 /* The carried section of my REVEAL (>>btard: JOINING): [u32 count] then
@@ -3983,7 +3994,7 @@ static void vt__bt_carry(vt_btard_peer *p, vt__bt_buf *b) {
         if (p->joined[r] < 0 && p->alive[r] && p->jreq[r].n && (int64_t)vt__bt_g64(p->jreq[r].p + 8) == p->step &&
             !vt__bt_key_taken(p, p->jreq[r].p + 16))
             q = &p->jreq[r];
-        if (vt__bt_on_probation(p, r, p->step) && p->probe[r].n && (int64_t)vt__bt_g64(p->probe[r].p + 8) == p->step) q = &p->probe[r];
+        if (vt__bt_on_probation(p, r, p->step) && vt__bt_probe_held(p, r, p->step)) q = vt__bt_probe_of(p, r, p->step);
         if (!q) continue;
         vt__bt_add32(b, (uint32_t)q->n);
         vt__bt_add(b, q->p, q->n);
@@ -4910,13 +4921,13 @@ static int vt__bt_intercept(vt_btard_peer *p, int from, uint64_t tag, unsigned c
             if (vt__bt_join_ok(p, m, n, from)) vt__bt_set(q, m, n);
         } else if (!have || q->n != n || memcmp(q->p, m, n)) p->flood[from]++;
     } else if (ph == VT__PH_PROBE && n >= 16) { /* this step's, or the next one's from a newcomer ahead of me */
-        vt__bt_buf *q = &p->probe[from];
         int64_t s = (int64_t)vt__bt_g64(m + 8);
-        int have = q->n && (int64_t)vt__bt_g64(q->p + 8) >= p->step;
+        vt__bt_buf *q = vt__bt_probe_of(p, from, s);
+        int have = !q || q->n != 0;
         if (!have && (s == p->step || s == p->step + 1) && vt__bt_on_probation(p, from, s) && p->jtries[from] < VT__BT_TRIES) {
             p->jtries[from]++;
             if (vt__bt_probe_ok(p, m, n, from, s)) vt__bt_set(q, m, n);
-        } else if (!have || q->n != n || memcmp(q->p, m, n)) p->flood[from]++;
+        } else if (!q || !have || q->n != n || memcmp(q->p, m, n)) p->flood[from]++;
     } else if (ph == VT__PH_SREQ && VT__BT_TSTEP(tag) == (p->step & 0xFFFFFF) && vt__bt_needs_state(p, from, p->step))
         vt__bt_send_state(p, from);
     else if (ph != VT__PH_ATTEST && ph != VT__PH_STATE) p->flood[from]++;
@@ -4972,7 +4983,8 @@ static int vt__bt_carried_ok(vt_btard_peer *p, const unsigned char *c, size_t n,
             if (!(p->jreq[r].n == l && !memcmp(p->jreq[r].p, it, l)) && !vt__bt_join_ok(p, it, l, r)) return 0;
         } else if (vt__bt_g32(it) == VT__BT_M_PROBE) {
             if (!vt__bt_on_probation(p, r, p->step)) return 0;
-            if (!(p->probe[r].n == l && !memcmp(p->probe[r].p, it, l)) && !vt__bt_probe_ok(p, it, l, r, p->step)) return 0;
+            const vt__bt_buf *q = vt__bt_probe_of(p, r, p->step);
+            if (!(q && q->n == l && !memcmp(q->p, it, l)) && !vt__bt_probe_ok(p, it, l, r, p->step)) return 0;
         } else return 0;
         at += 4 + l;
     }
@@ -5057,7 +5069,8 @@ static void vt__bt_settle_joins(vt_btard_peer *p) {
 static void vt__bt_join_tidy(vt_btard_peer *p) {
     int r;
     for (r = 0; r < p->N && !p->joining; r++) {
-        if (p->probe[r].n && (int64_t)vt__bt_g64(p->probe[r].p + 8) <= p->step) p->probe[r].n = 0;
+        if (p->probe[2 * r].n && (int64_t)vt__bt_g64(p->probe[2 * r].p + 8) <= p->step) p->probe[2 * r].n = 0;
+        if (p->probe[2 * r + 1].n && (int64_t)vt__bt_g64(p->probe[2 * r + 1].p + 8) <= p->step) p->probe[2 * r + 1].n = 0;
         if (p->jreq[r].n && (int64_t)vt__bt_g64(p->jreq[r].p + 8) <= p->step) p->jreq[r].n = 0;
     }
 }
@@ -5475,7 +5488,7 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
         !VT__BT_A(p->ds_fresh, unsigned char, 2 * N) || !VT__BT_A(p->ds_active, unsigned char, N) ||
         !VT__BT_A(p->hs, unsigned char, N * 32) || !VT__BT_A(p->roster, unsigned char, N * 32) ||
         !VT__BT_A(p->joined, int64_t, N) || !VT__BT_A(p->prob_end, int64_t, N) || !VT__BT_A(p->ban_at, int64_t, N) ||
-        !VT__BT_A(p->ban_why, int, N) || !VT__BT_A(p->jreq, vt__bt_buf, N) || !VT__BT_A(p->probe, vt__bt_buf, N) ||
+        !VT__BT_A(p->ban_why, int, N) || !VT__BT_A(p->jreq, vt__bt_buf, N) || !VT__BT_A(p->probe, vt__bt_buf, 2 * N) ||
         !VT__BT_A(p->jtries, unsigned char, N) || !VT__BT_A(p->served, unsigned char, N) || !VT__BT_A(p->seen, unsigned char, N) ||
         !vt__bt_reserve(&p->chunk, 256) || !vt__bt_reserve(&p->chunk_prev, 256) || !vt__bt_reserve(&p->tmp, 256)) {
         vt__tls_fail(VT_ERR_NOMEM, "vt_btard_peer_create: out of memory (%d peers, %lld parameters)", N, (long long)D);
@@ -5558,7 +5571,7 @@ VTDEF void vt_btard_peer_destroy(vt_btard_peer *p) {
     VT_FREE(p->est1, NULL); VT_FREE(p->est2, NULL); VT_FREE(p->ring, NULL); VT_FREE(p->ev, NULL);
     VT_FREE(p->hs, NULL); VT_FREE(p->roster, NULL);
     if (p->jreq) for (i = 0; i < p->N; i++) VT_FREE(p->jreq[i].p, NULL);
-    if (p->probe) for (i = 0; i < p->N; i++) VT_FREE(p->probe[i].p, NULL);
+    if (p->probe) for (i = 0; i < 2 * p->N; i++) VT_FREE(p->probe[i].p, NULL);
     VT_FREE(p->joined, NULL); VT_FREE(p->prob_end, NULL); VT_FREE(p->ban_at, NULL); VT_FREE(p->ban_why, NULL);
     VT_FREE(p->jreq, NULL); VT_FREE(p->probe, NULL); VT_FREE(p->jtries, NULL); VT_FREE(p->served, NULL); VT_FREE(p->seen, NULL);
     VT_FREE(p->blob.p, NULL);
