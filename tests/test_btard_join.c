@@ -90,7 +90,7 @@ static void *flood_run(void *a) {
     flooder *f = (flooder *)a;
     uint64_t k = 0;
     while (!f->stop && k < 20000) {
-        vt_btard_key key;
+        vt_btard_key key = {{0}, {0}};
         unsigned char seed[32], m[VT__BT_JOIN_LEN], sm[90], to[16];
         int i;
         int64_t s = (int64_t)(k % 8);
