@@ -21,7 +21,7 @@ LDLIBS  = -lm -lpthread
 B       = build
 
 EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab $(B)/btard_swarm $(B)/train_digits_cnn $(B)/train_resnet
-TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_btard_byz $(B)/test_btard_cnn $(B)/test_shards $(B)/test_cnn
+TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_btard_byz $(B)/test_btard_cnn $(B)/test_btard_join $(B)/test_shards $(B)/test_cnn
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard $(B)/bench_cnn
 
 .PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript bench-torch bench-load clean compile-checks
@@ -56,6 +56,8 @@ $(B)/test_btard: tests/test_btard.c tests/test.h tests/btard_test.h vtrain.h vtr
 $(B)/test_btard_byz: tests/test_btard_byz.c tests/test.h tests/btard_test.h vtrain.h vtrain_btard.h | $(B)
 	$(CC) $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
 $(B)/test_btard_cnn: tests/test_btard_cnn.c tests/test.h tests/btard_test.h vtrain.h vtrain_btard.h | $(B)
+	$(CC) $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
+$(B)/test_btard_join: tests/test_btard_join.c tests/test.h tests/btard_test.h vtrain.h vtrain_btard.h | $(B)
 	$(CC) $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
 $(B)/btard_swarm: examples/btard_swarm.c vtrain.h vtrain_btard.h | $(B)
 	$(CC) $(CFLAGS) $(BT_FLAGS) $< -o $@ $(LDLIBS) $(BT_LIBS)
@@ -334,7 +336,7 @@ endif
 # tests/run.sh runs the first list side by side, one per core; the BTARD
 # tests and the scripts that start peer processes or time-limited swarms
 # run alone after them (their deadlines are real time)
-TESTS_SER = $(B)/test_btard $(B)/test_btard_byz $(B)/test_btard_cnn
+TESTS_SER = $(B)/test_btard $(B)/test_btard_byz $(B)/test_btard_cnn $(B)/test_btard_join
 TESTS_PAR = $(filter-out $(TESTS_SER),$(TESTS))
 test: $(TESTS) $(EXAMPLES) $(TEST_CUDA) $(if $(HAVE_QUADMATH),$(B)/test_bounds)
 ifneq ($(HAVE_CUDA),1)

@@ -9561,13 +9561,18 @@ static const char *vt__st_meta(const vt__st_header *h, const char *key) {
 
 /* --- checkpoints ---------------------------------------------------------------- */
 
-VTDEF vt_status vt_checkpoint_save(vt_ctx *c, const char *path) {
+/* the bytes of a checkpoint of c's state, its metadata "step" being `step`
+   (vt_checkpoint_save: the context's step); *out from VT_MALLOC(*n, c's
+   user pointer); path only names it in errors */
+static vt_status vt__checkpoint_bytes(vt_ctx *c, int64_t step, const char *path, unsigned char **out, size_t *outn) {
     vt__buf hd;
     int i, k, nt = vt__nstate(c);
     uint64_t off = 0;
     unsigned char digest[32], *data;
     char hex[65], tmp[256];
     size_t total = 0, pos = 0;
+    *out = NULL;
+    *outn = 0;
     if (c->status != VT_OK) return c->status;
     if (nt > 256) return vt__fail(c, VT_ERR_ARG, "checkpoint: %d tensors (256 at most)", nt);
     if (c->noptims > 28) return vt__fail(c, VT_ERR_ARG, "checkpoint: %d optimizers (28 at most: 32 metadata entries)", c->noptims);
@@ -9583,7 +9588,7 @@ VTDEF vt_status vt_checkpoint_save(vt_ctx *c, const char *path) {
     vt_weights_digest(c, digest);
     vt_hex(digest, 32, hex);
     snprintf(tmp, sizeof tmp, "{\"__metadata__\":{\"format\":\"vtrain-checkpoint-1\",\"vtrain.version\":\"%s\",\"step\":\"%lld\",\"state_sha256\":\"%s\"",
-             VTRAIN_VERSION_STRING, (long long)c->step_no, hex);
+             VTRAIN_VERSION_STRING, (long long)step, hex);
     vt__buf_put(c, &hd, tmp, strlen(tmp));
     for (k = 0; k < c->noptims; k++) {
         snprintf(tmp, sizeof tmp, ",\"optim%d.t\":\"%lld\"", k, (long long)c->optims[k]->t);
@@ -9618,8 +9623,17 @@ VTDEF vt_status vt_checkpoint_save(vt_ctx *c, const char *path) {
         const double *d = vt__h(c, t);
         for (q = 0; q < n; q++) { vt__put_u32(data + pos, vt__fbits((float)d[vt__off(t, q)])); pos += 4; }
     }
-    vt__write_atomic(c, path, data, total, NULL, 0);
     VT_FREE(hd.p, c->u);
+    *out = data;
+    *outn = total;
+    return c->status;
+}
+
+VTDEF vt_status vt_checkpoint_save(vt_ctx *c, const char *path) {
+    unsigned char *data;
+    size_t total;
+    if (vt__checkpoint_bytes(c, c->step_no, path, &data, &total) != VT_OK) return c->status;
+    vt__write_atomic(c, path, data, total, NULL, 0);
     VT_FREE(data, c->u);
     return c->status;
 }
@@ -12319,6 +12333,10 @@ static int vt__shards_put(vt_ctx *c, const unsigned char *p, size_t n);
 static void vt__ckpt_path(const char *dir, int64_t step, char *buf, size_t n);
 static unsigned char *vt__read_file(const char *path, size_t *n, size_t maxn);
 static vt_status vt__checkpoint_parse(vt_ctx *c, const unsigned char *b, size_t n, const char *path);
+/* >>transcript: the checkpoint vt_checkpoint_save would write, as bytes,
+   with `step` as its metadata step (path only names it in errors; *out
+   from VT_MALLOC(*n, c's user pointer)) */
+static vt_status vt__checkpoint_bytes(vt_ctx *c, int64_t step, const char *path, unsigned char **out, size_t *n);
 
 #ifdef VTRAIN_CUDA
 #include "vtrain_cuda.cu.h"

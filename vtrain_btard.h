@@ -11,7 +11,8 @@
    committed rounding logs (vtrain's verified replay), so a one-bit lie is
    caught and the liar banned. The protocol (BTARD-SGD, Gorbunov et al.,
    ICML 2022, with the signed broadcast it assumes built in), its checks,
-   deadlines, attacks and the price of every action are described at the top
+   deadlines, attacks, peers joining mid-run (validated probation before
+   they aggregate) and the price of every action are described at the top
    of the ">>btard" section below.
 
    This header needs vtrain.h, the way sokol_gl.h needs sokol_gfx.h: a user
@@ -67,6 +68,7 @@
                              attacks, events, the task, configuration, a
                              peer, a swarm, the digits task, the CNN tasks
        >>btard     the protocol step by step, agreement before punishment,
+                   peers joining mid-run (probation),
                    CenteredClip's definition, the aggregate checks and what
                    a lie can still move, deadlines, bounded resources, the
                    price of every action, assumptions; small helpers
@@ -264,7 +266,8 @@ VTDEF vt_status vt_centered_clip(const float *const *rows, int m, int64_t L, dou
     X(WITHHOLD_HALF, "withhold_half")                                              \
     X(LYING_ECHO, "lying_echo")                                                    \
     X(FALSE_AUDIT, "false_audit")                                                  \
-    X(FLOOD, "flood")
+    X(FLOOD, "flood")                                                              \
+    X(WRONG_STATE, "wrong_state")
 
 typedef enum vt_btard_attack_kind {
 #define VT__X(name, str) VT_ATTACK_##name,
@@ -326,7 +329,9 @@ typedef enum vt_btard_event_kind {
     VT_EV_FALSE_ALARM,  /* ... and found exact */
     VT_EV_SLOW,         /* an exchange needed the slow path (peer: -1; count: its index in the round) */
     VT_EV_LATE,         /* messages from peer arrived after their phase (count in `count`) */
-    VT_EV_FLOOD         /* messages from peer dropped: outside the window of steps or over its limits */
+    VT_EV_FLOOD,        /* messages from peer dropped: outside the window of steps or over its limits */
+    VT_EV_JOIN,         /* peer admitted to probation from the next step on (count: the step it aggregates from) */
+    VT_EV_BAD_STATE     /* a joiner: the state peer sent it is not the one the members attested (it fetched another) */
 } vt_btard_event_kind;
 
 typedef struct vt_btard_event {
@@ -383,13 +388,22 @@ typedef struct vt_btard_cfg {
     uint64_t secret_seed;    /* 0 (default): MPRNG secrets from the operating system, fresh every
                                 round. Anything else: vt_rng_u64(secret_seed, rank, ...), which anyone
                                 who knows it can predict: INSECURE, for reproducible tests only */
-    const unsigned char *roster; /* [net->size * 32] every peer's Ed25519 public key, rank order */
+    const unsigned char *roster; /* [net->size * 32] every peer's Ed25519 public key, rank order; 32 zero
+                                    bytes: an open slot, where a newcomer may join (see join below) */
     const vt_btard_key *key;     /* this peer's key pair; its pk must be roster[rank] */
     int threads;             /* worker threads of each peer's contexts (0: 1) */
     const char *audit_order; /* the audit context's order (NULL: "threads:1,chaos:<7919*(rank+1)>") */
     int session;             /* 0..255: tag namespace, for several runs over one transport */
     size_t max_chunk;        /* largest log chunk accepted (0: 16 MiB) */
     double net_jitter;       /* vt_btard_simulate only: vt_net_inproc_jitter of its hub (0: none) */
+    /* Peers joining mid-run (>>btard: JOINING). A roster entry of 32 zero bytes is an open slot:
+       the endpoint of that rank may ask to join with a key of its own. */
+    int join;                /* 1: this peer is a newcomer: its roster entry is open, cfg.key its own key pair */
+    int64_t join_step;       /* the newcomer asks to join at this step (admitted at its end, if agreed) */
+    int probation;           /* steps of validated work before a newcomer aggregates (0: 3) */
+    int join_max;            /* newcomers in probation at once (0: 2) */
+    int join_per_step;       /* newcomers admitted per step (0: 1) */
+    double join_wait;        /* seconds a newcomer waits to be admitted and synced (0: 120) */
 } vt_btard_cfg;
 
 VTDEF vt_btard_cfg vt_btard_cfg_default(void);
@@ -405,6 +419,7 @@ typedef struct vt_btard_stats {
     int64_t slow, ds_rounds, fetched; /* slow-path agreements, their relay rounds, envelopes fetched */
     int64_t signs, verifies;       /* Ed25519 operations */
     int64_t mail_peak;             /* most bytes ever held in the mailbox */
+    int64_t probes, states_sent;   /* newcomers' gradients replayed; states sent to newcomers */
     double t_step, t_grad, t_validate, t_aggregate, t_update, t_wait, t_sign; /* seconds */
 } vt_btard_stats;
 
@@ -429,6 +444,19 @@ VTDEF void vt_btard_digest(const vt_btard_peer *p, unsigned char out[32]); /* vt
 VTDEF void vt_btard_last_r(const vt_btard_peer *p, unsigned char out[32]); /* the shared randomness of the last step */
 VTDEF int vt_btard_events(const vt_btard_peer *p, const vt_btard_event **ev);
 VTDEF void vt_btard_stats_get(const vt_btard_peer *p, vt_btard_stats *s);
+/* membership (>>btard: JOINING): where `rank` stands in p's view, and since
+   when (*since: the step of its first probation step, 0 for a founding
+   member, -1 for an open slot; NULL: not wanted) */
+typedef enum vt_btard_membership {
+    VT_BTARD_OPEN,       /* an open slot: nobody admitted */
+    VT_BTARD_PROBATION,  /* admitted; its gradients are validated, never aggregated */
+    VT_BTARD_MEMBER,     /* aggregates */
+    VT_BTARD_BANNED
+} vt_btard_membership;
+VTDEF vt_btard_membership vt_btard_member(const vt_btard_peer *p, int rank, int64_t *since);
+/* SHA-256 of p's whole view of the swarm: every rank's identity, ban (step,
+   reason), admission and probation steps. Equal on every honest peer. */
+VTDEF void vt_btard_view_digest(const vt_btard_peer *p, unsigned char out[32]);
 
 /* --- an in-process swarm ------------------------------------------------------------------ */
 
@@ -639,7 +667,8 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
                 owner's hash, as the proof)
      4 REVEAL   the MPRNG secret; r = H(session, step, round, secrets in
                 position order), uniform if one secret is honest; an accused
-                target's answer (its log chunk) rides here
+                target's answer (its log chunk) rides here, and the join
+                requests and newcomers' probation work it carries (JOINING)
      5 SCALARS  per part k: <z1, g_k - a_k>, <z2, g_k - a_k>, |g_k - a_k|,
                 |g_k|, with z1, z2 in {-1, +1}^L drawn from r (after every
                 aggregate is fixed), and a request for an audit when
@@ -806,6 +835,22 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    | relay spam in the slow path              | <= 2 items per member per round, each      | unsigned or unchained items     |
    |                                          | checked (<= 2 n signatures per relay msg)  | dropped; two echoes = proof     |
    | "I got no chunk" (validator)             | the chunk is made public in REVEAL         | none (unprovable either way)    |
+   | join requests, fresh keys, any number    | per slot and step <= 4 signature checks    | none for unadmitted requests;   |
+   | (JOINING)                                | and one kept request (112 B); each REVEAL  | a slot admits one key ever, and |
+   |                                          | carries <= one per open slot, checked once | <= join_per_step per step, <=   |
+   |                                          |                                            | join_max in probation at once   |
+   | admitted, then silent in probation       | one wait for its PROBE (<= compute_timeout | banned (SILENT); the slot is    |
+   |                                          | + 2 T from the step's start), once         | closed for good                 |
+   | admitted, lying in probation             | per newcomer and step: the state sent once | banned (GRADIENT) at its first  |
+   |                                          | (weights, optimizer, commitments), n       | probation step; its gradient    |
+   |                                          | digests signed, one gradient replayed by   | never aggregated                |
+   |                                          | every member: <= join_max of each per step |                                 |
+   |                                          | (measured: 1.72x the step time, 8 founders,|                                 |
+   |                                          | one newcomer; ./build/bench_btard join)    |                                 |
+   | member serving a newcomer wrong state    | the newcomer asks the next member (T each) | none (the newcomer cannot prove |
+   |                                          |                                            | it to others); it is detected   |
+   | a request sent to some members only      | nothing: f + 1 carriers admit it, fewer do | none                            |
+   |                                          | not, the same on every honest member       |                                 |
 
    The unprovable rows are the price of not trusting anyone's word: each
    is bounded per exchange (one slow path, f T at most) but costs the
@@ -833,6 +878,68 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    (withhold_half_16_peers_slow_honest_link) replays the case with an
    honest peer on a link slowed to 0.9 of the deadline; 0.2.0 fails it.
 
+   JOINING (the paper's Sybil heuristic: validated work before aggregation).
+   A roster entry of 32 zero bytes is an open slot: the founders are the
+   others, N0 of them, of which at most f0 = (N0 - 1) / 2 lie (the run's
+   assumption). The endpoint of an open slot asks to join with a key of its
+   own (cfg.join, cfg.join_step):
+     admission  its signed JOIN (rank, step s, public key) goes to the
+                founders; each member keeps one request per slot and
+                carries the requests for step s in its REVEAL of step s, so
+                they are agreed with the REVEAL envelopes (echoes, the slow
+                path). At the end of step s, a request carried by f + 1
+                agreed REVEALs (one carrier honest, who got it from that
+                endpoint) is admitted by every honest member, one carried by
+                fewer by none: all or none, at the same step, whoever the
+                newcomer or a Byzantine sent it to. Two such requests for one
+                slot ban the slot. Admitted, lowest rank first, while fewer
+                than cfg.join_per_step (1) were admitted this step and fewer
+                than cfg.join_max (2) are in probation; over the bounds the
+                request lapses (the newcomer may ask again). A slot admits one
+                key, ever: banned, it stays banned; a key once in the roster is
+                refused in any slot.
+     the state  at the start of each step from s + 1 to the end of probation,
+                every member sends the newcomer its signed digest of the state
+                (weights, optimizer state, bans, membership and keys, the
+                previous step's commitments and weights that validators check:
+                the same bytes on every honest member); the member at position
+                (newcomer + step) mod n sends the state. The newcomer takes the
+                digest f0 + 1 founders signed alike (one of them honest), and a
+                state whose SHA-256 is that digest: a wrong one is reported
+                (VT_EV_BAD_STATE) and the state asked of the next member that
+                attested the digest, one by one.
+     probation  cfg.probation steps (3): the newcomer computes its gradient on
+                the agreed weights from its public seed and sends every member
+                a signed PROBE: the SHA-256 of its gradient and its log chunk.
+                It is in no round: it sends no part, aggregates nothing, and
+                its gradient never reaches an aggregator. Members carry the
+                PROBE in their REVEAL (waiting for it as for any message: until
+                f + 1 members moved on, at most until the step's COMMIT
+                deadline: a state withheld from it costs it one timeout of
+                that); at the end of the step the count rule again: no
+                PROBE with f + 1 carriers is silence (banned SILENT), two are
+                equivocation, one is replayed by every member with its chunk on
+                the step's weights, bit for bit: another gradient bans it
+                (GRADIENT, or CHUNK). Every probation step is checked, by
+                everyone, not m / n of them.
+     member     from step s + 1 + probation it is a member like the founders
+                (synced once more at the start of that step).
+   Membership - each rank's key, ban (step, reason), first step and first
+   aggregating step - is part of every honest peer's view
+   (vt_btard_member, vt_btard_view_digest) and of the state a newcomer
+   fetches. What joining does NOT defend against: a patient Sybil that
+   works honestly through probation and lies later is caught only by the
+   ordinary validation, at the ordinary rate (about m / n per attacked
+   step); each slot admits one identity, so the number of Sybils is bounded
+   by the slots (endpoints) an attacker holds, not by compute - probation
+   costs a Sybil cfg.probation honest gradients, which is the paper's
+   "computationally constrained" premise, not a proof. A newcomer trusts the
+   founders' majority: if more than f0 founders lie, it can be fed a state.
+   Tested over the in-process transport. TCP (vt_net_zmq_create) does not
+   admit newcomers: its CURVE allow list is the roster at creation, so an
+   open slot's key cannot connect (examples/btard_peer.c has no --join).
+   MPI ranks in open slots could join (nothing there names keys); untested.
+
    MODEL STATE BEYOND THE WEIGHTS. Everything a step carries to the next
    must be the same on every honest peer and covered by what the peers
    agree on; a gradient must depend on the weights and the public seed
@@ -843,9 +950,10 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
 
    NOT DEFENDED (say it plainly): a network slower than the deadlines
    (honest peers are then taken for silent); a majority of Byzantine
-   members; Sybils - the roster is fixed at creation and peers joining
-   mid-run (the paper's heuristic: validated work before aggregating) are
-   NOT implemented; lies within the honest spread that
+   members; Sybils beyond what JOINING bounds (a patient Sybil that behaves
+   through probation and lies later is caught at the ordinary rate; one
+   identity per slot, not per unit of compute); newcomers over TCP; lies
+   within the honest spread that
    CenteredClip lets through (bounded, above); a Byzantine that makes every
    exchange take the slow path (bounded cost, above); denial of service
    below the transport (TCP connection floods: ZeroMQ refuses keys outside
@@ -1030,7 +1138,12 @@ enum {
     VT__PH_FETCH,     /* an agreed envelope sent to a peer that lacks it (sub: exchange, slot) */
     VT__PH_MPART,     /* plain all-reduce: part (point to point) */
     VT__PH_MAGG,      /* plain all-reduce: mean (point to point) */
-    VT__PH_JUNK       /* the flood attack's messages */
+    VT__PH_JUNK,      /* the flood attack's messages */
+    VT__PH_JOIN,      /* a newcomer's join request (tag step: the step it asks for) */
+    VT__PH_PROBE,     /* a newcomer's probation work of a step */
+    VT__PH_ATTEST,    /* a member's signed digest of the state, to a newcomer */
+    VT__PH_STATE,     /* the state, to a newcomer */
+    VT__PH_SREQ       /* a newcomer asks a member for the state */
 };
 
 /* ==========================================================================
@@ -2225,6 +2338,23 @@ struct vt_btard_peer {
     unsigned char *memmask;   /* [N] by rank: a member this round (not me) */
     unsigned char *val;       /* [N] by rank: validator this step */
     int64_t L;                /* part length */
+    /* joining (>>btard: JOINING), by rank; all of it part of the state a newcomer fetches */
+    int64_t *joined;          /* [N] first step in the swarm (probation or not): 0 founders, -1 open slot */
+    int64_t *prob_end;        /* [N] first step it aggregates (0 founders) */
+    int64_t *ban_at;          /* [N] step of its ban, -1 */
+    int *ban_why;             /* [N] its reason, -1 */
+    int N0, f0;               /* founding members; the most of them that may lie ((N0 - 1) / 2) */
+    int joining;              /* this peer is a newcomer not yet aggregating */
+    int join_sent;
+    vt__bt_buf *jreq;         /* [N] a member: the join request each open slot sent me (one) */
+    vt__bt_buf *probe;        /* [2 N] a member: each newcomer's probation work, of step t at [2 r + t % 2] (this step's and the next) */
+    unsigned char *jtries;    /* [N] signatures checked for it this step (bounded) */
+    unsigned char *served;    /* [N] states sent to it this step */
+    unsigned char *seen;      /* [N] scratch */
+    vt__bt_buf blob;          /* the state newcomers fetch, of step blob_step */
+    int64_t blob_step;
+    unsigned char blob_dig[32];
+    double t_step0;
     /* this step */
     int worker;
     float *g;                 /* [d] my gradient as committed */
@@ -2338,8 +2468,23 @@ static void vt__bt_ban(vt_btard_peer *p, int rank, vt_btard_reason why, int by) 
     if (rank < 0 || rank >= p->N || !p->alive[rank]) return;
     VT__BT_DBG(("%.3f peer %d step %lld rd %d: bans %d (%d)\n", vt_net_now(), p->rank, (long long)p->step, p->rd, rank, (int)why));
     p->alive[rank] = 0;
+    p->ban_at[rank] = p->step;
+    p->ban_why[rank] = (int)why;
     p->nbans++;
     vt__bt_event(p, VT_EV_BAN, rank, by, why, 0);
+}
+
+/* membership at step t (>>btard: JOINING): a member aggregates; a
+   newcomer in probation works, validated, and never aggregates; one that
+   needs the state gets it at the start of the step */
+static int vt__bt_member_at(const vt_btard_peer *p, int r, int64_t t) {
+    return p->alive[r] && p->joined[r] >= 0 && t >= p->prob_end[r];
+}
+static int vt__bt_on_probation(const vt_btard_peer *p, int r, int64_t t) {
+    return p->alive[r] && p->joined[r] >= 0 && t >= p->joined[r] && t < p->prob_end[r];
+}
+static int vt__bt_needs_state(const vt_btard_peer *p, int r, int64_t t) {
+    return p->alive[r] && p->joined[r] > 0 && t >= p->joined[r] && t <= p->prob_end[r];
 }
 /* ban the member at position j */
 static void vt__bt_banp(vt_btard_peer *p, int j, vt_btard_reason why, int by) {
@@ -2370,10 +2515,12 @@ static int vt__bt_window(const vt_btard_peer *p, uint64_t tag) {
     return ((cur - s) & 0xFFFFFF) < 0x800000 ? -1 : 1;
 }
 
+static int vt__bt_intercept(vt_btard_peer *p, int from, uint64_t tag, unsigned char *m, size_t n); /* >>peer: joining */
 static void vt__bt_mb_put(vt_btard_peer *p, int from, uint64_t tag, unsigned char *m, size_t n) {
     vt__bt_mail *x, **pp;
     int w;
     if (from < 0 || from >= p->N || from == p->rank) { VT_FREE(m, NULL); return; }
+    if (vt__bt_intercept(p, from, tag, m, n)) return;
     w = vt__bt_window(p, tag);
     if (w || p->mb_cnt[from] >= p->mb_cap_cnt || p->mb_bytes[from] + n > p->mb_cap_bytes) {
         if (w < 0) p->late[from]++;
@@ -3455,7 +3602,7 @@ static void vt__bt_partition(vt_btard_peer *p) {
     for (i = 0; i < p->N; i++) {
         p->pos[i] = -1;
         p->memmask[i] = 0;
-        if (p->alive[i]) { p->pos[i] = p->n; p->mem[p->n++] = i; p->memmask[i] = i != p->rank; }
+        if (vt__bt_member_at(p, i, p->step)) { p->pos[i] = p->n; p->mem[p->n++] = i; p->memmask[i] = i != p->rank; }
     }
     p->me = p->pos[p->rank];
     p->L = p->n ? (p->d + p->n - 1) / p->n : 0;
@@ -3604,7 +3751,7 @@ static void vt__bt_work(vt_btard_peer *p) {
         /* one part (as partitioned in round 0) times 1 + 1e-6 */
         int na = 0, k;
         int64_t L;
-        for (k = 0; k < p->N; k++) na += p->alive[k];
+        for (k = 0; k < p->N; k++) na += vt__bt_member_at(p, k, p->step);
         L = (d + na - 1) / na;
         k = (int)(p->step % na);
         for (i = k * L; i < (k + 1) * L && i < d; i++) p->g[i] = (float)((double)p->gt[i] * (1 + a->scale));
@@ -3811,8 +3958,55 @@ static int vt__bt_mk_agg(vt_btard_peer *p, vt__bt_buf *b) {
     return 1;
 }
 
+static int vt__bt_key_taken(const vt_btard_peer *p, const unsigned char *pk); /* joining, below */
+/* where newcomer r's probation work of step t is kept: its slot, holding
+   that work or nothing (NULL: the slot holds another step's) */
+static vt__bt_buf *vt__bt_probe_of(vt_btard_peer *p, int r, int64_t t) {
+    vt__bt_buf *q = &p->probe[2 * (size_t)r + (size_t)(t & 1)];
+    if (q->n && (int64_t)vt__bt_g64(q->p + 8) < p->step) q->n = 0; /* an old one: the slot is free */
+    return !q->n || (int64_t)vt__bt_g64(q->p + 8) == t ? q : NULL;
+}
+static int vt__bt_probe_held(vt_btard_peer *p, int r, int64_t t) {
+    const vt__bt_buf *q = vt__bt_probe_of(p, r, t);
+    return q && q->n;
+}
+/* newcomers in probation whose work of this step I lack */
+static int vt__bt_probes_left(vt_btard_peer *p, void *u) {
+    int r, left = 0;
+    (void)u;
+    for (r = 0; r < p->N; r++)
+        left += vt__bt_on_probation(p, r, p->step) && !vt__bt_probe_held(p, r, p->step);
+    return left;
+}
+/* The carried section of my REVEAL (>>btard: JOINING): [u32 count] then
+   [u32 length][message] for each open slot's join request of this step and
+   each newcomer's probation work of this step that I hold. The work is
+   waited for first as any message is: until f + 1 members have moved on
+   (a grace later), at most until the deadline of this step's COMMIT. */
+static void vt__bt_carry(vt_btard_peer *p, vt__bt_buf *b) {
+    int r, cnt = 0;
+    size_t at = b->n;
+    if (vt__bt_probes_left(p, NULL)) { /* the exchange's deadline then runs from the end of this wait, the same moment on every honest member */
+        vt__bt_wait(p, p->t_step0 + p->cfg.compute_timeout + 2 * p->cfg.timeout, VT__BT_PENV(VT__K_REVEAL) - 1, vt__bt_probes_left, NULL);
+        if (vt_net_now() > p->sched) p->sched = vt_net_now();
+    }
+    vt__bt_add32(b, 0);
+    for (r = 0; r < p->N; r++) {
+        const vt__bt_buf *q = NULL;
+        if (p->joined[r] < 0 && p->alive[r] && p->jreq[r].n && (int64_t)vt__bt_g64(p->jreq[r].p + 8) == p->step &&
+            !vt__bt_key_taken(p, p->jreq[r].p + 16))
+            q = &p->jreq[r];
+        if (vt__bt_on_probation(p, r, p->step) && vt__bt_probe_held(p, r, p->step)) q = vt__bt_probe_of(p, r, p->step);
+        if (!q) continue;
+        vt__bt_add32(b, (uint32_t)q->n);
+        vt__bt_add(b, q->p, q->n);
+        cnt++;
+    }
+    vt__bt_p32(b->p + at, (uint32_t)cnt);
+}
+
 /* REVEAL: [magic][secret 32][u32 chunk length][my chunk of the previous
-   step, if I stand accused] */
+   step, if I stand accused][carried: see vt__bt_carry] */
 static int vt__bt_mk_reveal(vt_btard_peer *p, vt__bt_buf *b) {
     int i, accused = 0;
     b->n = 0;
@@ -3825,6 +4019,7 @@ static int vt__bt_mk_reveal(vt_btard_peer *p, vt__bt_buf *b) {
         vt__bt_add32(b, (uint32_t)p->chunk_prev.n);
         vt__bt_add(b, p->chunk_prev.p, p->chunk_prev.n);
     } else vt__bt_add32(b, 0);
+    vt__bt_carry(p, b);
     return 1;
 }
 
@@ -4004,6 +4199,7 @@ static void vt__bt_judge_agg(vt_btard_peer *p) {
     }
 }
 
+static int vt__bt_carried_ok(vt_btard_peer *p, const unsigned char *c, size_t n, size_t at); /* joining, below */
 /* REVEAL: the secrets open their commitments; accusations are answered by
    the accused's chunk (in its REVEAL) and re-executed by everyone */
 static void vt__bt_judge_reveal(vt_btard_peer *p) {
@@ -4012,7 +4208,8 @@ static void vt__bt_judge_reveal(vt_btard_peer *p) {
         vt__bt_env e;
         unsigned char h[32];
         if (!vt__bt_agreed(p, VT__K_REVEAL, j, &e)) continue;
-        if (e.content_len < 40 || vt__bt_g32(e.content) != VT__BT_M_REVEAL || e.content_len != 40 + (size_t)vt__bt_g32(e.content + 36)) {
+        if (e.content_len < 44 || vt__bt_g32(e.content) != VT__BT_M_REVEAL || (size_t)vt__bt_g32(e.content + 36) > e.content_len - 44 ||
+            !vt__bt_carried_ok(p, e.content, e.content_len, 40 + (size_t)vt__bt_g32(e.content + 36))) {
             vt__bt_banp(p, j, VT_BAN_MALFORMED, -1);
             continue;
         }
@@ -4033,7 +4230,7 @@ static void vt__bt_judge_reveal(vt_btard_peer *p) {
         for (v = 0; v < p->n; v++) if (p->c_vt[v] == p->mem[j] && p->c_vc[v] != VT__V_OK) accused = 1;
         if (!accused || !vt__bt_env_parse(VT__XENV(p, VT__K_REVEAL, j), VT__XLEN(p, VT__K_REVEAL, j), &e)) continue;
         ch = e.content + 40;
-        cn = e.content_len - 40;
+        cn = vt__bt_g32(e.content + 36);
         vt_sha256(ch, cn, h);
         if (!cn || pj < 0 || cn > p->cfg.max_chunk || memcmp(h, p->pv_chunk + (size_t)pj * 32, 32)) { vt__bt_banp(p, j, VT_BAN_CHUNK, -1); continue; }
         res = vt__bt_recheck(p, p->mem[j], ch, cn);
@@ -4477,6 +4674,558 @@ static vt_status vt__bt_step_mean(vt_btard_peer *p) {
     return p->status;
 }
 
+/* --- joining (>>btard: JOINING) --------------------------------------------------------------------------
+
+   Messages from outside the members, taken out of the stream before the
+   mailbox (vt__bt_intercept), each bounded per sender and step:
+     JOIN    newcomer -> founders: [magic][u32 rank][u64 step][32 pk][64 signature by pk over
+             "vt-btard-join2" || session || rank || step || pk]
+     PROBE   newcomer in probation -> members: [magic][u32 rank][u64 step][32 SHA-256 of its
+             gradient, d binary32][u32 chunk length][its log chunk][64 signature over
+             "vt-btard-probe2" || session || SHA-256(all before it)]
+     ATTEST  member -> newcomer at the start of a step: [magic][u32 member][u32 newcomer]
+             [u64 step][32 state digest][64 signature over "vt-btard-state2" || session || all
+             from member to digest]
+     STATE   member -> newcomer: the state (vt__bt_blob), its digest the attested one
+     SREQ    newcomer -> member: send me the state of this step (the tag's step)
+   Members carry the JOIN and PROBE messages they hold in their REVEAL, so
+   that what they carry is agreed with the REVEAL envelopes themselves. */
+
+#define VT__BT_M_JOIN 0x324a5442u    /* "BTJ2" */
+#define VT__BT_M_PROBE 0x32505442u   /* "BTP2" */
+#define VT__BT_M_ATTEST 0x32545442u  /* "BTT2" */
+#define VT__BT_M_STATE 0x32585442u   /* "BTX2" */
+#define VT__BT_JOIN_LEN 112
+#define VT__BT_ATTEST_LEN 116
+#define VT__BT_TRIES 4               /* signatures checked per sender and step, at most */
+
+static void vt__bt_join_sigmsg(const vt_btard_peer *p, const unsigned char *req, unsigned char out[90]) {
+    memcpy(out, "vt-btard-join2", 14);
+    memcpy(out + 14, p->session, 32);
+    memcpy(out + 46, req + 4, 44); /* rank, step, pk */
+}
+/* a key somebody in the swarm holds or held */
+static int vt__bt_key_taken(const vt_btard_peer *p, const unsigned char *pk) {
+    int i;
+    for (i = 0; i < p->N; i++) if (!memcmp(p->roster + 32 * (size_t)i, pk, 32)) return 1;
+    return 0;
+}
+/* a join request for open slot `rank`: well formed, signed by the key it
+   names, a key nobody in the swarm holds or held */
+static int vt__bt_join_ok(vt_btard_peer *p, const unsigned char *m, size_t n, int rank) {
+    unsigned char sm[90];
+    if (n != VT__BT_JOIN_LEN || vt__bt_g32(m) != VT__BT_M_JOIN || (int)vt__bt_g32(m + 4) != rank || vt__bt_zero32(m + 16) ||
+        vt__bt_key_taken(p, m + 16))
+        return 0;
+    vt__bt_join_sigmsg(p, m, sm);
+    p->st.verifies++;
+    return vt__bt_verify_raw(m + 16, sm, sizeof sm, m + 48);
+}
+
+static void vt__bt_probe_sigmsg(const vt_btard_peer *p, const unsigned char *m, size_t body, unsigned char out[79]) {
+    memcpy(out, "vt-btard-probe2", 15);
+    memcpy(out + 15, p->session, 32);
+    vt_sha256(m, body, out + 47);
+}
+/* newcomer r's probation work of step t: well formed, signed by r */
+static int vt__bt_probe_ok(vt_btard_peer *p, const unsigned char *m, size_t n, int r, int64_t t) {
+    size_t cl;
+    unsigned char sm[79];
+    if (n < 52 + 64 || vt__bt_g32(m) != VT__BT_M_PROBE || (int)vt__bt_g32(m + 4) != r || (int64_t)vt__bt_g64(m + 8) != t) return 0;
+    cl = vt__bt_g32(m + 48);
+    if (cl > p->cfg.max_chunk || n != 52 + cl + 64) return 0;
+    vt__bt_probe_sigmsg(p, m, 52 + cl, sm);
+    return vt__bt_verify(p, r, sm, sizeof sm, m + 52 + cl);
+}
+
+static void vt__bt_attest_sigmsg(const vt_btard_peer *p, const unsigned char *a, unsigned char out[95]) {
+    memcpy(out, "vt-btard-state2", 15);
+    memcpy(out + 15, p->session, 32);
+    memcpy(out + 47, a + 4, 48); /* member, newcomer, step, digest */
+}
+
+/* The state a newcomer fetches: everything a member carries from one step
+   to the next, the same bytes on every honest member at the start of a
+   step: [magic][u32 N][u64 step][u64 d], per rank [u8 not banned][i64
+   joined][i64 prob_end][i64 ban step][i32 ban reason][32 key], the previous
+   step as it ended (what validators check: [u32 pv_ok][u32 pv_n][u64 pv_L]
+   [u64 pv_step][pv_n u32 ranks][pv_n worker flags][pv_n x pv_n part
+   hashes][pv_n chunk hashes][pv_n x pv_n x 4 binary64 scalars][pv_n pv_L
+   binary32 aggregates][32 r]), the weights of that step (d binary32), then
+   [u64 length][the checkpoint of weights and optimizer state, its step
+   the BTARD step]. */
+static int vt__bt_blob_build(vt_btard_peer *p) {
+    vt__bt_buf *b = &p->blob;
+    unsigned char *ck = NULL;
+    size_t ckn = 0;
+    int i, k, pn = p->pv_ok ? p->pv_n : 0;
+    int64_t pl = p->pv_ok ? p->pv_L : 0;
+    b->n = 0;
+    if (vt__checkpoint_bytes(p->M, p->step, "the state for a newcomer", &ck, &ckn) != VT_OK) { vt_clear_error(p->M); return 0; }
+    vt__bt_add32(b, VT__BT_M_STATE);
+    vt__bt_add32(b, (uint32_t)p->N);
+    vt__bt_add64(b, (uint64_t)p->step);
+    vt__bt_add64(b, (uint64_t)p->d);
+    for (i = 0; i < p->N; i++) {
+        vt__bt_add(b, &p->alive[i], 1);
+        vt__bt_add64(b, (uint64_t)p->joined[i]);
+        vt__bt_add64(b, (uint64_t)p->prob_end[i]);
+        vt__bt_add64(b, (uint64_t)p->ban_at[i]);
+        vt__bt_add32(b, (uint32_t)p->ban_why[i]);
+        vt__bt_add(b, p->roster + 32 * (size_t)i, 32);
+    }
+    vt__bt_add32(b, (uint32_t)p->pv_ok);
+    vt__bt_add32(b, (uint32_t)pn);
+    vt__bt_add64(b, (uint64_t)pl);
+    vt__bt_add64(b, (uint64_t)p->pv_step);
+    for (i = 0; i < pn; i++) vt__bt_add32(b, (uint32_t)p->pv_mem[i]);
+    vt__bt_add(b, p->pv_has, (size_t)pn);
+    for (i = 0; i < pn; i++) vt__bt_add(b, p->pv_parts + (size_t)i * p->N * 32, 32 * (size_t)pn);
+    vt__bt_add(b, p->pv_chunk, 32 * (size_t)pn);
+    for (i = 0; i < pn; i++)
+        for (k = 0; k < pn * VT__BT_NSC; k++) vt__bt_addf64(b, p->pv_sc[(size_t)i * p->N * VT__BT_NSC + (size_t)k]);
+    if (vt__bt_reserve(b, b->n + 4 * (size_t)(pn * pl + p->d) + 64)) {
+        vt__bt_f2le(p->pv_agg, pn * pl, b->p + b->n);
+        b->n += 4 * (size_t)(pn * pl);
+        vt__bt_add(b, p->pv_r, 32);
+        vt__bt_f2le(p->w_prev, p->d, b->p + b->n);
+        b->n += 4 * (size_t)p->d;
+    }
+    vt__bt_add64(b, (uint64_t)ckn);
+    k = vt__bt_add(b, ck, ckn);
+    VT_FREE(ck, NULL);
+    if (!k) return 0;
+    vt_sha256(b->p, b->n, p->blob_dig);
+    p->blob_step = p->step;
+    return 1;
+}
+
+/* a newcomer: the state of step t (its digest already checked) into this
+   peer; 0 with a message if it does not parse */
+static int vt__bt_blob_load(vt_btard_peer *p, const unsigned char *b, size_t n, int64_t t, int from) {
+    size_t at = 24, need;
+    int i, k, pn, N = p->N;
+    int64_t pl, ckn;
+#define VT__BT_NEED(x) do { if ((x) > n - at) goto bad; } while (0)
+    if (n < 24 || vt__bt_g32(b) != VT__BT_M_STATE || (int)vt__bt_g32(b + 4) != N || (int64_t)vt__bt_g64(b + 8) != t ||
+        (int64_t)vt__bt_g64(b + 16) != p->d)
+        goto bad;
+    VT__BT_NEED((size_t)N * 61 + 24);
+    for (i = 0; i < N; i++, at += 61) {
+        p->alive[i] = b[at] ? 1 : 0;
+        p->joined[i] = (int64_t)vt__bt_g64(b + at + 1);
+        p->prob_end[i] = (int64_t)vt__bt_g64(b + at + 9);
+        p->ban_at[i] = (int64_t)vt__bt_g64(b + at + 17);
+        p->ban_why[i] = (int)vt__bt_g32(b + at + 25);
+        memcpy(p->roster + 32 * (size_t)i, b + at + 29, 32);
+    }
+    p->pv_ok = (int)vt__bt_g32(b + at);
+    pn = (int)vt__bt_g32(b + at + 4);
+    pl = (int64_t)vt__bt_g64(b + at + 8);
+    p->pv_step = (int64_t)vt__bt_g64(b + at + 16);
+    at += 24;
+    if (pn < 0 || pn > N || pl < 0 || pl > p->d + 1 || (p->pv_ok && (pn < 1 || pl != (p->d + pn - 1) / pn))) goto bad;
+    need = 4 * (size_t)pn + (size_t)pn + 32 * (size_t)pn * (size_t)pn + 32 * (size_t)pn + 8 * VT__BT_NSC * (size_t)pn * (size_t)pn +
+           4 * (size_t)(pn * pl) + 32 + 4 * (size_t)p->d + 8;
+    VT__BT_NEED(need);
+    p->pv_n = pn;
+    p->pv_L = pl;
+    for (i = 0; i < pn; i++, at += 4) {
+        p->pv_mem[i] = (int)vt__bt_g32(b + at);
+        if (p->pv_mem[i] < 0 || p->pv_mem[i] >= N) goto bad;
+    }
+    memcpy(p->pv_has, b + at, (size_t)pn);
+    at += (size_t)pn;
+    for (i = 0; i < pn; i++, at += 32 * (size_t)pn) memcpy(p->pv_parts + (size_t)i * N * 32, b + at, 32 * (size_t)pn);
+    memcpy(p->pv_chunk, b + at, 32 * (size_t)pn);
+    at += 32 * (size_t)pn;
+    for (i = 0; i < pn; i++)
+        for (k = 0; k < pn * VT__BT_NSC; k++, at += 8) p->pv_sc[(size_t)i * N * VT__BT_NSC + (size_t)k] = vt__bt_gf64(b + at);
+    vt__bt_le2f(b + at, pn * pl, p->pv_agg);
+    at += 4 * (size_t)(pn * pl);
+    memcpy(p->pv_r, b + at, 32);
+    at += 32;
+    vt__bt_le2f(b + at, p->d, p->w_prev);
+    at += 4 * (size_t)p->d;
+    ckn = (int64_t)vt__bt_g64(b + at);
+    at += 8;
+    if (ckn < 0 || (uint64_t)ckn != (uint64_t)(n - at)) goto bad;
+    if (vt__checkpoint_parse(p->M, b + at, (size_t)ckn, "the state from the members") != VT_OK) {
+        vt__bt_fail(p, VT_ERR_STATE, "newcomer %d, step %lld: the attested state from peer %d does not load: %s", p->rank, (long long)t, from,
+                    vt_error_message(p->M));
+        return 0;
+    }
+    p->step = t;
+    p->chunk_prev.n = 0;
+    return 1;
+bad:
+    vt__bt_fail(p, VT_ERR_FORMAT, "newcomer %d, step %lld: the attested state from peer %d is malformed (at byte %zu of %zu)", p->rank,
+                (long long)t, from, at, n);
+    return 0;
+#undef VT__BT_NEED
+}
+
+/* a member: the state to newcomer r (the wrong_state attack flips a bit of it) */
+static void vt__bt_send_state(vt_btard_peer *p, int r) {
+    if (p->blob_step != p->step || p->served[r] >= 2 || vt__bt_attacking(p, VT_ATTACK_SILENT)) return;
+    p->served[r]++;
+    p->st.states_sent++;
+    if (vt__bt_attacking(p, VT_ATTACK_WRONG_STATE)) {
+        unsigned char *q = (unsigned char *)VT_MALLOC(p->blob.n, NULL);
+        if (!q) return;
+        memcpy(q, p->blob.p, p->blob.n);
+        q[p->blob.n - 5] ^= 0x04; /* a weight's bit */
+        p->net->send(p->net, r, vt__bt_tag(p, VT__PH_STATE, 0), q, p->blob.n);
+        VT_FREE(q, NULL);
+        return;
+    }
+    p->net->send(p->net, r, vt__bt_tag(p, VT__PH_STATE, 0), p->blob.p, p->blob.n);
+}
+
+/* A member at the start of a step: every newcomer that needs the state of
+   this step gets my signed digest of it; the member at position
+   (newcomer + step) mod n sends the state itself (the others when asked). */
+static void vt__bt_serve(vt_btard_peer *p) {
+    int r, any = 0;
+    memset(p->jtries, 0, (size_t)p->N);
+    memset(p->served, 0, (size_t)p->N);
+    for (r = 0; r < p->N; r++) any |= r != p->rank && vt__bt_needs_state(p, r, p->step);
+    if (!any || p->me < 0 || !vt__bt_blob_build(p)) return;
+    for (r = 0; r < p->N; r++) {
+        unsigned char a[VT__BT_ATTEST_LEN], sm[95];
+        if (r == p->rank || !vt__bt_needs_state(p, r, p->step) || vt__bt_attacking(p, VT_ATTACK_SILENT)) continue;
+        vt__bt_p32(a, VT__BT_M_ATTEST);
+        vt__bt_p32(a + 4, (uint32_t)p->rank);
+        vt__bt_p32(a + 8, (uint32_t)r);
+        vt__bt_p64(a + 12, (uint64_t)p->step);
+        memcpy(a + 20, p->blob_dig, 32);
+        vt__bt_attest_sigmsg(p, a, sm);
+        vt__bt_sign(p, sm, sizeof sm, a + 52);
+        p->net->send(p->net, r, vt__bt_tag(p, VT__PH_ATTEST, 0), a, sizeof a);
+        if (p->mem[(int)((r + p->step) % p->n)] == p->rank) vt__bt_send_state(p, r);
+    }
+}
+
+/* Messages from newcomers and open slots, before the mailbox: 1 if taken
+   (m is freed). Each sender gets at most VT__BT_TRIES signature checks per
+   step and one kept request (a member) or probation message; nothing of it
+   bans anyone (it is not agreed: what counts is what members carry). */
+static int vt__bt_intercept(vt_btard_peer *p, int from, uint64_t tag, unsigned char *m, size_t n) {
+    int ph = VT__BT_TPHASE(tag);
+    if (tag == VT__BT_BYE || VT__BT_TSESS(tag) != (p->cfg.session & 0xFF) || ph < VT__PH_JOIN) return 0;
+    if (p->joining) { VT_FREE(m, NULL); return 1; } /* a newcomer takes ATTEST and STATE itself (vt__bt_sync) */
+    if (ph == VT__PH_JOIN && p->joined[from] < 0 && p->alive[from] && n == VT__BT_JOIN_LEN) {
+        vt__bt_buf *q = &p->jreq[from];
+        int64_t s = (int64_t)vt__bt_g64(m + 8);
+        int have = q->n && (int64_t)vt__bt_g64(q->p + 8) >= p->step;
+        if (!have && s >= p->step && s <= p->step + 64 && p->jtries[from] < VT__BT_TRIES) {
+            p->jtries[from]++;
+            if (vt__bt_join_ok(p, m, n, from)) vt__bt_set(q, m, n);
+        } else if (!have || q->n != n || memcmp(q->p, m, n)) p->flood[from]++;
+    } else if (ph == VT__PH_PROBE && n >= 16) { /* this step's, or the next one's from a newcomer ahead of me */
+        int64_t s = (int64_t)vt__bt_g64(m + 8);
+        vt__bt_buf *q = vt__bt_probe_of(p, from, s);
+        int have = !q || q->n != 0;
+        if (!have && (s == p->step || s == p->step + 1) && vt__bt_on_probation(p, from, s) && p->jtries[from] < VT__BT_TRIES) {
+            p->jtries[from]++;
+            if (vt__bt_probe_ok(p, m, n, from, s)) vt__bt_set(q, m, n);
+        } else if (!q || !have || q->n != n || memcmp(q->p, m, n)) p->flood[from]++;
+    } else if (ph == VT__PH_SREQ && VT__BT_TSTEP(tag) == (p->step & 0xFFFFFF) && vt__bt_needs_state(p, from, p->step))
+        vt__bt_send_state(p, from);
+    else if (ph != VT__PH_ATTEST && ph != VT__PH_STATE) p->flood[from]++;
+    VT_FREE(m, NULL);
+    return 1;
+}
+
+/* the carried section of member j's agreed REVEAL: its item for rank r */
+static int vt__bt_carried(vt_btard_peer *p, int j, int r, const unsigned char **it, size_t *in) {
+    vt__bt_env e;
+    size_t at;
+    uint32_t cnt, i;
+    if (!vt__bt_agreed(p, VT__K_REVEAL, j, &e) || e.content_len < 44) return 0;
+    at = 40 + (size_t)vt__bt_g32(e.content + 36);
+    if (at + 4 > e.content_len) return 0;
+    cnt = vt__bt_g32(e.content + at);
+    at += 4;
+    for (i = 0; i < cnt && at + 4 <= e.content_len; i++) {
+        size_t l = vt__bt_g32(e.content + at);
+        if (l < 8 || l > e.content_len - at - 4) return 0;
+        if ((int)vt__bt_g32(e.content + at + 8) == r) { *it = e.content + at + 4; *in = l; return 1; }
+        at += 4 + l;
+    }
+    return 0;
+}
+
+/* the carried section of a REVEAL (content c, n bytes, from its byte at):
+   1 if every item is a join request of this step for an open slot or the
+   probation work of this step of a newcomer in probation, each signed, at
+   most one per rank; an honest member carries nothing else */
+static int vt__bt_carried_ok(vt_btard_peer *p, const unsigned char *c, size_t n, size_t at) {
+    uint32_t cnt, i;
+    unsigned char *seen = p->seen;
+    if (at + 4 > n) return 0;
+    cnt = vt__bt_g32(c + at);
+    at += 4;
+    if (cnt > (uint32_t)p->N) return 0;
+    memset(seen, 0, (size_t)p->N);
+    for (i = 0; i < cnt; i++) {
+        size_t l;
+        const unsigned char *it;
+        int r;
+        if (at + 4 > n) return 0;
+        l = vt__bt_g32(c + at);
+        if (l < 12 || l > n - at - 4) return 0;
+        it = c + at + 4;
+        r = (int)vt__bt_g32(it + 4);
+        if (r < 0 || r >= p->N || seen[r]) return 0;
+        seen[r] = 1;
+        if (vt__bt_g32(it) == VT__BT_M_JOIN) {
+            if (!(p->joined[r] < 0 && p->alive[r]) || l != VT__BT_JOIN_LEN || (int64_t)vt__bt_g64(it + 8) != p->step || vt__bt_key_taken(p, it + 16))
+                return 0; /* the state of now, the same on every honest member (a key admitted since I kept it is refused) */
+            if (!(p->jreq[r].n == l && !memcmp(p->jreq[r].p, it, l)) && !vt__bt_join_ok(p, it, l, r)) return 0;
+        } else if (vt__bt_g32(it) == VT__BT_M_PROBE) {
+            if (!vt__bt_on_probation(p, r, p->step)) return 0;
+            const vt__bt_buf *q = vt__bt_probe_of(p, r, p->step);
+            if (!(q && q->n == l && !memcmp(q->p, it, l)) && !vt__bt_probe_ok(p, it, l, r, p->step)) return 0;
+        } else return 0;
+        at += 4 + l;
+    }
+    return at == n;
+}
+
+/* newcomer r's probation gradient, replayed with its chunk on the weights
+   of this step: VT__V_OK if it is the one it committed to */
+static int vt__bt_probe_replay(vt_btard_peer *p, int r, const unsigned char *m) {
+    size_t cl = vt__bt_g32(m + 48);
+    unsigned char h[32];
+    char why[256];
+    int i;
+    double t0 = vt_net_now();
+    p->st.probes++;
+    if (vt__bt_restamp(&p->tmp, m + 52, cl, vt_step_index(p->A)) < 0) return VT__V_BADCHUNK;
+    for (i = 0; i < p->np; i++) {
+        vt_tensor *t = vt_param_at(p->A, i);
+        int64_t e, ne = p->poff[i + 1] - p->poff[i];
+        for (e = 0; e < ne; e++) ((double *)t->data)[e] = (double)p->w_cur[p->poff[i] + e];
+    }
+    if (vt_feed_chunk(p->A, p->tmp.p, p->tmp.n) != VT_OK) { vt_clear_error(p->A); return VT__V_GRADIENT; }
+    i = vt__bt_grad(p, p->A, p->ma, vt__bt_seed(p, r, p->step), 0, p->tmpf, why, sizeof why);
+    p->st.t_validate += vt_net_now() - t0;
+    if (i < 0) return VT__V_GRADIENT;
+    vt__bt_hash_f32(p->tmpf, p->d, h);
+    return memcmp(h, m + 16, 32) ? VT__V_GRADIENT : VT__V_OK;
+}
+
+/* After a completed round, what the agreed REVEALs carry decides, the same
+   on every honest member (the count rule of the slow path, on carriers):
+   an item carried by f + 1 members was received by an honest one. A
+   newcomer in probation with no such item is silent, with two is an
+   equivocator, with one is replayed (a wrong gradient bans it). An open
+   slot's request with f + 1 carriers is admitted, lowest rank first, while
+   fewer than join_per_step were admitted this step and fewer than join_max
+   are in probation; two such requests for one slot ban the slot. */
+static void vt__bt_settle_joins(vt_btard_peer *p) {
+    int r, j, j2, admitted = 0, inprob = 0, N = p->N;
+    int64_t t = p->step;
+    for (r = 0; r < N; r++) {
+        int prob = vt__bt_on_probation(p, r, t), open = p->joined[r] < 0 && p->alive[r], nwin = 0;
+        const unsigned char *win = NULL;
+        size_t wn = 0;
+        if (!prob && !open) continue;
+        for (j = 0; j < p->n; j++) {
+            const unsigned char *it, *it2;
+            size_t in, in2;
+            int cnt = 0, first = 1;
+            if (!vt__bt_carried(p, j, r, &it, &in)) continue;
+            for (j2 = 0; j2 < p->n; j2++) {
+                if (!vt__bt_carried(p, j2, r, &it2, &in2) || in2 != in || memcmp(it, it2, in)) continue;
+                if (j2 < j) first = 0;
+                cnt++;
+            }
+            if (first && cnt >= p->f + 1) { nwin++; win = it; wn = in; }
+        }
+        if (prob) {
+            int v;
+            if (nwin != 1) { vt__bt_ban(p, r, nwin ? VT_BAN_EQUIVOCATION : VT_BAN_SILENT, -1); continue; }
+            v = vt__bt_probe_replay(p, r, win);
+            if (v != VT__V_OK) vt__bt_ban(p, r, v == VT__V_BADCHUNK ? VT_BAN_CHUNK : VT_BAN_GRADIENT, -1);
+        } else if (nwin > 1) vt__bt_ban(p, r, VT_BAN_EQUIVOCATION, -1);
+        else if (nwin == 1 && wn == VT__BT_JOIN_LEN) { /* a candidate: its key in its slot, unless another slot holds it */
+            for (j = 0; j < N && memcmp(p->roster + 32 * (size_t)j, win + 16, 32); j++) {}
+            if (j == N) memcpy(p->roster + 32 * (size_t)r, win + 16, 32);
+        }
+    }
+    for (r = 0; r < N; r++) inprob += vt__bt_on_probation(p, r, t + 1);
+    for (r = 0; r < N; r++) {
+        if (!(p->joined[r] < 0 && p->alive[r]) || vt__bt_zero32(p->roster + 32 * (size_t)r)) continue;
+        if (admitted < p->cfg.join_per_step && inprob < p->cfg.join_max) {
+            p->joined[r] = t + 1;
+            p->prob_end[r] = t + 1 + p->cfg.probation;
+            admitted++;
+            inprob++;
+            vt__bt_event(p, VT_EV_JOIN, r, -1, VT_BAN_SILENT, p->prob_end[r]);
+        } else memset(p->roster + 32 * (size_t)r, 0, 32); /* over the bounds: it may ask again */
+    }
+}
+/* at the end of a step, completed or not: what was for it goes */
+static void vt__bt_join_tidy(vt_btard_peer *p) {
+    int r;
+    for (r = 0; r < p->N && !p->joining; r++) {
+        if (p->probe[2 * r].n && (int64_t)vt__bt_g64(p->probe[2 * r].p + 8) <= p->step) p->probe[2 * r].n = 0;
+        if (p->probe[2 * r + 1].n && (int64_t)vt__bt_g64(p->probe[2 * r + 1].p + 8) <= p->step) p->probe[2 * r + 1].n = 0;
+        if (p->jreq[r].n && (int64_t)vt__bt_g64(p->jreq[r].p + 8) <= p->step) p->jreq[r].n = 0;
+    }
+}
+
+/* --- the newcomer's side ------------------------------------------------------------------------------- */
+
+/* Wait for the state of the next step: f0 + 1 founders' signed digests
+   alike (one of them honest: at most f0 founders lie), then the state with
+   that digest from whoever sent it, or, asked one by one, from those that
+   attested it; a state that is not the attested one is reported
+   (VT_EV_BAD_STATE) and another fetched. 0, or -1 with the peer failed. */
+static int vt__bt_sync(vt_btard_peer *p, int first) {
+    int N = p->N, q, k, from, rc = 0, need = p->f0 + 1, found = -1, tried = 0, ok;
+    double span = first ? p->cfg.join_wait : (double)(N + 2) * (p->cfg.compute_timeout + 12 * p->cfg.timeout);
+    double until = vt_net_now() + span;
+    int64_t t = -1, want = first ? p->cfg.join_step + 1 : p->step;
+    int64_t *ast = (int64_t *)VT_MALLOC(sizeof(int64_t) * (size_t)N, NULL);
+    unsigned char *adg = (unsigned char *)VT_MALLOC(32 * (size_t)N + 1, NULL), dg[32];
+    vt__bt_buf *bl = p->jreq; /* a newcomer's scratch: one state per sender */
+    size_t cap;
+    if (!ast || !adg) { VT_FREE(ast, NULL); VT_FREE(adg, NULL); vt__bt_fail(p, VT_ERR_NOMEM, "out of memory"); return -1; }
+    for (q = 0; q < N; q++) { ast[q] = -1; bl[q].n = 0; }
+    { /* the largest state accepted: what this peer would send, and room for the bookkeeping */
+        unsigned char *ck = NULL;
+        size_t ckn = 0;
+        vt__checkpoint_bytes(p->M, 0, "the size of the state", &ck, &ckn);
+        VT_FREE(ck, NULL);
+        vt_clear_error(p->M);
+        cap = 2 * ckn + 4096 + 128 * (size_t)N + (size_t)N * (size_t)N * (32 + 8 * VT__BT_NSC) + 8 * (size_t)(p->d + N);
+    }
+    for (;;) {
+        uint64_t tag = 0;
+        unsigned char *m = NULL;
+        size_t n = 0;
+        rc = p->net->recv(p->net, &from, &tag, &m, &n, until, 1);
+        if (rc < 0) break;
+        if (rc == 1 && (from < 0 || from >= N || from == p->rank || VT__BT_TSESS(tag) != (p->cfg.session & 0xFF) || tag == VT__BT_BYE))
+            VT_FREE(m, NULL);
+        else if (rc == 1 && VT__BT_TPHASE(tag) == VT__PH_ATTEST) {
+            unsigned char sm[95];
+            int64_t s = n == VT__BT_ATTEST_LEN ? (int64_t)vt__bt_g64(m + 12) : -1;
+            if (found < 0 && n == VT__BT_ATTEST_LEN && vt__bt_g32(m) == VT__BT_M_ATTEST && (int)vt__bt_g32(m + 4) == from &&
+                (int)vt__bt_g32(m + 8) == p->rank && s >= want && (first || s == want) && !vt__bt_zero32(p->roster + 32 * (size_t)from)) {
+                vt__bt_attest_sigmsg(p, m, sm);
+                if (vt__bt_verify(p, from, sm, sizeof sm, m + 52)) {
+                    int c = 0;
+                    ast[from] = s;
+                    memcpy(adg + 32 * (size_t)from, m + 20, 32);
+                    for (q = 0; q < N; q++) c += p->joined[q] == 0 && ast[q] == s && !memcmp(adg + 32 * (size_t)q, m + 20, 32);
+                    if (c >= need) { /* found: give the member that sends it a timeout to do so, then ask */
+                        t = s;
+                        memcpy(p->blob_dig, m + 20, 32);
+                        found = from;
+                        p->step = t;
+                        if (vt_net_now() + p->cfg.timeout < until) until = vt_net_now() + p->cfg.timeout;
+                    }
+                }
+            }
+            VT_FREE(m, NULL);
+        } else if (rc == 1 && VT__BT_TPHASE(tag) == VT__PH_STATE) {
+            if (!bl[from].n && n >= 24 && n <= cap) vt__bt_set(&bl[from], m, n);
+            VT_FREE(m, NULL);
+        } else if (rc == 1)
+            vt__bt_mb_put(p, from, tag, m, n); /* a member's envelope of this step, once it is known */
+        if (found >= 0) { /* a state in hand with the attested digest? */
+            for (q = 0; q < N; q++) {
+                if (!bl[q].n) continue;
+                vt_sha256(bl[q].p, bl[q].n, dg);
+                if (!memcmp(dg, p->blob_dig, 32)) break;
+                if ((int64_t)vt__bt_g64(bl[q].p + 8) == t) { vt__bt_event(p, VT_EV_BAD_STATE, q, -1, VT_BAN_MALFORMED, t); p->st.flood++; }
+                bl[q].n = 0;
+            }
+            if (q < N) {
+                ok = vt__bt_blob_load(p, bl[q].p, bl[q].n, t, q);
+                for (k = 0; k < N; k++) bl[k].n = 0;
+                VT_FREE(ast, NULL);
+                VT_FREE(adg, NULL);
+                if (ok && !vt__bt_needs_state(p, p->rank, t))
+                    vt__bt_fail(p, VT_ERR_STATE, "newcomer %d: the attested state of step %lld does not list it as a newcomer", p->rank, (long long)t);
+                return ok && p->status == VT_OK ? 0 : -1;
+            }
+        }
+        if (rc == 0 || vt_net_now() >= until) {
+            if (found < 0) break; /* the deadline, unsynced */
+            for (; tried < N; tried++) { /* ask the next member that attested it */
+                q = (int)((p->rank + t + tried) % N);
+                if (q != p->rank && ast[q] == t && !memcmp(adg + 32 * (size_t)q, p->blob_dig, 32)) break;
+            }
+            if (tried >= N) break;
+            p->net->send(p->net, q, VT__BT_TAG(p->cfg.session, t, 0, VT__PH_SREQ, 0), "", 0);
+            tried++;
+            until = vt_net_now() + p->cfg.timeout;
+        }
+    }
+    for (k = 0; k < N; k++) bl[k].n = 0;
+    VT_FREE(ast, NULL);
+    VT_FREE(adg, NULL);
+    if (rc < 0) vt__bt_fail(p, VT_ERR_STATE, "newcomer %d: the transport closed", p->rank);
+    else if (found < 0)
+        vt__bt_fail(p, VT_ERR_STATE, "newcomer %d: no state of step %s%lld attested by %d founders within %.1f s (%s)", p->rank, first ? ">= " : "",
+                    (long long)want, need, span,
+                    first ? "not admitted: its request reached too few members, or the bounds on newcomers were full" : "banned, or cut off");
+    else vt__bt_fail(p, VT_ERR_STATE, "newcomer %d: no member sent the state of step %lld that %d founders attested", p->rank, (long long)t, need);
+    return -1;
+}
+
+/* a newcomer's step: sync, then (in probation) its gradient, committed and
+   sent with its log chunk to every member; at the end of probation it is a
+   member (p->joining = 0) and vt_btard_step goes on with the member's step */
+static void vt__bt_step_newcomer(vt_btard_peer *p) {
+    vt__bt_buf *b = &p->sb;
+    unsigned char sm[79], h[32];
+    int i, first = !p->join_sent;
+    if (first) {
+        unsigned char m[VT__BT_JOIN_LEN], jm[90];
+        unsigned char *to = p->seen;
+        vt__bt_p32(m, VT__BT_M_JOIN);
+        vt__bt_p32(m + 4, (uint32_t)p->rank);
+        vt__bt_p64(m + 8, (uint64_t)p->cfg.join_step);
+        memcpy(m + 16, p->key.pk, 32);
+        vt__bt_join_sigmsg(p, m, jm);
+        vt__bt_sign(p, jm, sizeof jm, m + 48);
+        for (i = 0; i < p->N; i++) to[i] = p->joined[i] == 0 && i != p->rank;
+        p->net->bcast(p->net, VT__BT_TAG(p->cfg.session, p->cfg.join_step, 0, VT__PH_JOIN, 0), m, sizeof m, to);
+        p->join_sent = 1;
+    }
+    if (vt__bt_sync(p, first) < 0) return;
+    if (p->step >= p->prob_end[p->rank]) { p->joining = 0; return; } /* a member from this step on */
+    for (i = 0; i < p->np; i++) {
+        const vt_tensor *t = vt_param_at(p->M, i);
+        int64_t e, ne = p->poff[i + 1] - p->poff[i];
+        for (e = 0; e < ne; e++) p->w_cur[p->poff[i] + e] = (float)((const double *)t->data)[e];
+    }
+    vt__bt_partition(p);
+    vt__bt_work(p);
+    if (p->status != VT_OK) return;
+    vt__bt_hash_f32(p->g, p->d, h);
+    b->n = 0;
+    vt__bt_add32(b, VT__BT_M_PROBE);
+    vt__bt_add32(b, (uint32_t)p->rank);
+    vt__bt_add64(b, (uint64_t)p->step);
+    vt__bt_add(b, h, 32);
+    vt__bt_add32(b, (uint32_t)p->chunk.n);
+    vt__bt_add(b, p->chunk.p, p->chunk.n);
+    vt__bt_probe_sigmsg(p, b->p, b->n, sm);
+    if (!vt__bt_reserve(b, b->n + 64 + 1)) { vt__bt_fail(p, VT_ERR_NOMEM, "out of memory"); return; }
+    vt__bt_sign(p, sm, sizeof sm, b->p + b->n);
+    b->n += 64;
+    if (!vt__bt_attacking(p, VT_ATTACK_SILENT)) p->net->bcast(p->net, vt__bt_tag(p, VT__PH_PROBE, 0), b->p, b->n, p->memmask);
+    p->step++;
+    p->st.steps++;
+}
+
 /* --- one step ------------------------------------------------------------------------------------------ */
 
 /* the weights digest of COMMIT: H("vt-btard-x", d, H(first half), H(second
@@ -4519,10 +5268,15 @@ VTDEF vt_status vt_btard_step(vt_btard_peer *p) {
         p->st.t_step += vt_net_now() - t0;
         return p->status;
     }
+    if (p->joining) { /* a newcomer: admission, state, probation (>>btard: JOINING) */
+        vt__bt_step_newcomer(p);
+        if (p->status != VT_OK || p->joining) { p->st.t_step += vt_net_now() - t0; return p->status; }
+    }
     p->rd = 0;
-    p->sched = t0;
+    p->sched = p->t_step0 = vt_net_now();
     vt__bt_mb_purge(p);
     vt__bt_roles(p);
+    vt__bt_serve(p);
     p->worker = !p->val[p->rank];
     /* my validators get my chunk of the previous step */
     for (q = 0; q < p->nvp; q++)
@@ -4564,6 +5318,7 @@ VTDEF vt_status vt_btard_step(vt_btard_peer *p) {
         return p->status;
     }
     if (res == 1) {
+        vt__bt_settle_joins(p);
         vt__bt_update(p, p->fin);
         vt__bt_keep(p);
     } else {
@@ -4572,6 +5327,7 @@ VTDEF vt_status vt_btard_step(vt_btard_peer *p) {
         p->pv_ok = 0;
         p->chunk_prev.n = 0;
     }
+    vt__bt_join_tidy(p);
     p->step++;
     p->st.steps++;
     p->st.t_step += vt_net_now() - t0;
@@ -4599,6 +5355,11 @@ static void vt__bt_session(vt_btard_peer *p) {
     vt__bt_p32(b, (uint32_t)p->cfg.cc_iters);
     vt__bt_p32(b + 4, (uint32_t)(p->cfg.validators | (p->cfg.defence << 16)));
     vt_sha256_update(&s, b, 8);
+    if (p->N0 < p->N) { /* open slots: the rules of joining are part of the run (a run without any signs what it always did) */
+        vt__bt_p32(b, (uint32_t)p->cfg.probation);
+        vt__bt_p32(b + 4, (uint32_t)(p->cfg.join_max | (p->cfg.join_per_step << 16)));
+        vt_sha256_update(&s, b, 8);
+    }
     vt_sha256_final(&s, p->session);
 }
 
@@ -4634,10 +5395,22 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
             vt__tls_fail(VT_ERR_ARG, "vt_btard_peer_create: BTARD needs cfg.roster (every peer's public key) and cfg.key (this peer's key pair)");
             return NULL;
         }
-        if (memcmp(cfg->key->pk, cfg->roster + 32 * (size_t)net->rank, 32)) {
+        if (!cfg->join && memcmp(cfg->key->pk, cfg->roster + 32 * (size_t)net->rank, 32)) {
             vt__tls_fail(VT_ERR_ARG, "vt_btard_peer_create: cfg.key is not roster[%d]", net->rank);
             return NULL;
         }
+        if (cfg->join && !vt__bt_zero32(cfg->roster + 32 * (size_t)net->rank)) {
+            vt__tls_fail(VT_ERR_ARG, "vt_btard_peer_create: a newcomer (cfg.join) needs an open slot: roster[%d] must be 32 zero bytes", net->rank);
+            return NULL;
+        }
+        for (i = 0, N = 0; i < net->size; i++) N += !vt__bt_zero32(cfg->roster + 32 * (size_t)i);
+        if (N < 1 || (cfg->join && cfg->join_step < 0)) {
+            vt__tls_fail(VT_ERR_ARG, "vt_btard_peer_create: %s", N < 1 ? "the roster has no founding member" : "cfg.join_step < 0");
+            return NULL;
+        }
+    } else if (cfg && cfg->join) {
+        vt__tls_fail(VT_ERR_ARG, "vt_btard_peer_create: peers join only under BTARD's defences (VT_DEFENCE_MEAN has no validation)");
+        return NULL;
     }
     p = (vt_btard_peer *)VT_MALLOC(sizeof(vt_btard_peer), NULL);
     if (!p) { vt__tls_fail(VT_ERR_NOMEM, "vt_btard_peer_create: out of memory"); return NULL; }
@@ -4654,6 +5427,10 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
     if (!(p->cfg.compute_timeout > 0)) p->cfg.compute_timeout = 60;
     if (p->cfg.threads <= 0) p->cfg.threads = 1;
     if (!p->cfg.max_chunk) p->cfg.max_chunk = (size_t)16 << 20;
+    if (p->cfg.probation <= 0) p->cfg.probation = 3;
+    if (p->cfg.join_max <= 0) p->cfg.join_max = 2;
+    if (p->cfg.join_per_step <= 0) p->cfg.join_per_step = 1;
+    if (!(p->cfg.join_wait > 0)) p->cfg.join_wait = 120;
     p->task = *task;
     if (atk) p->atk = *atk;
     else p->atk = vt_btard_attack_default(VT_ATTACK_NONE);
@@ -4712,6 +5489,9 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
         !VT__BT_A(p->ds_idg, unsigned char, 2 * (size_t)N * 32) || !VT__BT_A(p->ds_cnt, unsigned char, N) ||
         !VT__BT_A(p->ds_fresh, unsigned char, 2 * N) || !VT__BT_A(p->ds_active, unsigned char, N) ||
         !VT__BT_A(p->hs, unsigned char, N * 32) || !VT__BT_A(p->roster, unsigned char, N * 32) ||
+        !VT__BT_A(p->joined, int64_t, N) || !VT__BT_A(p->prob_end, int64_t, N) || !VT__BT_A(p->ban_at, int64_t, N) ||
+        !VT__BT_A(p->ban_why, int, N) || !VT__BT_A(p->jreq, vt__bt_buf, N) || !VT__BT_A(p->probe, vt__bt_buf, 2 * N) ||
+        !VT__BT_A(p->jtries, unsigned char, N) || !VT__BT_A(p->served, unsigned char, N) || !VT__BT_A(p->seen, unsigned char, N) ||
         !vt__bt_reserve(&p->chunk, 256) || !vt__bt_reserve(&p->chunk_prev, 256) || !vt__bt_reserve(&p->tmp, 256)) {
         vt__tls_fail(VT_ERR_NOMEM, "vt_btard_peer_create: out of memory (%d peers, %lld parameters)", N, (long long)D);
         vt_btard_peer_destroy(p);
@@ -4737,6 +5517,15 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
     for (i = 0; i < N; i++) p->alive[i] = 1;
     p->pstep = p->xstep = -1;
     if (p->cfg.roster) memcpy(p->roster, p->cfg.roster, 32 * (size_t)N);
+    for (i = 0, p->N0 = 0; i < N; i++) { /* founders, and open slots (>>btard: JOINING) */
+        p->joined[i] = p->cfg.defence == VT_DEFENCE_MEAN || !vt__bt_zero32(p->roster + 32 * (size_t)i) ? 0 : -1;
+        p->N0 += p->joined[i] == 0;
+        p->ban_at[i] = -1;
+        p->ban_why[i] = -1;
+    }
+    p->f0 = (p->N0 - 1) / 2;
+    p->blob_step = -1;
+    if (p->cfg.join) { p->joining = 1; p->step = p->cfg.join_step + 1; }
     p->cfg.roster = p->roster;
     p->cfg.key = NULL; /* the copy in p->key is used */
     vt__bt_session(p);
@@ -4748,6 +5537,7 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
         int64_t L0 = (D + N - 1) / N;
         size_t env = VT__BT_EH + 32 * (size_t)N + 4 + 64 * VT__BT_PROOF + 64 + 4 * (size_t)L0 * (size_t)(N + 1) + p->cfg.max_chunk;
         size_t ds = 64 + (size_t)N * 2 * (64 + 128 + 32 * (size_t)N + 8 + ((size_t)N / 2 + 1) * (76 + 64 * (size_t)N));
+        if (p->N0 < N) env += (size_t)p->cfg.join_max * (p->cfg.max_chunk + 128) + (size_t)N * (VT__BT_JOIN_LEN + 4);
         p->mb_cap_bytes = 4 * (env > ds ? env : ds);
         p->mb_cap_cnt = 64 + 2 * VT__BT_XMAX * ((N - 1) / 2 + 3);
     }
@@ -4782,6 +5572,11 @@ VTDEF void vt_btard_peer_destroy(vt_btard_peer *p) {
     VT_FREE(p->ds_fresh, NULL); VT_FREE(p->ds_active, NULL);
     VT_FREE(p->est1, NULL); VT_FREE(p->est2, NULL); VT_FREE(p->ring, NULL); VT_FREE(p->ev, NULL);
     VT_FREE(p->hs, NULL); VT_FREE(p->roster, NULL);
+    if (p->jreq) for (i = 0; i < p->N; i++) VT_FREE(p->jreq[i].p, NULL);
+    if (p->probe) for (i = 0; i < 2 * p->N; i++) VT_FREE(p->probe[i].p, NULL);
+    VT_FREE(p->joined, NULL); VT_FREE(p->prob_end, NULL); VT_FREE(p->ban_at, NULL); VT_FREE(p->ban_why, NULL);
+    VT_FREE(p->jreq, NULL); VT_FREE(p->probe, NULL); VT_FREE(p->jtries, NULL); VT_FREE(p->served, NULL); VT_FREE(p->seen, NULL);
+    VT_FREE(p->blob.p, NULL);
     VT_FREE(p->chunk.p, NULL); VT_FREE(p->chunk_prev.p, NULL); VT_FREE(p->tmp.p, NULL);
     VT_FREE(p->evid.p, NULL); VT_FREE(p->sb.p, NULL); VT_FREE(p->sb2.p, NULL);
 #ifdef VTRAIN_SODIUM
@@ -4796,7 +5591,7 @@ VTDEF int vt_btard_rank(const vt_btard_peer *p) { return p->rank; }
 VTDEF int vt_btard_alive(const vt_btard_peer *p, int rank) { return rank >= 0 && rank < p->N && p->alive[rank]; }
 VTDEF int vt_btard_alive_count(const vt_btard_peer *p) {
     int i, k = 0;
-    for (i = 0; i < p->N; i++) k += p->alive[i];
+    for (i = 0; i < p->N; i++) k += p->alive[i] && p->joined[i] >= 0;
     return k;
 }
 VTDEF vt_ctx *vt_btard_ctx(vt_btard_peer *p) { return p->M; }
@@ -4810,6 +5605,31 @@ VTDEF int vt_btard_events(const vt_btard_peer *p, const vt_btard_event **ev) {
     return p->nev;
 }
 VTDEF void vt_btard_stats_get(const vt_btard_peer *p, vt_btard_stats *s) { *s = p->st; }
+VTDEF vt_btard_membership vt_btard_member(const vt_btard_peer *p, int rank, int64_t *since) {
+    if (since) *since = -1;
+    if (!p || rank < 0 || rank >= p->N) return VT_BTARD_OPEN;
+    if (since) *since = p->joined[rank];
+    if (!p->alive[rank]) return VT_BTARD_BANNED;
+    if (p->joined[rank] < 0) return VT_BTARD_OPEN;
+    return p->step < p->prob_end[rank] ? VT_BTARD_PROBATION : VT_BTARD_MEMBER;
+}
+VTDEF void vt_btard_view_digest(const vt_btard_peer *p, unsigned char out[32]) {
+    vt_sha256_ctx s;
+    unsigned char b[36];
+    int i;
+    vt_sha256_init(&s);
+    vt_sha256_update(&s, "vt-btard-view2", 14);
+    for (i = 0; i < p->N; i++) {
+        b[0] = p->alive[i];
+        vt__bt_p64(b + 1, (uint64_t)p->joined[i]);
+        vt__bt_p64(b + 9, (uint64_t)p->prob_end[i]);
+        vt__bt_p64(b + 17, (uint64_t)p->ban_at[i]);
+        vt__bt_p32(b + 25, (uint32_t)p->ban_why[i]);
+        vt_sha256_update(&s, b, 29);
+        vt_sha256_update(&s, p->roster + 32 * (size_t)i, 32);
+    }
+    vt_sha256_final(&s, out);
+}
 
 /* ==========================================================================
    >>swarm  an in-process swarm: one thread per peer

@@ -6,6 +6,7 @@
    ./build/bench_btard nudge
    ./build/bench_btard spike
    ./build/bench_btard sign
+   ./build/bench_btard join [--peers 8] [--steps 40] [--reps 3]
 
    mpicc -DVTRAIN_MPI ... bench/btard.c -o build/bench_btard_mpi
    mpirun -np 16 build/bench_btard_mpi [--steps 200] [--reps 5] [--batch 32]
@@ -22,7 +23,9 @@
    spike: the largest spike on an aggregate part that passes the checks
      unseen (8 peers, 4 seeds per norm).
    nudge: one part of a gradient times 1 + 1e-6: how far that is from the
-     honest gradient, next to a tolerance-based check at 1e-4. */
+     honest gradient, next to a tolerance-based check at 1e-4.
+   join: the step time of n founders with a newcomer in probation beside the
+     same founders with its slot empty (alternating, median of --reps). */
 #define VTRAIN_IMPLEMENTATION
 #include "../vtrain.h"
 #include "../vtrain_btard.h"
@@ -306,10 +309,91 @@ static int sign_cost(void) {
     return 0;
 }
 
+/* join: what a newcomer in probation costs the members. n founders and one
+   open slot on one hub; run A: the slot stays empty; run B: a newcomer asks
+   at step 0 and stays in probation the whole run (probation = steps), so
+   every step from 1 on sends it the state, n signed digests, and every
+   member replays its gradient. Alternating A B, median of --reps. */
+typedef struct { vt_btard_peer *p; int steps; } join_job;
+static void *join_thread(void *a) {
+    join_job *j = (join_job *)a;
+    while (vt_btard_step_index(j->p) < j->steps && vt_btard_step(j->p) == VT_OK) {}
+    return NULL;
+}
+static int join_cost(int argc, char **argv) {
+    int n = arg_i(argc, argv, "--peers", 8), steps = arg_i(argc, argv, "--steps", 40), reps = arg_i(argc, argv, "--reps", 3);
+    int batch = arg_i(argc, argv, "--batch", 32), hidden = arg_i(argc, argv, "--hidden", 128), r, b, i, k;
+    double ms[2][64];
+    vt_btard_digits dg;
+    vt_btard_task task;
+    vt_btard_key keys[65];
+    unsigned char roster[65 * 32];
+    if (reps > 64) reps = 64;
+    if (n > 64) n = 64;
+    if (vt_btard_digits_load(&dg, "data/digits.csv", hidden, batch, 0.05) != VT_OK) { fprintf(stderr, "%s\n", vt_last_error()); return 1; }
+    task = vt_btard_digits_task(&dg);
+    for (i = 0; i <= n; i++) {
+        unsigned char seed[32];
+        for (k = 0; k < 32; k++) seed[k] = (unsigned char)vt_rng_u64(0x701, (uint64_t)i, (uint64_t)k);
+        vt_btard_key_from_seed(&keys[i], seed);
+        memcpy(roster + 32 * i, keys[i].pk, 32);
+    }
+    memset(roster + 32 * n, 0, 32); /* slot n: open */
+    printf("join: %d founders and one open slot (threads), digits MLP 64-%d-10, %d samples per peer, %d steps, median of %d;\n"
+           "  B: a newcomer in probation the whole run (state, digests, a replay by every member, every step)\n", n, hidden, batch, steps, reps);
+    for (r = 0; r < reps; r++)
+        for (b = 0; b < 2; b++) {
+            vt_net **e = vt_net_inproc_create(n + 1, 0);
+            vt_btard_peer *p[65];
+            join_job jb[65];
+            pthread_t th[65];
+            int np = b ? n + 1 : n;
+            double t0;
+            vt_btard_stats st;
+            for (i = 0; i < np; i++) {
+                vt_btard_cfg cfg = vt_btard_cfg_default();
+                cfg.validators = 1;
+                cfg.data_seed = 1 + (uint64_t)r;
+                cfg.secret_seed = 2 + (uint64_t)r;
+                cfg.roster = roster;
+                cfg.key = &keys[i];
+                cfg.probation = steps;
+                if (i == n) { cfg.join = 1; cfg.join_step = 0; }
+                p[i] = vt_btard_peer_create(&cfg, &task, e[i], NULL);
+                if (!p[i]) { fprintf(stderr, "peer %d: %s\n", i, vt_last_error()); return 1; }
+                jb[i].p = p[i];
+                jb[i].steps = steps;
+            }
+            t0 = vt_net_now();
+            for (i = 0; i < np; i++) pthread_create(&th[i], NULL, join_thread, &jb[i]);
+            for (i = 0; i < n; i++) pthread_join(th[i], NULL);
+            ms[b][r] = 1e3 * (vt_net_now() - t0) / steps;
+            vt_net_inproc_close(e[0]);
+            if (b) pthread_join(th[n], NULL);
+            vt_btard_stats_get(p[0], &st);
+            if (vt_btard_step_index(p[0]) != steps || (b && vt_btard_member(p[0], n, NULL) != VT_BTARD_PROBATION)) {
+                fprintf(stderr, "join bench, run %c: founder 0 at step %lld, the newcomer %d: %s\n", b ? 'B' : 'A',
+                        (long long)vt_btard_step_index(p[0]), (int)vt_btard_member(p[0], n, NULL), vt_btard_error(p[0]));
+                return 1;
+            }
+            if (b && r == 0) printf("  founder 0 in B: %lld probation replays, %lld states sent\n", (long long)st.probes, (long long)st.states_sent);
+            for (i = 0; i < np; i++) vt_btard_peer_destroy(p[i]);
+            for (i = 0; i <= n; i++) e[i]->destroy(e[i]);
+        }
+    {
+        double a = median(ms[0], reps), bb = median(ms[1], reps);
+        printf("  A: no newcomer                 %7.2f ms/step  (x1.00)\n", a);
+        printf("  B: a newcomer in probation     %7.2f ms/step  (x%.2f)\n", bb, bb / a);
+    }
+    vt_btard_digits_free(&dg);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *what = argc > 1 ? argv[1] : "all";
     int rc = 0;
     if (!strcmp(what, "spike")) return spike();
+    if (!strcmp(what, "join")) return join_cost(argc, argv);
     if (!strcmp(what, "sign")) return sign_cost();
     if (!strcmp(what, "overhead") || !strcmp(what, "all")) rc |= overhead(argc, argv);
     if (!strcmp(what, "nudge") || !strcmp(what, "all")) rc |= nudge();

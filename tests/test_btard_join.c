@@ -1,0 +1,391 @@
+/* test_btard_join.c - peers joining mid-run (vtrain_btard.h >>btard:
+   JOINING): a newcomer in an open slot asks to join with a key of its own,
+   is admitted only when the members agree on its request, fetches the
+   state the founders attest, does validated work in probation and
+   aggregates only after it.
+
+   Every test compares every honest peer's view: weights (and optimizer
+   state) digest, ban list, and the membership (who is a member, who is in
+   probation, since which step), the newcomer's own once it is synced. */
+#define VTRAIN_IMPLEMENTATION
+#include "../vtrain.h"
+#include "../vtrain_btard.h"
+#include "test.h"
+#include "btard_test.h"
+
+static vt_btard_digits g_d;
+
+static vt_btard_cfg cfg_of(uint64_t seed) {
+    vt_btard_cfg c = vt_btard_cfg_default();
+    c.validators = 1;
+    c.data_seed = 100 + seed;
+    c.secret_seed = 200 + seed;
+    c.timeout = 0.25;
+    c.compute_timeout = 0.5;
+    c.probation = 2;
+    c.join_wait = 6;
+    return c;
+}
+
+/* ---- a transport that withholds one phase from some peers (the newcomer's
+   request sent to only some members) --------------------------------------- */
+typedef struct {
+    vt_net net;
+    vt_net *in;
+    int phase;
+    unsigned char drop[16]; /* 1: this peer gets none of that phase */
+} cut_net;
+static int cut_send(vt_net *t, int to, uint64_t tag, const void *p, size_t n) {
+    cut_net *c = (cut_net *)t;
+    if ((int)((tag >> 16) & 0xFF) == c->phase && to >= 0 && to < 16 && c->drop[to]) return 0;
+    return c->in->send(c->in, to, tag, p, n);
+}
+static int cut_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, const unsigned char *to) {
+    int i;
+    for (i = 0; i < t->size; i++)
+        if (i != t->rank && (!to || to[i])) cut_send(t, i, tag, p, n);
+    return 0;
+}
+static int cut_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p, size_t *n, double dl, int want) {
+    cut_net *c = (cut_net *)t;
+    return c->in->recv(c->in, from, tag, p, n, dl, want);
+}
+static void cut_destroy(vt_net *t) { (void)t; }
+
+/* ---- a swarm: founders 0 .. nf-1, open slots nf .. n-1 -------------------------------- */
+
+typedef struct {
+    vt_btard_peer *p;
+    int steps, done, founder;
+    int max_prob, max_admit;     /* founder 0: the most newcomers in probation at once, admitted in one step */
+} job;
+
+static void watch(job *j) {
+    vt_btard_peer *p = j->p;
+    const vt_btard_event *ev;
+    int i, k = 0, ne = vt_btard_events(p, &ev), adm = 0;
+    for (i = 0; i < p->N; i++) k += vt_btard_member(p, i, NULL) == VT_BTARD_PROBATION;
+    for (i = 0; i < ne; i++) adm += ev[i].kind == VT_EV_JOIN && ev[i].step == vt_btard_step_index(p) - 1;
+    if (k > j->max_prob) j->max_prob = k;
+    if (adm > j->max_admit) j->max_admit = adm;
+}
+static void *run_job(void *a) {
+    job *j = (job *)a;
+    while (vt_btard_step_index(j->p) < j->steps && vt_btard_step(j->p) == VT_OK) {
+        j->done++;
+        if (j->founder) watch(j);
+    }
+    return NULL;
+}
+
+/* a flooder in an open slot: join requests with fresh keys, valid ones
+   (the session known), for every step ahead, as fast as it can */
+typedef struct {
+    vt_net *e;
+    vt_btard_peer *p; /* a newcomer peer of that slot, for its session */
+    volatile int stop;
+    int64_t sent;
+} flooder;
+static void *flood_run(void *a) {
+    flooder *f = (flooder *)a;
+    uint64_t k = 0;
+    while (!f->stop && k < 20000) {
+        vt_btard_key key = {{0}, {0}};
+        unsigned char seed[32], m[VT__BT_JOIN_LEN], sm[90], to[16];
+        int i;
+        int64_t s = (int64_t)(k % 8);
+        for (i = 0; i < 32; i++) seed[i] = (unsigned char)vt_rng_u64(0xf100d + (uint64_t)f->e->rank, k, (uint64_t)i);
+        vt_btard_key_from_seed(&key, seed);
+        vt__bt_p32(m, VT__BT_M_JOIN);
+        vt__bt_p32(m + 4, (uint32_t)f->e->rank);
+        vt__bt_p64(m + 8, (uint64_t)s);
+        memcpy(m + 16, key.pk, 32);
+        vt__bt_join_sigmsg(f->p, m, sm);
+        vt__bt_sign_raw(key.sk, sm, sizeof sm, m + 48);
+        for (i = 0; i < f->e->size; i++) to[i] = !vt__bt_zero32(g_roster + 32 * i);
+        f->e->bcast(f->e, VT__BT_TAG(0, s, 0, VT__PH_JOIN, 0), m, sizeof m, to);
+        k++;
+        if (k % 64 == 0) vt__bt_sleep(0.002);
+    }
+    f->sent = (int64_t)k;
+    return NULL;
+}
+
+typedef struct {
+    int n, nf, steps;
+    vt_btard_attack atk[16];
+    int joiner[16];              /* 1: a newcomer runs in this slot */
+    int64_t join_step[16];
+    int flood[16];               /* 1: a flooder sends join requests from this slot */
+    int cut_phase;               /* the joiner's endpoint withholds this phase ... */
+    unsigned char cut[16];       /* ... from these peers */
+    int join_max, join_per_step;
+    /* results */
+    int done[16], synced[16], honest_banned, views_agree, max_prob, max_admit;
+    vt_btard_membership mship[16];
+    int64_t since[16], ban_at[16];
+    int ban_why[16];
+    unsigned char digest[16][32], view[16][32];
+    vt_btard_stats st0;
+    int bad_state_from[16];
+    char why[300], joiner_err[300];
+} scen;
+
+static void scen_init(scen *s, int n, int nf, int steps) {
+    int i;
+    memset(s, 0, sizeof *s);
+    s->n = n; s->nf = nf; s->steps = steps;
+    for (i = 0; i < n; i++) s->atk[i] = vt_btard_attack_default(VT_ATTACK_NONE);
+}
+static int honest(const scen *s, int i) { return s->atk[i].kind == VT_ATTACK_NONE && !s->flood[i] && (i < s->nf || s->joiner[i]); }
+
+static void run(scen *s, const vt_btard_cfg *c0) {
+    vt_net **e = vt_net_inproc_create(s->n, 0);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_peer *p[16];
+    unsigned char roster[16 * 32];
+    job jb[16];
+    pthread_t th[16], fth[16];
+    flooder fl[16];
+    cut_net cn;
+    int i, j, ref = -1;
+    memcpy(roster, g_roster, sizeof roster);
+    for (i = s->nf; i < s->n; i++) memset(roster + 32 * i, 0, 32); /* open slots */
+    memset(p, 0, sizeof p);
+    for (i = 0; i < s->n; i++) {
+        vt_btard_cfg c = *c0;
+        vt_net *use = e[i];
+        c.roster = roster;
+        c.key = &g_keys[i];
+        if (s->join_max) c.join_max = s->join_max;
+        if (s->join_per_step) c.join_per_step = s->join_per_step;
+        if (i >= s->nf) {
+            if (!s->joiner[i] && !s->flood[i]) continue;
+            c.join = 1;
+            c.join_step = s->join_step[i];
+            if (s->joiner[i] && s->cut_phase) {
+                memset(&cn, 0, sizeof cn);
+                cn.net = *e[i]; cn.net.send = cut_send; cn.net.bcast = cut_bcast; cn.net.recv = cut_recv; cn.net.destroy = cut_destroy;
+                cn.in = e[i]; cn.phase = s->cut_phase;
+                memcpy(cn.drop, s->cut, 16);
+                use = &cn.net;
+            }
+        }
+        p[i] = vt_btard_peer_create(&c, &t, use, s->atk[i].kind != VT_ATTACK_NONE ? &s->atk[i] : NULL);
+        CHECK(p[i] != NULL, "peer %d: %s", i, vt_last_error());
+        if (!p[i]) return;
+        memset(&jb[i], 0, sizeof jb[i]);
+        jb[i].p = p[i]; jb[i].steps = s->steps; jb[i].founder = i == 0;
+    }
+    for (i = 0; i < s->n; i++) {
+        if (s->flood[i]) { fl[i].e = e[i]; fl[i].p = p[i]; fl[i].stop = 0; fl[i].sent = 0; pthread_create(&fth[i], NULL, flood_run, &fl[i]); }
+        else if (p[i]) pthread_create(&th[i], NULL, run_job, &jb[i]);
+    }
+    for (i = 0; i < s->n; i++) if (p[i] && !s->flood[i] && honest(s, i)) pthread_join(th[i], NULL);
+    vt_net_inproc_close(e[0]);
+    for (i = 0; i < s->n; i++) {
+        if (s->flood[i]) { fl[i].stop = 1; pthread_join(fth[i], NULL); }
+        else if (p[i] && !honest(s, i)) pthread_join(th[i], NULL);
+    }
+    s->views_agree = 1;
+    s->max_prob = jb[0].max_prob;
+    s->max_admit = jb[0].max_admit;
+    vt_btard_stats_get(p[0], &s->st0);
+    for (i = 0; i < s->n; i++) {
+        const vt_btard_event *ev;
+        int k, ne;
+        if (!p[i]) continue;
+        s->done[i] = jb[i].done;
+        s->synced[i] = !p[i]->joining;
+        vt_btard_digest(p[i], s->digest[i]);
+        vt_btard_view_digest(p[i], s->view[i]);
+        ne = vt_btard_events(p[i], &ev);
+        for (k = 0; k < ne; k++) if (ev[k].kind == VT_EV_BAD_STATE && ev[k].peer >= 0 && ev[k].peer < 16) s->bad_state_from[ev[k].peer]++;
+        if (s->joiner[i] && !s->synced[i]) snprintf(s->joiner_err, sizeof s->joiner_err, "%.290s", vt_btard_error(p[i]));
+        /* the views compared: founders, and honest newcomers that synced */
+        if (!honest(s, i) || (i >= s->nf && !s->synced[i])) continue;
+        if (ref < 0) {
+            ref = i;
+            for (j = 0; j < s->n; j++) {
+                s->mship[j] = vt_btard_member(p[i], j, &s->since[j]);
+                s->ban_at[j] = p[i]->ban_at[j];
+                s->ban_why[j] = p[i]->ban_why[j];
+            }
+        }
+        if (vt_btard_step_index(p[i]) != s->steps) {
+            s->views_agree = 0;
+            if (!s->why[0]) snprintf(s->why, sizeof s->why, "honest peer %d stopped at step %lld: %.200s", i, (long long)vt_btard_step_index(p[i]), vt_btard_error(p[i]));
+        }
+        if (memcmp(s->digest[i], s->digest[ref], 32) || memcmp(s->view[i], s->view[ref], 32)) {
+            s->views_agree = 0;
+            if (!s->why[0]) snprintf(s->why, sizeof s->why, "honest peers %d and %d hold different %s", ref, i, memcmp(s->digest[i], s->digest[ref], 32) ? "weights" : "views");
+        }
+        for (j = 0; j < s->n; j++) {
+            int64_t since;
+            if (honest(s, j) && (j < s->nf || s->synced[j]) && !vt_btard_alive(p[i], j)) {
+                s->honest_banned++;
+                if (!s->why[0]) snprintf(s->why, sizeof s->why, "honest peer %d banned honest peer %d", i, j);
+            }
+            if (vt_btard_alive(p[i], j) != vt_btard_alive(p[ref], j) || vt_btard_member(p[i], j, &since) != s->mship[j] || since != s->since[j]) {
+                s->views_agree = 0;
+                if (!s->why[0]) snprintf(s->why, sizeof s->why, "honest peers %d and %d disagree on peer %d", ref, i, j);
+            }
+        }
+    }
+    for (i = 0; i < s->n; i++) vt_btard_peer_destroy(p[i]);
+    for (i = 0; i < s->n; i++) e[i]->destroy(e[i]);
+}
+
+/* ---- an honest newcomer ----------------------------------------------------------- */
+
+TEST(honest_newcomer_joins_mid_run) {
+    scen s;
+    vt_btard_cfg cfg = cfg_of(1);
+    int i;
+    scen_init(&s, 7, 6, 8);
+    s.joiner[6] = 1;
+    s.join_step[6] = 2;
+    run(&s, &cfg);
+    CHECK(s.synced[6] && s.done[6] > 0, "the newcomer never synced: %s", s.joiner_err);
+    CHECK(!s.honest_banned && s.views_agree, "%d honest bans, views agree %d: %s", s.honest_banned, s.views_agree, s.why);
+    CHECK(s.mship[6] == VT_BTARD_MEMBER && s.since[6] == 3, "the newcomer: membership %d since %lld (want a member since step 3)", (int)s.mship[6],
+          (long long)s.since[6]);
+    for (i = 0; i < 6; i++) CHECK(s.mship[i] == VT_BTARD_MEMBER && s.since[i] == 0, "founder %d: membership %d since %lld", i, (int)s.mship[i], (long long)s.since[i]);
+    CHECK(s.st0.probes == 2, "founder 0 replayed %lld probation gradients (2 probation steps: want 2)", (long long)s.st0.probes);
+}
+
+/* ---- a lying newcomer: banned in probation, and the aggregate is what it
+   would have been without it (the same weights as a run where its slot
+   stays empty) -------------------------------------------------------------- */
+
+TEST(lying_newcomer_banned_never_aggregated) {
+    static const vt_btard_attack_kind kinds[] = {VT_ATTACK_SIGN_FLIP, VT_ATTACK_FORGED_LOG, VT_ATTACK_SILENT};
+    static const vt_btard_reason want[] = {VT_BAN_GRADIENT, VT_BAN_GRADIENT, VT_BAN_SILENT}; /* a forged log: the replay differs */
+    scen base, s;
+    vt_btard_cfg cfg = cfg_of(2);
+    int k;
+    scen_init(&base, 7, 6, 6);
+    run(&base, &cfg);
+    CHECK(base.views_agree && !base.honest_banned, "the run without a newcomer: %s", base.why);
+    for (k = 0; k < 3; k++) {
+        scen_init(&s, 7, 6, 6);
+        s.joiner[6] = 1;
+        s.join_step[6] = 1;
+        s.atk[6] = vt_btard_attack_default(kinds[k]);
+        run(&s, &cfg);
+        CHECK(!s.honest_banned && s.views_agree, "%s newcomer: %d honest bans, views agree %d: %s", vt_btard_attack_name(kinds[k]), s.honest_banned,
+              s.views_agree, s.why);
+        CHECK(s.mship[6] == VT_BTARD_BANNED && s.ban_at[6] == 2 && s.ban_why[6] == (int)want[k],
+              "%s newcomer: membership %d, banned at %lld for %s (want banned at step 2, its first probation step, for %s)",
+              vt_btard_attack_name(kinds[k]), (int)s.mship[6], (long long)s.ban_at[6],
+              s.ban_why[6] >= 0 ? vt_btard_reason_name((vt_btard_reason)s.ban_why[6]) : "nothing", vt_btard_reason_name(want[k]));
+        CHECK(!memcmp(s.digest[0], base.digest[0], 32), "%s newcomer: the honest weights differ from the run without it: its work touched the aggregate",
+              vt_btard_attack_name(kinds[k]));
+    }
+}
+
+/* ---- the request sent to only some members: admitted by all or by none, at
+   the same step ---------------------------------------------------------------- */
+
+TEST(request_to_some_members_all_or_none) {
+    scen s;
+    vt_btard_cfg cfg = cfg_of(3);
+    int i;
+    /* to one founder of 6 (f = 2: f + 1 = 3 carriers are needed): none admits it */
+    scen_init(&s, 7, 6, 6);
+    s.joiner[6] = 1;
+    s.join_step[6] = 1;
+    s.cut_phase = VT__PH_JOIN;
+    for (i = 1; i < 6; i++) s.cut[i] = 1;
+    cfg.join_wait = 3;
+    run(&s, &cfg);
+    CHECK(!s.honest_banned && s.views_agree, "request to 1 founder: %d honest bans, views agree %d: %s", s.honest_banned, s.views_agree, s.why);
+    CHECK(s.mship[6] == VT_BTARD_OPEN && !s.synced[6], "request to 1 founder: the slot is %d in the founders' view (want open)", (int)s.mship[6]);
+    CHECK(strstr(s.joiner_err, "not admitted") != NULL, "request to 1 founder: the newcomer says: %s", s.joiner_err);
+    /* to 3 of 6: every founder admits it at the same step */
+    scen_init(&s, 7, 6, 6);
+    s.joiner[6] = 1;
+    s.join_step[6] = 1;
+    s.cut_phase = VT__PH_JOIN;
+    s.cut[0] = s.cut[2] = s.cut[4] = 1;
+    cfg.join_wait = 6;
+    run(&s, &cfg);
+    CHECK(!s.honest_banned && s.views_agree, "request to 3 founders: %d honest bans, views agree %d: %s", s.honest_banned, s.views_agree, s.why);
+    CHECK(s.synced[6] && s.mship[6] == VT_BTARD_MEMBER && s.since[6] == 2, "request to 3 founders: membership %d since %lld (want a member since 2): %s",
+          (int)s.mship[6], (long long)s.since[6], s.joiner_err);
+}
+
+/* ---- a member that serves the newcomer a wrong state: detected, and the state
+   fetched from another member ---------------------------------------------------- */
+
+TEST(wrong_state_detected_fetched_elsewhere) {
+    scen s;
+    vt_btard_cfg cfg = cfg_of(4);
+    scen_init(&s, 7, 6, 7);
+    s.joiner[6] = 1;
+    s.join_step[6] = 2;
+    /* the member that sends the state of step 3 to slot 6: position (6 + 3) mod 6 */
+    s.atk[3] = vt_btard_attack_default(VT_ATTACK_WRONG_STATE);
+    run(&s, &cfg);
+    CHECK(s.synced[6], "the newcomer never synced: %s", s.joiner_err);
+    CHECK(s.bad_state_from[3] > 0, "the newcomer did not detect peer 3's wrong state");
+    CHECK(!s.honest_banned && s.views_agree, "%d honest bans, views agree %d: %s", s.honest_banned, s.views_agree, s.why);
+    CHECK(s.mship[6] == VT_BTARD_MEMBER && s.since[6] == 3, "the newcomer: membership %d since %lld", (int)s.mship[6], (long long)s.since[6]);
+}
+
+/* ---- a flood of join requests with fresh keys from 5 open slots: at most
+   join_per_step newcomers admitted per step and join_max in probation at
+   once (each bound tested where the other does not hide it); each admitted
+   identity that does no work is banned as silent, its slot closed ------------- */
+
+static void flood_case(int per_step, int max, uint64_t seed) {
+    scen s;
+    vt_btard_cfg cfg = cfg_of(seed);
+    int i;
+    scen_init(&s, 12, 6, 5);
+    for (i = 7; i < 12; i++) s.flood[i] = 1;
+    s.joiner[6] = 1;
+    s.join_step[6] = 0;
+    s.join_max = max;
+    s.join_per_step = per_step;
+    run(&s, &cfg);
+    CHECK(!s.honest_banned && s.views_agree, "join flood: %d honest bans, views agree %d: %s", s.honest_banned, s.views_agree, s.why);
+    CHECK(s.max_admit <= per_step && s.max_prob <= max, "join flood (bounds %d per step, %d at once): %d admitted in one step, %d in probation at once",
+          per_step, max, s.max_admit, s.max_prob);
+    CHECK(s.max_admit == (per_step < max ? per_step : max), "join flood: at most %d admitted in one step (the bound is %d): the flood did not press on it",
+          s.max_admit, per_step < max ? per_step : max);
+    CHECK(s.st0.probes <= (int64_t)max * 5, "join flood: founder 0 replayed %lld probation gradients in 5 steps (bound %d)", (long long)s.st0.probes, max * 5);
+    for (i = 7; i < 12; i++) /* open, banned as silent, or admitted at the end of the last step (banned at the next) */
+        CHECK(s.mship[i] == VT_BTARD_OPEN || (s.mship[i] == VT_BTARD_BANNED && s.ban_why[i] == VT_BAN_SILENT) ||
+                  (s.mship[i] == VT_BTARD_PROBATION && s.since[i] == s.steps),
+              "flooding slot %d: membership %d since %lld (want open, or banned silent)", i, (int)s.mship[i], (long long)s.since[i]);
+    NOTE("join flood, 5 slots, bounds %d per step and %d at once: at most %d admitted per step, %d in probation; newcomer 6: membership %d; "
+         "founder 0: %lld probation replays, %lld states sent, %lld messages dropped",
+         per_step, max, s.max_admit, s.max_prob, (int)s.mship[6], (long long)s.st0.probes, (long long)s.st0.states_sent, (long long)s.st0.flood);
+}
+TEST(join_flood_within_bounds) {
+    flood_case(1, 4, 5);
+    flood_case(4, 2, 6);
+}
+
+int main(int argc, char **argv) {
+    TEST_FILTER(argc, argv);
+    if (vt_btard_digits_load(&g_d, "data/digits.csv", 16, 8, 0.05) != VT_OK) {
+        printf("cannot load data/digits.csv (run from the repository root): %s\n0 passed, 1 failed\n", vt_last_error());
+        return 1;
+    }
+    if (!vt_btard_can_sign()) {
+        vt_btard_digits_free(&g_d);
+        printf("skipped: btard_join: built without libsodium (VTRAIN_SODIUM): peers joining mid-run are not tested (apt-get install libsodium-dev)\n");
+        printf("0 passed, 0 failed, 1 skipped\n");
+        return 0;
+    }
+    make_keys(16, 0x701);
+    RUN(honest_newcomer_joins_mid_run);
+    RUN(lying_newcomer_banned_never_aggregated);
+    RUN(request_to_some_members_all_or_none);
+    RUN(wrong_state_detected_fetched_elsewhere);
+    RUN(join_flood_within_bounds);
+    vt_btard_digits_free(&g_d);
+    return TEST_SUMMARY();
+}
