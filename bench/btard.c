@@ -2,6 +2,7 @@
 
    cc -std=c99 -O2 -march=native -ffp-contract=off bench/btard.c -o build/bench_btard -lm -lpthread
    ./build/bench_btard overhead [--peers 16] [--steps 200] [--reps 5] [--batch 32] [--hidden 128]
+                                [--model mlp|cnn|resnet18] [--width W]   (cnn, resnet18: 20 steps, 8 images per peer)
    ./build/bench_btard bans [--seeds 20] [--first-seed 0] [--steps 250] [--jitter S] [--timeout 0.5] [--attacks a,b,...]
    ./build/bench_btard nudge
    ./build/bench_btard spike
@@ -14,8 +15,10 @@
    overhead: step time of BTARD (1 validator per step), of CenteredClip
      without validators, and of a plain butterfly mean all-reduce, same peers,
      same model, in one process; the runs alternate, and the median of --reps
-     is reported. With MPI: the same over ranks, timed by rank 0 between
-     barriers.
+     is reported. --model cnn or resnet18: the digits CNN or a ResNet-18 on
+     synthetic CIFAR-shaped images, 8 images per peer (the paper's setting),
+     where a step computes far more per parameter than the MLP does. With
+     MPI: the same over ranks, timed by rank 0 between barriers.
    bans: per attack, --seeds seeded runs of 16 peers, 7 attackers (ranks
      drawn by the seed), a small model (64-16-10, 8 samples per peer, so that
      20 x 19 runs take minutes), 1 validator per step, attacks from step 5:
@@ -59,16 +62,34 @@ static const char *arg_s(int argc, char **argv, const char *k, const char *d) {
 }
 
 static int overhead(int argc, char **argv) {
-    int n = arg_i(argc, argv, "--peers", 16), steps = arg_i(argc, argv, "--steps", 200), reps = arg_i(argc, argv, "--reps", 5);
-    int batch = arg_i(argc, argv, "--batch", 32), hidden = arg_i(argc, argv, "--hidden", 128), r, d;
+    const char *model = arg_s(argc, argv, "--model", "mlp");
+    int cnn = !strcmp(model, "cnn"), rn = !strcmp(model, "resnet18");
+    int n = arg_i(argc, argv, "--peers", 16), steps = arg_i(argc, argv, "--steps", cnn || rn ? 20 : 200), reps = arg_i(argc, argv, "--reps", 5);
+    int batch = arg_i(argc, argv, "--batch", cnn || rn ? 8 : 32), hidden = arg_i(argc, argv, "--hidden", 128), r, d;
     double ms[3][64], cpu[3][64];
     vt_btard_digits dg;
+    vt_btard_cnn cn;
     vt_btard_task task;
+    char what[160];
     if (reps > 64) reps = 64;
-    if (vt_btard_digits_load(&dg, "data/digits.csv", hidden, batch, 0.05) != VT_OK) { fprintf(stderr, "%s\n", vt_last_error()); return 1; }
-    task = vt_btard_digits_task(&dg);
-    printf("overhead, in-process: %d peers (threads, one vt_ctx thread each), digits MLP 64-%d-10, %d samples per peer, %d steps, median of %d\n",
-           n, hidden, batch, steps, reps);
+    memset(&dg, 0, sizeof dg);
+    memset(&cn, 0, sizeof cn);
+    if (cnn || rn) { /* the paper's setting: a convolutional model, 8 images per peer */
+        vt_status st = rn ? vt_btard_cnn_cifar(&cn, NULL, arg_i(argc, argv, "--width", 8), batch, 0.05)
+                          : vt_btard_cnn_digits(&cn, "data/digits.csv", arg_i(argc, argv, "--width", 16), batch, 0.05);
+        if (st != VT_OK) { fprintf(stderr, "%s\n", vt_last_error()); return 1; }
+        task = vt_btard_cnn_task(&cn);
+        snprintf(what, sizeof what, "%s width %d", rn ? "ResNet-18 (synthetic CIFAR-shaped images)" : "digits CNN", cn.width);
+    } else if (!strcmp(model, "mlp")) {
+        if (vt_btard_digits_load(&dg, "data/digits.csv", hidden, batch, 0.05) != VT_OK) { fprintf(stderr, "%s\n", vt_last_error()); return 1; }
+        task = vt_btard_digits_task(&dg);
+        snprintf(what, sizeof what, "digits MLP 64-%d-10", hidden);
+    } else {
+        fprintf(stderr, "unknown --model '%s' (mlp, cnn, resnet18)\n", model);
+        return 2;
+    }
+    printf("overhead, in-process: %d peers (threads, one vt_ctx thread each), %s, %d samples per peer, %d steps, median of %d\n",
+           n, what, batch, steps, reps);
     for (r = 0; r < reps; r++)
         for (d = 0; d < 3; d++) {
             int order[3] = {2, 0, 1}, def = order[d];
@@ -80,6 +101,7 @@ static int overhead(int argc, char **argv) {
             cfg.tau = 1.0;
             cfg.data_seed = 1 + (uint64_t)r;
             cfg.secret_seed = 2 + (uint64_t)r;
+            if (rn) cfg.compute_timeout = 120.0; /* 16 ResNet gradients share the cores */
             vt_btard_simulate(&cfg, &task, n, NULL, steps, NULL, NULL, &res);
             if (res.status != VT_OK) { fprintf(stderr, "%s: %s\n", def_name[def], res.message); return 1; }
             ms[def][r] = res.step_ms;
@@ -93,7 +115,8 @@ static int overhead(int argc, char **argv) {
             printf("  %-28s %7.2f ms/step  (x%.2f)   CPU %7.2f ms/step (x%.2f)\n", def_name[d], m, m / m0, c, c / c2);
         }
     }
-    vt_btard_digits_free(&dg);
+    if (cnn || rn) vt_btard_cnn_free(&cn);
+    else vt_btard_digits_free(&dg);
     return 0;
 }
 
