@@ -18,6 +18,24 @@ static VT_TEST_UNUSED void make_keys(int n, uint64_t seed) {
     }
 }
 
+/* the start of a program that needs the digits task and signatures: loads
+   data/digits.csv into d (hidden 16, 8 samples), and without libsodium says
+   in one visible line what `what` leaves untested. Returns -1 to go on, or
+   the exit code to return. */
+static VT_TEST_UNUSED int btard_test_start(vt_btard_digits *d, const char *group, const char *what) {
+    if (vt_btard_digits_load(d, "data/digits.csv", 16, 8, 0.05) != VT_OK) {
+        printf("cannot load data/digits.csv (run from the repository root): %s\n0 passed, 1 failed\n", vt_last_error());
+        return 1;
+    }
+    if (!vt_btard_can_sign()) {
+        vt_btard_digits_free(d);
+        printf("skipped: %s: built without libsodium (VTRAIN_SODIUM): %s is not tested (apt-get install libsodium-dev)\n", group, what);
+        printf("0 passed, 0 failed, 1 skipped\n");
+        return 0;
+    }
+    return -1;
+}
+
 /* every parameter's gradient, in parameter order, as binary32 (0 where a
    parameter has no gradient this step) */
 static VT_TEST_UNUSED void grad_of(vt_ctx *c, float *g) {

@@ -450,17 +450,9 @@ TEST(flood_attack_bounded_and_banned) {
 }
 
 int main(int argc, char **argv) {
+    int rc;
     TEST_FILTER(argc, argv);
-    if (vt_btard_digits_load(&g_d, "data/digits.csv", 16, 8, 0.05) != VT_OK) {
-        printf("cannot load data/digits.csv (run from the repository root): %s\n0 passed, 1 failed\n", vt_last_error());
-        return 1;
-    }
-    if (!vt_btard_can_sign()) {
-        vt_btard_digits_free(&g_d);
-        printf("skipped: btard_byz: built without libsodium (VTRAIN_SODIUM): BTARD against Byzantines is not tested (apt-get install libsodium-dev)\n");
-        printf("0 passed, 0 failed, 1 skipped\n");
-        return 0;
-    }
+    if ((rc = btard_test_start(&g_d, "btard_byz", "BTARD against Byzantines")) >= 0) return rc;
     make_keys(16, 0xb12);
     RUN(withheld_from_one_honest_peer);
     RUN(equivocated_to_one_honest_peer);

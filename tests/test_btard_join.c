@@ -369,17 +369,9 @@ TEST(join_flood_within_bounds) {
 }
 
 int main(int argc, char **argv) {
+    int rc;
     TEST_FILTER(argc, argv);
-    if (vt_btard_digits_load(&g_d, "data/digits.csv", 16, 8, 0.05) != VT_OK) {
-        printf("cannot load data/digits.csv (run from the repository root): %s\n0 passed, 1 failed\n", vt_last_error());
-        return 1;
-    }
-    if (!vt_btard_can_sign()) {
-        vt_btard_digits_free(&g_d);
-        printf("skipped: btard_join: built without libsodium (VTRAIN_SODIUM): peers joining mid-run are not tested (apt-get install libsodium-dev)\n");
-        printf("0 passed, 0 failed, 1 skipped\n");
-        return 0;
-    }
+    if ((rc = btard_test_start(&g_d, "btard_join", "joining mid-run")) >= 0) return rc;
     make_keys(16, 0x701);
     RUN(honest_newcomer_joins_mid_run);
     RUN(lying_newcomer_banned_never_aggregated);
