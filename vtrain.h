@@ -5536,24 +5536,23 @@ static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int
 #define VT__XL 16 /* lanes: independent TwoSum chains */
 typedef struct { double s[VT__XL], c[VT__XL], a[VT__XL]; } vt__xst;
 
-/* the terms [k0, k1) of output (m, nn) into the lanes; k0 and k1 are
-   multiples of VT__XL (the last VT__XL-less tail is vt__xsum_finish's) */
-static void vt__xsum_run(const vt__xblk *z, int64_t m, int64_t nn, int64_t k0, int64_t k1, vt__xst *st) {
-    const double *A = z->A + m * z->sam, *B = z->B ? z->B + nn * z->sbn : NULL;
-    int64_t k = k0;
+/* the terms a[k] b[k] (a[k] when b is NULL), k in [0, n), n a multiple of
+   VT__XL, into the lanes (term k to lane k mod VT__XL); a and b contiguous */
+static void vt__xsum_lanes(const double *a, const double *b, int64_t n, vt__xst *st) {
+    int64_t k = 0;
     int l;
 #ifdef VT__AVX2
-    if (z->sak == 1 && (!B || z->sbk == 1)) { /* four vectors of four lanes */
+    {   /* four vectors of four lanes */
         const __m256d sign = _mm256_set1_pd(-0.0);
         __m256d sv[4], cv[4], av[4];
         int q;
         for (q = 0; q < 4; q++) {
             sv[q] = _mm256_loadu_pd(st->s + 4 * q); cv[q] = _mm256_loadu_pd(st->c + 4 * q); av[q] = _mm256_loadu_pd(st->a + 4 * q);
         }
-        for (; k + VT__XL <= k1; k += VT__XL)
+        for (; k + VT__XL <= n; k += VT__XL)
             for (q = 0; q < 4; q++) {
-                __m256d t = _mm256_loadu_pd(A + k + 4 * q), u, bb, e;
-                if (B) t = _mm256_mul_pd(t, _mm256_loadu_pd(B + k + 4 * q));
+                __m256d t = _mm256_loadu_pd(a + k + 4 * q), u, bb, e;
+                if (b) t = _mm256_mul_pd(t, _mm256_loadu_pd(b + k + 4 * q));
                 u = _mm256_add_pd(sv[q], t);
                 bb = _mm256_sub_pd(u, sv[q]);
                 e = _mm256_add_pd(_mm256_sub_pd(sv[q], _mm256_sub_pd(u, bb)), _mm256_sub_pd(t, bb));
@@ -5566,6 +5565,24 @@ static void vt__xsum_run(const vt__xblk *z, int64_t m, int64_t nn, int64_t k0, i
         }
     }
 #endif
+    for (; k + VT__XL <= n; k += VT__XL)
+        for (l = 0; l < VT__XL; l++) {
+            double t = b ? a[k + l] * b[k + l] : a[k + l], u = st->s[l] + t, bb = u - st->s[l];
+            double e = (st->s[l] - (u - bb)) + (t - bb);
+            st->s[l] = u; st->c[l] += e; st->a[l] += fabs(e);
+        }
+}
+
+/* the terms [k0, k1) of output (m, nn) into the lanes; k0 and k1 are
+   multiples of VT__XL (the last VT__XL-less tail is vt__xsum_finish's) */
+static void vt__xsum_run(const vt__xblk *z, int64_t m, int64_t nn, int64_t k0, int64_t k1, vt__xst *st) {
+    const double *A = z->A + m * z->sam, *B = z->B ? z->B + nn * z->sbn : NULL;
+    int64_t k = k0;
+    int l;
+    if (z->sak == 1 && (!B || z->sbk == 1)) {
+        vt__xsum_lanes(A + k0, B ? B + k0 : NULL, k1 - k0, st);
+        return;
+    }
     for (; k + VT__XL <= k1; k += VT__XL)
         for (l = 0; l < VT__XL; l++) {
             double t = B ? A[(k + l) * z->sak] * B[(k + l) * z->sbk] : A[(k + l) * z->sak], u = st->s[l] + t, b = u - st->s[l];
@@ -5615,66 +5632,148 @@ static int vt__xsum_fast(const vt__xblk *z, int64_t m, int64_t nn, double *out) 
 }
 
 /* undecided outputs of a correctly rounded product, in parallel: each is a
-   function of its own index only. A weight gradient's undecided outputs
-   share their rows and columns (OC + Kg lines of N P terms for OC Kg
-   outputs): groups of VT__XG outputs advance together VT__XK terms at a
-   time, so the lines' pieces are read from cache, not memory, once per
-   output (the lanes of each output see their terms in the same order as
-   vt__xsum_fast; the value would not differ anyway) */
+   function of its own index only, so neither the order below nor the
+   grouping can change a value. The entries are taken in the order (block,
+   column, row) and in groups of VT__XG that advance together VT__XK terms
+   at a time (the lanes of each output see their terms in the order of
+   vt__xsum_fast). A strided operand (a convolution's im2col columns, one
+   row of the matrix per term) is first copied, for the group's distinct
+   lines, into contiguous pieces, row by row: the rows are read once per
+   group and k-block instead of once per output, and the sums run on the
+   vector path. A weight gradient's lines are contiguous already; its
+   outputs share rows and columns, which the k-blocks keep in cache. */
 #define VT__XG 512
 #define VT__XK 512
-typedef struct { double *x; const vt__xprod *xp; const vt__ents *at; } vt__exact_job;
+typedef struct { int64_t i, m, n; int b; } vt__xent;
+typedef struct { double *x; const vt__xprod *xp; const vt__xent *en; } vt__exact_job;
+
+static int vt__xent_cmp(const void *p, const void *q) {
+    const vt__xent *a = (const vt__xent *)p, *b = (const vt__xent *)q;
+    if (a->b != b->b) return a->b < b->b ? -1 : 1;
+    if (a->n != b->n) return a->n < b->n ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* the group's strided lines [k0, k1) into contiguous pieces of VT__XK:
+   line j starts at p[j] with stride s[j] and has kend[j] terms */
+static void vt__xgather(double *buf, const double *const *p, const int64_t *s, const int64_t *kend, int nl, int64_t k0,
+                        int64_t k1) {
+    int64_t k;
+    int l;
+    for (k = k0; k < k1; k++)
+        for (l = 0; l < nl; l++)
+            if (k < kend[l]) buf[(int64_t)l * VT__XK + (k - k0)] = p[l][k * s[l]];
+}
+
+typedef struct {
+    vt__xst st[VT__XG];
+    double *bufa, *bufb;                          /* VT__XG pieces of VT__XK each, when needed */
+    const double *pa[VT__XG], *pb[VT__XG];        /* the strided lines' starts */
+    int64_t sa[VT__XG], sb[VT__XG], ka[VT__XG], kb[VT__XG];
+    int la[VT__XG], lb[VT__XG];                   /* each entry's piece (-1: its line is contiguous) */
+} vt__xgrp;
+
+static void vt__exact_group(const vt__exact_job *j, const vt__xent *en, int ng, vt__xgrp *w) {
+    const vt__xblk *b = j->xp->b;
+    int64_t kmax = 0, k0, k1;
+    int q, na = 0, nb = 0;
+    for (q = 0; q < ng; q++) {
+        const vt__xblk *z = &b[en[q].b];
+        int64_t kend = z->K - z->K % VT__XL;
+        memset(&w->st[q], 0, sizeof(vt__xst));
+        w->la[q] = w->lb[q] = -1;
+        if (z->K > ((int64_t)1 << 30)) continue;
+        kmax = VT__MAX(kmax, kend);
+        if (z->sak != 1 && w->bufa) {
+            w->pa[na] = z->A + en[q].m * z->sam; w->sa[na] = z->sak; w->ka[na] = kend;
+            w->la[q] = na++;
+        }
+        if (z->B && z->sbk != 1 && w->bufb) {
+            if (nb > 0 && q > 0 && en[q - 1].b == en[q].b && en[q - 1].n == en[q].n) w->lb[q] = nb - 1; /* the same column */
+            else {
+                w->pb[nb] = z->B + en[q].n * z->sbn; w->sb[nb] = z->sbk; w->kb[nb] = kend;
+                w->lb[q] = nb++;
+            }
+        }
+    }
+    for (k0 = 0; k0 < kmax; k0 += VT__XK) {
+        k1 = VT__MIN(kmax, k0 + VT__XK);
+        if (na) vt__xgather(w->bufa, w->pa, w->sa, w->ka, na, k0, k1);
+        if (nb) vt__xgather(w->bufb, w->pb, w->sb, w->kb, nb, k0, k1);
+        for (q = 0; q < ng; q++) {
+            const vt__xblk *z = &b[en[q].b];
+            int64_t kend = z->K - z->K % VT__XL, ke = VT__MIN(kend, k1);
+            const double *pa, *pb;
+            if (k0 >= kend || z->K > ((int64_t)1 << 30)) continue;
+            if (w->la[q] < 0 && z->sak != 1) { vt__xsum_run(z, en[q].m, en[q].n, k0, ke, &w->st[q]); continue; }
+            if (z->B && w->lb[q] < 0 && z->sbk != 1) { vt__xsum_run(z, en[q].m, en[q].n, k0, ke, &w->st[q]); continue; }
+            pa = w->la[q] >= 0 ? w->bufa + (int64_t)w->la[q] * VT__XK : z->A + en[q].m * z->sam + k0;
+            pb = !z->B ? NULL : w->lb[q] >= 0 ? w->bufb + (int64_t)w->lb[q] * VT__XK : z->B + en[q].n * z->sbn + k0;
+            vt__xsum_lanes(pa, pb, ke - k0, &w->st[q]);
+        }
+    }
+    for (q = 0; q < ng; q++) {
+        const vt__xblk *z = &b[en[q].b];
+        double v;
+        if (z->K > ((int64_t)1 << 30) || !vt__xsum_finish(z, en[q].m, en[q].n, &w->st[q], &v))
+            v = vt__xprod_value(b, j->xp->n, en[q].i);
+        j->x[en[q].i] = v;
+    }
+}
+
 static void vt__exact_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__exact_job *j = (const vt__exact_job *)arg;
     const vt__xblk *b = j->xp->b;
-    int64_t g0, q, k0;
-    vt__xst *st = (vt__xst *)malloc(sizeof(vt__xst) * VT__XG);
-    int64_t *mn = (int64_t *)malloc(sizeof(int64_t) * 3 * VT__XG);
+    vt__xgrp *w = (vt__xgrp *)malloc(sizeof(vt__xgrp));
+    int64_t g0, q;
+    int needa = 0, needb = 0;
     (void)tid;
-    for (g0 = lo; g0 < hi; g0 += VT__XG) {
-        int64_t g1 = VT__MIN(hi, g0 + VT__XG), kmax = 0;
-        for (q = g0; q < g1; q++) {
-            int64_t i = j->at->e[q].i, rl[3], *r = mn ? mn + 3 * (q - g0) : rl;
-            int bl = 0, bh = j->xp->n - 1;
-            while (bl < bh) { /* the last block whose off <= i, as vt__xprod_value */
-                int mid = (bl + bh + 1) / 2;
-                if (b[mid].off <= i) bl = mid; else bh = mid - 1;
-            }
-            r[0] = bl; r[1] = (i - b[bl].off) / b[bl].N; r[2] = (i - b[bl].off) % b[bl].N;
-            if (!st || !mn) { /* out of memory: one at a time */
-                double v;
-                if (!vt__xsum_fast(&b[bl], r[1], r[2], &v)) v = vt__xprod_value(b, j->xp->n, i);
-                j->x[i] = v;
-                continue;
-            }
-            memset(&st[q - g0], 0, sizeof(vt__xst));
-            kmax = VT__MAX(kmax, b[bl].K);
-        }
-        if (!st || !mn) continue;
-        for (k0 = 0; k0 < kmax; k0 += VT__XK)
-            for (q = g0; q < g1; q++) {
-                const int64_t *r = mn + 3 * (q - g0);
-                const vt__xblk *z = &b[r[0]];
-                int64_t kend = z->K - z->K % VT__XL;
-                if (k0 < kend && z->K <= ((int64_t)1 << 30)) vt__xsum_run(z, r[1], r[2], k0, VT__MIN(kend, k0 + VT__XK), &st[q - g0]);
-            }
-        for (q = g0; q < g1; q++) {
-            const int64_t *r = mn + 3 * (q - g0);
-            int64_t i = j->at->e[q].i;
-            double v;
-            if (b[r[0]].K > ((int64_t)1 << 30) || !vt__xsum_finish(&b[r[0]], r[1], r[2], &st[q - g0], &v))
-                v = vt__xprod_value(b, j->xp->n, i);
-            j->x[i] = v;
-        }
+    for (q = lo; q < hi; q++) {
+        needa |= b[j->en[q].b].sak != 1;
+        needb |= b[j->en[q].b].B && b[j->en[q].b].sbk != 1;
     }
-    free(st);
-    free(mn);
+    if (w) { /* without the pieces the strided lines are read in place */
+        w->bufa = needa ? (double *)malloc(sizeof(double) * VT__XG * VT__XK) : NULL;
+        w->bufb = needb ? (double *)malloc(sizeof(double) * VT__XG * VT__XK) : NULL;
+    }
+    for (g0 = lo; g0 < hi; g0 += VT__XG) {
+        int ng = (int)VT__MIN(VT__XG, hi - g0);
+        if (w) vt__exact_group(j, j->en + g0, ng, w);
+        else /* out of memory: one at a time */
+            for (q = g0; q < g0 + ng; q++) {
+                const vt__xent *e = &j->en[q];
+                double v;
+                if (!vt__xsum_fast(&b[e->b], e->m, e->n, &v)) v = vt__xprod_value(b, j->xp->n, e->i);
+                j->x[e->i] = v;
+            }
+    }
+    if (w) { free(w->bufa); free(w->bufb); }
+    free(w);
+}
+
+/* each entry's block, row and column, in the order of vt__exact_task */
+static void vt__xent_fill(const vt__xprod *xp, const vt__ents *at, vt__xent *en) {
+    int64_t q;
+    for (q = 0; q < at->n; q++) {
+        int64_t i = at->e[q].i;
+        int bl = 0, bh = xp->n - 1;
+        while (bl < bh) { /* the last block whose off <= i, as vt__xprod_value */
+            int mid = (bl + bh + 1) / 2;
+            if (xp->b[mid].off <= i) bl = mid; else bh = mid - 1;
+        }
+        en[q].i = i; en[q].b = bl;
+        en[q].m = (i - xp->b[bl].off) / xp->b[bl].N; en[q].n = (i - xp->b[bl].off) % xp->b[bl].N;
+    }
+    qsort(en, (size_t)at->n, sizeof(vt__xent), vt__xent_cmp);
 }
 
 static void vt__cpu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at) {
     vt__exact_job j;
+    vt__xent *en = (vt__xent *)vt__scratch(c, sizeof(vt__xent) * (size_t)(at->n + 1));
     int64_t q, work = 0;
-    j.x = x; j.xp = xp; j.at = at;
+    if (!en) return;
+    vt__xent_fill(xp, at, en);
+    j.x = x; j.xp = xp; j.en = en;
     for (q = 0; q < xp->n; q++) work = VT__MAX(work, xp->b[q].K);
     vt__parallel(&c->pool, at->n, at->n * (work + 16) * 4, vt__exact_task, &j);
 }
