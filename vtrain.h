@@ -4454,6 +4454,17 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* An im2col matrix described by its source (>>conv2d): its columns'
+   statistics come from per-pixel ones (vt__wstat_cols) */
+typedef struct vt__wstat {
+    const double *S; int64_t N, C, H, W; /* the source (N, C, H, W): x (forward) or dy (dx) */
+    int64_t OH, OW;                      /* a column per (n, oh, ow) */
+    int64_t KH, KW, s, p, d;
+    int dx;                              /* 0: col of x (forward), 1: dcol of dy (dx) */
+    double *pix;                         /* scratch: 4 N H W doubles and N H W ints */
+} vt__wstat;
+static void vt__wstat_cols(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb);
+
 typedef struct { vt__stat_job *a, *b; int64_t M; } vt__stat2_job;
 static void vt__stat2_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__stat2_job *j = (vt__stat2_job *)arg;
@@ -4533,7 +4544,7 @@ static void vt__tasks(vt__pool *p, int64_t n, int64_t work, vt__task_fn fn, void
 static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A,
                                 int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0,
                                 int64_t ldc, const double *bias, int64_t kchunk, double *st, vt__stat_job *sa,
-                                vt__stat_job *sb, vt__gbound_job *gb) {
+                                vt__stat_job *sb, vt__gbound_job *gb, const vt__wstat *ws) {
     int *ls = (int *)(st + 4 * (M + N) + N);
     int64_t kc = (kchunk <= 0 || kchunk > K) ? K : kchunk, nch = K > 0 ? (K + kc - 1) / kc : 1, n;
     sa->lsb = ls;
@@ -4542,7 +4553,10 @@ static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64
     sa->n1 = st; sa->n2 = st + M; sa->mx = st + 2 * M; sa->th = st + 3 * M;
     sb->X = B; sb->s_outer = sbn; sb->s_k = sbk; sb->K = K;
     sb->n1 = st + 4 * M; sb->n2 = sb->n1 + N; sb->mx = sb->n2 + N; sb->th = sb->mx + N;
-    {   /* A's lines then B's, in one pass over the pool (both are K long) */
+    if (ws && pool) { /* B is an im2col matrix: its columns' statistics from per-pixel ones (vt__wstat_cols) */
+        vt__tasks(pool, M, M * K, vt__stat_task, sa, tid);
+        vt__wstat_cols(pool, ws, sb);
+    } else { /* A's lines then B's, in one pass over the pool (both are K long) */
         vt__stat2_job s2;
         s2.a = sa; s2.b = sb; s2.M = M;
         vt__tasks(pool, M + N, (M + N) * K, vt__stat2_task, &s2, tid);
@@ -4569,7 +4583,7 @@ static void vt__gemm_bound_ws(vt__pool *pool, int tid, const vt__ord *o, int64_t
                               int64_t ldc, const double *bias, int64_t kchunk, double *E, int64_t lde, double *st) {
     vt__stat_job sa, sb;
     vt__gbound_job gb;
-    vt__gemm_bound_prep(pool, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, ldc, bias, kchunk, st, &sa, &sb, &gb);
+    vt__gemm_bound_prep(pool, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, ldc, bias, kchunk, st, &sa, &sb, &gb, NULL);
     gb.E = E; gb.lde = lde;
     vt__tasks(pool, M, M * N, vt__gbound_task, &gb, tid);
 }
@@ -4685,12 +4699,12 @@ static int64_t vt__lazy_round(vt_ctx *c, double *x, const vt__lazy *z, double ef
    one), else the caller writes the bound out with vt__gbound_task */
 static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                                int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0, const double *bias,
-                               int64_t kchunk) {
+                               int64_t kchunk, const vt__wstat *ws) {
     vt__lazy *z = (vt__lazy *)vt__scratch(c, sizeof(vt__lazy));
     double *st = (double *)vt__scratch(c, sizeof(double) * (size_t)VT__BOUND_WS(M, N));
     int64_t n;
     if (!z || !st) return NULL;
-    vt__gemm_bound_prep(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, N, bias, kchunk, st, &z->sa, &z->sb, &z->gb);
+    vt__gemm_bound_prep(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, N, bias, kchunk, st, &z->sa, &z->sb, &z->gb, ws);
     z->gb.a = &z->sa; z->gb.b = &z->sb;
     z->M = M; z->N = N; z->nb = 1; z->nc = N;
     z->cap2 = z->cap1 = z->capm = z->capb = 0;
@@ -5786,7 +5800,7 @@ static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, co
         !vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias))
         return;
     if (E && E == o->e && M * N == o->n && !k->c->ncal && !vt__no_lazy) {
-        vt__lazy *z = vt__gemm_lazy(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk);
+        vt__lazy *z = vt__gemm_lazy(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk, NULL);
         if (!z) return;
         if (!z->gb.C0) o->lz = z;
         else {
@@ -5816,7 +5830,7 @@ static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, co
    statistics are per column): computed once for the batch instead of once
    per b, and lazy (the batched vt__lazy) when there is no old value. */
 static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_t nc, int64_t K, const double *A, int64_t sam,
-                         int64_t sak, const double *B, int64_t sbk) {
+                         int64_t sak, const double *B, int64_t sbk, const vt__wstat *ws) {
     vt_ctx *c = k->c;
     int64_t b, mn = M * nc;
     if (!o->e || c->ncal || vt__no_lazy || nb * mn != o->n || mn <= 0) {
@@ -5828,7 +5842,7 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
         for (b = 0; b < nb; b++)
             if (!vt__xprod_add(c, o, o->x + b * mn, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, NULL)) return;
     {
-        vt__lazy *z = vt__gemm_lazy(c, k->o, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0);
+        vt__lazy *z = vt__gemm_lazy(c, k->o, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0, ws);
         if (!z) return;
         if (!z->gb.C0) { z->nb = nb; z->nc = nc; o->lz = z; }
         else /* old values: each b's bound written out, from the shared statistics */
@@ -6856,6 +6870,86 @@ static void vt__dcol_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* THE COLUMN STATISTICS OF AN IM2COL MATRIX without reading it. Column
+   (n, oh, ow) of col holds x[n][c][ih][iw] for every channel c and every
+   window position (kh, kw) whose pixel (ih, iw) = (oh s - p + kh d,
+   ow s - p + kw d) lies in the image, and zeros elsewhere; a column (n, ih,
+   iw) of dcol holds dy[n][oc][oh][ow] for every oc and every (kh, kw) with
+   oh s - p + kh d = ih and ow s - p + kw d = iw. Either way the column's
+   nonzero values are, as a multiset, the channel vectors of a few source
+   pixels (each pixel once: (kh, kw) -> pixel is one to one). So with the
+   per-pixel statistics over channels (vt__stat_task on one image's (C, HW)
+   block, lines = pixels: sum |v|, |v|_2, max |v|, th) the column's are
+   sum |v| = the sum of the pixels' sums, |v|_2^2 = the sum of their |v|_2^2,
+   max |v| = their maximum, and th = their minimum (each pixel's th is
+   2^(L + 53) for a lower bound L on its values' lowest set bits, so the
+   minimum is that of a lower bound on the column's). The sums are the same
+   terms in another order (and a square of a square root): they differ from
+   the direct ones by a few K u relative, as the direct ones differ from the
+   exact values; the bound's factor VT__SAFE (2^-20) absorbs either. A
+   pixel's L is that of vt__stat_task on its channel vector, which is a
+   lower bound however the lines are cut. Reads the source once (1 / (KH
+   KW) of the matrix) instead of the matrix. */
+typedef struct { const vt__wstat *w; } vt__wstat_job;
+
+static void vt__wstat_pix_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__wstat *w = ((const vt__wstat_job *)arg)->w;
+    int64_t HW = w->H * w->W, NHW = w->N * HW, n;
+    for (n = lo; n < hi; n++) {
+        vt__stat_job j;
+        j.X = w->S + n * w->C * HW; j.s_outer = 1; j.s_k = HW; j.K = w->C;
+        j.n1 = w->pix + n * HW; j.n2 = j.n1 + NHW; j.mx = j.n2 + NHW; j.th = j.mx + NHW;
+        j.lsb = (int *)(w->pix + 4 * NHW) + n * HW;
+        vt__stat_task(&j, 0, HW, tid);
+    }
+}
+
+typedef struct { const vt__wstat *w; vt__stat_job *sb; } vt__wcol_job;
+static void vt__wstat_col_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__wcol_job *j = (const vt__wcol_job *)arg;
+    const vt__wstat *w = j->w;
+    int64_t HW = w->H * w->W, NHW = w->N * HW, q, kh, kw;
+    const double *p1 = w->pix, *p2 = p1 + NHW, *pm = p2 + NHW, *pt = pm + NHW;
+    (void)tid;
+    for (q = lo; q < hi; q++) {
+        int64_t n = q / (w->OH * w->OW), a = q / w->OW % w->OH, b = q % w->OW;
+        double s1 = 0, s2 = 0, m = 0, th = INFINITY;
+        for (kh = 0; kh < w->KH; kh++) {
+            int64_t r = a * w->s - w->p + kh * w->d;
+            if (w->dx) { r = a + w->p - kh * w->d; if (r < 0 || r % w->s) continue; r /= w->s; }
+            if (r < 0 || r >= w->H) continue;
+            for (kw = 0; kw < w->KW; kw++) {
+                int64_t cc = b * w->s - w->p + kw * w->d, i;
+                if (w->dx) { cc = b + w->p - kw * w->d; if (cc < 0 || cc % w->s) continue; cc /= w->s; }
+                if (cc < 0 || cc >= w->W) continue;
+                i = n * HW + r * w->W + cc;
+                s1 += p1[i]; s2 += p2[i] * p2[i];
+                if (pm[i] > m) m = pm[i];
+                if (pt[i] < th) th = pt[i];
+            }
+        }
+        j->sb->n1[q] = s1; j->sb->n2[q] = sqrt(s2); j->sb->mx[q] = m; j->sb->th[q] = th;
+    }
+}
+
+static void vt__wstat_cols(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb) {
+    vt__wstat_job pj;
+    vt__wcol_job cj;
+    pj.w = w;
+    vt__parallel(pool, w->N, w->N * w->C * w->H * w->W, vt__wstat_pix_task, &pj);
+    cj.w = w; cj.sb = sb;
+    vt__parallel(pool, w->N * w->OH * w->OW, w->N * w->OH * w->OW * w->KH * w->KW * 4, vt__wstat_col_task, &cj);
+}
+
+/* the source description of conv g's col (dx 0: from x) or dcol (dx 1: from dy), its scratch from the op's */
+static int vt__wstat_of(vt__kern *k, const vt__cgeo *g, int dx, const double *S, vt__wstat *w) {
+    w->S = S; w->N = g->N; w->KH = g->KH; w->KW = g->KW; w->s = g->s; w->p = g->p; w->d = g->d; w->dx = dx;
+    if (!dx) { w->C = g->C; w->H = g->H; w->W = g->W; w->OH = g->OH; w->OW = g->OW; }
+    else { w->C = g->OC; w->H = g->OH; w->W = g->OW; w->OH = g->H; w->OW = g->W; }
+    w->pix = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(5 * w->N * w->H * w->W + 1));
+    return w->pix != NULL;
+}
+
 /* CONV2D as products (im2col), every output through vt__mm, so a
    correctly rounded product (>>rounding) with the bound of >>gemm:
      forward, per image n and group g: y[n][g] (OCg,P) = w[g] (OCg,Kg)
@@ -6886,7 +6980,12 @@ static void vt__k_conv2d(vt__kern *k) {
     }
     if (!k->bwd) {
         vt__kout *o = &k->out[0];
-        if (g.G == 1) { vt__mm_batch(k, o, g.N, g.OC, g.P, g.Kg, Wt, g.Kg, 1, col, NP); return; }
+        if (g.G == 1) {
+            vt__wstat ws;
+            if (!vt__wstat_of(k, &g, 0, X, &ws)) return;
+            vt__mm_batch(k, o, g.N, g.OC, g.P, g.Kg, Wt, g.Kg, 1, col, NP, &ws);
+            return;
+        }
         for (n = 0; n < g.N; n++)
             for (gi = 0; gi < g.G; gi++) {
                 int64_t off = (n * g.OC + gi * g.OCg) * g.P;
@@ -6910,7 +7009,11 @@ static void vt__k_conv2d(vt__kern *k) {
                             wt[(gi * g.Cg + ic) * g.Kd + oc * KK + q] = Wt[((gi * g.OCg + oc) * g.Cg + ic) * KK + q];
             cj.src = dy; cj.dst = dcol;
             vt__parallel(&k->c->pool, g.G * g.Kd, g.G * g.Kd * NHW, vt__dcol_task, &cj);
-            if (g.G == 1) vt__mm_batch(k, ox, g.N, g.C, g.HW, g.Kd, wt, g.Kd, 1, dcol, NHW);
+            if (g.G == 1) {
+                vt__wstat ws;
+                if (!vt__wstat_of(k, &g, 1, dy, &ws)) return;
+                vt__mm_batch(k, ox, g.N, g.C, g.HW, g.Kd, wt, g.Kd, 1, dcol, NHW, &ws);
+            }
             else for (n = 0; n < g.N; n++)
                 for (gi = 0; gi < g.G; gi++) {
                     int64_t off = (n * g.C + gi * g.Cg) * g.HW;
