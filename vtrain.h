@@ -1213,6 +1213,7 @@ typedef struct vt__xblk {
     const double *B; int64_t sbk, sbn;
     const double *C0;   /* the old values of an accumulating output, copied; or NULL */
     const double *bias; /* or NULL */
+    const struct vt__wstat *ws; int64_t wn; /* CPU: B is image wn's part of this im2col matrix (B itself stays valid); or NULL */
 } vt__xblk;
 typedef struct vt__xprod { vt__xblk *b; int n, cap; } vt__xprod;
 
@@ -4464,6 +4465,7 @@ typedef struct vt__wstat {
     double *pix;                         /* scratch: 4 N H W doubles and N H W ints */
 } vt__wstat;
 static void vt__wstat_cols(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb);
+static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t k0, int64_t k1, double *dst);
 
 typedef struct { vt__stat_job *a, *b; int64_t M; } vt__stat2_job;
 static void vt__stat2_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -5512,6 +5514,7 @@ static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int
     z = &xp->b[xp->n];
     z->off = (int64_t)(C - o->x); z->M = M; z->N = N; z->K = K;
     z->A = A; z->sam = sam; z->sak = sak; z->B = B; z->sbk = sbk; z->sbn = sbn; z->bias = bias; z->C0 = NULL;
+    z->ws = NULL; z->wn = 0;
     if (o->acc) {
         double *c0 = (double *)c->be->alloc(c, sizeof(double) * (size_t)(M * N + 1), 0);
         if (!c0) return 0;
@@ -5676,13 +5679,15 @@ static void vt__xgather(double *buf, const double *const *p, const int64_t *s, c
     int l;
     for (k = k0; k < k1; k++)
         for (l = 0; l < nl; l++)
-            if (k < kend[l]) buf[(int64_t)l * VT__XK + (k - k0)] = p[l][k * s[l]];
+            if (p[l] && k < kend[l]) buf[(int64_t)l * VT__XK + (k - k0)] = p[l][k * s[l]];
 }
 
 typedef struct {
     vt__xst st[VT__XG];
     double *bufa, *bufb;                          /* VT__XG pieces of VT__XK each, when needed */
     const double *pa[VT__XG], *pb[VT__XG];        /* the strided lines' starts */
+    const vt__xblk *zb[VT__XG];                   /* a column of an im2col matrix: its block (pb NULL) */
+    int64_t nb_[VT__XG];                          /* and its column */
     int64_t sa[VT__XG], sb[VT__XG], ka[VT__XG], kb[VT__XG];
     int la[VT__XG], lb[VT__XG];                   /* each entry's piece (-1: its line is contiguous) */
 } vt__xgrp;
@@ -5705,7 +5710,8 @@ static void vt__exact_group(const vt__exact_job *j, const vt__xent *en, int ng, 
         if (z->B && z->sbk != 1 && w->bufb) {
             if (nb > 0 && q > 0 && en[q - 1].b == en[q].b && en[q - 1].n == en[q].n) w->lb[q] = nb - 1; /* the same column */
             else {
-                w->pb[nb] = z->B + en[q].n * z->sbn; w->sb[nb] = z->sbk; w->kb[nb] = kend;
+                w->pb[nb] = z->ws ? NULL : z->B + en[q].n * z->sbn; w->sb[nb] = z->sbk; w->kb[nb] = kend;
+                w->zb[nb] = z; w->nb_[nb] = en[q].n;
                 w->lb[q] = nb++;
             }
         }
@@ -5714,6 +5720,9 @@ static void vt__exact_group(const vt__exact_job *j, const vt__xent *en, int ng, 
         k1 = VT__MIN(kmax, k0 + VT__XK);
         if (na) vt__xgather(w->bufa, w->pa, w->sa, w->ka, na, k0, k1);
         if (nb) vt__xgather(w->bufb, w->pb, w->sb, w->kb, nb, k0, k1);
+        for (q = 0; q < nb; q++) /* im2col columns: from the source image, where they lie close together */
+            if (!w->pb[q] && k0 < w->kb[q])
+                vt__wstat_gather(w->zb[q]->ws, w->zb[q]->wn, w->nb_[q], k0, VT__MIN(k1, w->kb[q]), w->bufb + (int64_t)q * VT__XK);
         for (q = 0; q < ng; q++) {
             const vt__xblk *z = &b[en[q].b];
             int64_t kend = z->K - z->K % VT__XL, ke = VT__MIN(kend, k1);
@@ -5839,8 +5848,10 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
         return;
     }
     if (c->d.mode == VT_MODE_VERIFIED)
-        for (b = 0; b < nb; b++)
+        for (b = 0; b < nb; b++) {
             if (!vt__xprod_add(c, o, o->x + b * mn, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, NULL)) return;
+            o->xp->b[o->xp->n - 1].ws = ws; o->xp->b[o->xp->n - 1].wn = b;
+        }
     {
         vt__lazy *z = vt__gemm_lazy(c, k->o, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0, ws);
         if (!z) return;
@@ -6941,13 +6952,53 @@ static void vt__wstat_cols(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb)
     vt__parallel(pool, w->N * w->OH * w->OW, w->N * w->OH * w->OW * w->KH * w->KW * 4, vt__wstat_col_task, &cj);
 }
 
-/* the source description of conv g's col (dx 0: from x) or dcol (dx 1: from dy), its scratch from the op's */
-static int vt__wstat_of(vt__kern *k, const vt__cgeo *g, int dx, const double *S, vt__wstat *w) {
+/* terms [k0, k1) of column col of image n's part of the im2col matrix
+   (row k = (c KH + kh) KW + kw), read from the source: the values of
+   vt__im2col_task (forward) or vt__dcol_task (dx) */
+static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t k0, int64_t k1, double *dst) {
+    int64_t KK = w->KH * w->KW, a = col / w->OW, b = col % w->OW, k = k0, q, HW = w->H * w->W;
+    int64_t off[64], *op = KK <= 64 ? off : NULL; /* each window position's pixel in a channel's plane, or -1 */
+    const double *src = w->S + (n * w->C + k0 / KK) * HW;
+    for (q = 0; op && q < KK; q++) {
+        int64_t kh = q / w->KW, kw = q % w->KW, r, cc;
+        if (!w->dx) { r = a * w->s - w->p + kh * w->d; cc = b * w->s - w->p + kw * w->d; }
+        else {
+            r = a + w->p - kh * w->d; cc = b + w->p - kw * w->d;
+            r = (r < 0 || r % w->s) ? -1 : r / w->s;
+            cc = (cc < 0 || cc % w->s) ? -1 : cc / w->s;
+        }
+        op[q] = (r >= 0 && r < w->H && cc >= 0 && cc < w->W) ? r * w->W + cc : -1;
+    }
+    if (!op) { /* a kernel over 64 positions: the same map, term by term */
+        for (; k < k1; k++) {
+            int64_t p = k % KK, kh = p / w->KW, kw = p % w->KW, r, cc;
+            const double *sc = w->S + (n * w->C + k / KK) * HW;
+            if (!w->dx) { r = a * w->s - w->p + kh * w->d; cc = b * w->s - w->p + kw * w->d; }
+            else {
+                r = a + w->p - kh * w->d; cc = b + w->p - kw * w->d;
+                r = (r < 0 || r % w->s) ? -1 : r / w->s;
+                cc = (cc < 0 || cc % w->s) ? -1 : cc / w->s;
+            }
+            dst[k - k0] = (r >= 0 && r < w->H && cc >= 0 && cc < w->W) ? sc[r * w->W + cc] : 0.0;
+        }
+        return;
+    }
+    for (q = k0 % KK; k < k1; k++) {
+        dst[k - k0] = op[q] >= 0 ? src[op[q]] : 0.0;
+        if (++q == KK) { q = 0; src += HW; }
+    }
+}
+
+/* the source description of conv g's col (dx 0: from x) or dcol (dx 1: from dy), in the op's scratch (it lives
+   until the rounding point's exact evaluation) */
+static vt__wstat *vt__wstat_of(vt__kern *k, const vt__cgeo *g, int dx, const double *S) {
+    vt__wstat *w = (vt__wstat *)vt__scratch(k->c, sizeof(vt__wstat));
+    if (!w) return NULL;
     w->S = S; w->N = g->N; w->KH = g->KH; w->KW = g->KW; w->s = g->s; w->p = g->p; w->d = g->d; w->dx = dx;
     if (!dx) { w->C = g->C; w->H = g->H; w->W = g->W; w->OH = g->OH; w->OW = g->OW; }
     else { w->C = g->OC; w->H = g->OH; w->W = g->OW; w->OH = g->H; w->OW = g->W; }
     w->pix = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(5 * w->N * w->H * w->W + 1));
-    return w->pix != NULL;
+    return w->pix ? w : NULL;
 }
 
 /* CONV2D as products (im2col), every output through vt__mm, so a
@@ -6981,9 +7032,9 @@ static void vt__k_conv2d(vt__kern *k) {
     if (!k->bwd) {
         vt__kout *o = &k->out[0];
         if (g.G == 1) {
-            vt__wstat ws;
-            if (!vt__wstat_of(k, &g, 0, X, &ws)) return;
-            vt__mm_batch(k, o, g.N, g.OC, g.P, g.Kg, Wt, g.Kg, 1, col, NP, &ws);
+            vt__wstat *ws = vt__wstat_of(k, &g, 0, X);
+            if (!ws) return;
+            vt__mm_batch(k, o, g.N, g.OC, g.P, g.Kg, Wt, g.Kg, 1, col, NP, ws);
             return;
         }
         for (n = 0; n < g.N; n++)
@@ -7010,9 +7061,9 @@ static void vt__k_conv2d(vt__kern *k) {
             cj.src = dy; cj.dst = dcol;
             vt__parallel(&k->c->pool, g.G * g.Kd, g.G * g.Kd * NHW, vt__dcol_task, &cj);
             if (g.G == 1) {
-                vt__wstat ws;
-                if (!vt__wstat_of(k, &g, 1, dy, &ws)) return;
-                vt__mm_batch(k, ox, g.N, g.C, g.HW, g.Kd, wt, g.Kd, 1, dcol, NHW, &ws);
+                vt__wstat *ws = vt__wstat_of(k, &g, 1, dy);
+                if (!ws) return;
+                vt__mm_batch(k, ox, g.N, g.C, g.HW, g.Kd, wt, g.Kd, 1, dcol, NHW, ws);
             }
             else for (n = 0; n < g.N; n++)
                 for (gi = 0; gi < g.G; gi++) {
