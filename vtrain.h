@@ -1213,6 +1213,7 @@ typedef struct vt__xblk {
     const double *B; int64_t sbk, sbn;
     const double *C0;   /* the old values of an accumulating output, copied; or NULL */
     const double *bias; /* or NULL */
+    const struct vt__wstat *ws; int64_t wn; /* CPU: B is image wn's part of this im2col matrix (B itself stays valid); or NULL */
 } vt__xblk;
 typedef struct vt__xprod { vt__xblk *b; int n, cap; } vt__xprod;
 
@@ -4475,6 +4476,18 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* An im2col matrix described by its source (>>conv2d): its columns'
+   statistics come from per-pixel ones (vt__wstat_cols) */
+typedef struct vt__wstat {
+    const double *S; int64_t N, C, H, W; /* the source (N, C, H, W): x (forward) or dy (dx) */
+    int64_t OH, OW;                      /* a column per (n, oh, ow) */
+    int64_t KH, KW, s, p, d;
+    int dx;                              /* 0: col of x (forward), 1: dcol of dy (dx) */
+    double *pix;                         /* scratch: 4 N H W doubles and N H W ints */
+} vt__wstat;
+static void vt__wstat_cols(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb);
+static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t k0, int64_t k1, double *dst);
+
 typedef struct { vt__stat_job *a, *b; int64_t M; } vt__stat2_job;
 static void vt__stat2_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__stat2_job *j = (vt__stat2_job *)arg;
@@ -4554,7 +4567,7 @@ static void vt__tasks(vt__pool *p, int64_t n, int64_t work, vt__task_fn fn, void
 static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A,
                                 int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0,
                                 int64_t ldc, const double *bias, int64_t kchunk, double *st, vt__stat_job *sa,
-                                vt__stat_job *sb, vt__gbound_job *gb) {
+                                vt__stat_job *sb, vt__gbound_job *gb, const vt__wstat *ws) {
     int *ls = (int *)(st + 4 * (M + N) + N);
     int64_t kc = (kchunk <= 0 || kchunk > K) ? K : kchunk, nch = K > 0 ? (K + kc - 1) / kc : 1, n;
     sa->lsb = ls;
@@ -4563,7 +4576,10 @@ static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64
     sa->n1 = st; sa->n2 = st + M; sa->mx = st + 2 * M; sa->th = st + 3 * M;
     sb->X = B; sb->s_outer = sbn; sb->s_k = sbk; sb->K = K;
     sb->n1 = st + 4 * M; sb->n2 = sb->n1 + N; sb->mx = sb->n2 + N; sb->th = sb->mx + N;
-    {   /* A's lines then B's, in one pass over the pool (both are K long) */
+    if (ws && pool) { /* B is an im2col matrix: its columns' statistics from per-pixel ones (vt__wstat_cols) */
+        vt__tasks(pool, M, M * K, vt__stat_task, sa, tid);
+        vt__wstat_cols(pool, ws, sb);
+    } else { /* A's lines then B's, in one pass over the pool (both are K long) */
         vt__stat2_job s2;
         s2.a = sa; s2.b = sb; s2.M = M;
         vt__tasks(pool, M + N, (M + N) * K, vt__stat2_task, &s2, tid);
@@ -4590,7 +4606,7 @@ static void vt__gemm_bound_ws(vt__pool *pool, int tid, const vt__ord *o, int64_t
                               int64_t ldc, const double *bias, int64_t kchunk, double *E, int64_t lde, double *st) {
     vt__stat_job sa, sb;
     vt__gbound_job gb;
-    vt__gemm_bound_prep(pool, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, ldc, bias, kchunk, st, &sa, &sb, &gb);
+    vt__gemm_bound_prep(pool, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, ldc, bias, kchunk, st, &sa, &sb, &gb, NULL);
     gb.E = E; gb.lde = lde;
     vt__tasks(pool, M, M * N, vt__gbound_task, &gb, tid);
 }
@@ -4706,12 +4722,12 @@ static int64_t vt__lazy_round(vt_ctx *c, double *x, const vt__lazy *z, double ef
    one), else the caller writes the bound out with vt__gbound_task */
 static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                                int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0, const double *bias,
-                               int64_t kchunk) {
+                               int64_t kchunk, const vt__wstat *ws) {
     vt__lazy *z = (vt__lazy *)vt__scratch(c, sizeof(vt__lazy));
     double *st = (double *)vt__scratch(c, sizeof(double) * (size_t)VT__BOUND_WS(M, N));
     int64_t n;
     if (!z || !st) return NULL;
-    vt__gemm_bound_prep(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, N, bias, kchunk, st, &z->sa, &z->sb, &z->gb);
+    vt__gemm_bound_prep(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, N, bias, kchunk, st, &z->sa, &z->sb, &z->gb, ws);
     z->gb.a = &z->sa; z->gb.b = &z->sb;
     z->M = M; z->N = N; z->nb = 1; z->nc = N;
     z->cap2 = z->cap1 = z->capm = z->capb = 0;
@@ -5519,6 +5535,7 @@ static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int
     z = &xp->b[xp->n];
     z->off = (int64_t)(C - o->x); z->M = M; z->N = N; z->K = K;
     z->A = A; z->sam = sam; z->sak = sak; z->B = B; z->sbk = sbk; z->sbn = sbn; z->bias = bias; z->C0 = NULL;
+    z->ws = NULL; z->wn = 0;
     if (o->acc) {
         double *c0 = (double *)c->be->alloc(c, sizeof(double) * (size_t)(M * N + 1), 0);
         if (!c0) return 0;
@@ -5557,24 +5574,23 @@ static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int
 #define VT__XL 16 /* lanes: independent TwoSum chains */
 typedef struct { double s[VT__XL], c[VT__XL], a[VT__XL]; } vt__xst;
 
-/* the terms [k0, k1) of output (m, nn) into the lanes; k0 and k1 are
-   multiples of VT__XL (the last VT__XL-less tail is vt__xsum_finish's) */
-static void vt__xsum_run(const vt__xblk *z, int64_t m, int64_t nn, int64_t k0, int64_t k1, vt__xst *st) {
-    const double *A = z->A + m * z->sam, *B = z->B ? z->B + nn * z->sbn : NULL;
-    int64_t k = k0;
+/* the terms a[k] b[k] (a[k] when b is NULL), k in [0, n), n a multiple of
+   VT__XL, into the lanes (term k to lane k mod VT__XL); a and b contiguous */
+static void vt__xsum_lanes(const double *a, const double *b, int64_t n, vt__xst *st) {
+    int64_t k = 0;
     int l;
 #ifdef VT__AVX2
-    if (z->sak == 1 && (!B || z->sbk == 1)) { /* four vectors of four lanes */
+    {   /* four vectors of four lanes */
         const __m256d sign = _mm256_set1_pd(-0.0);
         __m256d sv[4], cv[4], av[4];
         int q;
         for (q = 0; q < 4; q++) {
             sv[q] = _mm256_loadu_pd(st->s + 4 * q); cv[q] = _mm256_loadu_pd(st->c + 4 * q); av[q] = _mm256_loadu_pd(st->a + 4 * q);
         }
-        for (; k + VT__XL <= k1; k += VT__XL)
+        for (; k + VT__XL <= n; k += VT__XL)
             for (q = 0; q < 4; q++) {
-                __m256d t = _mm256_loadu_pd(A + k + 4 * q), u, bb, e;
-                if (B) t = _mm256_mul_pd(t, _mm256_loadu_pd(B + k + 4 * q));
+                __m256d t = _mm256_loadu_pd(a + k + 4 * q), u, bb, e;
+                if (b) t = _mm256_mul_pd(t, _mm256_loadu_pd(b + k + 4 * q));
                 u = _mm256_add_pd(sv[q], t);
                 bb = _mm256_sub_pd(u, sv[q]);
                 e = _mm256_add_pd(_mm256_sub_pd(sv[q], _mm256_sub_pd(u, bb)), _mm256_sub_pd(t, bb));
@@ -5587,6 +5603,24 @@ static void vt__xsum_run(const vt__xblk *z, int64_t m, int64_t nn, int64_t k0, i
         }
     }
 #endif
+    for (; k + VT__XL <= n; k += VT__XL)
+        for (l = 0; l < VT__XL; l++) {
+            double t = b ? a[k + l] * b[k + l] : a[k + l], u = st->s[l] + t, bb = u - st->s[l];
+            double e = (st->s[l] - (u - bb)) + (t - bb);
+            st->s[l] = u; st->c[l] += e; st->a[l] += fabs(e);
+        }
+}
+
+/* the terms [k0, k1) of output (m, nn) into the lanes; k0 and k1 are
+   multiples of VT__XL (the last VT__XL-less tail is vt__xsum_finish's) */
+static void vt__xsum_run(const vt__xblk *z, int64_t m, int64_t nn, int64_t k0, int64_t k1, vt__xst *st) {
+    const double *A = z->A + m * z->sam, *B = z->B ? z->B + nn * z->sbn : NULL;
+    int64_t k = k0;
+    int l;
+    if (z->sak == 1 && (!B || z->sbk == 1)) {
+        vt__xsum_lanes(A + k0, B ? B + k0 : NULL, k1 - k0, st);
+        return;
+    }
     for (; k + VT__XL <= k1; k += VT__XL)
         for (l = 0; l < VT__XL; l++) {
             double t = B ? A[(k + l) * z->sak] * B[(k + l) * z->sbk] : A[(k + l) * z->sak], u = st->s[l] + t, b = u - st->s[l];
@@ -5636,66 +5670,154 @@ static int vt__xsum_fast(const vt__xblk *z, int64_t m, int64_t nn, double *out) 
 }
 
 /* undecided outputs of a correctly rounded product, in parallel: each is a
-   function of its own index only. A weight gradient's undecided outputs
-   share their rows and columns (OC + Kg lines of N P terms for OC Kg
-   outputs): groups of VT__XG outputs advance together VT__XK terms at a
-   time, so the lines' pieces are read from cache, not memory, once per
-   output (the lanes of each output see their terms in the same order as
-   vt__xsum_fast; the value would not differ anyway) */
+   function of its own index only, so neither the order below nor the
+   grouping can change a value. The entries are taken in the order (block,
+   column, row) and in groups of VT__XG that advance together VT__XK terms
+   at a time (the lanes of each output see their terms in the order of
+   vt__xsum_fast). A strided operand (a convolution's im2col columns, one
+   row of the matrix per term) is first copied, for the group's distinct
+   lines, into contiguous pieces, row by row: the rows are read once per
+   group and k-block instead of once per output, and the sums run on the
+   vector path. A weight gradient's lines are contiguous already; its
+   outputs share rows and columns, which the k-blocks keep in cache. */
 #define VT__XG 512
 #define VT__XK 512
-typedef struct { double *x; const vt__xprod *xp; const vt__ents *at; } vt__exact_job;
+typedef struct { int64_t i, m, n; int b; } vt__xent;
+typedef struct { double *x; const vt__xprod *xp; const vt__xent *en; } vt__exact_job;
+
+static int vt__xent_cmp(const void *p, const void *q) {
+    const vt__xent *a = (const vt__xent *)p, *b = (const vt__xent *)q;
+    if (a->b != b->b) return a->b < b->b ? -1 : 1;
+    if (a->n != b->n) return a->n < b->n ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* the group's strided lines [k0, k1) into contiguous pieces of VT__XK:
+   line j starts at p[j] with stride s[j] and has kend[j] terms */
+static void vt__xgather(double *buf, const double *const *p, const int64_t *s, const int64_t *kend, int nl, int64_t k0,
+                        int64_t k1) {
+    int64_t k;
+    int l;
+    for (k = k0; k < k1; k++)
+        for (l = 0; l < nl; l++)
+            if (p[l] && k < kend[l]) buf[(int64_t)l * VT__XK + (k - k0)] = p[l][k * s[l]];
+}
+
+typedef struct {
+    vt__xst st[VT__XG];
+    double *bufa, *bufb;                          /* VT__XG pieces of VT__XK each, when needed */
+    const double *pa[VT__XG], *pb[VT__XG];        /* the strided lines' starts */
+    const vt__xblk *zb[VT__XG];                   /* a column of an im2col matrix: its block (pb NULL) */
+    int64_t nb_[VT__XG];                          /* and its column */
+    int64_t sa[VT__XG], sb[VT__XG], ka[VT__XG], kb[VT__XG];
+    int la[VT__XG], lb[VT__XG];                   /* each entry's piece (-1: its line is contiguous) */
+} vt__xgrp;
+
+static void vt__exact_group(const vt__exact_job *j, const vt__xent *en, int ng, vt__xgrp *w) {
+    const vt__xblk *b = j->xp->b;
+    int64_t kmax = 0, k0, k1;
+    int q, na = 0, nb = 0;
+    for (q = 0; q < ng; q++) {
+        const vt__xblk *z = &b[en[q].b];
+        int64_t kend = z->K - z->K % VT__XL;
+        memset(&w->st[q], 0, sizeof(vt__xst));
+        w->la[q] = w->lb[q] = -1;
+        if (z->K > ((int64_t)1 << 30)) continue;
+        kmax = VT__MAX(kmax, kend);
+        if (z->sak != 1 && w->bufa) {
+            w->pa[na] = z->A + en[q].m * z->sam; w->sa[na] = z->sak; w->ka[na] = kend;
+            w->la[q] = na++;
+        }
+        if (z->B && z->sbk != 1 && w->bufb) {
+            if (nb > 0 && q > 0 && en[q - 1].b == en[q].b && en[q - 1].n == en[q].n) w->lb[q] = nb - 1; /* the same column */
+            else {
+                w->pb[nb] = z->ws ? NULL : z->B + en[q].n * z->sbn; w->sb[nb] = z->sbk; w->kb[nb] = kend;
+                w->zb[nb] = z; w->nb_[nb] = en[q].n;
+                w->lb[q] = nb++;
+            }
+        }
+    }
+    for (k0 = 0; k0 < kmax; k0 += VT__XK) {
+        k1 = VT__MIN(kmax, k0 + VT__XK);
+        if (na) vt__xgather(w->bufa, w->pa, w->sa, w->ka, na, k0, k1);
+        if (nb) vt__xgather(w->bufb, w->pb, w->sb, w->kb, nb, k0, k1);
+        for (q = 0; q < nb; q++) /* im2col columns: from the source image, where they lie close together */
+            if (!w->pb[q] && k0 < w->kb[q])
+                vt__wstat_gather(w->zb[q]->ws, w->zb[q]->wn, w->nb_[q], k0, VT__MIN(k1, w->kb[q]), w->bufb + (int64_t)q * VT__XK);
+        for (q = 0; q < ng; q++) {
+            const vt__xblk *z = &b[en[q].b];
+            int64_t kend = z->K - z->K % VT__XL, ke = VT__MIN(kend, k1);
+            const double *pa, *pb;
+            if (k0 >= kend || z->K > ((int64_t)1 << 30)) continue;
+            if (w->la[q] < 0 && z->sak != 1) { vt__xsum_run(z, en[q].m, en[q].n, k0, ke, &w->st[q]); continue; }
+            if (z->B && w->lb[q] < 0 && z->sbk != 1) { vt__xsum_run(z, en[q].m, en[q].n, k0, ke, &w->st[q]); continue; }
+            pa = w->la[q] >= 0 ? w->bufa + (int64_t)w->la[q] * VT__XK : z->A + en[q].m * z->sam + k0;
+            pb = !z->B ? NULL : w->lb[q] >= 0 ? w->bufb + (int64_t)w->lb[q] * VT__XK : z->B + en[q].n * z->sbn + k0;
+            vt__xsum_lanes(pa, pb, ke - k0, &w->st[q]);
+        }
+    }
+    for (q = 0; q < ng; q++) {
+        const vt__xblk *z = &b[en[q].b];
+        double v;
+        if (z->K > ((int64_t)1 << 30) || !vt__xsum_finish(z, en[q].m, en[q].n, &w->st[q], &v))
+            v = vt__xprod_value(b, j->xp->n, en[q].i);
+        j->x[en[q].i] = v;
+    }
+}
+
 static void vt__exact_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__exact_job *j = (const vt__exact_job *)arg;
     const vt__xblk *b = j->xp->b;
-    int64_t g0, q, k0;
-    vt__xst *st = (vt__xst *)malloc(sizeof(vt__xst) * VT__XG);
-    int64_t *mn = (int64_t *)malloc(sizeof(int64_t) * 3 * VT__XG);
+    vt__xgrp *w = (vt__xgrp *)malloc(sizeof(vt__xgrp));
+    int64_t g0, q;
+    int needa = 0, needb = 0;
     (void)tid;
-    for (g0 = lo; g0 < hi; g0 += VT__XG) {
-        int64_t g1 = VT__MIN(hi, g0 + VT__XG), kmax = 0;
-        for (q = g0; q < g1; q++) {
-            int64_t i = j->at->e[q].i, rl[3], *r = mn ? mn + 3 * (q - g0) : rl;
-            int bl = 0, bh = j->xp->n - 1;
-            while (bl < bh) { /* the last block whose off <= i, as vt__xprod_value */
-                int mid = (bl + bh + 1) / 2;
-                if (b[mid].off <= i) bl = mid; else bh = mid - 1;
-            }
-            r[0] = bl; r[1] = (i - b[bl].off) / b[bl].N; r[2] = (i - b[bl].off) % b[bl].N;
-            if (!st || !mn) { /* out of memory: one at a time */
-                double v;
-                if (!vt__xsum_fast(&b[bl], r[1], r[2], &v)) v = vt__xprod_value(b, j->xp->n, i);
-                j->x[i] = v;
-                continue;
-            }
-            memset(&st[q - g0], 0, sizeof(vt__xst));
-            kmax = VT__MAX(kmax, b[bl].K);
-        }
-        if (!st || !mn) continue;
-        for (k0 = 0; k0 < kmax; k0 += VT__XK)
-            for (q = g0; q < g1; q++) {
-                const int64_t *r = mn + 3 * (q - g0);
-                const vt__xblk *z = &b[r[0]];
-                int64_t kend = z->K - z->K % VT__XL;
-                if (k0 < kend && z->K <= ((int64_t)1 << 30)) vt__xsum_run(z, r[1], r[2], k0, VT__MIN(kend, k0 + VT__XK), &st[q - g0]);
-            }
-        for (q = g0; q < g1; q++) {
-            const int64_t *r = mn + 3 * (q - g0);
-            int64_t i = j->at->e[q].i;
-            double v;
-            if (b[r[0]].K > ((int64_t)1 << 30) || !vt__xsum_finish(&b[r[0]], r[1], r[2], &st[q - g0], &v))
-                v = vt__xprod_value(b, j->xp->n, i);
-            j->x[i] = v;
-        }
+    for (q = lo; q < hi; q++) {
+        needa |= b[j->en[q].b].sak != 1;
+        needb |= b[j->en[q].b].B && b[j->en[q].b].sbk != 1;
     }
-    free(st);
-    free(mn);
+    if (w) { /* without the pieces the strided lines are read in place */
+        w->bufa = needa ? (double *)malloc(sizeof(double) * VT__XG * VT__XK) : NULL;
+        w->bufb = needb ? (double *)malloc(sizeof(double) * VT__XG * VT__XK) : NULL;
+    }
+    for (g0 = lo; g0 < hi; g0 += VT__XG) {
+        int ng = (int)VT__MIN(VT__XG, hi - g0);
+        if (w) vt__exact_group(j, j->en + g0, ng, w);
+        else /* out of memory: one at a time */
+            for (q = g0; q < g0 + ng; q++) {
+                const vt__xent *e = &j->en[q];
+                double v;
+                if (!vt__xsum_fast(&b[e->b], e->m, e->n, &v)) v = vt__xprod_value(b, j->xp->n, e->i);
+                j->x[e->i] = v;
+            }
+    }
+    if (w) { free(w->bufa); free(w->bufb); }
+    free(w);
+}
+
+/* each entry's block, row and column, in the order of vt__exact_task */
+static void vt__xent_fill(const vt__xprod *xp, const vt__ents *at, vt__xent *en) {
+    int64_t q;
+    for (q = 0; q < at->n; q++) {
+        int64_t i = at->e[q].i;
+        int bl = 0, bh = xp->n - 1;
+        while (bl < bh) { /* the last block whose off <= i, as vt__xprod_value */
+            int mid = (bl + bh + 1) / 2;
+            if (xp->b[mid].off <= i) bl = mid; else bh = mid - 1;
+        }
+        en[q].i = i; en[q].b = bl;
+        en[q].m = (i - xp->b[bl].off) / xp->b[bl].N; en[q].n = (i - xp->b[bl].off) % xp->b[bl].N;
+    }
+    qsort(en, (size_t)at->n, sizeof(vt__xent), vt__xent_cmp);
 }
 
 static void vt__cpu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__ents *at) {
     vt__exact_job j;
+    vt__xent *en = (vt__xent *)vt__scratch(c, sizeof(vt__xent) * (size_t)(at->n + 1));
     int64_t q, work = 0;
-    j.x = x; j.xp = xp; j.at = at;
+    if (!en) return;
+    vt__xent_fill(xp, at, en);
+    j.x = x; j.xp = xp; j.en = en;
     for (q = 0; q < xp->n; q++) work = VT__MAX(work, xp->b[q].K);
     vt__parallel(&c->pool, at->n, at->n * (work + 16) * 4, vt__exact_task, &j);
 }
@@ -5708,7 +5830,7 @@ static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, co
         !vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias))
         return;
     if (E && E == o->e && M * N == o->n && !k->c->ncal && !vt__no_lazy) {
-        vt__lazy *z = vt__gemm_lazy(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk);
+        vt__lazy *z = vt__gemm_lazy(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk, NULL);
         if (!z) return;
         if (!z->gb.C0) o->lz = z;
         else {
@@ -5738,7 +5860,7 @@ static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, co
    statistics are per column): computed once for the batch instead of once
    per b, and lazy (the batched vt__lazy) when there is no old value. */
 static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_t nc, int64_t K, const double *A, int64_t sam,
-                         int64_t sak, const double *B, int64_t sbk) {
+                         int64_t sak, const double *B, int64_t sbk, const vt__wstat *ws) {
     vt_ctx *c = k->c;
     int64_t b, mn = M * nc;
     if (!o->e || c->ncal || vt__no_lazy || nb * mn != o->n || mn <= 0) {
@@ -5747,10 +5869,12 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
         return;
     }
     if (c->d.mode == VT_MODE_VERIFIED)
-        for (b = 0; b < nb; b++)
+        for (b = 0; b < nb; b++) {
             if (!vt__xprod_add(c, o, o->x + b * mn, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, NULL)) return;
+            o->xp->b[o->xp->n - 1].ws = ws; o->xp->b[o->xp->n - 1].wn = b;
+        }
     {
-        vt__lazy *z = vt__gemm_lazy(c, k->o, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0);
+        vt__lazy *z = vt__gemm_lazy(c, k->o, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0, ws);
         if (!z) return;
         if (!z->gb.C0) { z->nb = nb; z->nc = nc; o->lz = z; }
         else /* old values: each b's bound written out, from the shared statistics */
@@ -6778,6 +6902,126 @@ static void vt__dcol_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* THE COLUMN STATISTICS OF AN IM2COL MATRIX without reading it. Column
+   (n, oh, ow) of col holds x[n][c][ih][iw] for every channel c and every
+   window position (kh, kw) whose pixel (ih, iw) = (oh s - p + kh d,
+   ow s - p + kw d) lies in the image, and zeros elsewhere; a column (n, ih,
+   iw) of dcol holds dy[n][oc][oh][ow] for every oc and every (kh, kw) with
+   oh s - p + kh d = ih and ow s - p + kw d = iw. Either way the column's
+   nonzero values are, as a multiset, the channel vectors of a few source
+   pixels (each pixel once: (kh, kw) -> pixel is one to one). So with the
+   per-pixel statistics over channels (vt__stat_task on one image's (C, HW)
+   block, lines = pixels: sum |v|, |v|_2, max |v|, th) the column's are
+   sum |v| = the sum of the pixels' sums, |v|_2^2 = the sum of their |v|_2^2,
+   max |v| = their maximum, and th = their minimum (each pixel's th is
+   2^(L + 53) for a lower bound L on its values' lowest set bits, so the
+   minimum is that of a lower bound on the column's). The sums are the same
+   terms in another order (and a square of a square root): they differ from
+   the direct ones by a few K u relative, as the direct ones differ from the
+   exact values; the bound's factor VT__SAFE (2^-20) absorbs either. A
+   pixel's L is that of vt__stat_task on its channel vector, which is a
+   lower bound however the lines are cut. Reads the source once (1 / (KH
+   KW) of the matrix) instead of the matrix. */
+typedef struct { const vt__wstat *w; } vt__wstat_job;
+
+static void vt__wstat_pix_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__wstat *w = ((const vt__wstat_job *)arg)->w;
+    int64_t HW = w->H * w->W, NHW = w->N * HW, n;
+    for (n = lo; n < hi; n++) {
+        vt__stat_job j;
+        j.X = w->S + n * w->C * HW; j.s_outer = 1; j.s_k = HW; j.K = w->C;
+        j.n1 = w->pix + n * HW; j.n2 = j.n1 + NHW; j.mx = j.n2 + NHW; j.th = j.mx + NHW;
+        j.lsb = (int *)(w->pix + 4 * NHW) + n * HW;
+        vt__stat_task(&j, 0, HW, tid);
+    }
+}
+
+typedef struct { const vt__wstat *w; vt__stat_job *sb; } vt__wcol_job;
+static void vt__wstat_col_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__wcol_job *j = (const vt__wcol_job *)arg;
+    const vt__wstat *w = j->w;
+    int64_t HW = w->H * w->W, NHW = w->N * HW, q, kh, kw;
+    const double *p1 = w->pix, *p2 = p1 + NHW, *pm = p2 + NHW, *pt = pm + NHW;
+    (void)tid;
+    for (q = lo; q < hi; q++) {
+        int64_t n = q / (w->OH * w->OW), a = q / w->OW % w->OH, b = q % w->OW;
+        double s1 = 0, s2 = 0, m = 0, th = INFINITY;
+        for (kh = 0; kh < w->KH; kh++) {
+            int64_t r = a * w->s - w->p + kh * w->d;
+            if (w->dx) { r = a + w->p - kh * w->d; if (r < 0 || r % w->s) continue; r /= w->s; }
+            if (r < 0 || r >= w->H) continue;
+            for (kw = 0; kw < w->KW; kw++) {
+                int64_t cc = b * w->s - w->p + kw * w->d, i;
+                if (w->dx) { cc = b + w->p - kw * w->d; if (cc < 0 || cc % w->s) continue; cc /= w->s; }
+                if (cc < 0 || cc >= w->W) continue;
+                i = n * HW + r * w->W + cc;
+                s1 += p1[i]; s2 += p2[i] * p2[i];
+                if (pm[i] > m) m = pm[i];
+                if (pt[i] < th) th = pt[i];
+            }
+        }
+        j->sb->n1[q] = s1; j->sb->n2[q] = sqrt(s2); j->sb->mx[q] = m; j->sb->th[q] = th;
+    }
+}
+
+static void vt__wstat_cols(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb) {
+    vt__wstat_job pj;
+    vt__wcol_job cj;
+    pj.w = w;
+    vt__parallel(pool, w->N, w->N * w->C * w->H * w->W, vt__wstat_pix_task, &pj);
+    cj.w = w; cj.sb = sb;
+    vt__parallel(pool, w->N * w->OH * w->OW, w->N * w->OH * w->OW * w->KH * w->KW * 4, vt__wstat_col_task, &cj);
+}
+
+/* terms [k0, k1) of column col of image n's part of the im2col matrix
+   (row k = (c KH + kh) KW + kw), read from the source: the values of
+   vt__im2col_task (forward) or vt__dcol_task (dx) */
+static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t k0, int64_t k1, double *dst) {
+    int64_t KK = w->KH * w->KW, a = col / w->OW, b = col % w->OW, k = k0, q, HW = w->H * w->W;
+    int64_t off[64], *op = KK <= 64 ? off : NULL; /* each window position's pixel in a channel's plane, or -1 */
+    const double *src = w->S + (n * w->C + k0 / KK) * HW;
+    for (q = 0; op && q < KK; q++) {
+        int64_t kh = q / w->KW, kw = q % w->KW, r, cc;
+        if (!w->dx) { r = a * w->s - w->p + kh * w->d; cc = b * w->s - w->p + kw * w->d; }
+        else {
+            r = a + w->p - kh * w->d; cc = b + w->p - kw * w->d;
+            r = (r < 0 || r % w->s) ? -1 : r / w->s;
+            cc = (cc < 0 || cc % w->s) ? -1 : cc / w->s;
+        }
+        op[q] = (r >= 0 && r < w->H && cc >= 0 && cc < w->W) ? r * w->W + cc : -1;
+    }
+    if (!op) { /* a kernel over 64 positions: the same map, term by term */
+        for (; k < k1; k++) {
+            int64_t p = k % KK, kh = p / w->KW, kw = p % w->KW, r, cc;
+            const double *sc = w->S + (n * w->C + k / KK) * HW;
+            if (!w->dx) { r = a * w->s - w->p + kh * w->d; cc = b * w->s - w->p + kw * w->d; }
+            else {
+                r = a + w->p - kh * w->d; cc = b + w->p - kw * w->d;
+                r = (r < 0 || r % w->s) ? -1 : r / w->s;
+                cc = (cc < 0 || cc % w->s) ? -1 : cc / w->s;
+            }
+            dst[k - k0] = (r >= 0 && r < w->H && cc >= 0 && cc < w->W) ? sc[r * w->W + cc] : 0.0;
+        }
+        return;
+    }
+    for (q = k0 % KK; k < k1; k++) {
+        dst[k - k0] = op[q] >= 0 ? src[op[q]] : 0.0;
+        if (++q == KK) { q = 0; src += HW; }
+    }
+}
+
+/* the source description of conv g's col (dx 0: from x) or dcol (dx 1: from dy), in the op's scratch (it lives
+   until the rounding point's exact evaluation) */
+static vt__wstat *vt__wstat_of(vt__kern *k, const vt__cgeo *g, int dx, const double *S) {
+    vt__wstat *w = (vt__wstat *)vt__scratch(k->c, sizeof(vt__wstat));
+    if (!w) return NULL;
+    w->S = S; w->N = g->N; w->KH = g->KH; w->KW = g->KW; w->s = g->s; w->p = g->p; w->d = g->d; w->dx = dx;
+    if (!dx) { w->C = g->C; w->H = g->H; w->W = g->W; w->OH = g->OH; w->OW = g->OW; }
+    else { w->C = g->OC; w->H = g->OH; w->W = g->OW; w->OH = g->H; w->OW = g->W; }
+    w->pix = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(5 * w->N * w->H * w->W + 1));
+    return w->pix ? w : NULL;
+}
+
 /* CONV2D as products (im2col), every output through vt__mm, so a
    correctly rounded product (>>rounding) with the bound of >>gemm:
      forward, per image n and group g: y[n][g] (OCg,P) = w[g] (OCg,Kg)
@@ -6808,7 +7052,12 @@ static void vt__k_conv2d(vt__kern *k) {
     }
     if (!k->bwd) {
         vt__kout *o = &k->out[0];
-        if (g.G == 1) { vt__mm_batch(k, o, g.N, g.OC, g.P, g.Kg, Wt, g.Kg, 1, col, NP); return; }
+        if (g.G == 1) {
+            vt__wstat *ws = vt__wstat_of(k, &g, 0, X);
+            if (!ws) return;
+            vt__mm_batch(k, o, g.N, g.OC, g.P, g.Kg, Wt, g.Kg, 1, col, NP, ws);
+            return;
+        }
         for (n = 0; n < g.N; n++)
             for (gi = 0; gi < g.G; gi++) {
                 int64_t off = (n * g.OC + gi * g.OCg) * g.P;
@@ -6832,7 +7081,11 @@ static void vt__k_conv2d(vt__kern *k) {
                             wt[(gi * g.Cg + ic) * g.Kd + oc * KK + q] = Wt[((gi * g.OCg + oc) * g.Cg + ic) * KK + q];
             cj.src = dy; cj.dst = dcol;
             vt__parallel(&k->c->pool, g.G * g.Kd, g.G * g.Kd * NHW, vt__dcol_task, &cj);
-            if (g.G == 1) vt__mm_batch(k, ox, g.N, g.C, g.HW, g.Kd, wt, g.Kd, 1, dcol, NHW);
+            if (g.G == 1) {
+                vt__wstat *ws = vt__wstat_of(k, &g, 1, dy);
+                if (!ws) return;
+                vt__mm_batch(k, ox, g.N, g.C, g.HW, g.Kd, wt, g.Kd, 1, dcol, NHW, ws);
+            }
             else for (n = 0; n < g.N; n++)
                 for (gi = 0; gi < g.G; gi++) {
                     int64_t off = (n * g.C + gi * g.Cg) * g.HW;

@@ -810,19 +810,23 @@ TEST(exact_fast_path_matches_superaccumulator) {
     CHECK(fell_mid > 0, "no exact midpoint fell back to the superaccumulator (%lld midpoints)", (long long)mids);
     NOTE("%lld sums: %lld answered by the fast path (all identical), %lld exact midpoints fell back", (long long)total,
          (long long)fast, (long long)fell_mid);
-    { /* the grouped sweep of vt__exact_task (outputs advancing together, chunk by chunk) over two blocks: a
-         weight-gradient-like one (both operands contiguous, K not a multiple of the lanes or the chunk) and a
-         strided one with C0; every output against the definition */
-        enum { M1 = 9, N1 = 31, K1 = 1203, M2 = 5, N2 = 7, K2 = 77 };
+    { /* the grouped sweep of vt__exact_task (outputs advancing together, chunk by chunk) over three blocks: a
+         weight-gradient-like one (both operands contiguous, K not a multiple of the lanes or the chunk), a
+         strided one with C0, and a convolution-like one (both operands strided, copied into pieces, outputs
+         sharing columns, more outputs than a group and K over several chunks); every output against the
+         definition */
+        enum { M1 = 9, N1 = 31, K1 = 1203, M2 = 5, N2 = 7, K2 = 77, M3 = 40, N3 = 30, K3 = 1100 };
         double *a1 = (double *)malloc(sizeof(double) * M1 * K1), *b1 = (double *)malloc(sizeof(double) * N1 * K1);
         double *a2 = (double *)malloc(sizeof(double) * M2 * K2), *b2 = (double *)malloc(sizeof(double) * K2 * N2);
-        double c2[M2 * N2], x[M1 * N1 + M2 * N2];
-        vt__xblk blk[2];
+        double *a3 = (double *)malloc(sizeof(double) * K3 * M3), *b3 = (double *)malloc(sizeof(double) * K3 * N3);
+        double c2[M2 * N2], x[M1 * N1 + M2 * N2 + M3 * N3];
+        vt__xblk blk[3];
         vt__xprod xp;
-        vt__entry en[M1 * N1 + M2 * N2];
+        vt__entry en[M1 * N1 + M2 * N2 + M3 * N3];
+        vt__xent xe[M1 * N1 + M2 * N2 + M3 * N3];
         vt__ents at;
         vt__exact_job ej;
-        int64_t i, nbad = 0, nout = M1 * N1 + M2 * N2;
+        int64_t i, nbad = 0, nout = M1 * N1 + M2 * N2 + M3 * N3;
         for (i = 0; i < M1 * K1; i++) a1[i] = (float)vt_rng_normal(81, 0, (uint64_t)i);
         for (i = 0; i < N1 * K1; i++) b1[i] = (float)vt_rng_normal(81, 1, (uint64_t)i);
         for (i = 0; i + 1 < K1; i += 2) b1[i + 1] = b1[i]; /* pairs: some cancellation */
@@ -830,23 +834,33 @@ TEST(exact_fast_path_matches_superaccumulator) {
         for (i = 0; i < M2 * K2; i++) a2[i] = (float)vt_rng_normal(81, 2, (uint64_t)i);
         for (i = 0; i < K2 * N2; i++) b2[i] = (float)vt_rng_normal(81, 3, (uint64_t)i);
         for (i = 0; i < M2 * N2; i++) c2[i] = (float)vt_rng_normal(81, 4, (uint64_t)i);
+        for (i = 0; i < K3 * M3; i++) a3[i] = (float)vt_rng_normal(81, 5, (uint64_t)i);
+        for (i = 0; i < K3 * N3; i++) b3[i] = (float)vt_rng_normal(81, 6, (uint64_t)i);
+        for (i = 0; i + 1 < K3; i += 2) /* term k + 1 nearly cancels term k in every output */
+            { int64_t m; for (m = 0; m < M3; m++) a3[(i + 1) * M3 + m] = -a3[i * M3 + m]; }
         memset(blk, 0, sizeof blk);
         blk[0].off = 0; blk[0].M = M1; blk[0].N = N1; blk[0].K = K1; blk[0].A = a1; blk[0].sam = K1; blk[0].sak = 1;
         blk[0].B = b1; blk[0].sbk = 1; blk[0].sbn = K1;
         blk[1].off = M1 * N1; blk[1].M = M2; blk[1].N = N2; blk[1].K = K2; blk[1].A = a2; blk[1].sam = K2; blk[1].sak = 1;
         blk[1].B = b2; blk[1].sbk = N2; blk[1].sbn = 1; blk[1].C0 = c2;
-        xp.b = blk; xp.n = 2; xp.cap = 2;
+        blk[2].off = M1 * N1 + M2 * N2; blk[2].M = M3; blk[2].N = N3; blk[2].K = K3; blk[2].A = a3; blk[2].sam = 1;
+        blk[2].sak = M3; blk[2].B = b3; blk[2].sbk = N3; blk[2].sbn = 1;
+        for (i = 0; i + 1 < K3; i += 2) /* and b's row k + 1 is row k (1 + 2^-19), to binary32 */
+            { int64_t n; for (n = 0; n < N3; n++) b3[(i + 1) * N3 + n] = (float)(b3[i * N3 + n] * (1 + 0x1p-19)); }
+        xp.b = blk; xp.n = 3; xp.cap = 3;
         memset(en, 0, sizeof en);
-        for (i = 0; i < nout; i++) en[i].i = i;
+        for (i = 0; i < nout; i++) en[i].i = nout - 1 - i; /* any order: the sweep sorts them */
         at.e = en; at.n = nout; at.cap = nout; at.bad = -1;
-        ej.x = x; ej.xp = &xp; ej.at = &at;
+        vt__xent_fill(&xp, &at, xe);
+        for (i = 0; i < nout; i++) x[i] = NAN;
+        ej.x = x; ej.xp = &xp; ej.en = xe;
         vt__exact_task(&ej, 0, nout, 0);
         for (i = 0; i < nout; i++) {
-            double r = vt__xprod_value(blk, 2, i);
+            double r = vt__xprod_value(blk, 3, i);
             if (memcmp(&r, &x[i], 8)) nbad++;
         }
         CHECK(nbad == 0, "grouped sweep: %lld of %lld outputs differ from the superaccumulator", (long long)nbad, (long long)nout);
-        free(a1); free(b1); free(a2); free(b2);
+        free(a1); free(b1); free(a2); free(b2); free(a3); free(b3);
     }
     free(A);
     free(B);

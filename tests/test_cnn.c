@@ -430,6 +430,88 @@ TEST(conv_batched_bound_is_each_images_bound) {
         for (i = 0; i < 8; i++) { free(g_cv[run][i].x); free(g_cv[run][i].e); g_cv[run][i].x = g_cv[run][i].e = NULL; }
 }
 
+/* A convolution's im2col matrices described by their source (vt__wstat):
+   the exact evaluation reads an undecided output's column from x (forward)
+   or dy (dx) instead of the matrix, and the lazy bound takes the columns'
+   statistics from per-pixel ones. For strides, padding, dilation and a
+   non-square kernel, every column's terms read from the source must be the
+   matrix's, bit for bit, from any starting term, and every column's
+   statistics must agree with the matrix's own (vt__stat_task) to 2^-40
+   relative, th at most that of the column's true lowest set bit. */
+TEST(conv_source_gather_and_statistics_match_the_matrix) {
+    static const int geo[][6] = { /* KH, KW, s, p, d, C */
+        {3, 3, 1, 1, 1, 5}, {3, 3, 2, 1, 1, 4}, {1, 1, 2, 0, 1, 6}, {3, 3, 1, 2, 2, 3}, {3, 2, 2, 0, 1, 4}, {9, 8, 1, 4, 1, 2}};
+    int gi;
+    int64_t bad_g = 0, bad_s = 0, ncols = 0;
+    double worst = 0;
+    for (gi = 0; gi < (int)(sizeof geo / sizeof geo[0]); gi++) {
+        vt__cgeo g;
+        int dx;
+        memset(&g, 0, sizeof g);
+        g.N = 2; g.C = geo[gi][5]; g.H = 9; g.W = 7; g.OC = 3; g.KH = geo[gi][0]; g.KW = geo[gi][1];
+        g.s = geo[gi][2]; g.p = geo[gi][3]; g.d = geo[gi][4]; g.G = 1; g.Cg = g.C; g.OCg = g.OC;
+        g.OH = (g.H + 2 * g.p - g.d * (g.KH - 1) - 1) / g.s + 1; g.OW = (g.W + 2 * g.p - g.d * (g.KW - 1) - 1) / g.s + 1;
+        g.Kg = g.C * g.KH * g.KW; g.Kd = g.OC * g.KH * g.KW; g.P = g.OH * g.OW; g.HW = g.H * g.W;
+        for (dx = 0; dx < 2; dx++) {
+            int64_t SC = dx ? g.OC : g.C, SH = dx ? g.OH : g.H, SW = dx ? g.OW : g.W, KR = dx ? g.Kd : g.Kg;
+            int64_t NC = dx ? g.N * g.HW : g.N * g.P, nc = dx ? g.HW : g.P, ns = g.N * SC * SH * SW, i, q, k0;
+            double *S = (double *)malloc(sizeof(double) * (size_t)ns), *M = (double *)malloc(sizeof(double) * (size_t)(KR * NC));
+            double *st = (double *)malloc(sizeof(double) * (size_t)(8 * NC + 8)), piece[600];
+            int *lsb = (int *)malloc(sizeof(int) * (size_t)(NC + 1));
+            vt__wstat w;
+            vt__stat_job sd, sw;
+            vt__col_job cj;
+            for (i = 0; i < ns; i++) /* binary32 values, some zero, some of few bits */
+                S[i] = i % 7 == 3 ? 0.0 : i % 11 == 5 ? (double)(i % 5) / 8 : (float)vt_rng_normal(91, (uint64_t)gi, (uint64_t)i);
+            cj.g = &g; cj.src = S; cj.dst = M;
+            if (dx) vt__dcol_task(&cj, 0, g.Kd, 0); else vt__im2col_task(&cj, 0, g.Kg, 0);
+            memset(&w, 0, sizeof w);
+            w.S = S; w.N = g.N; w.C = SC; w.H = SH; w.W = SW; w.OH = dx ? g.H : g.OH; w.OW = dx ? g.W : g.OW;
+            w.KH = g.KH; w.KW = g.KW; w.s = g.s; w.p = g.p; w.d = g.d; w.dx = dx;
+            w.pix = (double *)malloc(sizeof(double) * (size_t)(5 * ns / SC + 1));
+            for (q = 0; q < NC; q++) /* every column, from several starting terms */
+                for (k0 = 0; k0 < KR; k0 += 1 + KR / 3) {
+                    int64_t k1 = VT__MIN(KR, k0 + 600), k;
+                    vt__wstat_gather(&w, q / nc, q % nc, k0, k1, piece);
+                    for (k = k0; k < k1; k++) bad_g += memcmp(&piece[k - k0], &M[k * NC + q], 8) != 0;
+                }
+            memset(&sd, 0, sizeof sd);
+            sd.X = M; sd.s_outer = 1; sd.s_k = NC; sd.K = KR; sd.n1 = st; sd.n2 = st + NC; sd.mx = st + 2 * NC; sd.th = st + 3 * NC;
+            sd.lsb = lsb;
+            vt__stat_task(&sd, 0, NC, 0);
+            sw = sd;
+            sw.n1 = st + 4 * NC; sw.n2 = st + 5 * NC; sw.mx = st + 6 * NC; sw.th = st + 7 * NC;
+            {
+                vt__wstat_job pj;
+                vt__wcol_job cw;
+                pj.w = &w; cw.w = &w; cw.sb = &sw;
+                vt__wstat_pix_task(&pj, 0, g.N, 0);
+                vt__wstat_col_task(&cw, 0, NC, 0);
+            }
+            for (q = 0; q < NC; q++) {
+                double r1 = sd.n1[q] > 0 ? sw.n1[q] / sd.n1[q] - 1 : sw.n1[q], r2 = sd.n2[q] > 0 ? sw.n2[q] / sd.n2[q] - 1 : sw.n2[q];
+                int L = VT__LSB_NONE, ok;
+                int64_t k;
+                double thl;
+                for (k = 0; k < KR; k++)
+                    if (M[k * NC + q] != 0) L = VT__MIN(L, vt__lsb(M[k * NC + q]));
+                thl = L >= VT__LSB_NONE ? INFINITY : vt__pow2(VT__MIN(L + 53, 1023)); /* the true lowest bit's */
+                ok = fabs(r1) <= 0x1p-40 && fabs(r2) <= 0x1p-40 && sw.mx[q] == sd.mx[q] && sw.th[q] <= thl;
+                worst = VT__MAX(worst, VT__MAX(fabs(r1), fabs(r2)));
+                if (!ok && bad_s++ == 0)
+                    CHECK(0, "geometry %d, %s, column %lld: n1 %.17g / %.17g, n2 %.17g / %.17g, mx %g / %g, th %g / %g", gi,
+                          dx ? "dcol" : "col", (long long)q, sw.n1[q], sd.n1[q], sw.n2[q], sd.n2[q], sw.mx[q], sd.mx[q], sw.th[q],
+                          sd.th[q]);
+                ncols++;
+            }
+            free(S); free(M); free(st); free(lsb); free(w.pix);
+        }
+    }
+    CHECK(bad_g == 0, "%lld terms read from the source differ from the im2col matrix", (long long)bad_g);
+    CHECK(bad_s == 0, "%lld column statistics differ from the matrix's", (long long)bad_s);
+    NOTE("%lld columns of 6 geometries, forward and dx: terms identical, statistics within %.3g relative", (long long)ncols, worst);
+}
+
 int main(int argc, char **argv) {
     TEST_FILTER(argc, argv);
     RUN(cnn_replays_across_orders);
@@ -442,6 +524,7 @@ int main(int argc, char **argv) {
     RUN(cifar_loader);
     RUN(nan_in_batch_is_named);
     RUN(conv_batched_bound_is_each_images_bound);
+    RUN(conv_source_gather_and_statistics_match_the_matrix);
     vt_digits_free(&g_digits);
     return TEST_SUMMARY();
 }
