@@ -137,6 +137,12 @@ static void scen_init(scen *s, int n, int nf, int steps) {
     s->n = n; s->nf = nf; s->steps = steps;
     for (i = 0; i < n; i++) s->atk[i] = vt_btard_attack_default(VT_ATTACK_NONE);
 }
+/* six founders and one newcomer, in slot 6, asking to join at join_step */
+static void scen_newcomer(scen *s, int steps, int64_t join_step) {
+    scen_init(s, 7, 6, steps);
+    s->joiner[6] = 1;
+    s->join_step[6] = join_step;
+}
 static int honest(const scen *s, int i) { return s->atk[i].kind == VT_ATTACK_NONE && !s->flood[i] && (i < s->nf || s->joiner[i]); }
 
 static void run(scen *s, const vt_btard_cfg *c0) {
@@ -242,9 +248,7 @@ TEST(honest_newcomer_joins_mid_run) {
     scen s;
     vt_btard_cfg cfg = cfg_of(1);
     int i;
-    scen_init(&s, 7, 6, 8);
-    s.joiner[6] = 1;
-    s.join_step[6] = 2;
+    scen_newcomer(&s, 8, 2);
     run(&s, &cfg);
     CHECK(s.synced[6] && s.done[6] > 0, "the newcomer never synced: %s", s.joiner_err);
     CHECK(!s.honest_banned && s.views_agree, "%d honest bans, views agree %d: %s", s.honest_banned, s.views_agree, s.why);
@@ -268,9 +272,7 @@ TEST(lying_newcomer_banned_never_aggregated) {
     run(&base, &cfg);
     CHECK(base.views_agree && !base.honest_banned, "the run without a newcomer: %s", base.why);
     for (k = 0; k < 3; k++) {
-        scen_init(&s, 7, 6, 6);
-        s.joiner[6] = 1;
-        s.join_step[6] = 1;
+        scen_newcomer(&s, 6, 1);
         s.atk[6] = vt_btard_attack_default(kinds[k]);
         run(&s, &cfg);
         CHECK(!s.honest_banned && s.views_agree, "%s newcomer: %d honest bans, views agree %d: %s", vt_btard_attack_name(kinds[k]), s.honest_banned,
@@ -292,9 +294,7 @@ TEST(request_to_some_members_all_or_none) {
     vt_btard_cfg cfg = cfg_of(3);
     int i;
     /* to one founder of 6 (f = 2: f + 1 = 3 carriers are needed): none admits it */
-    scen_init(&s, 7, 6, 6);
-    s.joiner[6] = 1;
-    s.join_step[6] = 1;
+    scen_newcomer(&s, 6, 1);
     s.cut_phase = VT__PH_JOIN;
     for (i = 1; i < 6; i++) s.cut[i] = 1;
     cfg.join_wait = 3;
@@ -303,9 +303,7 @@ TEST(request_to_some_members_all_or_none) {
     CHECK(s.mship[6] == VT_BTARD_OPEN && !s.synced[6], "request to 1 founder: the slot is %d in the founders' view (want open)", (int)s.mship[6]);
     CHECK(strstr(s.joiner_err, "not admitted") != NULL, "request to 1 founder: the newcomer says: %s", s.joiner_err);
     /* to 3 of 6: every founder admits it at the same step */
-    scen_init(&s, 7, 6, 6);
-    s.joiner[6] = 1;
-    s.join_step[6] = 1;
+    scen_newcomer(&s, 6, 1);
     s.cut_phase = VT__PH_JOIN;
     s.cut[0] = s.cut[2] = s.cut[4] = 1;
     cfg.join_wait = 6;
@@ -321,9 +319,7 @@ TEST(request_to_some_members_all_or_none) {
 TEST(wrong_state_detected_fetched_elsewhere) {
     scen s;
     vt_btard_cfg cfg = cfg_of(4);
-    scen_init(&s, 7, 6, 7);
-    s.joiner[6] = 1;
-    s.join_step[6] = 2;
+    scen_newcomer(&s, 7, 2);
     /* the member that sends the state of step 3 to slot 6: position (6 + 3) mod 6 */
     s.atk[3] = vt_btard_attack_default(VT_ATTACK_WRONG_STATE);
     run(&s, &cfg);
