@@ -212,6 +212,7 @@ static const ref_rec *need_rec(const char *name, int ndim, int64_t d0, int64_t d
 typedef struct { double worst; char where[96]; } err_acc;
 static err_acc g_acc[2]; /* [0] FP64, [1] VERIFIED, per test */
 static int g_mi;         /* which g_acc the running case fills */
+#define MODE_NAME (g_mi ? "verified" : "fp64")
 
 static void acc_reset(void) { memset(g_acc, 0, sizeof g_acc); }
 
@@ -224,7 +225,7 @@ static void acc_note(void) {
 static void compare(const char *what, const double *got, const ref_rec *r, double tol) {
     int64_t i, worst_i = 0;
     double mx = 0, err = 0;
-    const char *mode = g_mi ? "verified" : "fp64";
+    const char *mode = MODE_NAME;
     if (!r || !got) return;
     for (i = 0; i < r->n; i++) if (fabs(r->v[i]) > mx) mx = fabs(r->v[i]);
     for (i = 0; i < r->n; i++) {
@@ -246,7 +247,7 @@ static void compare(const char *what, const double *got, const ref_rec *r, doubl
 static void compare_t(vt_ctx *c, const char *what, const vt_tensor *t, const ref_rec *r, double tol) {
     double *buf;
     if (!r) return;
-    if (!t) { CHECK(0, "[%s] %s: no tensor (%s)", g_mi ? "verified" : "fp64", what, vt_error_message(c)); return; }
+    if (!t) { CHECK(0, "[%s] %s: no tensor (%s)", MODE_NAME, what, vt_error_message(c)); return; }
     if (vt_numel(t) != r->n) {
         CHECK(0, "%s has %lld elements, reference '%s' %lld", what, (long long)vt_numel(t), r->name, (long long)r->n);
         return;
@@ -280,6 +281,16 @@ static vt_ctx *mk_ctx(vt_mode m) {
     c = vt_create(&d);
     CHECK(c != NULL, "vt_create(%s): %s", vt_mode_name(m), vt_last_error());
     return c;
+}
+
+/* Each case runs once per mode, FP64 (g_mi 0) then VERIFIED (1), each in a
+   context of its own: EACH_MODE(c) { ...; done(c); }. TOL(f, v) is the
+   tolerance of the running mode. */
+#define EACH_MODE(c) for (g_mi = 0; g_mi < 2; g_mi++) if (((c) = mk_ctx(k_modes[g_mi])) != NULL)
+#define TOL(f, v) (g_mi ? (v) : (f))
+static void done(vt_ctx *c) {
+    vt_step_end(c);
+    vt_destroy(c);
 }
 
 /* a parameter holding a record's values, with its shape */
@@ -317,7 +328,7 @@ static vt_tensor *dot_loss(vt_ctx *c, vt_tensor *y, const ref_rec *R) {
 }
 
 static void check_ok(vt_ctx *c, const char *what) {
-    CHECK(vt_status_of(c) == VT_OK, "[%s] %s: %s", g_mi ? "verified" : "fp64", what, vt_error_message(c));
+    CHECK(vt_status_of(c) == VT_OK, "[%s] %s: %s", MODE_NAME, what, vt_error_message(c));
 }
 
 /* --- the cases ---------------------------------------------------------------- */
@@ -378,28 +389,27 @@ TEST(fixture_parser_rejects_bad_files) {
 }
 
 TEST(gelu) {
+    vt_ctx *c;
     const ref_rec *x = need_rec("gelu.x", 2, 4, 7, 0), *R = need_rec("gelu.R", 2, 4, 7, 0);
     const ref_rec *y = need_rec("gelu.y", 2, 4, 7, 0), *dx = need_rec("gelu.dx", 2, 4, 7, 0);
     acc_reset();
     if (!x || !R || !y || !dx) return;
-    for (g_mi = 0; g_mi < 2; g_mi++) {
-        vt_ctx *c = mk_ctx(k_modes[g_mi]);
+    EACH_MODE(c) {
         vt_tensor *p, *out;
-        if (!c) continue;
         p = param_from(c, "x", x);
         vt_step_begin(c);
         out = vt_gelu(c, p);
         vt_backward(c, dot_loss(c, out, R));
         check_ok(c, "gelu");
-        compare_t(c, "vt_gelu", out, y, g_mi ? 0x1p-23 : 1e-12);
-        compare_grad(c, "vt_gelu backward", p, dx, g_mi ? 1e-5 : 1e-11);
-        vt_step_end(c);
-        vt_destroy(c);
+        compare_t(c, "vt_gelu", out, y, TOL(1e-12, 0x1p-23));
+        compare_grad(c, "vt_gelu backward", p, dx, TOL(1e-11, 1e-5));
+        done(c);
     }
     acc_note();
 }
 
 TEST(tanh_relu_softmax_log_softmax) {
+    vt_ctx *c;
     static const char *ops[4] = {"tanh", "relu", "softmax", "log_softmax"};
     const ref_rec *x = need_rec("act.x", 3, 3, 5, 9), *R = need_rec("act.R", 3, 3, 5, 9);
     int k;
@@ -413,38 +423,34 @@ TEST(tanh_relu_softmax_log_softmax) {
         y = need_rec(ny, 3, 3, 5, 9);
         dx = need_rec(nd, 3, 3, 5, 9);
         if (!y || !dx) continue;
-        for (g_mi = 0; g_mi < 2; g_mi++) {
-            vt_ctx *c = mk_ctx(k_modes[g_mi]);
+        EACH_MODE(c) {
             vt_tensor *p, *out;
             char what[64];
-            if (!c) continue;
             p = param_from(c, "x", x);
             vt_step_begin(c);
             out = k == 0 ? vt_tanh(c, p) : k == 1 ? vt_relu(c, p) : k == 2 ? vt_softmax(c, p) : vt_log_softmax(c, p);
             vt_backward(c, dot_loss(c, out, R));
             check_ok(c, ops[k]);
             snprintf(what, sizeof what, "vt_%s", ops[k]);
-            compare_t(c, what, out, y, g_mi ? 0x1p-23 : 1e-12);
+            compare_t(c, what, out, y, TOL(1e-12, 0x1p-23));
             snprintf(what, sizeof what, "vt_%s backward", ops[k]);
             /* tanh' = 1 - y^2 from the binary32 y: see the tolerance table */
-            compare_grad(c, what, p, dx, g_mi ? (k == 0 ? 3e-4 : 1e-5) : 1e-11);
-            vt_step_end(c);
-            vt_destroy(c);
+            compare_grad(c, what, p, dx, TOL(1e-11, k == 0 ? 3e-4 : 1e-5));
+            done(c);
         }
     }
     acc_note();
 }
 
 TEST(layernorm) {
+    vt_ctx *c;
     const ref_rec *x = need_rec("ln.x", 3, 2, 3, 10), *w = need_rec("ln.w", 1, 10, 0, 0), *b = need_rec("ln.b", 1, 10, 0, 0);
     const ref_rec *R = need_rec("ln.R", 3, 2, 3, 10), *y = need_rec("ln.y", 3, 2, 3, 10);
     const ref_rec *dx = need_rec("ln.dx", 3, 2, 3, 10), *dw = need_rec("ln.dw", 1, 10, 0, 0), *db = need_rec("ln.db", 1, 10, 0, 0);
     acc_reset();
     if (!x || !w || !b || !R || !y || !dx || !dw || !db) return;
-    for (g_mi = 0; g_mi < 2; g_mi++) {
-        vt_ctx *c = mk_ctx(k_modes[g_mi]);
+    EACH_MODE(c) {
         vt_tensor *px, *pw, *pb, *out;
-        if (!c) continue;
         px = param_from(c, "x", x);
         pw = param_from(c, "w", w);
         pb = param_from(c, "b", b);
@@ -452,98 +458,90 @@ TEST(layernorm) {
         out = vt_layernorm(c, px, pw, pb, 1e-5);
         vt_backward(c, dot_loss(c, out, R));
         check_ok(c, "layernorm");
-        compare_t(c, "vt_layernorm", out, y, g_mi ? 0x1p-23 : 1e-12);
-        compare_grad(c, "vt_layernorm dx", px, dx, g_mi ? 1e-5 : 1e-11);
-        compare_grad(c, "vt_layernorm dw", pw, dw, g_mi ? 1e-5 : 1e-11);
-        compare_grad(c, "vt_layernorm db", pb, db, g_mi ? 1e-5 : 1e-11);
-        vt_step_end(c);
-        vt_destroy(c);
+        compare_t(c, "vt_layernorm", out, y, TOL(1e-12, 0x1p-23));
+        compare_grad(c, "vt_layernorm dx", px, dx, TOL(1e-11, 1e-5));
+        compare_grad(c, "vt_layernorm dw", pw, dw, TOL(1e-11, 1e-5));
+        compare_grad(c, "vt_layernorm db", pb, db, TOL(1e-11, 1e-5));
+        done(c);
     }
     acc_note();
 }
 
 TEST(cross_entropy) {
+    vt_ctx *c;
     const ref_rec *lg = need_rec("ce.logits", 2, 6, 11, 0), *tg = need_rec("ce.targets", 1, 6, 0, 0);
     const ref_rec *loss = need_rec("ce.loss", 0, 0, 0, 0), *dl = need_rec("ce.dlogits", 2, 6, 11, 0);
     acc_reset();
     if (!lg || !tg || !loss || !dl) return;
-    for (g_mi = 0; g_mi < 2; g_mi++) {
-        vt_ctx *c = mk_ctx(k_modes[g_mi]);
+    EACH_MODE(c) {
         vt_tensor *p, *l;
-        if (!c) continue;
         p = param_from(c, "logits", lg);
         vt_step_begin(c);
         l = vt_cross_entropy(c, p, int_from(c, tg));
         vt_backward(c, l);
         check_ok(c, "cross_entropy");
-        compare_t(c, "vt_cross_entropy", l, loss, g_mi ? 0x1p-23 : 1e-12);
-        compare_grad(c, "vt_cross_entropy backward", p, dl, g_mi ? 1e-5 : 1e-11);
-        vt_step_end(c);
-        vt_destroy(c);
+        compare_t(c, "vt_cross_entropy", l, loss, TOL(1e-12, 0x1p-23));
+        compare_grad(c, "vt_cross_entropy backward", p, dl, TOL(1e-11, 1e-5));
+        done(c);
     }
     acc_note();
 }
 
 TEST(mse) {
+    vt_ctx *c;
     const ref_rec *pr = need_rec("mse.pred", 2, 5, 4, 0), *tg = need_rec("mse.target", 2, 5, 4, 0);
     const ref_rec *loss = need_rec("mse.loss", 0, 0, 0, 0), *dp = need_rec("mse.dpred", 2, 5, 4, 0);
     const ref_rec *dt = need_rec("mse.dtarget", 2, 5, 4, 0);
     acc_reset();
     if (!pr || !tg || !loss || !dp || !dt) return;
-    for (g_mi = 0; g_mi < 2; g_mi++) {
-        vt_ctx *c = mk_ctx(k_modes[g_mi]);
+    EACH_MODE(c) {
         vt_tensor *pp, *pt, *l;
-        if (!c) continue;
         pp = param_from(c, "pred", pr);
         pt = param_from(c, "target", tg);
         vt_step_begin(c);
         l = vt_mse(c, pp, pt);
         vt_backward(c, l);
         check_ok(c, "mse");
-        compare_t(c, "vt_mse", l, loss, g_mi ? 0x1p-23 : 1e-12);
-        compare_grad(c, "vt_mse d/dpred", pp, dp, g_mi ? 1e-5 : 1e-11);
-        compare_grad(c, "vt_mse d/dtarget", pt, dt, g_mi ? 1e-5 : 1e-11);
-        vt_step_end(c);
-        vt_destroy(c);
+        compare_t(c, "vt_mse", l, loss, TOL(1e-12, 0x1p-23));
+        compare_grad(c, "vt_mse d/dpred", pp, dp, TOL(1e-11, 1e-5));
+        compare_grad(c, "vt_mse d/dtarget", pt, dt, TOL(1e-11, 1e-5));
+        done(c);
     }
     acc_note();
 }
 
 TEST(attention) {
+    vt_ctx *c;
     const ref_rec *qkv = need_rec("att.qkv", 3, 2, 5, 36), *R = need_rec("att.R", 3, 2, 5, 12);
     const ref_rec *out = need_rec("att.out", 3, 2, 5, 12), *dq = need_rec("att.dqkv", 3, 2, 5, 36);
     acc_reset();
     if (!qkv || !R || !out || !dq) return;
-    for (g_mi = 0; g_mi < 2; g_mi++) {
-        vt_ctx *c = mk_ctx(k_modes[g_mi]);
+    EACH_MODE(c) {
         vt_tensor *p, *y;
-        if (!c) continue;
         p = param_from(c, "qkv", qkv);
         vt_step_begin(c);
         y = vt_attention(c, p, 3);
         vt_backward(c, dot_loss(c, y, R));
         check_ok(c, "attention");
         /* three ops, three binary32 roundings in VERIFIED */
-        compare_t(c, "vt_attention", y, out, g_mi ? 1e-5 : 1e-12);
-        compare_grad(c, "vt_attention backward", p, dq, g_mi ? 1e-4 : 1e-11);
-        vt_step_end(c);
-        vt_destroy(c);
+        compare_t(c, "vt_attention", y, out, TOL(1e-12, 1e-5));
+        compare_grad(c, "vt_attention backward", p, dq, TOL(1e-11, 1e-4));
+        done(c);
     }
     acc_note();
 }
 
 TEST(gpt2_forward_backward) {
+    vt_ctx *c;
     const ref_rec *tok = need_rec("gpt.tokens", 2, 2, 6, 0), *tg = need_rec("gpt.targets", 2, 2, 6, 0);
     const ref_rec *lg = need_rec("gpt.logits", 3, 2, 6, 13), *loss = need_rec("gpt.loss", 0, 0, 0, 0);
     acc_reset();
     if (!tok || !tg || !lg || !loss) return;
-    for (g_mi = 0; g_mi < 2; g_mi++) {
-        vt_ctx *c = mk_ctx(k_modes[g_mi]);
+    EACH_MODE(c) {
         vt_gpt g;
         vt_gpt_config cfg;
         vt_tensor *logits, *l, *l2;
         int i, np;
-        if (!c) continue;
         memset(&cfg, 0, sizeof cfg);
         cfg.vocab = 13; cfg.context = 8; cfg.layers = 2; cfg.heads = 2; cfg.width = 8; cfg.dropout = 0;
         vt_gpt_init(c, &g, &cfg, 1);
@@ -565,24 +563,23 @@ TEST(gpt2_forward_backward) {
         l = vt_gpt_forward(c, &g, int_from(c, tok), int_from(c, tg), 0);
         vt_backward(c, l);
         check_ok(c, "gpt forward/backward");
-        compare_t(c, "vt_gpt_forward logits", logits, lg, g_mi ? 1e-3 : 1e-10);
-        compare_t(c, "vt_gpt_forward loss", l, loss, g_mi ? 1e-3 : 1e-10);
+        compare_t(c, "vt_gpt_forward logits", logits, lg, TOL(1e-10, 1e-3));
+        compare_t(c, "vt_gpt_forward loss", l, loss, TOL(1e-10, 1e-3));
         /* the loss with targets is the cross-entropy of the logits without
            (two separate forward passes: equal up to summation order, which
            other reduction orders than the default change between calls) */
         l2 = vt_cross_entropy(c, logits, int_from(c, tg));
-        CHECK(l && l2 && vt_test_close(vt_item(c, l), vt_item(c, l2), g_mi ? 0x1p-22 : 1e-13, 0),
-              "[%s] vt_gpt_forward loss %.17g != cross_entropy(logits) %.17g", g_mi ? "verified" : "fp64",
+        CHECK(l && l2 && vt_test_close(vt_item(c, l), vt_item(c, l2), TOL(1e-13, 0x1p-22), 0),
+              "[%s] vt_gpt_forward loss %.17g != cross_entropy(logits) %.17g", MODE_NAME,
               l ? vt_item(c, l) : NAN, l2 ? vt_item(c, l2) : NAN);
         for (i = 0; i < np; i++) {
             vt_tensor *p = vt_param_at(c, i);
             char nm[80], what[96];
             snprintf(nm, sizeof nm, "grad.%s", p->name);
             snprintf(what, sizeof what, "gradient of %s", p->name);
-            compare_grad(c, what, p, need_rec(nm, -1, 0, 0, 0), g_mi ? 1e-3 : 1e-10);
+            compare_grad(c, what, p, need_rec(nm, -1, 0, 0, 0), TOL(1e-10, 1e-3));
         }
-        vt_step_end(c);
-        vt_destroy(c);
+        done(c);
     }
     acc_note();
 }
@@ -590,15 +587,14 @@ TEST(gpt2_forward_backward) {
 /* steps of one optimizer on a (4,5) parameter, with the gradients of the
    fixture set through L = sum(p * G) */
 static void run_optim(int adamw, int nesterov, const char *prefix) {
+    vt_ctx *c;
     const ref_rec *p0 = need_rec(adamw ? "adamw.p0" : "sgd.p0", 2, 4, 5, 0);
     int s;
     if (!p0) return;
-    for (g_mi = 0; g_mi < 2; g_mi++) {
-        vt_ctx *c = mk_ctx(k_modes[g_mi]);
+    EACH_MODE(c) {
         vt_tensor *p;
         vt_optim *o;
         double lr = adamw ? 1e-2 : 0.1;
-        if (!c) continue;
         p = param_from(c, "p", p0);
         if (adamw) {
             vt_adamw_desc d = vt_adamw_default();
@@ -623,7 +619,7 @@ static void run_optim(int adamw, int nesterov, const char *prefix) {
             vt_step_end(c);
             check_ok(c, prefix);
             snprintf(what, sizeof what, "%s step %d", prefix, s);
-            compare_t(c, what, p, P, g_mi ? 5e-5 : 1e-13);
+            compare_t(c, what, p, P, TOL(1e-13, 5e-5));
         }
         vt_destroy(c);
     }
@@ -648,16 +644,15 @@ TEST(sgd_nesterov_steps) {
 }
 
 TEST(clip_grad_norm) {
+    vt_ctx *c;
     const ref_rec *ga = need_rec("clip.ga", 2, 3, 4, 0), *gb = need_rec("clip.gb", 1, 5, 0, 0);
     const ref_rec *norm = need_rec("clip.norm", 0, 0, 0, 0), *a = need_rec("clip.a", 2, 3, 4, 0);
     const ref_rec *b = need_rec("clip.b", 1, 5, 0, 0);
     acc_reset();
     if (!ga || !gb || !norm || !a || !b) return;
-    for (g_mi = 0; g_mi < 2; g_mi++) {
-        vt_ctx *c = mk_ctx(k_modes[g_mi]);
+    EACH_MODE(c) {
         vt_tensor *pa, *pb;
         double n;
-        if (!c) continue;
         pa = vt_param(c, "a", ga->ndim, ga->ne);
         pb = vt_param(c, "b", gb->ndim, gb->ne);
         vt_init_const(c, pa, 0);
@@ -666,11 +661,10 @@ TEST(clip_grad_norm) {
         vt_backward(c, vt_add(c, dot_loss(c, pa, ga), dot_loss(c, pb, gb)));
         n = vt_clip_grad_norm(c, 1.0);
         check_ok(c, "clip");
-        compare("vt_clip_grad_norm norm", &n, norm, g_mi ? 0x1p-23 : 1e-13);
-        compare_grad(c, "clipped gradient of a", pa, a, g_mi ? 0x1p-22 : 1e-13);
-        compare_grad(c, "clipped gradient of b", pb, b, g_mi ? 0x1p-22 : 1e-13);
-        vt_step_end(c);
-        vt_destroy(c);
+        compare("vt_clip_grad_norm norm", &n, norm, TOL(1e-13, 0x1p-23));
+        compare_grad(c, "clipped gradient of a", pa, a, TOL(1e-13, 0x1p-22));
+        compare_grad(c, "clipped gradient of b", pb, b, TOL(1e-13, 0x1p-22));
+        done(c);
     }
     acc_note();
 }
@@ -683,15 +677,14 @@ TEST(clip_grad_norm) {
    VERIFIED (the statistics and the update are each rounded once). */
 
 TEST(conv2d) {
+    vt_ctx *c;
     const ref_rec *x = need_rec("conv.x", 4, 2, 4, 7), *w = need_rec("conv.w", 4, 6, 2, 3), *b = need_rec("conv.b", 1, 6, 0, 0);
     const ref_rec *R = need_rec("conv.R", 4, 2, 6, 4), *y = need_rec("conv.y", 4, 2, 6, 4);
     const ref_rec *dx = need_rec("conv.dx", 4, 2, 4, 7), *dw = need_rec("conv.dw", 4, 6, 2, 3), *db = need_rec("conv.db", 1, 6, 0, 0);
     acc_reset();
     if (!x || !w || !b || !R || !y || !dx || !dw || !db) return;
-    for (g_mi = 0; g_mi < 2; g_mi++) {
-        vt_ctx *c = mk_ctx(k_modes[g_mi]);
+    EACH_MODE(c) {
         vt_tensor *px, *pw, *pb, *out;
-        if (!c) continue;
         px = param_from(c, "x", x);
         pw = param_from(c, "w", w);
         pb = param_from(c, "b", b);
@@ -702,28 +695,26 @@ TEST(conv2d) {
         /* verified: the convolution and the bias add round once each, and
            their sum can cancel (measured 1.3e-6 at an output of 0.0096
            whose terms are 30x larger): 1e-5, as for a gradient */
-        compare_t(c, "vt_conv2d", out, y, g_mi ? 1e-5 : 1e-12);
-        compare_grad(c, "vt_conv2d dx", px, dx, g_mi ? 1e-5 : 1e-11);
-        compare_grad(c, "vt_conv2d dw", pw, dw, g_mi ? 1e-5 : 1e-11);
-        compare_grad(c, "vt_conv2d dbias", pb, db, g_mi ? 1e-5 : 1e-11);
-        vt_step_end(c);
-        vt_destroy(c);
+        compare_t(c, "vt_conv2d", out, y, TOL(1e-12, 1e-5));
+        compare_grad(c, "vt_conv2d dx", px, dx, TOL(1e-11, 1e-5));
+        compare_grad(c, "vt_conv2d dw", pw, dw, TOL(1e-11, 1e-5));
+        compare_grad(c, "vt_conv2d dbias", pb, db, TOL(1e-11, 1e-5));
+        done(c);
     }
     acc_note();
 }
 
 TEST(batchnorm2d) {
+    vt_ctx *c;
     const ref_rec *x = need_rec("bn.x", 4, 3, 4, 3), *w = need_rec("bn.w", 1, 4, 0, 0), *b = need_rec("bn.b", 1, 4, 0, 0);
     const ref_rec *R = need_rec("bn.R", 4, 3, 4, 3), *y = need_rec("bn.y", 4, 3, 4, 3);
     const ref_rec *dx = need_rec("bn.dx", 4, 3, 4, 3), *dw = need_rec("bn.dw", 1, 4, 0, 0), *db = need_rec("bn.db", 1, 4, 0, 0);
     const ref_rec *rm = need_rec("bn.rmean", 1, 4, 0, 0), *rv = need_rec("bn.rvar", 1, 4, 0, 0);
     acc_reset();
     if (!x || !w || !b || !R || !y || !dx || !dw || !db || !rm || !rv) return;
-    for (g_mi = 0; g_mi < 2; g_mi++) {
-        vt_ctx *c = mk_ctx(k_modes[g_mi]);
+    EACH_MODE(c) {
         vt_tensor *px, *pw, *pb, *st, *out;
         double s[8];
-        if (!c) continue;
         px = param_from(c, "x", x);
         pw = param_from(c, "w", w);
         pb = param_from(c, "b", b);
@@ -732,20 +723,20 @@ TEST(batchnorm2d) {
         out = vt_batchnorm2d(c, px, pw, pb, st, 0.1, 1e-5);
         vt_backward(c, dot_loss(c, out, R));
         check_ok(c, "batchnorm2d");
-        compare_t(c, "vt_batchnorm2d", out, y, g_mi ? 1e-5 : 1e-12);
-        compare_grad(c, "vt_batchnorm2d dx", px, dx, g_mi ? 1e-5 : 1e-11);
-        compare_grad(c, "vt_batchnorm2d dw", pw, dw, g_mi ? 1e-5 : 1e-11);
-        compare_grad(c, "vt_batchnorm2d db", pb, db, g_mi ? 1e-5 : 1e-11);
+        compare_t(c, "vt_batchnorm2d", out, y, TOL(1e-12, 1e-5));
+        compare_grad(c, "vt_batchnorm2d dx", px, dx, TOL(1e-11, 1e-5));
+        compare_grad(c, "vt_batchnorm2d dw", pw, dw, TOL(1e-11, 1e-5));
+        compare_grad(c, "vt_batchnorm2d db", pb, db, TOL(1e-11, 1e-5));
         vt_read_f64(c, st, s);
-        compare("running mean", s, rm, g_mi ? 0x1p-22 : 1e-13);
-        compare("running variance", s + 4, rv, g_mi ? 0x1p-22 : 1e-13);
-        vt_step_end(c);
-        vt_destroy(c);
+        compare("running mean", s, rm, TOL(1e-13, 0x1p-22));
+        compare("running variance", s + 4, rv, TOL(1e-13, 0x1p-22));
+        done(c);
     }
     acc_note();
 }
 
 TEST(pooling) {
+    vt_ctx *c;
     const ref_rec *x = need_rec("pool.x", 4, 2, 3, 5), *R = need_rec("pool.R", 4, 2, 3, 3);
     const ref_rec *my = need_rec("maxpool.y", 4, 2, 3, 3), *mdx = need_rec("maxpool.dx", 4, 2, 3, 5);
     const ref_rec *ay = need_rec("avgpool.y", 4, 2, 3, 3), *adx = need_rec("avgpool.dx", 4, 2, 3, 5);
@@ -754,22 +745,19 @@ TEST(pooling) {
     int k;
     acc_reset();
     if (!x || !R || !my || !mdx || !ay || !adx || !gx || !gR || !gy || !gdx) return;
-    for (g_mi = 0; g_mi < 2; g_mi++)
-        for (k = 0; k < 3; k++) {
-            vt_ctx *c = mk_ctx(k_modes[g_mi]);
+    for (k = 0; k < 3; k++)
+        EACH_MODE(c) {
             vt_tensor *px, *out;
-            if (!c) continue;
             px = param_from(c, "x", k == 2 ? gx : x);
             vt_step_begin(c);
             out = k == 0 ? vt_maxpool2d(c, px, 3, 2, 1) : k == 1 ? vt_avgpool2d(c, px, 3, 2, 1) : vt_global_avgpool(c, px);
             vt_backward(c, dot_loss(c, out, k == 2 ? gR : R));
             check_ok(c, "pooling");
             compare_t(c, k == 0 ? "vt_maxpool2d" : k == 1 ? "vt_avgpool2d" : "vt_global_avgpool", out, k == 0 ? my : k == 1 ? ay : gy,
-                      k == 0 ? 0 : g_mi ? 0x1p-23 : 1e-12);
+                      k == 0 ? 0 : TOL(1e-12, 0x1p-23));
             compare_grad(c, k == 0 ? "vt_maxpool2d dx" : k == 1 ? "vt_avgpool2d dx" : "vt_global_avgpool dx", px,
-                         k == 0 ? mdx : k == 1 ? adx : gdx, g_mi ? 1e-5 : 1e-11);
-            vt_step_end(c);
-            vt_destroy(c);
+                         k == 0 ? mdx : k == 1 ? adx : gdx, TOL(1e-11, 1e-5));
+            done(c);
         }
     acc_note();
 }
