@@ -163,6 +163,12 @@ struct vt_net {
     void (*destroy)(vt_net *t);
     vt_net_stats stats;
     void *impl;
+    /* optional (NULL: the transport knows nobody by key): the peer's view
+       after each step, roster[size * 32] (32 zero bytes: an open slot) and
+       alive[size] (0: banned), so that a transport that authenticates links
+       by key (TCP) admits a newcomer's key once it is admitted, and refuses
+       a banned slot */
+    void (*roster)(vt_net *t, const unsigned char *roster, const unsigned char *alive);
 };
 
 VTDEF double vt_net_now(void);    /* monotonic seconds */
@@ -191,18 +197,26 @@ VTDEF vt_net *vt_net_mpi_create(size_t max_msg);
 #endif
 #ifdef VTRAIN_ZMQ
 /* Peers as processes on separate machines, over TCP (ZeroMQ). Peer i binds
-   endpoints[i] and connects to every other endpoint; every link is CURVE
-   (Curve25519 keys derived from the Ed25519 identities in roster), and a
-   peer accepts a connection only from a key in the roster, so the sender of
-   every message is known. A dead, hung or slow peer is silence: sends to it
-   queue up to `queue` messages and then drop. */
+   endpoints[i] and connects to every other endpoint whose key it knows;
+   every link is CURVE (Curve25519 keys derived from the Ed25519 identities
+   in roster), and a peer accepts a connection from a member only with that
+   member's key, so the sender of every message is known. Open slots (32
+   zero bytes in roster, >>btard: JOINING): while a slot is open, a
+   connection with a key nobody holds may speak for it (for that slot
+   only, within bounds: >>zmq); once the peer's view admits a key there
+   (vt_net.roster, called by the peer after each step), only that key, and
+   the peer connects to the newcomer's endpoint; a banned slot: nobody. A
+   dead, hung or slow peer is silence: sends to it queue up to `queue`
+   messages and then drop. */
 typedef struct vt_net_zmq_desc {
     int rank, size;
     const char *const *endpoints;   /* [size] "tcp://127.0.0.1:5550", ... */
-    const unsigned char *roster;    /* [size * 32] public keys, rank order */
-    const vt_btard_key *key;        /* this peer's key pair (roster[rank]) */
+    const unsigned char *roster;    /* [size * 32] public keys, rank order; 32 zero bytes: an open slot */
+    const vt_btard_key *key;        /* this peer's key pair (roster[rank], or its own if join) */
     size_t max_msg;                 /* largest message accepted (0: 64 MiB) */
     int queue;                      /* messages queued per link and direction (0: 1000) */
+    int join;                       /* 1: this peer is a newcomer in open slot rank (cfg.join) */
+    size_t guest_max;               /* largest message accepted from a key not yet admitted (0: 4096) */
 } vt_net_zmq_desc;
 VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d);
 #endif
@@ -1732,15 +1746,51 @@ VTDEF vt_net *vt_net_mpi_create(size_t max_msg) {
 #error "vtrain_btard.h: VTRAIN_ZMQ runs its ZAP handler on a thread: it cannot build with VTRAIN_NO_THREADS"
 #endif
 
+/* Open slots (>>btard: JOINING). A newcomer's key is known to nobody until
+   the members admit it, so a member's ZAP handler also accepts a key that
+   no slot holds, as a GUEST, while some slot other than its own is open.
+   The guest names the slot it speaks for in its connection's routing id
+   ("J", u32 rank, 8 random bytes: set by the newcomer's DEALERs, sent
+   inside CURVE's encrypted INITIATE, so bound to the key that proved
+   itself), and every message it sends is delivered as from that slot only
+   while the slot is open (and then only messages up to guest_max bytes),
+   or admitted with that very key. A connection with a member's key is that
+   member; a guest claiming a member's slot is refused; a banned slot (in
+   the peer's view, vt_net.roster) is refused at the handshake and its
+   messages dropped. At most VT__BT_ZGUESTS guest keys per open slot are
+   known at once, each passes the handshake at most VT__BT_ZHELLO times,
+   and a guest silent for VT__BT_ZIDLE seconds is forgotten (its messages
+   dropped, its key refused until the table has room). When a slot is
+   admitted the peer connects a DEALER to its endpoint with the admitted
+   key pinned as the CURVE server key: members reach a newcomer only once
+   they know which key must answer there. */
+#define VT__BT_ZGUESTS 8
+#define VT__BT_ZHELLO 8
+#define VT__BT_ZIDLE 60.0
+
+typedef struct vt__bt_zguest {
+    unsigned char key[32];
+    double seen;                /* last handshake or delivered message */
+    int hello;                  /* handshakes passed */
+} vt__bt_zguest;
+
 typedef struct vt__bt_zmq {
     void *ctx, *router, **dealer;
+    char **ep;                  /* [size] copies of the endpoints (a dealer to an admitted slot connects later) */
     unsigned char *cpk;         /* [size * 32] Curve25519 public keys of the roster */
-    unsigned char my_csk[32];
-    size_t max_msg;
+    unsigned char *keyed;       /* [size] 1: cpk[i] holds a key (a founder, or an admitted newcomer) */
+    unsigned char *alive;       /* [size] 0: banned in the peer's view: refused */
+    unsigned char my_cpk[32], my_csk[32];
+    unsigned char rid[13];      /* a newcomer's routing id: the slot it speaks for */
+    vt__bt_zguest *guest;       /* [cap_guest] keys not in the roster, accepted for open slots */
+    int nguest, cap_guest;
+    size_t max_msg, guest_max;
+    pthread_mutex_t mu;         /* keyed, alive, cpk, guest: the ZAP thread reads them */
+    int mu_up;
     pthread_t zap;
     int zap_up;
     void *zap_ready;            /* the handler's socket, bound before any connection */
-    int size;
+    int size, rank, queue, join;
 } vt__bt_zmq;
 
 /* one frame of a ZAP request into buf (at most cap bytes); -1 when the context ends */
@@ -1757,6 +1807,54 @@ static int vt__bt_zap_frame(void *s, unsigned char *buf, size_t cap, size_t *n, 
     return 0;
 }
 
+/* slots other than mine that are open (no key) and not banned (z->mu held) */
+static int vt__bt_zmq_open(const vt__bt_zmq *z) {
+    int i, k = 0;
+    for (i = 0; i < z->size; i++) k += i != z->rank && !z->keyed[i] && z->alive[i];
+    return k;
+}
+
+/* the guest entry of key k (z->mu held): found, or added if add and there
+   is room (idle guests forgotten first); NULL otherwise */
+static vt__bt_zguest *vt__bt_zmq_guest(vt__bt_zmq *z, const unsigned char *k, int add) {
+    double now = vt_net_now();
+    int i, cap = VT__MIN(VT__BT_ZGUESTS * vt__bt_zmq_open(z), z->cap_guest);
+    for (i = 0; i < z->nguest;)
+        if (now - z->guest[i].seen > VT__BT_ZIDLE) z->guest[i] = z->guest[--z->nguest];
+        else i++;
+    for (i = 0; i < z->nguest; i++) if (!memcmp(z->guest[i].key, k, 32)) return &z->guest[i];
+    if (!add || z->nguest >= cap) return NULL;
+    memcpy(z->guest[z->nguest].key, k, 32);
+    z->guest[z->nguest].seen = now;
+    z->guest[z->nguest].hello = 0;
+    return &z->guest[z->nguest++];
+}
+
+/* the ZAP verdict on client key k: 1 with its User-Id ("rank", or "g" and
+   the key in hex: a guest), 0 with why */
+static int vt__bt_zap_judge(vt__bt_zmq *z, const unsigned char *k, char *user, const char **why) {
+    int i, ok = 0;
+    vt__bt_zguest *g;
+    pthread_mutex_lock(&z->mu);
+    for (i = 0; i < z->size && !(z->keyed[i] && !memcmp(k, z->cpk + 32 * (size_t)i, 32)); i++) {}
+    if (i < z->size) {
+        ok = i != z->rank && z->alive[i];
+        *why = ok ? "OK" : "banned";
+        if (ok) snprintf(user, 16, "%d", i);
+    } else if (!vt__bt_zmq_open(z)) *why = "not in the roster";
+    else if (!(g = vt__bt_zmq_guest(z, k, 1)) || g->hello >= VT__BT_ZHELLO) *why = "no room for newcomers";
+    else {
+        g->hello++;
+        g->seen = vt_net_now();
+        user[0] = 'g';
+        for (i = 0; i < 32; i++) snprintf(user + 1 + 2 * i, 3, "%02x", k[i]);
+        *why = "OK";
+        ok = 1;
+    }
+    pthread_mutex_unlock(&z->mu);
+    return ok;
+}
+
 /* RFC 27 (ZAP): version, request id, domain, address, identity, mechanism,
    credentials -> version, request id, status, text, user id, metadata */
 static void *vt__bt_zap_main(void *arg) {
@@ -1765,8 +1863,9 @@ static void *vt__bt_zap_main(void *arg) {
     for (;;) {
         unsigned char fr[8][256];
         size_t fn[8];
-        int k = 0, more = 1, rank = -1, i;
-        char user[16];
+        int k = 0, more = 1, ok = 0;
+        char user[80];
+        const char *why = "not CURVE";
         while (more) {
             unsigned char junk[256];
             size_t jn;
@@ -1774,23 +1873,59 @@ static void *vt__bt_zap_main(void *arg) {
             k++;
         }
         /* CURVE: frame 5 is "CURVE", frame 6 the client's 32-byte key */
-        if (k >= 7 && fn[5] == 5 && !memcmp(fr[5], "CURVE", 5) && fn[6] == 32)
-            for (i = 0; i < z->size; i++) if (!memcmp(fr[6], z->cpk + 32 * (size_t)i, 32)) rank = i;
-        snprintf(user, sizeof user, "%d", rank);
+        if (k >= 7 && fn[5] == 5 && !memcmp(fr[5], "CURVE", 5) && fn[6] == 32) ok = vt__bt_zap_judge(z, fr[6], user, &why);
         zmq_send(s, "1.0", 3, ZMQ_SNDMORE);
         zmq_send(s, k >= 2 ? fr[1] : (const unsigned char *)"", k >= 2 ? fn[1] : 0, ZMQ_SNDMORE);
-        zmq_send(s, rank >= 0 ? "200" : "400", 3, ZMQ_SNDMORE);
-        zmq_send(s, rank >= 0 ? "OK" : "not in the roster", rank >= 0 ? 2 : 17, ZMQ_SNDMORE);
-        zmq_send(s, rank >= 0 ? user : "", rank >= 0 ? strlen(user) : 0, ZMQ_SNDMORE);
+        zmq_send(s, ok ? "200" : "400", 3, ZMQ_SNDMORE);
+        zmq_send(s, why, strlen(why), ZMQ_SNDMORE);
+        zmq_send(s, ok ? user : "", ok ? strlen(user) : 0, ZMQ_SNDMORE);
         zmq_send(s, "", 0, 0);
     }
+}
+
+/* who sent m, on the connection with routing id rid: its rank, or -1
+   (refused: a banned slot, a guest that claims no open slot, or a slot
+   admitted with another key) */
+static int vt__bt_zmq_who(vt__bt_zmq *z, zmq_msg_t *m, const unsigned char *rid, size_t rn) {
+    const char *user = zmq_msg_gets(m, "User-Id");
+    unsigned char k[32];
+    int r, i;
+    if (!user) return -1;
+    if (user[0] != 'g') { /* a roster key, checked at the handshake */
+        char *e = NULL;
+        long v = strtol(user, &e, 10);
+        if (!e || *e || v < 0 || v >= z->size || v == z->rank) return -1;
+        r = (int)v;
+        pthread_mutex_lock(&z->mu);
+        if (!z->alive[r]) r = -1;
+        pthread_mutex_unlock(&z->mu);
+        return r;
+    }
+    if (strlen(user) != 65 || rn != sizeof z->rid || rid[0] != 'J') return -1;
+    for (i = 0; i < 32; i++) {
+        unsigned int b;
+        if (sscanf(user + 1 + 2 * i, "%2x", &b) != 1) return -1;
+        k[i] = (unsigned char)b;
+    }
+    r = (int)vt__bt_g32(rid + 1);
+    if (r < 0 || r >= z->size || r == z->rank) return -1;
+    pthread_mutex_lock(&z->mu);
+    if (!z->alive[r]) r = -1;
+    else if (z->keyed[r]) { if (memcmp(k, z->cpk + 32 * (size_t)r, 32)) r = -1; } /* admitted (or a member): only its key */
+    else {
+        vt__bt_zguest *g = vt__bt_zmq_guest(z, k, 0);
+        if (!g || zmq_msg_size(m) > z->guest_max + 8) r = -1;
+        else g->seen = vt_net_now();
+    }
+    pthread_mutex_unlock(&z->mu);
+    return r;
 }
 
 static int vt__bt_zmq_send(vt_net *t, int to, uint64_t tag, const void *p, size_t n) {
     vt__bt_zmq *z = (vt__bt_zmq *)t->impl;
     zmq_msg_t m;
     if (to < 0 || to >= t->size || to == t->rank) return -1;
-    if (n > z->max_msg) { t->stats.dropped++; return 0; }
+    if (n > z->max_msg || !z->dealer[to]) { t->stats.dropped++; return 0; } /* too large, or an open slot: nobody to reach */
     if (zmq_msg_init_size(&m, n + 8) != 0) return -1;
     vt__bt_p64((unsigned char *)zmq_msg_data(&m), tag);
     if (n) memcpy((unsigned char *)zmq_msg_data(&m) + 8, p, n);
@@ -1817,7 +1952,6 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
         double left = deadline - vt_net_now();
         long ms;
         zmq_msg_t id, m;
-        const char *user;
         int rc, frames = 0, ok, more;
         it.socket = z->router; it.fd = 0; it.events = ZMQ_POLLIN; it.revents = 0;
         ms = left <= 0 ? 0 : (long)(left * 1e3) + 1;
@@ -1829,10 +1963,9 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
         zmq_msg_init(&id);
         if (zmq_msg_recv(&id, z->router, ZMQ_DONTWAIT) < 0) { zmq_msg_close(&id); continue; }
         more = zmq_msg_more(&id);
-        zmq_msg_close(&id);
-        if (!more) { t->stats.garbage++; continue; }
+        if (!more) { zmq_msg_close(&id); t->stats.garbage++; continue; }
         zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, z->router, 0) < 0) { zmq_msg_close(&m); continue; }
+        if (zmq_msg_recv(&m, z->router, 0) < 0) { zmq_msg_close(&m); zmq_msg_close(&id); continue; }
         frames = 2;
         more = zmq_msg_more(&m);
         while (more) { /* a peer sent several frames: drain them */
@@ -1843,14 +1976,8 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
             zmq_msg_close(&x);
             frames++;
         }
-        user = zmq_msg_gets(&m, "User-Id");
-        ok = frames == 2 && user && zmq_msg_size(&m) >= 8;
-        if (ok) {
-            char *e = NULL;
-            long r = strtol(user, &e, 10);
-            ok = e && *e == 0 && r >= 0 && r < t->size && r != t->rank;
-            *from = (int)r;
-        }
+        ok = frames == 2 && zmq_msg_size(&m) >= 8 && (*from = vt__bt_zmq_who(z, &m, (const unsigned char *)zmq_msg_data(&id), zmq_msg_size(&id))) >= 0;
+        zmq_msg_close(&id);
         if (!ok) { t->stats.garbage++; zmq_msg_close(&m); continue; }
         *tag = vt__bt_g64((const unsigned char *)zmq_msg_data(&m));
         *n = zmq_msg_size(&m) - 8;
@@ -1862,6 +1989,35 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
         t->stats.recv_msgs++;
         t->stats.recv_bytes += (int64_t)*n;
         return 1;
+    }
+}
+
+static int vt__bt_zmq_opt(void *s, int opt, int v) { return zmq_setsockopt(s, opt, &v, sizeof v); }
+
+/* the DEALER to peer i, its key pinned (a newcomer's carries its claim); 0 with errno */
+static int vt__bt_zmq_dealer(vt__bt_zmq *z, int i) {
+    void *s = z->dealer[i] = zmq_socket(z->ctx, ZMQ_DEALER);
+    return s && !zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, z->cpk + 32 * (size_t)i, 32) && !zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, z->my_cpk, 32) &&
+           !zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, z->my_csk, 32) && !vt__bt_zmq_opt(s, ZMQ_SNDHWM, z->queue) && !vt__bt_zmq_opt(s, ZMQ_LINGER, 0) &&
+           (!z->join || !zmq_setsockopt(s, ZMQ_ROUTING_ID, z->rid, sizeof z->rid)) && !zmq_connect(s, z->ep[i]);
+}
+
+/* vt_net.roster: keys admitted since the last call get their slot (and a
+   DEALER to their endpoint); banned slots are refused from now on */
+static void vt__bt_zmq_roster(vt_net *t, const unsigned char *roster, const unsigned char *alive) {
+    vt__bt_zmq *z = (vt__bt_zmq *)t->impl;
+    int i, fresh;
+    for (i = 0; i < z->size; i++) {
+        if (i == z->rank) continue;
+        pthread_mutex_lock(&z->mu);
+        fresh = !z->keyed[i] && !vt__bt_zero32(roster + 32 * (size_t)i);
+        if (fresh) {
+            z->keyed[i] = 1; /* an admitted key that has no Curve25519 form is kept as unreachable: its slot falls silent */
+            if (crypto_sign_ed25519_pk_to_curve25519(z->cpk + 32 * (size_t)i, roster + 32 * (size_t)i) != 0) { z->alive[i] = 0; fresh = 0; }
+        }
+        if (!alive[i]) z->alive[i] = 0;
+        pthread_mutex_unlock(&z->mu);
+        if (fresh && z->alive[i] && !z->dealer[i] && !vt__bt_zmq_dealer(z, i)) t->stats.dropped++;
     }
 }
 
@@ -1878,28 +2034,35 @@ static void vt__bt_zmq_destroy(vt_net *t) {
     if (z->zap_up) pthread_join(z->zap, NULL);
     else if (z->zap_ready) zmq_close(z->zap_ready);
     if (z->ctx) zmq_ctx_term(z->ctx);
+    if (z->mu_up) pthread_mutex_destroy(&z->mu);
     sodium_memzero(z->my_csk, sizeof z->my_csk);
+    for (i = 0; z->ep && i < t->size; i++) VT_FREE(z->ep[i], NULL);
+    VT_FREE(z->ep, NULL);
     VT_FREE(z->dealer, NULL);
     VT_FREE(z->cpk, NULL);
+    VT_FREE(z->keyed, NULL);
+    VT_FREE(z->alive, NULL);
+    VT_FREE(z->guest, NULL);
     VT_FREE(z, NULL);
     VT_FREE(t, NULL);
 }
 
-static int vt__bt_zmq_opt(void *s, int opt, int v) { return zmq_setsockopt(s, opt, &v, sizeof v); }
-
 VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
     vt_net *t;
     vt__bt_zmq *z;
-    int i, q, bad = 0;
-    unsigned char my_cpk[32];
+    int i, bad = 0, nomem = 0;
     int64_t maxin;
     if (!d || d->size < 1 || d->size > 4096 || d->rank < 0 || d->rank >= d->size || !d->endpoints || !d->roster || !d->key) {
         vt__tls_fail(VT_ERR_ARG, "vt_net_zmq_create: need rank, size, endpoints, roster and key");
         return NULL;
     }
     if (!vt__bt_sodium()) { vt__tls_fail(VT_ERR_BACKEND, "vt_net_zmq_create: libsodium did not initialise"); return NULL; }
-    if (memcmp(d->key->pk, d->roster + 32 * (size_t)d->rank, 32)) {
-        vt__tls_fail(VT_ERR_ARG, "vt_net_zmq_create: this key is not roster[%d]", d->rank);
+    if (!d->join && memcmp(d->key->pk, d->roster + 32 * (size_t)d->rank, 32)) {
+        vt__tls_fail(VT_ERR_ARG, "vt_net_zmq_create: this key is not roster[%d] (a newcomer sets join)", d->rank);
+        return NULL;
+    }
+    if (d->join && !vt__bt_zero32(d->roster + 32 * (size_t)d->rank)) {
+        vt__tls_fail(VT_ERR_ARG, "vt_net_zmq_create: a newcomer (join) needs an open slot: roster[%d] must be 32 zero bytes", d->rank);
         return NULL;
     }
     if (!zmq_has("curve")) { vt__tls_fail(VT_ERR_BACKEND, "vt_net_zmq_create: this libzmq has no CURVE (build it with libsodium)"); return NULL; }
@@ -1910,21 +2073,47 @@ VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
     memset(z, 0, sizeof *z);
     t->rank = d->rank; t->size = d->size; t->impl = z;
     t->send = vt__bt_zmq_send; t->bcast = vt__bt_zmq_bcast; t->recv = vt__bt_zmq_recv; t->destroy = vt__bt_zmq_destroy;
+    t->roster = vt__bt_zmq_roster;
     z->size = d->size;
+    z->rank = d->rank;
+    z->join = d->join;
     z->max_msg = d->max_msg ? d->max_msg : ((size_t)64 << 20);
-    q = d->queue > 0 ? d->queue : 1000;
+    z->guest_max = d->guest_max ? d->guest_max : 4096;
+    z->queue = d->queue > 0 ? d->queue : 1000;
+    z->cap_guest = VT__MIN(VT__BT_ZGUESTS * d->size, 256);
     z->cpk = (unsigned char *)VT_MALLOC(32 * (size_t)d->size, NULL);
+    z->keyed = (unsigned char *)VT_MALLOC((size_t)d->size, NULL);
+    z->alive = (unsigned char *)VT_MALLOC((size_t)d->size, NULL);
+    z->guest = (vt__bt_zguest *)VT_MALLOC(sizeof(vt__bt_zguest) * (size_t)z->cap_guest, NULL);
     z->dealer = (void **)VT_MALLOC(sizeof(void *) * (size_t)d->size, NULL);
-    if (!z->cpk || !z->dealer) { vt__bt_zmq_destroy(t); vt__tls_fail(VT_ERR_NOMEM, "vt_net_zmq_create: out of memory"); return NULL; }
+    z->ep = (char **)VT_MALLOC(sizeof(char *) * (size_t)d->size, NULL);
+    if (!z->cpk || !z->keyed || !z->alive || !z->guest || !z->dealer || !z->ep) { vt__bt_zmq_destroy(t); vt__tls_fail(VT_ERR_NOMEM, "vt_net_zmq_create: out of memory"); return NULL; }
     memset(z->dealer, 0, sizeof(void *) * (size_t)d->size);
-    for (i = 0; i < d->size; i++)
-        if (crypto_sign_ed25519_pk_to_curve25519(z->cpk + 32 * (size_t)i, d->roster + 32 * (size_t)i) != 0) bad = 1;
+    memset(z->ep, 0, sizeof(char *) * (size_t)d->size);
+    memset(z->cpk, 0, 32 * (size_t)d->size);
+    memset(z->alive, 1, (size_t)d->size);
+    for (i = 0; i < d->size; i++) {
+        size_t l = d->endpoints[i] ? strlen(d->endpoints[i]) : 0;
+        z->ep[i] = (char *)VT_MALLOC(l + 1, NULL);
+        if (!z->ep[i]) { nomem = 1; break; }
+        if (l) memcpy(z->ep[i], d->endpoints[i], l);
+        z->ep[i][l] = 0;
+        z->keyed[i] = !vt__bt_zero32(d->roster + 32 * (size_t)i) || i == d->rank;
+        if (i == d->rank) { if (crypto_sign_ed25519_pk_to_curve25519(z->cpk + 32 * (size_t)i, d->key->pk) != 0) bad = 1; }
+        else if (z->keyed[i] && crypto_sign_ed25519_pk_to_curve25519(z->cpk + 32 * (size_t)i, d->roster + 32 * (size_t)i) != 0) bad = 1;
+    }
+    if (nomem) { vt__bt_zmq_destroy(t); vt__tls_fail(VT_ERR_NOMEM, "vt_net_zmq_create: out of memory"); return NULL; }
     if (bad || crypto_sign_ed25519_sk_to_curve25519(z->my_csk, d->key->sk) != 0) {
         vt__bt_zmq_destroy(t);
         vt__tls_fail(VT_ERR_ARG, "vt_net_zmq_create: a roster key is not a valid Ed25519 public key");
         return NULL;
     }
-    memcpy(my_cpk, z->cpk + 32 * (size_t)d->rank, 32);
+    memcpy(z->my_cpk, z->cpk + 32 * (size_t)d->rank, 32);
+    z->rid[0] = 'J';
+    vt__bt_p32(z->rid + 1, (uint32_t)d->rank);
+    randombytes_buf(z->rid + 5, 8); /* two connections of one key never share a routing id */
+    if (pthread_mutex_init(&z->mu, NULL) != 0) { vt__bt_zmq_destroy(t); vt__tls_fail(VT_ERR_BACKEND, "vt_net_zmq_create: no mutex"); return NULL; }
+    z->mu_up = 1;
     z->ctx = zmq_ctx_new();
     if (!z->ctx) { vt__bt_zmq_destroy(t); vt__tls_fail(VT_ERR_BACKEND, "vt_net_zmq_create: zmq_ctx_new failed"); return NULL; }
     /* the ZAP handler first: every CURVE handshake asks it */
@@ -1940,7 +2129,7 @@ VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
     z->router = zmq_socket(z->ctx, ZMQ_ROUTER);
     if (!z->router || vt__bt_zmq_opt(z->router, ZMQ_CURVE_SERVER, 1) || zmq_setsockopt(z->router, ZMQ_CURVE_SECRETKEY, z->my_csk, 32) ||
         zmq_setsockopt(z->router, ZMQ_ZAP_DOMAIN, "vtrain", 6) || zmq_setsockopt(z->router, ZMQ_MAXMSGSIZE, &maxin, sizeof maxin) ||
-        vt__bt_zmq_opt(z->router, ZMQ_RCVHWM, q) || vt__bt_zmq_opt(z->router, ZMQ_LINGER, 0) ||
+        vt__bt_zmq_opt(z->router, ZMQ_RCVHWM, z->queue) || vt__bt_zmq_opt(z->router, ZMQ_LINGER, 0) ||
         zmq_bind(z->router, d->endpoints[d->rank]) != 0) {
         char why[160];
         snprintf(why, sizeof why, "%s", zmq_strerror(zmq_errno()));
@@ -1949,12 +2138,8 @@ VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
         return NULL;
     }
     for (i = 0; i < d->size; i++) {
-        void *s;
-        if (i == d->rank) continue;
-        s = z->dealer[i] = zmq_socket(z->ctx, ZMQ_DEALER);
-        if (!s || zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, z->cpk + 32 * (size_t)i, 32) || zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, my_cpk, 32) ||
-            zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, z->my_csk, 32) || vt__bt_zmq_opt(s, ZMQ_SNDHWM, q) || vt__bt_zmq_opt(s, ZMQ_LINGER, 0) ||
-            zmq_connect(s, d->endpoints[i]) != 0) {
+        if (i == d->rank || !z->keyed[i]) continue; /* an open slot: connected once a key is admitted there */
+        if (!vt__bt_zmq_dealer(z, i)) {
             char why[160];
             snprintf(why, sizeof why, "%s", zmq_strerror(zmq_errno()));
             vt__bt_zmq_destroy(t);
@@ -5200,6 +5385,7 @@ static void vt__bt_step_newcomer(vt_btard_peer *p) {
         p->join_sent = 1;
     }
     if (vt__bt_sync(p, first) < 0) return;
+    if (p->net->roster) p->net->roster(p->net, p->roster, p->alive); /* the members' view, and its keys, from the state */
     if (p->step >= p->prob_end[p->rank]) { p->joining = 0; return; } /* a member from this step on */
     for (i = 0; i < p->np; i++) {
         const vt_tensor *t = vt_param_at(p->M, i);
@@ -5328,6 +5514,7 @@ VTDEF vt_status vt_btard_step(vt_btard_peer *p) {
         p->chunk_prev.n = 0;
     }
     vt__bt_join_tidy(p);
+    if (p->net->roster) p->net->roster(p->net, p->roster, p->alive); /* a transport that knows peers by key learns the admitted and the banned */
     p->step++;
     p->st.steps++;
     p->st.t_step += vt_net_now() - t0;
