@@ -865,6 +865,15 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    |                                          |                                            | it to others); it is detected   |
    | a request sent to some members only      | nothing: f + 1 carriers admit it, fewer do | none                            |
    |                                          | not, the same on every honest member       |                                 |
+   | TCP: connect with a key nobody holds     | a CURVE handshake (~4 Curve25519 ops)      | the same handshake; <= 8 guest  |
+   | (JOINING, >>zmq)                         | before ZAP; accepted as a guest only while | keys per open slot at once,     |
+   |                                          | a slot is open, <= 8 handshakes per key    | forgotten after 60 s idle       |
+   | TCP: a guest's messages                  | ZeroMQ receives each (<= max_msg, `queue`  | dropped unless for an open slot |
+   |                                          | per connection); heard only as the open    | and <= guest_max (4096) bytes;  |
+   |                                          | slot it claims: the join rows above        | then as any request (above)     |
+   | TCP: claim a member's or admitted slot   | one handshake, messages dropped            | refused: it lacks the key       |
+   | TCP: take or close an open slot          | a newcomer's join denied (not defended)    | one request (then probation     |
+   |                                          |                                            | work, from the slot's address)  |
 
    The unprovable rows are the price of not trusting anyone's word: each
    is bounded per exchange (one slow path, f T at most) but costs the
@@ -949,10 +958,37 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    costs a Sybil cfg.probation honest gradients, which is the paper's
    "computationally constrained" premise, not a proof. A newcomer trusts the
    founders' majority: if more than f0 founders lie, it can be fed a state.
-   Tested over the in-process transport. TCP (vt_net_zmq_create) does not
-   admit newcomers: its CURVE allow list is the roster at creation, so an
-   open slot's key cannot connect (examples/btard_peer.c has no --join).
-   MPI ranks in open slots could join (nothing there names keys); untested.
+   Tested over the in-process transport (tests/test_btard_join.c) and over
+   TCP between processes (tests/tcp_run.sh: 8 founder processes and a
+   newcomer, honest or lying; tests/zmq_slots.c: impostors). MPI ranks in
+   open slots could join (nothing there names keys); untested.
+   Over TCP (>>zmq) a link is known by its CURVE key, and a newcomer's key
+   is known to nobody before admission, so the transport learns the view:
+   the peer hands it roster and bans after every step (vt_net.roster).
+   While slot r is open, a member's ZAP handler accepts a key that no slot
+   holds as a GUEST; the guest's connection names the slot it speaks for
+   (its routing id, inside CURVE's encrypted handshake), and its messages
+   are heard as from r only while r is open and only up to guest_max bytes
+   (4096; a JOIN is 112). Once r is admitted, only the admitted key is
+   heard as r, and only then do members connect to r's endpoint, with that
+   key pinned as the CURVE server key: the newcomer gets its state only if
+   it holds both the admitted key and the slot's address. A banned slot is
+   refused at the handshake and its messages dropped. A connection that
+   claims a member's slot must prove that member's key (a guest claiming
+   it is refused), so joining weakens nothing CURVE gave the members.
+   What it does not give: an open slot over TCP is first come. Anyone who
+   reaches the members can send a request for it (in-process, only the
+   slot's endpoint could), so a stranger can take an open slot (then it
+   must do validated work, from the slot's address, or be banned and the
+   slot closed for good), or send a second request so that the slot is
+   banned, or fill the guest table (8 keys per open slot) so that an honest
+   newcomer's handshake is refused while the stranger keeps its keys busy:
+   joining can be denied by anyone, but never used to speak for a member
+   or to reach aggregation unvalidated. A newcomer must know the step to
+   ask for (btard_peer --join STEP: at most 64 steps ahead of the members,
+   not behind them); a request sent before the handshake is queued by
+   ZeroMQ, not lost, but one refused or for a step already past is not
+   resent: the newcomer gives up after join_wait.
 
    MODEL STATE BEYOND THE WEIGHTS. Everything a step carries to the next
    must be the same on every honest peer and covered by what the peers
@@ -966,13 +1002,16 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    (honest peers are then taken for silent); a majority of Byzantine
    members; Sybils beyond what JOINING bounds (a patient Sybil that behaves
    through probation and lies later is caught at the ordinary rate; one
-   identity per slot, not per unit of compute); newcomers over TCP; lies
-   within the honest spread that
-   CenteredClip lets through (bounded, above); a Byzantine that makes every
-   exchange take the slow path (bounded cost, above); denial of service
-   below the transport (TCP connection floods: ZeroMQ refuses keys outside
-   the roster at the CURVE handshake, but the handshake costs CPU). MPI is
-   for trusted clusters: one rank that dies ends the job.
+   identity per slot, not per unit of compute); the denial of joining over
+   TCP (an open slot is first come: JOINING); lies within the honest spread
+   that CenteredClip lets through (bounded, above); a Byzantine that makes
+   every exchange take the slow path (bounded cost, above); denial of
+   service below the transport (TCP connection floods: the CURVE handshake
+   of any key costs a member about four Curve25519 operations before the
+   ZAP handler sees the key, at the attacker's rate, and each connection
+   ZeroMQ holds may queue `queue` messages of up to max_msg bytes before
+   the transport drops them). MPI is for trusted clusters: one rank that
+   dies ends the job.
    ========================================================================== */
 
 /* --- small helpers ----------------------------------------------------------- */
@@ -1728,11 +1767,12 @@ VTDEF vt_net *vt_net_mpi_create(size_t max_msg) {
 
    Each peer binds one ROUTER socket (CURVE server) at endpoints[rank] and
    connects one DEALER (CURVE client, the server's key pinned) to every
-   other peer's ROUTER: peer i sends to j over its DEALER to j. A ZAP
-   handler thread answers the handshake of every incoming connection: the
-   client's Curve25519 key must be one derived from a roster identity, and
-   the connection's User-Id becomes that peer's rank, which every message
-   received on the ROUTER then carries. Keys: libsodium's
+   other peer's ROUTER whose key it knows: peer i sends to j over its
+   DEALER to j. A ZAP handler thread answers the handshake of every
+   incoming connection: the client's Curve25519 key must be one derived
+   from a roster identity not banned (or a guest's, for an open slot:
+   below), and the connection's User-Id becomes that peer's rank, which
+   every message received on the ROUTER then carries. Keys: libsodium's
    crypto_sign_ed25519_pk_to_curve25519 / sk_to_curve25519 of the Ed25519
    identities, so a peer has one identity for signing and for its links.
 
