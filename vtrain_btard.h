@@ -2034,12 +2034,16 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
 
 static int vt__bt_zmq_opt(void *s, int opt, int v) { return zmq_setsockopt(s, opt, &v, sizeof v); }
 
-/* the DEALER to peer i, its key pinned (a newcomer's carries its claim); 0 with errno */
+/* the DEALER to peer i, its key pinned; a newcomer's carries its claim,
+   and backs off to one attempt in 2 s when refused (ZeroMQ reconnects
+   after a refused handshake: every 100 ms would cost a member a handshake
+   each time); 0 with errno */
 static int vt__bt_zmq_dealer(vt__bt_zmq *z, int i) {
     void *s = z->dealer[i] = zmq_socket(z->ctx, ZMQ_DEALER);
     return s && !zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, z->cpk + 32 * (size_t)i, 32) && !zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, z->my_cpk, 32) &&
            !zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, z->my_csk, 32) && !vt__bt_zmq_opt(s, ZMQ_SNDHWM, z->queue) && !vt__bt_zmq_opt(s, ZMQ_LINGER, 0) &&
-           (!z->join || !zmq_setsockopt(s, ZMQ_ROUTING_ID, z->rid, sizeof z->rid)) && !zmq_connect(s, z->ep[i]);
+           (!z->join || (!zmq_setsockopt(s, ZMQ_ROUTING_ID, z->rid, sizeof z->rid) && !vt__bt_zmq_opt(s, ZMQ_RECONNECT_IVL_MAX, 2000))) &&
+           !zmq_connect(s, z->ep[i]);
 }
 
 /* vt_net.roster: keys admitted since the last call get their slot (and a
@@ -5304,15 +5308,35 @@ static void vt__bt_join_tidy(vt_btard_peer *p) {
 
 /* --- the newcomer's side ------------------------------------------------------------------------------- */
 
+/* a newcomer's join request (the same bytes every time: a member keeps
+   one, and a copy costs it a comparison) to the founders */
+static void vt__bt_join_send(vt_btard_peer *p) {
+    unsigned char m[VT__BT_JOIN_LEN], jm[90];
+    unsigned char *to = p->seen;
+    int i;
+    vt__bt_p32(m, VT__BT_M_JOIN);
+    vt__bt_p32(m + 4, (uint32_t)p->rank);
+    vt__bt_p64(m + 8, (uint64_t)p->cfg.join_step);
+    memcpy(m + 16, p->key.pk, 32);
+    vt__bt_join_sigmsg(p, m, jm);
+    vt__bt_sign(p, jm, sizeof jm, m + 48);
+    for (i = 0; i < p->N; i++) to[i] = p->joined[i] == 0 && i != p->rank;
+    p->net->bcast(p->net, VT__BT_TAG(p->cfg.session, p->cfg.join_step, 0, VT__PH_JOIN, 0), m, sizeof m, to);
+}
+
 /* Wait for the state of the next step: f0 + 1 founders' signed digests
    alike (one of them honest: at most f0 founders lie), then the state with
    that digest from whoever sent it, or, asked one by one, from those that
    attested it; a state that is not the attested one is reported
-   (VT_EV_BAD_STATE) and another fetched. 0, or -1 with the peer failed. */
+   (VT_EV_BAD_STATE) and another fetched. The first time (not yet
+   admitted), the join request goes again every timeout / 4 until an
+   attestation comes: a copy lost with a broken connection is sent again
+   (a member keeps the first copy and compares the others with it).
+   0, or -1 with the peer failed. */
 static int vt__bt_sync(vt_btard_peer *p, int first) {
     int N = p->N, q, k, from, rc = 0, need = p->f0 + 1, found = -1, tried = 0, ok;
     double span = first ? p->cfg.join_wait : (double)(N + 2) * (p->cfg.compute_timeout + 12 * p->cfg.timeout);
-    double until = vt_net_now() + span;
+    double until = vt_net_now() + span, again = vt_net_now() + p->cfg.timeout / 4;
     int64_t t = -1, want = first ? p->cfg.join_step + 1 : p->step;
     int64_t *ast = (int64_t *)VT_MALLOC(sizeof(int64_t) * (size_t)N, NULL);
     unsigned char *adg = (unsigned char *)VT_MALLOC(32 * (size_t)N + 1, NULL), dg[32];
@@ -5332,7 +5356,7 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
         uint64_t tag = 0;
         unsigned char *m = NULL;
         size_t n = 0;
-        rc = p->net->recv(p->net, &from, &tag, &m, &n, until, 1);
+        rc = p->net->recv(p->net, &from, &tag, &m, &n, first && found < 0 && again < until ? again : until, 1);
         if (rc < 0) break;
         if (rc == 1 && (from < 0 || from >= N || from == p->rank || VT__BT_TSESS(tag) != (p->cfg.session & 0xFF) || tag == VT__BT_BYE))
             VT_FREE(m, NULL);
@@ -5380,6 +5404,11 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
                 return ok && p->status == VT_OK ? 0 : -1;
             }
         }
+        if (first && found < 0 && vt_net_now() >= again && vt_net_now() < until) { /* not admitted yet: the request again */
+            vt__bt_join_send(p);
+            again = vt_net_now() + p->cfg.timeout / 4;
+            continue;
+        }
         if (rc == 0 || vt_net_now() >= until) {
             if (found < 0) break; /* the deadline, unsynced */
             for (; tried < N; tried++) { /* ask the next member that attested it */
@@ -5412,16 +5441,7 @@ static void vt__bt_step_newcomer(vt_btard_peer *p) {
     unsigned char sm[79], h[32];
     int i, first = !p->join_sent;
     if (first) {
-        unsigned char m[VT__BT_JOIN_LEN], jm[90];
-        unsigned char *to = p->seen;
-        vt__bt_p32(m, VT__BT_M_JOIN);
-        vt__bt_p32(m + 4, (uint32_t)p->rank);
-        vt__bt_p64(m + 8, (uint64_t)p->cfg.join_step);
-        memcpy(m + 16, p->key.pk, 32);
-        vt__bt_join_sigmsg(p, m, jm);
-        vt__bt_sign(p, jm, sizeof jm, m + 48);
-        for (i = 0; i < p->N; i++) to[i] = p->joined[i] == 0 && i != p->rank;
-        p->net->bcast(p->net, VT__BT_TAG(p->cfg.session, p->cfg.join_step, 0, VT__PH_JOIN, 0), m, sizeof m, to);
+        vt__bt_join_send(p);
         p->join_sent = 1;
     }
     if (vt__bt_sync(p, first) < 0) return;
