@@ -865,6 +865,8 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    |                                          |                                            | it to others); it is detected   |
    | a request sent to some members only      | nothing: f + 1 carriers admit it, fewer do | none                            |
    |                                          | not, the same on every honest member       |                                 |
+   | a newcomer's copies of its request       | a 112-byte comparison each (one per        | none (the same signed bytes)    |
+   |                                          | timeout / 4 while it waits)                |                                 |
    | TCP: connect with a key nobody holds     | a CURVE handshake (~4 Curve25519 ops)      | the same handshake; <= 8 guest  |
    | (JOINING, >>zmq)                         | before ZAP; accepted as a guest only while | keys per open slot at once,     |
    |                                          | a slot is open, <= 8 handshakes per key    | forgotten after 60 s idle       |
@@ -986,9 +988,13 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    joining can be denied by anyone, but never used to speak for a member
    or to reach aggregation unvalidated. A newcomer must know the step to
    ask for (btard_peer --join STEP: at most 64 steps ahead of the members,
-   not behind them); a request sent before the handshake is queued by
-   ZeroMQ, not lost, but one refused or for a step already past is not
-   resent: the newcomer gives up after join_wait.
+   not behind them: nothing tells a newcomer the members' step before it
+   is admitted). A request sent before the handshake is queued by ZeroMQ;
+   a copy lost with a broken connection is covered by the newcomer sending
+   the same bytes again every timeout / 4 until it is attested (a member
+   keeps the first and compares the others with it); but a request for a
+   step the members have passed, or one that lapsed over the bounds, is
+   not renewed for a later step: the newcomer gives up after join_wait.
 
    MODEL STATE BEYOND THE WEIGHTS. Everything a step carries to the next
    must be the same on every honest peer and covered by what the peers
