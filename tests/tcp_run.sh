@@ -74,6 +74,7 @@ run1() {
       sleep 0.01
     done
     kill -"$sig" "${pids[$kill]}" 2>/dev/null
+    [ "$sig" = KILL ] && wait "${pids[$kill]}" 2>/dev/null # reaped here, quietly (bash reports a killed job otherwise)
     echo "SIG$sig to peer $kill (pid ${pids[$kill]}) after $(grep -c '^step' "$dir/$name.$kill.log") steps"
   fi
   # the honest finish; then whatever is left of the killed peer and the
