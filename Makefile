@@ -64,6 +64,8 @@ $(B)/btard_swarm: examples/btard_swarm.c vtrain.h vtrain_btard.h | $(B)
 # peers as separate processes over TCP (tests/tcp_run.sh starts them)
 $(B)/btard_peer: examples/btard_peer.c vtrain.h vtrain_btard.h | $(B)
 	$(CC) $(CFLAGS) -DVTRAIN_SODIUM -DVTRAIN_ZMQ $< -o $@ $(LDLIBS) -lsodium -lzmq
+$(B)/zmq_slots: tests/zmq_slots.c vtrain.h vtrain_btard.h | $(B)
+	$(CC) $(CFLAGS) -DVTRAIN_SODIUM -DVTRAIN_ZMQ $< -o $@ $(LDLIBS) -lsodium -lzmq
 
 # BTARD against real Byzantines (issue 14): equivocation, withholding, spikes,
 # predictable secrets, floods (make test runs it too)

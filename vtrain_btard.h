@@ -163,6 +163,12 @@ struct vt_net {
     void (*destroy)(vt_net *t);
     vt_net_stats stats;
     void *impl;
+    /* optional (NULL: the transport knows nobody by key): the peer's view
+       after each step, roster[size * 32] (32 zero bytes: an open slot) and
+       alive[size] (0: banned), so that a transport that authenticates links
+       by key (TCP) admits a newcomer's key once it is admitted, and refuses
+       a banned slot */
+    void (*roster)(vt_net *t, const unsigned char *roster, const unsigned char *alive);
 };
 
 VTDEF double vt_net_now(void);    /* monotonic seconds */
@@ -191,18 +197,26 @@ VTDEF vt_net *vt_net_mpi_create(size_t max_msg);
 #endif
 #ifdef VTRAIN_ZMQ
 /* Peers as processes on separate machines, over TCP (ZeroMQ). Peer i binds
-   endpoints[i] and connects to every other endpoint; every link is CURVE
-   (Curve25519 keys derived from the Ed25519 identities in roster), and a
-   peer accepts a connection only from a key in the roster, so the sender of
-   every message is known. A dead, hung or slow peer is silence: sends to it
-   queue up to `queue` messages and then drop. */
+   endpoints[i] and connects to every other endpoint whose key it knows;
+   every link is CURVE (Curve25519 keys derived from the Ed25519 identities
+   in roster), and a peer accepts a connection from a member only with that
+   member's key, so the sender of every message is known. Open slots (32
+   zero bytes in roster, >>btard: JOINING): while a slot is open, a
+   connection with a key nobody holds may speak for it (for that slot
+   only, within bounds: >>zmq); once the peer's view admits a key there
+   (vt_net.roster, called by the peer after each step), only that key, and
+   the peer connects to the newcomer's endpoint; a banned slot: nobody. A
+   dead, hung or slow peer is silence: sends to it queue up to `queue`
+   messages and then drop. */
 typedef struct vt_net_zmq_desc {
     int rank, size;
     const char *const *endpoints;   /* [size] "tcp://127.0.0.1:5550", ... */
-    const unsigned char *roster;    /* [size * 32] public keys, rank order */
-    const vt_btard_key *key;        /* this peer's key pair (roster[rank]) */
+    const unsigned char *roster;    /* [size * 32] public keys, rank order; 32 zero bytes: an open slot */
+    const vt_btard_key *key;        /* this peer's key pair (roster[rank], or its own if join) */
     size_t max_msg;                 /* largest message accepted (0: 64 MiB) */
     int queue;                      /* messages queued per link and direction (0: 1000) */
+    int join;                       /* 1: this peer is a newcomer in open slot rank (cfg.join) */
+    size_t guest_max;               /* largest message accepted from a key not yet admitted (0: 4096) */
 } vt_net_zmq_desc;
 VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d);
 #endif
@@ -851,6 +865,17 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    |                                          |                                            | it to others); it is detected   |
    | a request sent to some members only      | nothing: f + 1 carriers admit it, fewer do | none                            |
    |                                          | not, the same on every honest member       |                                 |
+   | a newcomer's copies of its request       | a 112-byte comparison each (one per        | none (the same signed bytes)    |
+   |                                          | timeout / 4 while it waits)                |                                 |
+   | TCP: connect with a key nobody holds     | a CURVE handshake (~4 Curve25519 ops)      | the same handshake; <= 8 guest  |
+   | (JOINING, >>zmq)                         | before ZAP; accepted as a guest only while | keys per open slot at once,     |
+   |                                          | a slot is open, <= 8 handshakes per key    | forgotten after 60 s idle       |
+   | TCP: a guest's messages                  | ZeroMQ receives each (<= max_msg, `queue`  | dropped unless for an open slot |
+   |                                          | per connection); heard only as the open    | and <= guest_max (4096) bytes;  |
+   |                                          | slot it claims: the join rows above        | then as any request (above)     |
+   | TCP: claim a member's or admitted slot   | one handshake, messages dropped            | refused: it lacks the key       |
+   | TCP: take or close an open slot          | a newcomer's join denied (not defended)    | one request (then probation     |
+   |                                          |                                            | work, from the slot's address)  |
 
    The unprovable rows are the price of not trusting anyone's word: each
    is bounded per exchange (one slow path, f T at most) but costs the
@@ -935,10 +960,41 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    costs a Sybil cfg.probation honest gradients, which is the paper's
    "computationally constrained" premise, not a proof. A newcomer trusts the
    founders' majority: if more than f0 founders lie, it can be fed a state.
-   Tested over the in-process transport. TCP (vt_net_zmq_create) does not
-   admit newcomers: its CURVE allow list is the roster at creation, so an
-   open slot's key cannot connect (examples/btard_peer.c has no --join).
-   MPI ranks in open slots could join (nothing there names keys); untested.
+   Tested over the in-process transport (tests/test_btard_join.c) and over
+   TCP between processes (tests/tcp_run.sh: 8 founder processes and a
+   newcomer, honest or lying; tests/zmq_slots.c: impostors). MPI ranks in
+   open slots could join (nothing there names keys); untested.
+   Over TCP (>>zmq) a link is known by its CURVE key, and a newcomer's key
+   is known to nobody before admission, so the transport learns the view:
+   the peer hands it roster and bans after every step (vt_net.roster).
+   While slot r is open, a member's ZAP handler accepts a key that no slot
+   holds as a GUEST; the guest's connection names the slot it speaks for
+   (its routing id, inside CURVE's encrypted handshake), and its messages
+   are heard as from r only while r is open and only up to guest_max bytes
+   (4096; a JOIN is 112). Once r is admitted, only the admitted key is
+   heard as r, and only then do members connect to r's endpoint, with that
+   key pinned as the CURVE server key: the newcomer gets its state only if
+   it holds both the admitted key and the slot's address. A banned slot is
+   refused at the handshake and its messages dropped. A connection that
+   claims a member's slot must prove that member's key (a guest claiming
+   it is refused), so joining weakens nothing CURVE gave the members.
+   What it does not give: an open slot over TCP is first come. Anyone who
+   reaches the members can send a request for it (in-process, only the
+   slot's endpoint could), so a stranger can take an open slot (then it
+   must do validated work, from the slot's address, or be banned and the
+   slot closed for good), or send a second request so that the slot is
+   banned, or fill the guest table (8 keys per open slot) so that an honest
+   newcomer's handshake is refused while the stranger keeps its keys busy:
+   joining can be denied by anyone, but never used to speak for a member
+   or to reach aggregation unvalidated. A newcomer must know the step to
+   ask for (btard_peer --join STEP: at most 64 steps ahead of the members,
+   not behind them: nothing tells a newcomer the members' step before it
+   is admitted). A request sent before the handshake is queued by ZeroMQ;
+   a copy lost with a broken connection is covered by the newcomer sending
+   the same bytes again every timeout / 4 until it is attested (a member
+   keeps the first and compares the others with it); but a request for a
+   step the members have passed, or one that lapsed over the bounds, is
+   not renewed for a later step: the newcomer gives up after join_wait.
 
    MODEL STATE BEYOND THE WEIGHTS. Everything a step carries to the next
    must be the same on every honest peer and covered by what the peers
@@ -952,13 +1008,16 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    (honest peers are then taken for silent); a majority of Byzantine
    members; Sybils beyond what JOINING bounds (a patient Sybil that behaves
    through probation and lies later is caught at the ordinary rate; one
-   identity per slot, not per unit of compute); newcomers over TCP; lies
-   within the honest spread that
-   CenteredClip lets through (bounded, above); a Byzantine that makes every
-   exchange take the slow path (bounded cost, above); denial of service
-   below the transport (TCP connection floods: ZeroMQ refuses keys outside
-   the roster at the CURVE handshake, but the handshake costs CPU). MPI is
-   for trusted clusters: one rank that dies ends the job.
+   identity per slot, not per unit of compute); the denial of joining over
+   TCP (an open slot is first come: JOINING); lies within the honest spread
+   that CenteredClip lets through (bounded, above); a Byzantine that makes
+   every exchange take the slow path (bounded cost, above); denial of
+   service below the transport (TCP connection floods: the CURVE handshake
+   of any key costs a member about four Curve25519 operations before the
+   ZAP handler sees the key, at the attacker's rate, and each connection
+   ZeroMQ holds may queue `queue` messages of up to max_msg bytes before
+   the transport drops them). MPI is for trusted clusters: one rank that
+   dies ends the job.
    ========================================================================== */
 
 /* --- small helpers ----------------------------------------------------------- */
@@ -1714,11 +1773,12 @@ VTDEF vt_net *vt_net_mpi_create(size_t max_msg) {
 
    Each peer binds one ROUTER socket (CURVE server) at endpoints[rank] and
    connects one DEALER (CURVE client, the server's key pinned) to every
-   other peer's ROUTER: peer i sends to j over its DEALER to j. A ZAP
-   handler thread answers the handshake of every incoming connection: the
-   client's Curve25519 key must be one derived from a roster identity, and
-   the connection's User-Id becomes that peer's rank, which every message
-   received on the ROUTER then carries. Keys: libsodium's
+   other peer's ROUTER whose key it knows: peer i sends to j over its
+   DEALER to j. A ZAP handler thread answers the handshake of every
+   incoming connection: the client's Curve25519 key must be one derived
+   from a roster identity not banned (or a guest's, for an open slot:
+   below), and the connection's User-Id becomes that peer's rank, which
+   every message received on the ROUTER then carries. Keys: libsodium's
    crypto_sign_ed25519_pk_to_curve25519 / sk_to_curve25519 of the Ed25519
    identities, so a peer has one identity for signing and for its links.
 
@@ -1732,15 +1792,51 @@ VTDEF vt_net *vt_net_mpi_create(size_t max_msg) {
 #error "vtrain_btard.h: VTRAIN_ZMQ runs its ZAP handler on a thread: it cannot build with VTRAIN_NO_THREADS"
 #endif
 
+/* Open slots (>>btard: JOINING). A newcomer's key is known to nobody until
+   the members admit it, so a member's ZAP handler also accepts a key that
+   no slot holds, as a GUEST, while some slot other than its own is open.
+   The guest names the slot it speaks for in its connection's routing id
+   ("J", u32 rank, 8 random bytes: set by the newcomer's DEALERs, sent
+   inside CURVE's encrypted INITIATE, so bound to the key that proved
+   itself), and every message it sends is delivered as from that slot only
+   while the slot is open (and then only messages up to guest_max bytes),
+   or admitted with that very key. A connection with a member's key is that
+   member; a guest claiming a member's slot is refused; a banned slot (in
+   the peer's view, vt_net.roster) is refused at the handshake and its
+   messages dropped. At most VT__BT_ZGUESTS guest keys per open slot are
+   known at once, each passes the handshake at most VT__BT_ZHELLO times,
+   and a guest silent for VT__BT_ZIDLE seconds is forgotten (its messages
+   dropped, its key refused until the table has room). When a slot is
+   admitted the peer connects a DEALER to its endpoint with the admitted
+   key pinned as the CURVE server key: members reach a newcomer only once
+   they know which key must answer there. */
+#define VT__BT_ZGUESTS 8
+#define VT__BT_ZHELLO 8
+#define VT__BT_ZIDLE 60.0
+
+typedef struct vt__bt_zguest {
+    unsigned char key[32];
+    double seen;                /* last handshake or delivered message */
+    int hello;                  /* handshakes passed */
+} vt__bt_zguest;
+
 typedef struct vt__bt_zmq {
     void *ctx, *router, **dealer;
+    char **ep;                  /* [size] copies of the endpoints (a dealer to an admitted slot connects later) */
     unsigned char *cpk;         /* [size * 32] Curve25519 public keys of the roster */
-    unsigned char my_csk[32];
-    size_t max_msg;
+    unsigned char *keyed;       /* [size] 1: cpk[i] holds a key (a founder, or an admitted newcomer) */
+    unsigned char *alive;       /* [size] 0: banned in the peer's view: refused */
+    unsigned char my_cpk[32], my_csk[32];
+    unsigned char rid[13];      /* a newcomer's routing id: the slot it speaks for */
+    vt__bt_zguest *guest;       /* [cap_guest] keys not in the roster, accepted for open slots */
+    int nguest, cap_guest;
+    size_t max_msg, guest_max;
+    pthread_mutex_t mu;         /* keyed, alive, cpk, guest: the ZAP thread reads them */
+    int mu_up;
     pthread_t zap;
     int zap_up;
     void *zap_ready;            /* the handler's socket, bound before any connection */
-    int size;
+    int size, rank, queue, join;
 } vt__bt_zmq;
 
 /* one frame of a ZAP request into buf (at most cap bytes); -1 when the context ends */
@@ -1757,6 +1853,54 @@ static int vt__bt_zap_frame(void *s, unsigned char *buf, size_t cap, size_t *n, 
     return 0;
 }
 
+/* slots other than mine that are open (no key) and not banned (z->mu held) */
+static int vt__bt_zmq_open(const vt__bt_zmq *z) {
+    int i, k = 0;
+    for (i = 0; i < z->size; i++) k += i != z->rank && !z->keyed[i] && z->alive[i];
+    return k;
+}
+
+/* the guest entry of key k (z->mu held): found, or added if add and there
+   is room (idle guests forgotten first); NULL otherwise */
+static vt__bt_zguest *vt__bt_zmq_guest(vt__bt_zmq *z, const unsigned char *k, int add) {
+    double now = vt_net_now();
+    int i, cap = VT__MIN(VT__BT_ZGUESTS * vt__bt_zmq_open(z), z->cap_guest);
+    for (i = 0; i < z->nguest;)
+        if (now - z->guest[i].seen > VT__BT_ZIDLE) z->guest[i] = z->guest[--z->nguest];
+        else i++;
+    for (i = 0; i < z->nguest; i++) if (!memcmp(z->guest[i].key, k, 32)) return &z->guest[i];
+    if (!add || z->nguest >= cap) return NULL;
+    memcpy(z->guest[z->nguest].key, k, 32);
+    z->guest[z->nguest].seen = now;
+    z->guest[z->nguest].hello = 0;
+    return &z->guest[z->nguest++];
+}
+
+/* the ZAP verdict on client key k: 1 with its User-Id ("rank", or "g" and
+   the key in hex: a guest), 0 with why */
+static int vt__bt_zap_judge(vt__bt_zmq *z, const unsigned char *k, char *user, const char **why) {
+    int i, ok = 0;
+    vt__bt_zguest *g;
+    pthread_mutex_lock(&z->mu);
+    for (i = 0; i < z->size && !(z->keyed[i] && !memcmp(k, z->cpk + 32 * (size_t)i, 32)); i++) {}
+    if (i < z->size) {
+        ok = i != z->rank && z->alive[i];
+        *why = ok ? "OK" : "banned";
+        if (ok) snprintf(user, 16, "%d", i);
+    } else if (!vt__bt_zmq_open(z)) *why = "not in the roster";
+    else if (!(g = vt__bt_zmq_guest(z, k, 1)) || g->hello >= VT__BT_ZHELLO) *why = "no room for newcomers";
+    else {
+        g->hello++;
+        g->seen = vt_net_now();
+        user[0] = 'g';
+        for (i = 0; i < 32; i++) snprintf(user + 1 + 2 * i, 3, "%02x", k[i]);
+        *why = "OK";
+        ok = 1;
+    }
+    pthread_mutex_unlock(&z->mu);
+    return ok;
+}
+
 /* RFC 27 (ZAP): version, request id, domain, address, identity, mechanism,
    credentials -> version, request id, status, text, user id, metadata */
 static void *vt__bt_zap_main(void *arg) {
@@ -1765,8 +1909,9 @@ static void *vt__bt_zap_main(void *arg) {
     for (;;) {
         unsigned char fr[8][256];
         size_t fn[8];
-        int k = 0, more = 1, rank = -1, i;
-        char user[16];
+        int k = 0, more = 1, ok = 0;
+        char user[80];
+        const char *why = "not CURVE";
         while (more) {
             unsigned char junk[256];
             size_t jn;
@@ -1774,23 +1919,59 @@ static void *vt__bt_zap_main(void *arg) {
             k++;
         }
         /* CURVE: frame 5 is "CURVE", frame 6 the client's 32-byte key */
-        if (k >= 7 && fn[5] == 5 && !memcmp(fr[5], "CURVE", 5) && fn[6] == 32)
-            for (i = 0; i < z->size; i++) if (!memcmp(fr[6], z->cpk + 32 * (size_t)i, 32)) rank = i;
-        snprintf(user, sizeof user, "%d", rank);
+        if (k >= 7 && fn[5] == 5 && !memcmp(fr[5], "CURVE", 5) && fn[6] == 32) ok = vt__bt_zap_judge(z, fr[6], user, &why);
         zmq_send(s, "1.0", 3, ZMQ_SNDMORE);
         zmq_send(s, k >= 2 ? fr[1] : (const unsigned char *)"", k >= 2 ? fn[1] : 0, ZMQ_SNDMORE);
-        zmq_send(s, rank >= 0 ? "200" : "400", 3, ZMQ_SNDMORE);
-        zmq_send(s, rank >= 0 ? "OK" : "not in the roster", rank >= 0 ? 2 : 17, ZMQ_SNDMORE);
-        zmq_send(s, rank >= 0 ? user : "", rank >= 0 ? strlen(user) : 0, ZMQ_SNDMORE);
+        zmq_send(s, ok ? "200" : "400", 3, ZMQ_SNDMORE);
+        zmq_send(s, why, strlen(why), ZMQ_SNDMORE);
+        zmq_send(s, ok ? user : "", ok ? strlen(user) : 0, ZMQ_SNDMORE);
         zmq_send(s, "", 0, 0);
     }
+}
+
+/* who sent m, on the connection with routing id rid: its rank, or -1
+   (refused: a banned slot, a guest that claims no open slot, or a slot
+   admitted with another key) */
+static int vt__bt_zmq_who(vt__bt_zmq *z, zmq_msg_t *m, const unsigned char *rid, size_t rn) {
+    const char *user = zmq_msg_gets(m, "User-Id");
+    unsigned char k[32];
+    int r, i;
+    if (!user) return -1;
+    if (user[0] != 'g') { /* a roster key, checked at the handshake */
+        char *e = NULL;
+        long v = strtol(user, &e, 10);
+        if (!e || *e || v < 0 || v >= z->size || v == z->rank) return -1;
+        r = (int)v;
+        pthread_mutex_lock(&z->mu);
+        if (!z->alive[r]) r = -1;
+        pthread_mutex_unlock(&z->mu);
+        return r;
+    }
+    if (strlen(user) != 65 || rn != sizeof z->rid || rid[0] != 'J') return -1;
+    for (i = 0; i < 32; i++) {
+        unsigned int b;
+        if (sscanf(user + 1 + 2 * i, "%2x", &b) != 1) return -1;
+        k[i] = (unsigned char)b;
+    }
+    r = (int)vt__bt_g32(rid + 1);
+    if (r < 0 || r >= z->size || r == z->rank) return -1;
+    pthread_mutex_lock(&z->mu);
+    if (!z->alive[r]) r = -1;
+    else if (z->keyed[r]) { if (memcmp(k, z->cpk + 32 * (size_t)r, 32)) r = -1; } /* admitted (or a member): only its key */
+    else {
+        vt__bt_zguest *g = vt__bt_zmq_guest(z, k, 0);
+        if (!g || zmq_msg_size(m) > z->guest_max + 8) r = -1;
+        else g->seen = vt_net_now();
+    }
+    pthread_mutex_unlock(&z->mu);
+    return r;
 }
 
 static int vt__bt_zmq_send(vt_net *t, int to, uint64_t tag, const void *p, size_t n) {
     vt__bt_zmq *z = (vt__bt_zmq *)t->impl;
     zmq_msg_t m;
     if (to < 0 || to >= t->size || to == t->rank) return -1;
-    if (n > z->max_msg) { t->stats.dropped++; return 0; }
+    if (n > z->max_msg || !z->dealer[to]) { t->stats.dropped++; return 0; } /* too large, or an open slot: nobody to reach */
     if (zmq_msg_init_size(&m, n + 8) != 0) return -1;
     vt__bt_p64((unsigned char *)zmq_msg_data(&m), tag);
     if (n) memcpy((unsigned char *)zmq_msg_data(&m) + 8, p, n);
@@ -1817,7 +1998,6 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
         double left = deadline - vt_net_now();
         long ms;
         zmq_msg_t id, m;
-        const char *user;
         int rc, frames = 0, ok, more;
         it.socket = z->router; it.fd = 0; it.events = ZMQ_POLLIN; it.revents = 0;
         ms = left <= 0 ? 0 : (long)(left * 1e3) + 1;
@@ -1829,10 +2009,9 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
         zmq_msg_init(&id);
         if (zmq_msg_recv(&id, z->router, ZMQ_DONTWAIT) < 0) { zmq_msg_close(&id); continue; }
         more = zmq_msg_more(&id);
-        zmq_msg_close(&id);
-        if (!more) { t->stats.garbage++; continue; }
+        if (!more) { zmq_msg_close(&id); t->stats.garbage++; continue; }
         zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, z->router, 0) < 0) { zmq_msg_close(&m); continue; }
+        if (zmq_msg_recv(&m, z->router, 0) < 0) { zmq_msg_close(&m); zmq_msg_close(&id); continue; }
         frames = 2;
         more = zmq_msg_more(&m);
         while (more) { /* a peer sent several frames: drain them */
@@ -1843,14 +2022,8 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
             zmq_msg_close(&x);
             frames++;
         }
-        user = zmq_msg_gets(&m, "User-Id");
-        ok = frames == 2 && user && zmq_msg_size(&m) >= 8;
-        if (ok) {
-            char *e = NULL;
-            long r = strtol(user, &e, 10);
-            ok = e && *e == 0 && r >= 0 && r < t->size && r != t->rank;
-            *from = (int)r;
-        }
+        ok = frames == 2 && zmq_msg_size(&m) >= 8 && (*from = vt__bt_zmq_who(z, &m, (const unsigned char *)zmq_msg_data(&id), zmq_msg_size(&id))) >= 0;
+        zmq_msg_close(&id);
         if (!ok) { t->stats.garbage++; zmq_msg_close(&m); continue; }
         *tag = vt__bt_g64((const unsigned char *)zmq_msg_data(&m));
         *n = zmq_msg_size(&m) - 8;
@@ -1862,6 +2035,39 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
         t->stats.recv_msgs++;
         t->stats.recv_bytes += (int64_t)*n;
         return 1;
+    }
+}
+
+static int vt__bt_zmq_opt(void *s, int opt, int v) { return zmq_setsockopt(s, opt, &v, sizeof v); }
+
+/* the DEALER to peer i, its key pinned; a newcomer's carries its claim,
+   and backs off to one attempt in 2 s when refused (ZeroMQ reconnects
+   after a refused handshake: every 100 ms would cost a member a handshake
+   each time); 0 with errno */
+static int vt__bt_zmq_dealer(vt__bt_zmq *z, int i) {
+    void *s = z->dealer[i] = zmq_socket(z->ctx, ZMQ_DEALER);
+    return s && !zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, z->cpk + 32 * (size_t)i, 32) && !zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, z->my_cpk, 32) &&
+           !zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, z->my_csk, 32) && !vt__bt_zmq_opt(s, ZMQ_SNDHWM, z->queue) && !vt__bt_zmq_opt(s, ZMQ_LINGER, 0) &&
+           (!z->join || (!zmq_setsockopt(s, ZMQ_ROUTING_ID, z->rid, sizeof z->rid) && !vt__bt_zmq_opt(s, ZMQ_RECONNECT_IVL_MAX, 2000))) &&
+           !zmq_connect(s, z->ep[i]);
+}
+
+/* vt_net.roster: keys admitted since the last call get their slot (and a
+   DEALER to their endpoint); banned slots are refused from now on */
+static void vt__bt_zmq_roster(vt_net *t, const unsigned char *roster, const unsigned char *alive) {
+    vt__bt_zmq *z = (vt__bt_zmq *)t->impl;
+    int i, fresh;
+    for (i = 0; i < z->size; i++) {
+        if (i == z->rank) continue;
+        pthread_mutex_lock(&z->mu);
+        fresh = !z->keyed[i] && !vt__bt_zero32(roster + 32 * (size_t)i);
+        if (fresh) {
+            z->keyed[i] = 1; /* an admitted key that has no Curve25519 form is kept as unreachable: its slot falls silent */
+            if (crypto_sign_ed25519_pk_to_curve25519(z->cpk + 32 * (size_t)i, roster + 32 * (size_t)i) != 0) { z->alive[i] = 0; fresh = 0; }
+        }
+        if (!alive[i]) z->alive[i] = 0;
+        pthread_mutex_unlock(&z->mu);
+        if (fresh && z->alive[i] && !z->dealer[i] && !vt__bt_zmq_dealer(z, i)) t->stats.dropped++;
     }
 }
 
@@ -1878,28 +2084,35 @@ static void vt__bt_zmq_destroy(vt_net *t) {
     if (z->zap_up) pthread_join(z->zap, NULL);
     else if (z->zap_ready) zmq_close(z->zap_ready);
     if (z->ctx) zmq_ctx_term(z->ctx);
+    if (z->mu_up) pthread_mutex_destroy(&z->mu);
     sodium_memzero(z->my_csk, sizeof z->my_csk);
+    for (i = 0; z->ep && i < t->size; i++) VT_FREE(z->ep[i], NULL);
+    VT_FREE(z->ep, NULL);
     VT_FREE(z->dealer, NULL);
     VT_FREE(z->cpk, NULL);
+    VT_FREE(z->keyed, NULL);
+    VT_FREE(z->alive, NULL);
+    VT_FREE(z->guest, NULL);
     VT_FREE(z, NULL);
     VT_FREE(t, NULL);
 }
 
-static int vt__bt_zmq_opt(void *s, int opt, int v) { return zmq_setsockopt(s, opt, &v, sizeof v); }
-
 VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
     vt_net *t;
     vt__bt_zmq *z;
-    int i, q, bad = 0;
-    unsigned char my_cpk[32];
+    int i, bad = 0, nomem = 0;
     int64_t maxin;
     if (!d || d->size < 1 || d->size > 4096 || d->rank < 0 || d->rank >= d->size || !d->endpoints || !d->roster || !d->key) {
         vt__tls_fail(VT_ERR_ARG, "vt_net_zmq_create: need rank, size, endpoints, roster and key");
         return NULL;
     }
     if (!vt__bt_sodium()) { vt__tls_fail(VT_ERR_BACKEND, "vt_net_zmq_create: libsodium did not initialise"); return NULL; }
-    if (memcmp(d->key->pk, d->roster + 32 * (size_t)d->rank, 32)) {
-        vt__tls_fail(VT_ERR_ARG, "vt_net_zmq_create: this key is not roster[%d]", d->rank);
+    if (!d->join && memcmp(d->key->pk, d->roster + 32 * (size_t)d->rank, 32)) {
+        vt__tls_fail(VT_ERR_ARG, "vt_net_zmq_create: this key is not roster[%d] (a newcomer sets join)", d->rank);
+        return NULL;
+    }
+    if (d->join && !vt__bt_zero32(d->roster + 32 * (size_t)d->rank)) {
+        vt__tls_fail(VT_ERR_ARG, "vt_net_zmq_create: a newcomer (join) needs an open slot: roster[%d] must be 32 zero bytes", d->rank);
         return NULL;
     }
     if (!zmq_has("curve")) { vt__tls_fail(VT_ERR_BACKEND, "vt_net_zmq_create: this libzmq has no CURVE (build it with libsodium)"); return NULL; }
@@ -1910,21 +2123,47 @@ VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
     memset(z, 0, sizeof *z);
     t->rank = d->rank; t->size = d->size; t->impl = z;
     t->send = vt__bt_zmq_send; t->bcast = vt__bt_zmq_bcast; t->recv = vt__bt_zmq_recv; t->destroy = vt__bt_zmq_destroy;
+    t->roster = vt__bt_zmq_roster;
     z->size = d->size;
+    z->rank = d->rank;
+    z->join = d->join;
     z->max_msg = d->max_msg ? d->max_msg : ((size_t)64 << 20);
-    q = d->queue > 0 ? d->queue : 1000;
+    z->guest_max = d->guest_max ? d->guest_max : 4096;
+    z->queue = d->queue > 0 ? d->queue : 1000;
+    z->cap_guest = VT__MIN(VT__BT_ZGUESTS * d->size, 256);
     z->cpk = (unsigned char *)VT_MALLOC(32 * (size_t)d->size, NULL);
+    z->keyed = (unsigned char *)VT_MALLOC((size_t)d->size, NULL);
+    z->alive = (unsigned char *)VT_MALLOC((size_t)d->size, NULL);
+    z->guest = (vt__bt_zguest *)VT_MALLOC(sizeof(vt__bt_zguest) * (size_t)z->cap_guest, NULL);
     z->dealer = (void **)VT_MALLOC(sizeof(void *) * (size_t)d->size, NULL);
-    if (!z->cpk || !z->dealer) { vt__bt_zmq_destroy(t); vt__tls_fail(VT_ERR_NOMEM, "vt_net_zmq_create: out of memory"); return NULL; }
+    z->ep = (char **)VT_MALLOC(sizeof(char *) * (size_t)d->size, NULL);
+    if (!z->cpk || !z->keyed || !z->alive || !z->guest || !z->dealer || !z->ep) { vt__bt_zmq_destroy(t); vt__tls_fail(VT_ERR_NOMEM, "vt_net_zmq_create: out of memory"); return NULL; }
     memset(z->dealer, 0, sizeof(void *) * (size_t)d->size);
-    for (i = 0; i < d->size; i++)
-        if (crypto_sign_ed25519_pk_to_curve25519(z->cpk + 32 * (size_t)i, d->roster + 32 * (size_t)i) != 0) bad = 1;
+    memset(z->ep, 0, sizeof(char *) * (size_t)d->size);
+    memset(z->cpk, 0, 32 * (size_t)d->size);
+    memset(z->alive, 1, (size_t)d->size);
+    for (i = 0; i < d->size; i++) {
+        size_t l = d->endpoints[i] ? strlen(d->endpoints[i]) : 0;
+        z->ep[i] = (char *)VT_MALLOC(l + 1, NULL);
+        if (!z->ep[i]) { nomem = 1; break; }
+        if (l) memcpy(z->ep[i], d->endpoints[i], l);
+        z->ep[i][l] = 0;
+        z->keyed[i] = !vt__bt_zero32(d->roster + 32 * (size_t)i) || i == d->rank;
+        if (i == d->rank) { if (crypto_sign_ed25519_pk_to_curve25519(z->cpk + 32 * (size_t)i, d->key->pk) != 0) bad = 1; }
+        else if (z->keyed[i] && crypto_sign_ed25519_pk_to_curve25519(z->cpk + 32 * (size_t)i, d->roster + 32 * (size_t)i) != 0) bad = 1;
+    }
+    if (nomem) { vt__bt_zmq_destroy(t); vt__tls_fail(VT_ERR_NOMEM, "vt_net_zmq_create: out of memory"); return NULL; }
     if (bad || crypto_sign_ed25519_sk_to_curve25519(z->my_csk, d->key->sk) != 0) {
         vt__bt_zmq_destroy(t);
         vt__tls_fail(VT_ERR_ARG, "vt_net_zmq_create: a roster key is not a valid Ed25519 public key");
         return NULL;
     }
-    memcpy(my_cpk, z->cpk + 32 * (size_t)d->rank, 32);
+    memcpy(z->my_cpk, z->cpk + 32 * (size_t)d->rank, 32);
+    z->rid[0] = 'J';
+    vt__bt_p32(z->rid + 1, (uint32_t)d->rank);
+    randombytes_buf(z->rid + 5, 8); /* two connections of one key never share a routing id */
+    if (pthread_mutex_init(&z->mu, NULL) != 0) { vt__bt_zmq_destroy(t); vt__tls_fail(VT_ERR_BACKEND, "vt_net_zmq_create: no mutex"); return NULL; }
+    z->mu_up = 1;
     z->ctx = zmq_ctx_new();
     if (!z->ctx) { vt__bt_zmq_destroy(t); vt__tls_fail(VT_ERR_BACKEND, "vt_net_zmq_create: zmq_ctx_new failed"); return NULL; }
     /* the ZAP handler first: every CURVE handshake asks it */
@@ -1940,7 +2179,7 @@ VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
     z->router = zmq_socket(z->ctx, ZMQ_ROUTER);
     if (!z->router || vt__bt_zmq_opt(z->router, ZMQ_CURVE_SERVER, 1) || zmq_setsockopt(z->router, ZMQ_CURVE_SECRETKEY, z->my_csk, 32) ||
         zmq_setsockopt(z->router, ZMQ_ZAP_DOMAIN, "vtrain", 6) || zmq_setsockopt(z->router, ZMQ_MAXMSGSIZE, &maxin, sizeof maxin) ||
-        vt__bt_zmq_opt(z->router, ZMQ_RCVHWM, q) || vt__bt_zmq_opt(z->router, ZMQ_LINGER, 0) ||
+        vt__bt_zmq_opt(z->router, ZMQ_RCVHWM, z->queue) || vt__bt_zmq_opt(z->router, ZMQ_LINGER, 0) ||
         zmq_bind(z->router, d->endpoints[d->rank]) != 0) {
         char why[160];
         snprintf(why, sizeof why, "%s", zmq_strerror(zmq_errno()));
@@ -1949,12 +2188,8 @@ VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
         return NULL;
     }
     for (i = 0; i < d->size; i++) {
-        void *s;
-        if (i == d->rank) continue;
-        s = z->dealer[i] = zmq_socket(z->ctx, ZMQ_DEALER);
-        if (!s || zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, z->cpk + 32 * (size_t)i, 32) || zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, my_cpk, 32) ||
-            zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, z->my_csk, 32) || vt__bt_zmq_opt(s, ZMQ_SNDHWM, q) || vt__bt_zmq_opt(s, ZMQ_LINGER, 0) ||
-            zmq_connect(s, d->endpoints[i]) != 0) {
+        if (i == d->rank || !z->keyed[i]) continue; /* an open slot: connected once a key is admitted there */
+        if (!vt__bt_zmq_dealer(z, i)) {
             char why[160];
             snprintf(why, sizeof why, "%s", zmq_strerror(zmq_errno()));
             vt__bt_zmq_destroy(t);
@@ -5079,15 +5314,35 @@ static void vt__bt_join_tidy(vt_btard_peer *p) {
 
 /* --- the newcomer's side ------------------------------------------------------------------------------- */
 
+/* a newcomer's join request (the same bytes every time: a member keeps
+   one, and a copy costs it a comparison) to the founders */
+static void vt__bt_join_send(vt_btard_peer *p) {
+    unsigned char m[VT__BT_JOIN_LEN], jm[90];
+    unsigned char *to = p->seen;
+    int i;
+    vt__bt_p32(m, VT__BT_M_JOIN);
+    vt__bt_p32(m + 4, (uint32_t)p->rank);
+    vt__bt_p64(m + 8, (uint64_t)p->cfg.join_step);
+    memcpy(m + 16, p->key.pk, 32);
+    vt__bt_join_sigmsg(p, m, jm);
+    vt__bt_sign(p, jm, sizeof jm, m + 48);
+    for (i = 0; i < p->N; i++) to[i] = p->joined[i] == 0 && i != p->rank;
+    p->net->bcast(p->net, VT__BT_TAG(p->cfg.session, p->cfg.join_step, 0, VT__PH_JOIN, 0), m, sizeof m, to);
+}
+
 /* Wait for the state of the next step: f0 + 1 founders' signed digests
    alike (one of them honest: at most f0 founders lie), then the state with
    that digest from whoever sent it, or, asked one by one, from those that
    attested it; a state that is not the attested one is reported
-   (VT_EV_BAD_STATE) and another fetched. 0, or -1 with the peer failed. */
+   (VT_EV_BAD_STATE) and another fetched. The first time (not yet
+   admitted), the join request goes again every timeout / 4 until an
+   attestation comes: a copy lost with a broken connection is sent again
+   (a member keeps the first copy and compares the others with it).
+   0, or -1 with the peer failed. */
 static int vt__bt_sync(vt_btard_peer *p, int first) {
     int N = p->N, q, k, from, rc = 0, need = p->f0 + 1, found = -1, tried = 0, ok;
     double span = first ? p->cfg.join_wait : (double)(N + 2) * (p->cfg.compute_timeout + 12 * p->cfg.timeout);
-    double until = vt_net_now() + span;
+    double until = vt_net_now() + span, again = vt_net_now() + p->cfg.timeout / 4;
     int64_t t = -1, want = first ? p->cfg.join_step + 1 : p->step;
     int64_t *ast = (int64_t *)VT_MALLOC(sizeof(int64_t) * (size_t)N, NULL);
     unsigned char *adg = (unsigned char *)VT_MALLOC(32 * (size_t)N + 1, NULL), dg[32];
@@ -5107,7 +5362,7 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
         uint64_t tag = 0;
         unsigned char *m = NULL;
         size_t n = 0;
-        rc = p->net->recv(p->net, &from, &tag, &m, &n, until, 1);
+        rc = p->net->recv(p->net, &from, &tag, &m, &n, first && found < 0 && again < until ? again : until, 1);
         if (rc < 0) break;
         if (rc == 1 && (from < 0 || from >= N || from == p->rank || VT__BT_TSESS(tag) != (p->cfg.session & 0xFF) || tag == VT__BT_BYE))
             VT_FREE(m, NULL);
@@ -5155,6 +5410,11 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
                 return ok && p->status == VT_OK ? 0 : -1;
             }
         }
+        if (first && found < 0 && vt_net_now() >= again && vt_net_now() < until) { /* not admitted yet: the request again */
+            vt__bt_join_send(p);
+            again = vt_net_now() + p->cfg.timeout / 4;
+            continue;
+        }
         if (rc == 0 || vt_net_now() >= until) {
             if (found < 0) break; /* the deadline, unsynced */
             for (; tried < N; tried++) { /* ask the next member that attested it */
@@ -5187,19 +5447,11 @@ static void vt__bt_step_newcomer(vt_btard_peer *p) {
     unsigned char sm[79], h[32];
     int i, first = !p->join_sent;
     if (first) {
-        unsigned char m[VT__BT_JOIN_LEN], jm[90];
-        unsigned char *to = p->seen;
-        vt__bt_p32(m, VT__BT_M_JOIN);
-        vt__bt_p32(m + 4, (uint32_t)p->rank);
-        vt__bt_p64(m + 8, (uint64_t)p->cfg.join_step);
-        memcpy(m + 16, p->key.pk, 32);
-        vt__bt_join_sigmsg(p, m, jm);
-        vt__bt_sign(p, jm, sizeof jm, m + 48);
-        for (i = 0; i < p->N; i++) to[i] = p->joined[i] == 0 && i != p->rank;
-        p->net->bcast(p->net, VT__BT_TAG(p->cfg.session, p->cfg.join_step, 0, VT__PH_JOIN, 0), m, sizeof m, to);
+        vt__bt_join_send(p);
         p->join_sent = 1;
     }
     if (vt__bt_sync(p, first) < 0) return;
+    if (p->net->roster) p->net->roster(p->net, p->roster, p->alive); /* the members' view, and its keys, from the state */
     if (p->step >= p->prob_end[p->rank]) { p->joining = 0; return; } /* a member from this step on */
     for (i = 0; i < p->np; i++) {
         const vt_tensor *t = vt_param_at(p->M, i);
@@ -5328,6 +5580,7 @@ VTDEF vt_status vt_btard_step(vt_btard_peer *p) {
         p->chunk_prev.n = 0;
     }
     vt__bt_join_tidy(p);
+    if (p->net->roster) p->net->roster(p->net, p->roster, p->alive); /* a transport that knows peers by key learns the admitted and the banned */
     p->step++;
     p->st.steps++;
     p->st.t_step += vt_net_now() - t0;

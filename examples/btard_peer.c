@@ -17,10 +17,27 @@
    --defence mean runs the plain butterfly mean all-reduce instead (no
    defence, no signatures: the baseline of bench/btard_tcp.sh).
 
+   Peers joining mid-run (vtrain_btard.h >>btard: JOINING): --open K makes
+   the last K ranks open slots (32 zero bytes in everyone's roster: give
+   every process the same --open). A process started with --rank R (an
+   open slot) and --join STEP is a newcomer: it makes a fresh key pair of
+   its own (vt_btard_key_new: nobody needs to know it in advance), asks the
+   members to admit it at step STEP, fetches the state they attest, works
+   --probation P steps (default 3) under validation and then trains as a
+   member until --steps. Its endpoint is tcp://HOST:(port + R), like any
+   peer's: the members connect to it once they have admitted its key.
+   --join-wait S: seconds it waits to be admitted and synced (default 30).
+
+       for r in 0 1 2 3 4 5 6 7; do
+         build/btard_peer --rank $r --peers 9 --open 1 --steps 12 --out build/tcp/$r.txt &
+       done
+       build/btard_peer --rank 8 --peers 9 --open 1 --join 2 --steps 12 --out build/tcp/8.txt
+
    Every step it prints "step S alive K digest D" (D: the first 8 bytes of
    the weights digest, hex); at the end it writes --out: its steps, full
-   digest, ban list and ban reasons, which tests/tcp_run.sh compares across
-   the honest peers. */
+   digest, ban list and ban reasons, every rank's membership (and since
+   when) and the view digest (vt_btard_view_digest), which tests/tcp_run.sh
+   compares across the honest peers, newcomers included. */
 #define VTRAIN_IMPLEMENTATION
 #ifndef VTRAIN_SODIUM
 #define VTRAIN_SODIUM
@@ -40,8 +57,9 @@ static void hex(const unsigned char *d, int n, char *out) {
 }
 
 int main(int argc, char **argv) {
-    int rank = -1, n = 8, port = 5600, steps = 20, hidden = 16, batch = 16, mean = 0, i, s;
-    double t1 = 0;
+    int rank = -1, n = 8, port = 5600, steps = 20, hidden = 16, batch = 16, mean = 0, open = 0, probation = 0, i, s = 0;
+    int64_t join = -1;
+    double t1 = 0, join_wait = 30;
     uint64_t key_seed = 1, data_seed = 7;
     double timeout = 1.0;
     const char *host = "127.0.0.1", *out = NULL, *attack = "none";
@@ -71,11 +89,20 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--hidden")) hidden = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--batch")) batch = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--defence")) mean = !strcmp(argv[i + 1], "mean");
+        else if (!strcmp(argv[i], "--open")) open = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--join")) join = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--probation")) probation = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--join-wait")) join_wait = atof(argv[i + 1]);
         else { fprintf(stderr, "btard_peer: unknown option %s\n", argv[i]); return 2; }
     }
-    if (rank < 0 || rank >= n || n < 2 || n > 64 || vt_btard_attack_parse(attack) < 0) {
+    if (rank < 0 || rank >= n || n < 2 || n > 64 || vt_btard_attack_parse(attack) < 0 || open < 0 || open >= n ||
+        (join >= 0 && rank < n - open) || (join < 0 && rank >= n - open)) {
         fprintf(stderr, "usage: btard_peer --rank R --peers N [--port P] [--host H] [--steps S] [--out FILE] [--timeout T] [--attack NAME]\n"
-                        "                  [--hidden H] [--batch B] [--defence btard|mean]\n");
+                        "                  [--hidden H] [--batch B] [--defence btard|mean]\n"
+                        "                  [--open K] [--join STEP] [--probation P] [--join-wait S]\n"
+                        "  --open K: the last K ranks are open slots (give every process the same K);\n"
+                        "  --join STEP: this process is a newcomer in open slot R (R >= N - K) with a fresh key of its own,\n"
+                        "  asking to join at step STEP (the founders, R < N - K, run without --join)\n");
         return 2;
     }
     ep = (char **)malloc(sizeof(char *) * (size_t)n);
@@ -92,9 +119,12 @@ int main(int argc, char **argv) {
         if (vt_btard_key_from_seed(&k, seed) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
         memcpy(roster + 32 * i, k.pk, 32);
         if (i == rank) key = k;
+        if (i >= n - open) memset(roster + 32 * i, 0, 32); /* an open slot */
     }
+    if (join >= 0 && vt_btard_key_new(&key) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
     memset(&zd, 0, sizeof zd);
     zd.rank = rank; zd.size = n; zd.endpoints = epc; zd.roster = roster; zd.key = &key;
+    zd.join = join >= 0;
     net = vt_net_zmq_create(&zd);
     if (!net) { fprintf(stderr, "btard_peer %d: %s\n", rank, vt_last_error()); return 1; }
     if (vt_btard_digits_load(&dg, "data/digits.csv", hidden, batch, 0.05) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
@@ -106,23 +136,29 @@ int main(int argc, char **argv) {
     cfg.compute_timeout = 3 * timeout;
     cfg.roster = roster;
     cfg.key = &key;
+    cfg.join = join >= 0;
+    cfg.join_step = join >= 0 ? join : 0;
+    cfg.probation = probation;
+    cfg.join_wait = join_wait;
     atk = vt_btard_attack_default((vt_btard_attack_kind)vt_btard_attack_parse(attack));
     atk.start = 2;
     p = vt_btard_peer_create(&cfg, &task, net, &atk);
     if (!p) { fprintf(stderr, "btard_peer %d: %s\n", rank, vt_last_error()); return 1; }
-    for (s = 0; s < steps; s++) {
+    while (vt_btard_step_index(p) < steps) { /* a newcomer's first step waits for admission, then starts at join + 1 */
         unsigned char d[32];
         char h[17];
+        int64_t at = vt_btard_step_index(p);
         st = vt_btard_step(p);
         if (st != VT_OK) break;
-        if (s == 0) t1 = vt_net_now(); /* the time per step leaves out the first (connections, start-up skew) */
+        if (s++ == 0) t1 = vt_net_now(); /* the time per step leaves out the first (connections, start-up skew) */
         vt_btard_digest(p, d);
         hex(d, 8, h);
-        printf("step %d alive %d digest %s\n", s, vt_btard_alive_count(p), h);
+        printf("step %lld alive %d digest %s\n", (long long)(vt_btard_step_index(p) - 1), vt_btard_alive_count(p), h);
         fflush(stdout);
+        if (vt_btard_step_index(p) <= at) break; /* no progress (cannot happen: a step either ends or fails) */
     }
-    if (st != VT_OK) fprintf(stderr, "btard_peer %d stopped at step %d: %s\n", rank, s, vt_btard_error(p));
-    else if (steps > 1) printf("ms/step %.3f\n", 1e3 * (vt_net_now() - t1) / (steps - 1));
+    if (st != VT_OK) fprintf(stderr, "btard_peer %d stopped at step %lld: %s\n", rank, (long long)vt_btard_step_index(p), vt_btard_error(p));
+    else if (s > 1) printf("ms/step %.3f\n", 1e3 * (vt_net_now() - t1) / (s - 1));
     if (out) {
         FILE *f = fopen(out, "w");
         unsigned char d[32];
@@ -132,7 +168,7 @@ int main(int argc, char **argv) {
         if (!f) { fprintf(stderr, "btard_peer: cannot write %s\n", out); return 1; }
         vt_btard_digest(p, d);
         hex(d, 32, h);
-        fprintf(f, "steps %d\ndigest %s\nalive", s, h);
+        fprintf(f, "steps %lld\ndigest %s\nalive", (long long)vt_btard_step_index(p), h);
         for (i = 0; i < n; i++) fprintf(f, " %d", vt_btard_alive(p, i));
         fprintf(f, "\nbans");
         for (i = 0; i < n; i++) {
@@ -141,7 +177,15 @@ int main(int argc, char **argv) {
                 if (ev[k].kind == VT_EV_BAN && ev[k].peer == i) { why = vt_btard_reason_name(ev[k].reason); break; }
             fprintf(f, " %s", why);
         }
-        fprintf(f, "\n");
+        fprintf(f, "\nmember");
+        for (i = 0; i < n; i++) { /* membership: o(pen), p(robation), m(ember), b(anned), and since when */
+            int64_t since = 0;
+            vt_btard_membership ms = vt_btard_member(p, i, &since);
+            fprintf(f, " %c%lld", "opmb"[ms], (long long)since);
+        }
+        vt_btard_view_digest(p, d);
+        hex(d, 32, h);
+        fprintf(f, "\nview %s\n", h);
         fclose(f);
     }
     vt_btard_peer_destroy(p);

@@ -7,7 +7,15 @@
 #   hung    one peer is stopped (SIGSTOP) in the middle of the run and never
 #           resumes: the same;
 #   byz     one peer lies about its aggregate, another equivocates its
-#           commitments: both banned, the 6 honest identical.
+#           commitments: both banned, the 6 honest identical;
+#   join    8 founders and an open slot: a newcomer process with a key of
+#           its own joins at step 2, goes through probation (2 steps) and
+#           trains as a member: all 9 end with identical weights, bans,
+#           membership and view digest (the newcomer's included);
+#   join_liar  the same with a newcomer that flips its gradient's sign:
+#           banned at its first probation step, the 8 founders identical;
+# and before them tests/zmq_slots.c (slots): the transport's open slots,
+# who is heard as whom (guests, an impostor, admission, a ban).
 # The last line is "N passed, M failed" (", 1 skipped" without libzmq or
 # libsodium). Needs libsodium-dev and libzmq3-dev.
 set -u
@@ -21,7 +29,7 @@ if ! probe '#include <sodium.h>\nint main(void){return sodium_init() < 0;}' -lso
   echo "0 passed, 0 failed, 1 skipped"
   exit 0
 fi
-make -s build/btard_peer > /dev/null || fail "build failed"
+make -s build/btard_peer build/zmq_slots > /dev/null || fail "build failed"
 dir=build/tcp
 mkdir -p "$dir"
 pass=0; failed=0
@@ -46,12 +54,16 @@ run() {
     echo "tcp_run: a port of $((base - N))..$((base - 1)) was taken: again on the next range"
   done
 }
+# np processes (N, or N + the open slots), each with the options in opts;
+# joins "RANK:STEP ...": that rank is a newcomer asking to join at STEP
+np=$N; opts=""; joins=""
 run1() {
-  local name=$1 steps=$2 kill=$3 attacks=$4 sig=${5:-KILL} r pids=() a
+  local name=$1 steps=$2 kill=$3 attacks=$4 sig=${5:-KILL} r pids=() a j
   rm -f "$dir/$name".*
-  for ((r = 0; r < N; r++)); do
+  for ((r = 0; r < np; r++)); do
     a=$(echo "$attacks" | tr ' ' '\n' | sed -n "s/^$r://p"); a=${a:-none}
-    build/btard_peer --rank $r --peers $N --port $base --steps "$steps" --timeout 0.5 --attack "$a" \
+    j=$(echo "$joins" | tr ' ' '\n' | sed -n "s/^$r://p")
+    build/btard_peer --rank $r --peers $np --port $base --steps "$steps" --timeout 0.5 --attack "$a" $opts ${j:+--join $j} \
       --out "$dir/$name.$r.txt" > "$dir/$name.$r.log" 2>&1 &
     pids+=($!)
   done
@@ -62,11 +74,20 @@ run1() {
       sleep 0.01
     done
     kill -"$sig" "${pids[$kill]}" 2>/dev/null
+    [ "$sig" = KILL ] && wait "${pids[$kill]}" 2>/dev/null # reaped here, quietly (bash reports a killed job otherwise)
     echo "SIG$sig to peer $kill (pid ${pids[$kill]}) after $(grep -c '^step' "$dir/$name.$kill.log") steps"
   fi
-  for ((r = 0; r < N; r++)); do [ "$r" = "$kill" ] || wait "${pids[$r]}" 2>/dev/null; done
-  if [ "$kill" -ge 0 ]; then kill -9 "${pids[$kill]}" 2>/dev/null; wait "${pids[$kill]}" 2>/dev/null; fi
-  base=$((base + N))
+  # the honest finish; then whatever is left of the killed peer and the
+  # attackers goes (a banned newcomer waits long for a state nobody sends)
+  for ((r = 0; r < np; r++)); do
+    [ "$r" = "$kill" ] || [[ " $attacks " == *" $r:"* ]] || wait "${pids[$r]}" 2>/dev/null
+  done
+  for ((r = 0; r < np; r++)); do
+    if [ "$r" = "$kill" ] || [[ " $attacks " == *" $r:"* ]]; then
+      kill -9 "${pids[$r]}" 2>/dev/null; wait "${pids[$r]}" 2>/dev/null
+    fi
+  done
+  base=$((base + np))
 }
 
 # check NAME STEPS "HONEST RANKS" "BANNED RANK:REASON ..."
@@ -87,16 +108,33 @@ check() {
     got=$(awk -v k=$((r + 2)) '/^bans/{print $k}' "$dir/$name.$ref.txt")
     [ "$got" = "$want" ] || { echo "  peer $r: banned for '$got', want $want"; ok=0; }
   done
+  for b in ${members:-}; do # RANK:CODE, CODE as btard_peer writes it (m3: a member since step 3, b3: banned, o-1: open)
+    r=${b%%:*}; want=${b#*:}
+    got=$(awk -v k=$((r + 2)) '/^member/{print $k}' "$dir/$name.$ref.txt")
+    [ "$got" = "$want" ] || { echo "  peer $r: membership '$got' in peer $ref's view, want $want"; ok=0; }
+  done
   if [ $ok = 1 ]; then echo "tcp_$name ok"; pass=$((pass + 1)); else echo "FAIL tcp_$name"; failed=$((failed + 1)); fi
 }
 
 t0=$(date +%s)
+# the transport's open slots, alone: who is heard as whom (tests/zmq_slots.c)
+if build/zmq_slots $base > "$dir/slots.log" 2>&1; then echo "tcp_slots ok"; pass=$((pass + 1))
+else echo "FAIL tcp_slots:"; grep -v '^ok' "$dir/slots.log" | sed 's/^/  /'; failed=$((failed + 1)); fi
+base=$((base + 32))
 run kill9 30 5 ""
 check kill9 30 "0 1 2 3 4 6 7" "5:SILENT"
 run hung 20 2 "" STOP
 check hung 20 "0 1 3 4 5 6 7" "2:SILENT"
 run byz 10 -1 "6:lying_aggregator 7:equivocate_commit"
 check byz 10 "0 1 2 3 4 5" "6:AGGREGATE 7:EQUIVOCATION"
-echo "tcp_run: $N processes per run, $(($(date +%s) - t0)) s"
+# joining: 8 founders and slot 8 open; the newcomer asks at step 2, is
+# admitted at its end, in probation at steps 3 and 4, a member from 5
+np=$((N + 1)); opts="--open 1 --probation 2"; joins="$N:2"
+members="$N:m3" run join 9 -1 ""
+members="$N:m3" check join 9 "0 1 2 3 4 5 6 7 $N" ""
+members="$N:b3" run join_liar 6 -1 "$N:sign_flip"
+members="$N:b3" check join_liar 6 "0 1 2 3 4 5 6 7" "$N:GRADIENT"
+np=$N; opts=""; joins=""
+echo "tcp_run: $N processes per run ($((N + 1)) with a newcomer), $(($(date +%s) - t0)) s"
 echo "$pass passed, $failed failed"
 [ "$failed" = 0 ]

@@ -32,12 +32,13 @@ static vt_btard_cfg cfg_of(uint64_t seed) {
 typedef struct {
     vt_net net;
     vt_net *in;
-    int phase;
-    unsigned char drop[16]; /* 1: this peer gets none of that phase */
+    int phase, once;
+    unsigned char drop[16]; /* 1: this peer gets none of that phase (once: not the first message of it) */
+    unsigned char done[16];
 } cut_net;
 static int cut_send(vt_net *t, int to, uint64_t tag, const void *p, size_t n) {
     cut_net *c = (cut_net *)t;
-    if ((int)((tag >> 16) & 0xFF) == c->phase && to >= 0 && to < 16 && c->drop[to]) return 0;
+    if ((int)((tag >> 16) & 0xFF) == c->phase && to >= 0 && to < 16 && c->drop[to] && !(c->once && c->done[to])) { c->done[to] = 1; return 0; }
     return c->in->send(c->in, to, tag, p, n);
 }
 static int cut_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, const unsigned char *to) {
@@ -119,6 +120,7 @@ typedef struct {
     int flood[16];               /* 1: a flooder sends join requests from this slot */
     int cut_phase;               /* the joiner's endpoint withholds this phase ... */
     unsigned char cut[16];       /* ... from these peers */
+    int cut_once;                /* ... only its first message (one lost in transit) */
     int join_max, join_per_step;
     /* results */
     int done[16], synced[16], honest_banned, views_agree, max_prob, max_admit;
@@ -172,7 +174,7 @@ static void run(scen *s, const vt_btard_cfg *c0) {
             if (s->joiner[i] && s->cut_phase) {
                 memset(&cn, 0, sizeof cn);
                 cn.net = *e[i]; cn.net.send = cut_send; cn.net.bcast = cut_bcast; cn.net.recv = cut_recv; cn.net.destroy = cut_destroy;
-                cn.in = e[i]; cn.phase = s->cut_phase;
+                cn.in = e[i]; cn.phase = s->cut_phase; cn.once = s->cut_once;
                 memcpy(cn.drop, s->cut, 16);
                 use = &cn.net;
             }
@@ -313,6 +315,25 @@ TEST(request_to_some_members_all_or_none) {
           (int)s.mship[6], (long long)s.since[6], s.joiner_err);
 }
 
+/* ---- the request lost in transit to every member: the newcomer sends it
+   again (the same bytes) until it is admitted --------------------------------- */
+
+TEST(lost_request_sent_again) {
+    scen s;
+    vt_btard_cfg cfg = cfg_of(7);
+    int i;
+    /* join_step 60: the copies go again every timeout / 4 (62 ms), while the founders (a few ms per step
+       in-process) are well before step 60 */
+    scen_newcomer(&s, 64, 60);
+    s.cut_phase = VT__PH_JOIN;
+    s.cut_once = 1;
+    for (i = 0; i < 6; i++) s.cut[i] = 1;
+    run(&s, &cfg);
+    CHECK(!s.honest_banned && s.views_agree, "first request lost: %d honest bans, views agree %d: %s", s.honest_banned, s.views_agree, s.why);
+    CHECK(s.synced[6] && s.mship[6] == VT_BTARD_MEMBER && s.since[6] == 61, "first request lost: membership %d since %lld (want a member since 61): %s",
+          (int)s.mship[6], (long long)s.since[6], s.joiner_err);
+}
+
 /* ---- a member that serves the newcomer a wrong state: detected, and the state
    fetched from another member ---------------------------------------------------- */
 
@@ -372,6 +393,7 @@ int main(int argc, char **argv) {
     RUN(honest_newcomer_joins_mid_run);
     RUN(lying_newcomer_banned_never_aggregated);
     RUN(request_to_some_members_all_or_none);
+    RUN(lost_request_sent_again);
     RUN(wrong_state_detected_fetched_elsewhere);
     RUN(join_flood_within_bounds);
     vt_btard_digits_free(&g_d);
