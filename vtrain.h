@@ -4045,17 +4045,20 @@ static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, 
     for (ir = 0; ir < mb; ir += MR) {
         double *p = ap + ir * kb;
         int full = ir + MR <= mb;
+        int64_t klo = 0, khi = kb; /* a causal product: only the part the panel's micro-tiles read */
+        if (g->tri == VT__TRI_KLE) khi = VT__MAX(0, VT__MIN(kb, m0 + ir + VT__MIN(MR, mb - ir) - k0));
+        if (g->tri == VT__TRI_KGE) klo = VT__MIN(kb, VT__MAX(0, m0 + ir - k0));
         if (full && g->sak == 1) { /* rows contiguous along k: MR streams in, one out */
             const double *src = g->A + (m0 + ir) * g->sam + k0;
-            for (k = 0; k < kb; k++)
+            for (k = klo; k < khi; k++)
                 for (i = 0; i < MR; i++) p[k * MR + i] = src[i * g->sam + k];
         } else if (full && g->sam == 1) { /* columns contiguous along m */
-            for (k = 0; k < kb; k++) {
+            for (k = klo; k < khi; k++) {
                 const double *src = g->A + (k0 + k) * g->sak + m0 + ir;
                 for (i = 0; i < MR; i++) p[k * MR + i] = src[i];
             }
         } else {
-            for (k = 0; k < kb; k++)
+            for (k = klo; k < khi; k++)
                 for (i = 0; i < MR; i++)
                     p[k * MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
         }
