@@ -4793,7 +4793,9 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
    kernels that run many small products in parallel (attention heads).
    ws: VT__BOUND_WS(M, N) doubles; tb: a packing buffer of vt__gemm_tbytes().
    tri: VT__TRI_* (CAUSAL PRODUCTS), for square products whose zeros the
-   caller has checked; the bound is the full product's either way. */
+   caller has checked; the bound is the full product's either way (with OUT
+   only the wanted outputs' bounds are written: vt__gb_e and the vector lanes
+   compute each the same way, so the row's length changes none). */
 static size_t vt__gemm_tbytes(const vt__ord *o) {
     int64_t kcmax = o->chaos ? 512 : o->block;
     /* A's block, B's panel (NC columns rounded up to a whole micro-panel of
@@ -4807,7 +4809,17 @@ static void vt__mm_serial(const vt__ord *o, int tid, int acc, int tri, int64_t M
     vt__gemm g;
     void *tbuf[1];
     int64_t i, j;
-    if (E) vt__gemm_bound_ws(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, acc ? C : NULL, ldc, NULL, 0, E, lde, ws);
+    if (E && tri == VT__TRI_OUT && !acc) { /* the bound of the wanted outputs only (row m: n <= m) */
+        vt__stat_job sa, sb;
+        vt__gbound_job gb;
+        vt__gemm_bound_prep(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, NULL, ldc, NULL, 0, ws, &sa, &sb, &gb, NULL);
+        gb.E = E; gb.lde = lde;
+        for (i = 0; i < M; i++) {
+            gb.N = VT__MIN(N, i + 1);
+            vt__gbound_task(&gb, i, i + 1, tid);
+        }
+    } else if (E)
+        vt__gemm_bound_ws(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, acc ? C : NULL, ldc, NULL, 0, E, lde, ws);
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
         if (!acc)

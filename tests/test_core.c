@@ -668,13 +668,13 @@ TEST(gemm_kernels_bit_identical) {
    and -0, some rows have only -0 terms, and an accumulated C0 holds -0s),
    for every order the suite trains with, both kernel sets, A read straight
    or transposed (dv and dk read att and dpre as A^T), sizes from under one
-   micro-tile to several k-blocks of 256. */
+   micro-tile to several k-blocks of 256; and each wanted output's bound. */
 static void mm_causal_once(vt_ctx *c, int isa, int acc, int tri, int64_t M, int64_t N, int64_t K, const double *A,
-                           int64_t sam, int64_t sak, const double *B, double *C) {
+                           int64_t sam, int64_t sak, const double *B, double *C, double *E) {
     double *ws = (double *)vt__scratch(c, sizeof(double) * (size_t)VT__BOUND_WS(M, N));
     void *tb = vt__scratch(c, vt__gemm_tbytes(&c->ord));
     vt__force_isa = isa;
-    vt__mm_serial(&c->ord, 0, acc, tri, M, N, K, A, sam, sak, B, N, 1, C, N, NULL, 0, ws, tb);
+    vt__mm_serial(&c->ord, 0, acc, tri, M, N, K, A, sam, sak, B, N, 1, C, N, E, N, ws, tb);
     vt__arena_reset(&c->scratch);
     vt__force_isa = -1;
 }
@@ -706,6 +706,7 @@ TEST(gemm_causal_bit_identical) {
                             int64_t i, m, n, sam = K, sak = 1;
                             double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
                             double *C0 = (double *)malloc(sizeof(double) * (size_t)(M * N)), *C1 = (double *)malloc(sizeof(double) * (size_t)(M * N));
+                            double *E0 = (double *)malloc(sizeof(double) * (size_t)(M * N)), *E1 = (double *)malloc(sizeof(double) * (size_t)(M * N));
                             uint64_t key = (uint64_t)(((o * 6 + ti) * 3 + wi) * 4 + tri);
                             for (i = 0; i < M * K; i++) A[i] = (float)vt_rng_normal(8, key, (uint64_t)i);
                             for (i = 0; i < K * N; i++) B[i] = (i % 11 == 3) ? 0.0 : (float)vt_rng_normal(9, key, (uint64_t)i);
@@ -717,18 +718,18 @@ TEST(gemm_causal_bit_identical) {
                                     }
                             if (tri == VT__TRI_KGE) { sam = 1; sak = T; }
                             for (i = 0; i < M * N; i++) C0[i] = C1[i] = acc ? (i % 5 == 1 ? -0.0 : (float)vt_rng_normal(10, key, (uint64_t)i)) : NAN;
-                            mm_causal_once(c, isa, acc, VT__TRI_NONE, M, N, K, A, sam, sak, B, C0);
-                            mm_causal_once(c, isa, acc, tri, M, N, K, A, sam, sak, B, C1);
+                            mm_causal_once(c, isa, acc, VT__TRI_NONE, M, N, K, A, sam, sak, B, C0, E0);
+                            mm_causal_once(c, isa, acc, tri, M, N, K, A, sam, sak, B, C1, E1);
                             for (m = 0; m < M; m++)
                                 for (n = 0; n < N; n++) {
                                     if (tri == VT__TRI_OUT && n > m) continue;
                                     compared++;
-                                    if (memcmp(&C0[m * N + n], &C1[m * N + n], 8) && !differ++)
-                                        CHECK(0, "order '%s' %s T %lld w %lld tri %d acc %d element (%lld,%lld): full %.17g, causal %.17g",
-                                              orders[o], isa ? "AVX-512" : "base", (long long)T, (long long)w, tri, acc, (long long)m,
-                                              (long long)n, C0[m * N + n], C1[m * N + n]);
+                                    if ((memcmp(&C0[m * N + n], &C1[m * N + n], 8) || memcmp(&E0[m * N + n], &E1[m * N + n], 8)) && !differ++)
+                                        CHECK(0, "order '%s' %s T %lld w %lld tri %d acc %d element (%lld,%lld): full %.17g (bound %.17g), "
+                                                 "causal %.17g (bound %.17g)", orders[o], isa ? "AVX-512" : "base", (long long)T, (long long)w,
+                                              tri, acc, (long long)m, (long long)n, C0[m * N + n], E0[m * N + n], C1[m * N + n], E1[m * N + n]);
                                 }
-                            free(A); free(B); free(C0); free(C1);
+                            free(A); free(B); free(C0); free(C1); free(E0); free(E1);
                         }
         vt_destroy(c);
     }
