@@ -3997,7 +3997,27 @@ typedef struct vt__gemm {
     size_t tbytes;
     const vt__ukr_set *ks; /* the micro-kernels and their tile sizes */
     int set;               /* one chunk, C not read: the first k-block writes it (vt__gemm_set) */
+    int tri;               /* square causal products (vt__mm_serial): VT__TRI_* below */
 } vt__gemm;
+
+/* CAUSAL PRODUCTS. Attention multiplies T x T matrices that are 0 on one
+   side of the diagonal. A micro-kernel sums a k-block's terms in k order
+   into an accumulator that starts at +0, so a term a b with a = +-0 and b
+   finite changes nothing: at the head of the block the accumulator stays
+   +0 (+0 + -0 = +0, and fma(+-0, b, +0) = +0), after it acc + (+-0) = acc
+   because an accumulator is never -0 (it starts at +0, and a sum that
+   cancels to zero rounds to +0). So each micro-tile may run only the part
+   of each k-block where its rows have nonzero terms, bit for bit what the
+   full block computes (an empty part still writes or adds its +0). The
+   caller guarantees the zeros and a finite B (0 Inf would be NaN).
+     OUT  only outputs n <= m are wanted: tiles wholly above the diagonal
+          are skipped and those outputs left unwritten;
+     KLE  A[m][k] = 0 for k > m: a tile of rows m..m' runs k <= m';
+     KGE  A[m][k] = 0 for k < m: a tile of rows m..m' runs k >= m. */
+#define VT__TRI_NONE 0
+#define VT__TRI_OUT 1
+#define VT__TRI_KLE 2
+#define VT__TRI_KGE 3
 
 /* the k-blocks of chunk ch: their size and visiting order, fma per block */
 static void vt__gemm_blocks(const vt__gemm *g, int64_t ch, int64_t *kc, int64_t *nblk, int64_t *rot, int *rev,
@@ -4025,17 +4045,20 @@ static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, 
     for (ir = 0; ir < mb; ir += MR) {
         double *p = ap + ir * kb;
         int full = ir + MR <= mb;
+        int64_t klo = 0, khi = kb; /* a causal product: only the part the panel's micro-tiles read */
+        if (g->tri == VT__TRI_KLE) khi = VT__MAX(0, VT__MIN(kb, m0 + ir + VT__MIN(MR, mb - ir) - k0));
+        if (g->tri == VT__TRI_KGE) klo = VT__MIN(kb, VT__MAX(0, m0 + ir - k0));
         if (full && g->sak == 1) { /* rows contiguous along k: MR streams in, one out */
             const double *src = g->A + (m0 + ir) * g->sam + k0;
-            for (k = 0; k < kb; k++)
+            for (k = klo; k < khi; k++)
                 for (i = 0; i < MR; i++) p[k * MR + i] = src[i * g->sam + k];
         } else if (full && g->sam == 1) { /* columns contiguous along m */
-            for (k = 0; k < kb; k++) {
+            for (k = klo; k < khi; k++) {
                 const double *src = g->A + (k0 + k) * g->sak + m0 + ir;
                 for (i = 0; i < MR; i++) p[k * MR + i] = src[i];
             }
         } else {
-            for (k = 0; k < kb; k++)
+            for (k = klo; k < khi; k++)
                 for (i = 0; i < MR; i++)
                     p[k * MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
         }
@@ -4131,6 +4154,19 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
                 int64_t mm = VT__MIN(VT__MC, mb - ms);
                 double *ts = t + ms * ldt;
                 vt__pack_a64(g, ap, m0 + ms, mm, k0, kb);
+                if (g->tri) {
+                    for (jr = 0; jr < nb; jr += NR)
+                        for (ir = 0; ir < mm; ir += MR) {
+                            int64_t r0 = m0 + ms + ir, r1 = r0 + VT__MIN(MR, mm - ir), lo = 0, hi = kb;
+                            if (g->tri == VT__TRI_OUT && n0 + jr >= r1) continue;
+                            if (g->tri == VT__TRI_KLE) hi = VT__MAX(0, VT__MIN(kb, r1 - k0));
+                            if (g->tri == VT__TRI_KGE) lo = VT__MIN(kb, VT__MAX(0, r0 - k0));
+                            if (hi < lo) hi = lo;
+                            k64(hi - lo, ap + ir * kb + lo * MR, bp + jr * kb + lo * NR, ts + ir * ldt + jr, ldt,
+                                (int)VT__MIN(MR, mm - ir), (int)VT__MIN(NR, nb - jr), first && bi == 0, usefma);
+                        }
+                    continue;
+                }
                 for (jr = 0; jr < nb; jr += NR)
                     for (ir = 0; ir < mm; ir += MR)
                         k64(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(MR, mm - ir),
@@ -4143,6 +4179,19 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
                 int64_t mm = VT__MIN(VT__MC, mb - ms);
                 double *ts = t + ms * ldt;
                 vt__pack_a32(g, ap, m0 + ms, mm, k0, kb);
+                if (g->tri) {
+                    for (jr = 0; jr < nb; jr += NRF)
+                        for (ir = 0; ir < mm; ir += MR) {
+                            int64_t r0 = m0 + ms + ir, r1 = r0 + VT__MIN(MR, mm - ir), lo = 0, hi = kb;
+                            if (g->tri == VT__TRI_OUT && n0 + jr >= r1) continue;
+                            if (g->tri == VT__TRI_KLE) hi = VT__MAX(0, VT__MIN(kb, r1 - k0));
+                            if (g->tri == VT__TRI_KGE) lo = VT__MIN(kb, VT__MAX(0, r0 - k0));
+                            if (hi < lo) hi = lo;
+                            k32(hi - lo, ap + ir * kb + lo * MR, bp + jr * kb + lo * NRF, ts + ir * ldt + jr, ldt,
+                                (int)VT__MIN(MR, mm - ir), (int)VT__MIN(NRF, nb - jr), first && bi == 0, usefma);
+                        }
+                    continue;
+                }
                 for (jr = 0; jr < nb; jr += NRF)
                     for (ir = 0; ir < mm; ir += MR)
                         k32(kb, ap + ir * kb, bp + jr * kb, ts + ir * ldt + jr, ldt, (int)VT__MIN(MR, mm - ir),
@@ -4742,7 +4791,11 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
 
 /* A whole product on the calling thread (thread tid of a pool task), for
    kernels that run many small products in parallel (attention heads).
-   ws: VT__BOUND_WS(M, N) doubles; tb: a packing buffer of vt__gemm_tbytes(). */
+   ws: VT__BOUND_WS(M, N) doubles; tb: a packing buffer of vt__gemm_tbytes().
+   tri: VT__TRI_* (CAUSAL PRODUCTS), for square products whose zeros the
+   caller has checked; the bound is the full product's either way (with OUT
+   only the wanted outputs' bounds are written: vt__gb_e and the vector lanes
+   compute each the same way, so the row's length changes none). */
 static size_t vt__gemm_tbytes(const vt__ord *o) {
     int64_t kcmax = o->chaos ? 512 : o->block;
     /* A's block, B's panel (NC columns rounded up to a whole micro-panel of
@@ -4750,18 +4803,33 @@ static size_t vt__gemm_tbytes(const vt__ord *o) {
     return sizeof(double) * (size_t)(VT__MC * kcmax + kcmax * (VT__NC + 32)) + sizeof(double) * VT__MC * VT__NC;
 }
 
-static void vt__mm_serial(const vt__ord *o, int tid, int acc, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
-                          int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, double *E,
-                          int64_t lde, double *ws, void *tb) {
+static void vt__mm_serial(const vt__ord *o, int tid, int acc, int tri, int64_t M, int64_t N, int64_t K, const double *A,
+                          int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc,
+                          double *E, int64_t lde, double *ws, void *tb) {
     vt__gemm g;
     void *tbuf[1];
     int64_t i, j;
-    if (E) vt__gemm_bound_ws(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, acc ? C : NULL, ldc, NULL, 0, E, lde, ws);
-    if (!acc)
-        for (i = 0; i < M; i++)
-            for (j = 0; j < N; j++) C[i * ldc + j] = 0;
-    if (M <= 0 || N <= 0 || K <= 0) return;
+    if (E && tri == VT__TRI_OUT && !acc) { /* the bound of the wanted outputs only (row m: n <= m) */
+        vt__stat_job sa, sb;
+        vt__gbound_job gb;
+        vt__gemm_bound_prep(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, NULL, ldc, NULL, 0, ws, &sa, &sb, &gb, NULL);
+        gb.E = E; gb.lde = lde;
+        for (i = 0; i < M; i++) {
+            gb.N = VT__MIN(N, i + 1);
+            vt__gbound_task(&gb, i, i + 1, tid);
+        }
+    } else if (E)
+        vt__gemm_bound_ws(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, acc ? C : NULL, ldc, NULL, 0, E, lde, ws);
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        if (!acc)
+            for (i = 0; i < M; i++)
+                for (j = 0; j < N; j++) C[i * ldc + j] = 0;
+        return;
+    }
     memset(&g, 0, sizeof g);
+    g.set = !acc; /* the first k-block writes C: vt__gemm_set's argument */
+    g.tri = tri;
     tbuf[0] = tb;
     g.o = o; g.M = M; g.N = N; g.K = K;
     g.A = A; g.sam = sam; g.sak = sak; g.B = B; g.sbk = sbk; g.sbn = sbn; g.C = C; g.ldc = ldc;
@@ -6571,7 +6639,16 @@ static void vt__k_embedding(vt__kern *k) {
 
    ATT_MIX: out[t, h hs + i] = sum_t2 att[t,t2] v_t2[i] (a GEMM over all T;
    the zeros above the diagonal add nothing). Backward: datt = dout V^T
-   (masked entries 0), dv = att^T dout: plain GEMM bounds. */
+   (masked entries 0), dv = att^T dout: plain GEMM bounds.
+
+   Every product is causal (>>gemm, CAUSAL PRODUCTS): scores and datt
+   compute only the tiles that reach the lower triangle, and the products
+   over t2 (out, dv, dq, dk) run only the k range where att or dpre is
+   nonzero, which halves the work at large T and leaves every binary64
+   value and bound what the full product gives. The zeros are checked, not
+   assumed, where they could fail: att's are written by ATT_SOFTMAX, dpre's
+   are scanned (another consumer of pre could have added to them), and the
+   other operand must be finite (0 Inf is NaN): else the full product. */
 typedef struct {
     vt__kern *k;
     int64_t B, T, C, NH, hs;
@@ -6588,6 +6665,32 @@ typedef struct {
     double *ws = (j)->ws + (int64_t)tid * (j)->wsn, *P = ws + VT__BOUND_WS(T, (j)->W), *PE = P + T * (j)->W; \
     void *tb = (j)->tb[tid];                                                                     \
     (void)C; (void)hs; (void)C3; (void)P; (void)PE; (void)tb
+
+/* whether the T x w block X (row stride ld) is finite */
+static int vt__att_finite(const double *X, int64_t T, int64_t w, int64_t ld) {
+    int64_t t, i;
+    for (t = 0; t < T; t++) {
+        uint64_t any = 0;
+        for (i = 0; i < w; i++) {
+            uint64_t b;
+            memcpy(&b, X + t * ld + i, 8);
+            any |= (uint64_t)((b & 0x7ff0000000000000ull) == 0x7ff0000000000000ull);
+        }
+        if (any) return 0;
+    }
+    return 1;
+}
+
+/* whether the T x T matrix P is zero above the diagonal */
+static int vt__att_upper0(const double *P, int64_t T) {
+    int64_t t, t2;
+    for (t = 0; t < T; t++) {
+        int nz = 0;
+        for (t2 = t + 1; t2 < T; t2++) nz |= P[t * T + t2] != 0;
+        if (nz) return 0;
+    }
+    return 1;
+}
 
 /* x[i*ldx + n] (+)= scale * P[i*lp + n] for an M x N block, with bounds */
 static void vt__att_put_scaled(const vt__kout *o, double *x, double *e, int64_t ldx, const double *P, const double *PE,
@@ -6617,7 +6720,7 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
         double *E = k->out[0].e ? PE : NULL;
         if (!k->bwd) {
             double *pre = k->out[0].x + bh * T * T, *e = k->out[0].e ? k->out[0].e + bh * T * T : NULL;
-            vt__mm_serial(k->o, tid, 0, T, T, hs, Q, C3, 1, K, 1, C3, P, T, E, T, ws, tb);
+            vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, Q, C3, 1, K, 1, C3, P, T, E, T, ws, tb);
             for (t = 0; t < T; t++)
                 for (t2 = 0; t2 < T; t2++) {
                     double v = t2 <= t ? j->scale * P[t * T + t2] : 0;
@@ -6628,11 +6731,14 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
             const double *dpre = vt__d(k->t->grad) + bh * T * T;
             const vt__kout *o = &k->out[0];
             double *X = o->x + b * T * C3 + h * hs, *Ee = o->e ? o->e + b * T * C3 + h * hs : NULL;
+            int up0 = vt__att_upper0(dpre, T);
             /* dq (T,hs) = dpre (T,T) K (T,hs) */
-            vt__mm_serial(k->o, tid, 0, T, hs, T, dpre, T, 1, K, C3, 1, P, hs, E, hs, ws, tb);
+            vt__mm_serial(k->o, tid, 0, up0 && vt__att_finite(K, T, hs, C3) ? VT__TRI_KLE : VT__TRI_NONE, T, hs, T,
+                          dpre, T, 1, K, C3, 1, P, hs, E, hs, ws, tb);
             vt__att_put_scaled(o, X, Ee, C3, P, E, hs, T, hs, j->scale);
             /* dk (T,hs) = dpre^T (T,T) Q (T,hs) */
-            vt__mm_serial(k->o, tid, 0, T, hs, T, dpre, 1, T, Q, C3, 1, P, hs, E, hs, ws, tb);
+            vt__mm_serial(k->o, tid, 0, up0 && vt__att_finite(Q, T, hs, C3) ? VT__TRI_KGE : VT__TRI_NONE, T, hs, T,
+                          dpre, 1, T, Q, C3, 1, P, hs, E, hs, ws, tb);
             vt__att_put_scaled(o, X + C, Ee ? Ee + C : NULL, C3, P, E, hs, T, hs, j->scale);
             for (t = 0; t < T; t++) {
                 if (!o->acc) memset(X + 2 * C + t * C3, 0, sizeof(double) * (size_t)hs);
@@ -6681,13 +6787,14 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
         if (!k->bwd) {
             const vt__kout *o = &k->out[0];
             double *X = o->x + b * T * C + h * hs, *E = o->e ? o->e + b * T * C + h * hs : NULL;
-            vt__mm_serial(k->o, tid, 0, T, hs, T, A, T, 1, V, C3, 1, X, C, E, C, ws, tb);
+            vt__mm_serial(k->o, tid, 0, vt__att_finite(V, T, hs, C3) ? VT__TRI_KLE : VT__TRI_NONE, T, hs, T, A, T, 1,
+                          V, C3, 1, X, C, E, C, ws, tb);
         } else {
             const double *dout = vt__d(k->t->grad) + b * T * C + h * hs;
             if (k->out[0].x) { /* datt (T,T) = dout (T,hs) V^T (hs,T), masked above the diagonal */
                 const vt__kout *o = &k->out[0];
                 double *X = o->x + bh * T * T, *E = o->e ? o->e + bh * T * T : NULL, *PEu = o->e ? PE : NULL;
-                vt__mm_serial(k->o, tid, 0, T, T, hs, dout, C, 1, V, 1, C3, P, T, PEu, T, ws, tb);
+                vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, dout, C, 1, V, 1, C3, P, T, PEu, T, ws, tb);
                 for (t = 0; t < T; t++)
                     for (t2 = 0; t2 < T; t2++) {
                         double v = t2 <= t ? P[t * T + t2] : 0, ev = (t2 <= t && PEu) ? PEu[t * T + t2] : 0;
@@ -6699,7 +6806,8 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
             if (k->out[1].x) { /* dv (T,hs) = att^T (T,T) dout (T,hs), into dqkv's v part */
                 const vt__kout *o = &k->out[1];
                 double *X = o->x + b * T * C3 + 2 * C + h * hs, *E = o->e ? o->e + b * T * C3 + 2 * C + h * hs : NULL;
-                vt__mm_serial(k->o, tid, o->acc, T, hs, T, A, 1, T, dout, C, 1, X, C3, E, C3, ws, tb);
+                vt__mm_serial(k->o, tid, o->acc, vt__att_finite(dout, T, hs, C) ? VT__TRI_KGE : VT__TRI_NONE, T, hs, T,
+                              A, 1, T, dout, C, 1, X, C3, E, C3, ws, tb);
                 for (t = 0; t < T; t++) { /* the q and k parts of this head */
                     if (!o->acc) { memset(X - 2 * C + t * C3, 0, sizeof(double) * (size_t)hs); memset(X - C + t * C3, 0, sizeof(double) * (size_t)hs); }
                     if (E) { memset(E - 2 * C + t * C3, 0, sizeof(double) * (size_t)hs); memset(E - C + t * C3, 0, sizeof(double) * (size_t)hs); }

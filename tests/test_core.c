@@ -661,6 +661,82 @@ TEST(gemm_kernels_bit_identical) {
     if (have512) NOTE("%lld elements compared, base and AVX-512 kernels", (long long)compared);
 }
 
+/* --- causal products (vt__mm_serial's tri, the attention kernels) ----------
+   Each micro-tile of a causal product runs only the k range where A is
+   nonzero, and scores skip the tiles above the diagonal. Against the full
+   product, bit for bit (signed zeros included: A's zeros are a mix of +0
+   and -0, some rows have only -0 terms, and an accumulated C0 holds -0s),
+   for every order the suite trains with, both kernel sets, A read straight
+   or transposed (dv and dk read att and dpre as A^T), sizes from under one
+   micro-tile to several k-blocks of 256; and each wanted output's bound. */
+static void mm_causal_once(vt_ctx *c, int isa, int acc, int tri, int64_t M, int64_t N, int64_t K, const double *A,
+                           int64_t sam, int64_t sak, const double *B, double *C, double *E) {
+    double *ws = (double *)vt__scratch(c, sizeof(double) * (size_t)VT__BOUND_WS(M, N));
+    void *tb = vt__scratch(c, vt__gemm_tbytes(&c->ord));
+    vt__force_isa = isa;
+    vt__mm_serial(&c->ord, 0, acc, tri, M, N, K, A, sam, sak, B, N, 1, C, N, E, N, ws, tb);
+    vt__arena_reset(&c->scratch);
+    vt__force_isa = -1;
+}
+
+TEST(gemm_causal_bit_identical) {
+    static const int64_t Ts[] = {1, 5, 13, 40, 130, 300};
+    static const int64_t Ws[] = {8, 17, 32};
+    static const char *orders[] = {"", "block:7", "chaos:3", "chaos:11", "nofma", "native"};
+    int have512 = 0, o, ti, wi, tri, acc, isa;
+    int64_t compared = 0, differ = 0;
+#ifdef VT__AVX512
+    __builtin_cpu_init();
+    have512 = __builtin_cpu_supports("avx512f");
+#endif
+    for (o = 0; o < 6; o++) {
+        vt_desc d = vt_desc_default();
+        vt_ctx *c;
+        if (o == 5) d.mode = VT_MODE_NATIVE;
+        else if (*orders[o]) CHECK(vt_order_parse(&d.order, orders[o]) == VT_OK, "order %s", orders[o]);
+        c = vt_create(&d);
+        for (ti = 0; ti < 6; ti++)
+            for (wi = 0; wi < 3; wi++)
+                for (tri = VT__TRI_OUT; tri <= VT__TRI_KGE; tri++)
+                    for (acc = 0; acc < 2; acc++)
+                        for (isa = 0; isa < (have512 ? 2 : 1); isa++) {
+                            /* OUT: (T,w) (w,T); KLE: lower (T,T) times (T,w); KGE: the transpose of a lower
+                               (T,T), read through strides as dv and dk read it, times (T,w) */
+                            int64_t T = Ts[ti], w = Ws[wi], M = T, N = tri == VT__TRI_OUT ? T : w, K = tri == VT__TRI_OUT ? w : T;
+                            int64_t i, m, n, sam = K, sak = 1;
+                            double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
+                            double *C0 = (double *)malloc(sizeof(double) * (size_t)(M * N)), *C1 = (double *)malloc(sizeof(double) * (size_t)(M * N));
+                            double *E0 = (double *)malloc(sizeof(double) * (size_t)(M * N)), *E1 = (double *)malloc(sizeof(double) * (size_t)(M * N));
+                            uint64_t key = (uint64_t)(((o * 6 + ti) * 3 + wi) * 4 + tri);
+                            for (i = 0; i < M * K; i++) A[i] = (float)vt_rng_normal(8, key, (uint64_t)i);
+                            for (i = 0; i < K * N; i++) B[i] = (i % 11 == 3) ? 0.0 : (float)vt_rng_normal(9, key, (uint64_t)i);
+                            if (tri != VT__TRI_OUT) /* L[r][q] = 0 for q > r, +0 or -0; row 2 of L has only -0 terms */
+                                for (m = 0; m < T; m++)
+                                    for (n = 0; n < T; n++) {
+                                        if (n > m) A[m * T + n] = (m + n) % 3 ? 0.0 : -0.0;
+                                        else if (m == 2) A[m * T + n] = -0.0;
+                                    }
+                            if (tri == VT__TRI_KGE) { sam = 1; sak = T; }
+                            for (i = 0; i < M * N; i++) C0[i] = C1[i] = acc ? (i % 5 == 1 ? -0.0 : (float)vt_rng_normal(10, key, (uint64_t)i)) : NAN;
+                            mm_causal_once(c, isa, acc, VT__TRI_NONE, M, N, K, A, sam, sak, B, C0, E0);
+                            mm_causal_once(c, isa, acc, tri, M, N, K, A, sam, sak, B, C1, E1);
+                            for (m = 0; m < M; m++)
+                                for (n = 0; n < N; n++) {
+                                    if (tri == VT__TRI_OUT && n > m) continue;
+                                    compared++;
+                                    if ((memcmp(&C0[m * N + n], &C1[m * N + n], 8) || memcmp(&E0[m * N + n], &E1[m * N + n], 8)) && !differ++)
+                                        CHECK(0, "order '%s' %s T %lld w %lld tri %d acc %d element (%lld,%lld): full %.17g (bound %.17g), "
+                                                 "causal %.17g (bound %.17g)", orders[o], isa ? "AVX-512" : "base", (long long)T, (long long)w,
+                                              tri, acc, (long long)m, (long long)n, C0[m * N + n], E0[m * N + n], C1[m * N + n], E1[m * N + n]);
+                                }
+                            free(A); free(B); free(C0); free(C1); free(E0); free(E1);
+                        }
+        vt_destroy(c);
+    }
+    CHECK(differ == 0, "%lld of %lld elements differ between the causal and the full products", (long long)differ, (long long)compared);
+    NOTE("%lld elements compared", (long long)compared);
+}
+
 TEST(gemm_matches_reference) {
     static const int64_t shapes[][3] = {{1, 1, 1}, {13, 17, 257}, {37, 130, 300}, {101, 203, 97}, {200, 40, 1030}};
     int isa, si, v;
@@ -765,6 +841,7 @@ int main(void) {
     RUN(no_contraction_here);
     RUN(gemm_kernels_bit_identical);
     RUN(elementary_vector_bit_identical);
+    RUN(gemm_causal_bit_identical);
     RUN(gemm_matches_reference);
     RUN(pool_stale_claim_refused);
     return TEST_SUMMARY();
