@@ -1029,20 +1029,6 @@ static void vt__sha256_2(const void *pa, const void *pb, size_t n, unsigned char
     vt_sha256_final(&a, oa);
     vt_sha256_final(&b, ob);
 }
-/* SHA-256 of two messages of any lengths, side by side: the common length
-   two at a time (vt__sha256_update2), the rest of the longer alone; the
-   digests of two vt_sha256 calls */
-static void vt__bt_sha_pair(const unsigned char *a, size_t na, const unsigned char *b, size_t nb, unsigned char oa[32], unsigned char ob[32]) {
-    size_t c = na < nb ? na : nb;
-    vt_sha256_ctx sa, sb;
-    vt_sha256_init(&sa);
-    vt_sha256_init(&sb);
-    vt__sha256_update2(&sa, a, &sb, b, c);
-    vt_sha256_update(&sa, a + c, na - c);
-    vt_sha256_update(&sb, b + c, nb - c);
-    vt_sha256_final(&sa, oa);
-    vt_sha256_final(&sb, ob);
-}
 /* the n parts of L values at x (the commitments), two at a time */
 static void vt__bt_hash_parts(const float *x, int n, int64_t L, unsigned char *out) {
     int k = 0;
@@ -2385,7 +2371,6 @@ struct vt_btard_peer {
     unsigned char **xenv;     /* [XMAX * N] envelope bytes held (mine too), NULL: none */
     size_t *xlen;             /* [XMAX * N] */
     unsigned char *xdig;      /* [XMAX * N * 32] my view: their SHA-256, zeros: none */
-    unsigned char *xpend;     /* [XMAX * N] held, its digest not computed yet (vt__bt_digest_held) */
     int kind[VT__BT_XMAX];    /* what exchange x carries */
     int nx;                   /* exchanges scheduled in this round */
     vt__bt_buf evid;          /* evidence for my next envelope: proofs of equivocation, suspects */
@@ -3011,30 +2996,8 @@ static void vt__bt_hold(vt_btard_peer *p, int x, int j, unsigned char *m, size_t
     VT_FREE(VT__XENV(p, x, j), NULL);
     VT__XENV(p, x, j) = m;
     VT__XLEN(p, x, j) = n;
-    p->xpend[(size_t)x * (size_t)p->N + (size_t)j] = 0;
     if (m) vt_sha256(m, n, VT__XDIG(p, x, j));
     else memset(VT__XDIG(p, x, j), 0, 32);
-}
-/* the same, its digest computed when the gather of x ends (vt__bt_digest_held):
-   the envelopes of an exchange come one at a time, and hashed there two at a
-   time they cost SHA-NI about half as much */
-static void vt__bt_hold_later(vt_btard_peer *p, int x, int j, unsigned char *m, size_t n) {
-    VT_FREE(VT__XENV(p, x, j), NULL);
-    VT__XENV(p, x, j) = m;
-    VT__XLEN(p, x, j) = n;
-    p->xpend[(size_t)x * (size_t)p->N + (size_t)j] = 1;
-}
-static void vt__bt_digest_held(vt_btard_peer *p, int x) {
-    int j, a = -1;
-    for (j = 0; j < p->n; j++) {
-        unsigned char *q = p->xpend + (size_t)x * (size_t)p->N + (size_t)j;
-        if (!*q) continue;
-        *q = 0;
-        if (a < 0) { a = j; continue; }
-        vt__bt_sha_pair(VT__XENV(p, x, a), VT__XLEN(p, x, a), VT__XENV(p, x, j), VT__XLEN(p, x, j), VT__XDIG(p, x, a), VT__XDIG(p, x, j));
-        a = -1;
-    }
-    if (a >= 0) vt_sha256(VT__XENV(p, x, a), VT__XLEN(p, x, a), VT__XDIG(p, x, a));
 }
 
 /* the peer a targeted attack deceives this step: its victim if a member,
@@ -3143,7 +3106,7 @@ static int vt__bt_env_left(vt_btard_peer *p, void *u) {
         if (j == p->me || VT__XENV(p, w->x, j)) continue;
         m = vt__bt_mb_take(p, p->mem[j], vt__bt_tag(p, VT__PH_ENV, w->x), &n);
         if (m && vt__bt_env_parse(m, n, &e) && e.step == p->step && e.round == p->rd && e.x == w->x && e.sender == p->mem[j]) {
-            vt__bt_hold_later(p, w->x, j, m, n);
+            vt__bt_hold(p, w->x, j, m, n);
             continue;
         }
         VT_FREE(m, NULL);
@@ -3190,11 +3153,7 @@ static int vt__bt_env_gather(vt_btard_peer *p, int x, double dl) {
         double ext = 0;
         w.x = x;
         w.missing = 0;
-        if (vt__bt_wait(p, dl, VT__BT_PENV(x), vt__bt_env_left, &w) < 0) {
-            vt__bt_digest_held(p, x);
-            vt__bt_fail(p, VT_ERR_STATE, "peer %d: the transport closed", p->rank);
-            return -1;
-        }
+        if (vt__bt_wait(p, dl, VT__BT_PENV(x), vt__bt_env_left, &w) < 0) { vt__bt_fail(p, VT_ERR_STATE, "peer %d: the transport closed", p->rank); return -1; }
         if (!w.missing || extended) break;
         for (j = 0; j < p->n; j++) {
             if (j == p->me || VT__XENV(p, x, j)) continue;
@@ -3206,7 +3165,6 @@ static int vt__bt_env_gather(vt_btard_peer *p, int x, double dl) {
         VT__BT_DBG(("%.3f peer %d step %lld rd %d: gather %d extended by %.3f\n", vt_net_now(), p->rank, (long long)p->step, p->rd, x, ext));
         dl = vt__bt_next(p, ext);
     }
-    vt__bt_digest_held(p, x); /* my view of x is complete: nothing reads it before */
     VT__BT_DBG(("%.3f peer %d step %lld rd %d: gathered %d missing %d (dl %.3f, moved on %d)\n", vt_net_now(), p->rank, (long long)p->step, p->rd, x,
                 w.missing, dl, vt__bt_moved_on(p, VT__BT_PENV(x))));
     vt__bt_settle(p);
@@ -3959,21 +3917,11 @@ static int vt__bt_mk_agg(vt_btard_peer *p, vt__bt_buf *b) {
     int w, nr = 0;
     int64_t L = p->L, j;
     const float **rp = (const float **)VT_MALLOC(sizeof(float *) * (size_t)p->n + 1, NULL);
-    unsigned char *code = p->a_inc + (size_t)p->me * p->N, *h = (unsigned char *)VT_MALLOC(32 * (size_t)p->n + 1, NULL);
+    unsigned char *code = p->a_inc + (size_t)p->me * p->N, h[32];
     float *out = p->agg + p->me * L;
     vt_cclip_info info;
     double t0 = vt_net_now();
-    int a = -1;
-    if (!rp || !h) { VT_FREE((void *)rp, NULL); VT_FREE(h, NULL); return 0; }
-    /* the received parts' SHA-256, two at a time (the same digests as one by one) */
-    for (w = 0; w < p->n; w++) {
-        if (w == p->me || !p->c_has[w] || p->recvd[w] != 1) continue;
-        if (a < 0) { a = w; continue; }
-        if (vt__host_le()) vt__sha256_2(p->rows + a * L, p->rows + w * L, 4 * (size_t)L, h + 32 * (size_t)a, h + 32 * (size_t)w);
-        else { vt__bt_hash_f32(p->rows + a * L, L, h + 32 * (size_t)a); vt__bt_hash_f32(p->rows + w * L, L, h + 32 * (size_t)w); }
-        a = -1;
-    }
-    if (a >= 0) vt__bt_hash_f32(p->rows + a * L, L, h + 32 * (size_t)a);
+    if (!rp) return 0;
     for (w = 0; w < p->n; w++) {
         const unsigned char *ch;
         code[w] = 0;
@@ -3982,14 +3930,14 @@ static int vt__bt_mk_agg(vt_btard_peer *p, vt__bt_buf *b) {
         else {
             if (p->recvd[w] != 1) continue;
             ch = p->c_parts + ((size_t)w * p->N + p->me) * 32;
-            if (memcmp(h + 32 * (size_t)w, ch, 32)) continue;
+            vt__bt_hash_f32(p->rows + w * L, L, h);
+            if (memcmp(h, ch, 32)) continue;
             code[w] = vt__bt_finite(p->rows + w * L, L) ? 1 : 2;
         }
         if (code[w] == 1) rp[nr++] = p->rows + w * L;
     }
     vt_centered_clip(rp, nr, L, p->cfg.tau, p->cfg.cc_iters, p->cfg.cc_eps, out, &info);
     VT_FREE((void *)rp, NULL);
-    VT_FREE(h, NULL);
     p->st.cc_calls++;
     p->st.cc_iters += info.iters;
     if (info.iters > p->st.cc_iters_max) p->st.cc_iters_max = info.iters;
@@ -5527,7 +5475,7 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
         !VT__BT_A(p->g, float, D) || !VT__BT_A(p->gt, float, D) || !VT__BT_A(p->gp, float, D + N) ||
         !VT__BT_A(p->tmpf, float, D + N) || !VT__BT_A(p->w_cur, float, D) || !VT__BT_A(p->w_prev, float, D) ||
         !VT__BT_A(p->vv, int, 65) || !VT__BT_A(p->vtg, int, 65) || !VT__BT_A(p->xenv, unsigned char *, XN) ||
-        !VT__BT_A(p->xlen, size_t, XN) || !VT__BT_A(p->pxenv, unsigned char *, XN) || !VT__BT_A(p->pxlen, size_t, XN) || !VT__BT_A(p->xdig, unsigned char, XN * 32) || !VT__BT_A(p->xpend, unsigned char, XN) || !VT__BT_A(p->c_has, unsigned char, N) ||
+        !VT__BT_A(p->xlen, size_t, XN) || !VT__BT_A(p->pxenv, unsigned char *, XN) || !VT__BT_A(p->pxlen, size_t, XN) || !VT__BT_A(p->xdig, unsigned char, XN * 32) || !VT__BT_A(p->c_has, unsigned char, N) ||
         !VT__BT_A(p->c_parts, unsigned char, NN * 32) || !VT__BT_A(p->c_chunk, unsigned char, N * 32) ||
         !VT__BT_A(p->c_mprng, unsigned char, N * 32) || !VT__BT_A(p->c_vt, int, N) || !VT__BT_A(p->c_vc, int, N) ||
         !VT__BT_A(p->a_inc, unsigned char, NN) || !VT__BT_A(p->agg, float, D + N) || !VT__BT_A(p->fin, float, D + N) ||
@@ -5612,7 +5560,7 @@ VTDEF void vt_btard_peer_destroy(vt_btard_peer *p) {
     VT_FREE(p->poff, NULL); VT_FREE(p->alive, NULL); VT_FREE(p->mem, NULL); VT_FREE(p->pos, NULL); VT_FREE(p->memmask, NULL);
     VT_FREE(p->val, NULL); VT_FREE(p->g, NULL); VT_FREE(p->gt, NULL); VT_FREE(p->gp, NULL); VT_FREE(p->tmpf, NULL);
     VT_FREE(p->w_cur, NULL); VT_FREE(p->w_prev, NULL); VT_FREE(p->vv, NULL); VT_FREE(p->vtg, NULL);
-    VT_FREE(p->xenv, NULL); VT_FREE(p->xlen, NULL); VT_FREE(p->xdig, NULL); VT_FREE(p->xpend, NULL); VT_FREE(p->pxenv, NULL); VT_FREE(p->pxlen, NULL);
+    VT_FREE(p->xenv, NULL); VT_FREE(p->xlen, NULL); VT_FREE(p->xdig, NULL); VT_FREE(p->pxenv, NULL); VT_FREE(p->pxlen, NULL);
     VT_FREE(p->c_has, NULL); VT_FREE(p->c_parts, NULL); VT_FREE(p->c_chunk, NULL); VT_FREE(p->c_mprng, NULL);
     VT_FREE(p->c_vt, NULL); VT_FREE(p->c_vc, NULL); VT_FREE(p->a_inc, NULL); VT_FREE(p->agg, NULL); VT_FREE(p->fin, NULL);
     VT_FREE(p->rows, NULL); VT_FREE(p->recvd, NULL); VT_FREE(p->r_x, NULL); VT_FREE(p->sc, NULL); VT_FREE(p->areq, NULL);
