@@ -1313,12 +1313,20 @@ static int vt__bt_ip_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, con
     return rc;
 }
 
-/* A wait first yields the core (sched_yield) for VT__BT_YIELD_S seconds and
-   looks again, then blocks until `want` messages are queued. With more peers
-   than cores the others run in the meantime, and a message that lands needs
-   no wake-up; a peer that waits out a silent one still sleeps. */
+/* A wait blocks until `want` messages are queued (or the deadline). It may
+   first yield the core (sched_yield) for VT__BT_IP_YIELD_S seconds and look
+   again, so that a message landing meanwhile needs no wake-up; 0.2.1 did so
+   for 2 ms. Measured (16 peers on 2 cores, bench_btard overhead, 3 rounds
+   ABAB at load 7 to 19, bench/RESULTS.md): without the yield BTARD uses 15%
+   less CPU and the plain mean 13% less (the yields were a spin: a woken
+   peer's syscalls and switches), and neither is slower, so the in-process
+   transport now blocks at once. The MPI transport keeps its own
+   (VT__BT_YIELD_S: it has no wake-up to block on, only naps). */
 #ifndef VT__BT_YIELD_S
 #define VT__BT_YIELD_S 2e-3
+#endif
+#ifndef VT__BT_IP_YIELD_S
+#define VT__BT_IP_YIELD_S 0
 #endif
 static int vt__bt_ip_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p, size_t *n, double deadline, int want) {
     vt__bt_hub *h = (vt__bt_hub *)t->impl;
@@ -1348,7 +1356,7 @@ static int vt__bt_ip_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p
         }
         if (h->closed) { pthread_mutex_unlock(&b->mu); return -1; }
         if (now >= deadline) { pthread_mutex_unlock(&b->mu); return 0; }
-        if (now - t0 < VT__BT_YIELD_S) {
+        if (now - t0 < VT__BT_IP_YIELD_S) {
             pthread_mutex_unlock(&b->mu);
             sched_yield();
             pthread_mutex_lock(&b->mu);
