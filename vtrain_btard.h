@@ -2677,8 +2677,18 @@ static int vt__bt_wait(vt_btard_peer *p, double dl, int64_t at, int (*left)(vt_b
         rc = vt__bt_pump(p, until, !grace && at > 0 ? 1 : k);
         if (rc < 0) break;
         /* the deadline holds even while messages keep coming (the transport
-           hands over what is queued before it looks at the clock) */
-        if (rc == 0 || vt_net_now() >= until) { left(p, u); rc = 0; break; }
+           hands over what is queued before it looks at the clock); what is
+           queued when it passes still comes in, boundedly (a wait blocked
+           until `want` messages came may have fewer queued: without this, all
+           but one of them would miss it, e.g. the honest relays of a relay
+           round that one silent member keeps short of `want`) */
+        if (rc == 0 || vt_net_now() >= until) {
+            int lim = p->N * p->mb_cap_cnt;
+            while (lim-- > 0 && vt__bt_pump(p, 0, 1) == 1) {}
+            left(p, u);
+            rc = 0;
+            break;
+        }
     }
     p->st.t_wait += vt_net_now() - t0;
     return rc < 0 ? -1 : rc;
