@@ -779,7 +779,13 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    a wait that ends early settles the schedule to now. A peer from which a
    Byzantine withheld a message goes on within timeout / 8 after f + 1
    members have moved on (one of them honest) and gets what it lacks in the
-   slow path. Silence is a ban only when agreed (above).
+   slow path. At a deadline, what the transport has already queued still
+   comes in (at most the mailbox's capacity): a wait that sleeps until
+   several messages came may hold fewer when it passes, and 0.2.1 took one
+   of them and left the rest (an honest relay then missed its round; its
+   2 ms yield before sleeping hid it for early messages; test_btard_byz
+   wait_deadline_takes_what_is_queued). Silence is a ban only when agreed
+   (above).
 
    BOUNDED RESOURCES. The transport refuses a message over max_msg before
    allocating it (in-process: 64 MiB by default, and per sender at most
