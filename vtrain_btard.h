@@ -793,7 +793,13 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    a wait that ends early settles the schedule to now. A peer from which a
    Byzantine withheld a message goes on within timeout / 8 after f + 1
    members have moved on (one of them honest) and gets what it lacks in the
-   slow path. Silence is a ban only when agreed (above).
+   slow path. At a deadline, what the transport has already queued still
+   comes in (at most the mailbox's capacity): a wait that sleeps until
+   several messages came may hold fewer when it passes, and 0.2.1 took one
+   of them and left the rest (an honest relay then missed its round; its
+   2 ms yield before sleeping hid it for early messages; test_btard_byz
+   wait_deadline_takes_what_is_queued). Silence is a ban only when agreed
+   (above).
 
    BOUNDED RESOURCES. The transport refuses a message over max_msg before
    allocating it (in-process: 64 MiB by default, and per sender at most
@@ -1372,12 +1378,20 @@ static int vt__bt_ip_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, con
     return rc;
 }
 
-/* A wait first yields the core (sched_yield) for VT__BT_YIELD_S seconds and
-   looks again, then blocks until `want` messages are queued. With more peers
-   than cores the others run in the meantime, and a message that lands needs
-   no wake-up; a peer that waits out a silent one still sleeps. */
+/* A wait blocks until `want` messages are queued (or the deadline). It may
+   first yield the core (sched_yield) for VT__BT_IP_YIELD_S seconds and look
+   again, so that a message landing meanwhile needs no wake-up; 0.2.1 did so
+   for 2 ms. Measured (16 peers on 2 cores, bench_btard overhead, 3 rounds
+   ABAB at load 7 to 19, bench/RESULTS.md): without the yield BTARD uses 15%
+   less CPU and the plain mean 13% less (the yields were a spin: a woken
+   peer's syscalls and switches), and neither is slower, so the in-process
+   transport now blocks at once. The MPI transport keeps its own
+   (VT__BT_YIELD_S: it has no wake-up to block on, only naps). */
 #ifndef VT__BT_YIELD_S
 #define VT__BT_YIELD_S 2e-3
+#endif
+#ifndef VT__BT_IP_YIELD_S
+#define VT__BT_IP_YIELD_S 0
 #endif
 static int vt__bt_ip_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p, size_t *n, double deadline, int want) {
     vt__bt_hub *h = (vt__bt_hub *)t->impl;
@@ -1407,7 +1421,7 @@ static int vt__bt_ip_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p
         }
         if (h->closed) { pthread_mutex_unlock(&b->mu); return -1; }
         if (now >= deadline) { pthread_mutex_unlock(&b->mu); return 0; }
-        if (now - t0 < VT__BT_YIELD_S) {
+        if (now - t0 < VT__BT_IP_YIELD_S) {
             pthread_mutex_unlock(&b->mu);
             sched_yield();
             pthread_mutex_lock(&b->mu);
@@ -2904,8 +2918,18 @@ static int vt__bt_wait(vt_btard_peer *p, double dl, int64_t at, int (*left)(vt_b
         rc = vt__bt_pump(p, until, !grace && at > 0 ? 1 : k);
         if (rc < 0) break;
         /* the deadline holds even while messages keep coming (the transport
-           hands over what is queued before it looks at the clock) */
-        if (rc == 0 || vt_net_now() >= until) { left(p, u); rc = 0; break; }
+           hands over what is queued before it looks at the clock); what is
+           queued when it passes still comes in, boundedly (a wait blocked
+           until `want` messages came may have fewer queued: without this, all
+           but one of them would miss it, e.g. the honest relays of a relay
+           round that one silent member keeps short of `want`) */
+        if (rc == 0 || vt_net_now() >= until) {
+            int lim = p->N * p->mb_cap_cnt;
+            while (lim-- > 0 && vt__bt_pump(p, 0, 1) == 1) {}
+            left(p, u);
+            rc = 0;
+            break;
+        }
     }
     p->st.t_wait += vt_net_now() - t0;
     return rc < 0 ? -1 : rc;

@@ -3,6 +3,7 @@
    cc -std=c99 -O2 -march=native -ffp-contract=off bench/btard.c -o build/bench_btard -lm -lpthread
    ./build/bench_btard overhead [--peers 16] [--steps 200] [--reps 5] [--batch 32] [--hidden 128]
                                 [--model mlp|cnn|resnet18] [--width W]   (cnn, resnet18: 20 steps, 8 images per peer)
+                                [--only btard|cclip|mean]                (one defence, for a profiler)
    ./build/bench_btard bans [--seeds 20] [--first-seed 0] [--steps 250] [--jitter S] [--timeout 0.5] [--attacks a,b,...]
    ./build/bench_btard nudge
    ./build/bench_btard spike
@@ -66,6 +67,9 @@ static int overhead(int argc, char **argv) {
     int cnn = !strcmp(model, "cnn"), rn = !strcmp(model, "resnet18");
     int n = arg_i(argc, argv, "--peers", 16), steps = arg_i(argc, argv, "--steps", cnn || rn ? 20 : 200), reps = arg_i(argc, argv, "--reps", 5);
     int batch = arg_i(argc, argv, "--batch", cnn || rn ? 8 : 32), hidden = arg_i(argc, argv, "--hidden", 128), r, d;
+    /* --only btard|cclip|mean: that defence alone (for a profiler; the ratios then read nothing) */
+    const char *on = arg_s(argc, argv, "--only", "");
+    int only = !strcmp(on, "btard") ? 0 : !strcmp(on, "cclip") ? 1 : !strcmp(on, "mean") ? 2 : -1;
     double ms[3][64], cpu[3][64];
     vt_btard_digits dg;
     vt_btard_cnn cn;
@@ -94,6 +98,7 @@ static int overhead(int argc, char **argv) {
         for (d = 0; d < 3; d++) {
             int order[3] = {2, 0, 1}, def = order[d];
             vt_btard_cfg cfg = vt_btard_cfg_default();
+            if (only >= 0 && def != only) { ms[def][r] = cpu[def][r] = 1; continue; }
             vt_btard_result res;
             clock_t c0 = clock();
             cfg.defence = (vt_btard_defence)def;

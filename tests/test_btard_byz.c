@@ -449,6 +449,55 @@ TEST(flood_attack_bounded_and_banned) {
     vt_btard_result_free(&r);
 }
 
+/* ---- a wait's deadline: what the transport queued before it passed comes
+   in. A wait blocks until `want` messages came; here 3 relays are missing,
+   2 arrive while it sleeps and the third member sends none, so it sleeps to
+   its deadline with 2 queued. Before, it handed over one and left the other
+   (which then missed its relay round); 0.2.1's 2 ms yield before blocking
+   hid this for messages that came within 2 ms. ------------------------------ */
+typedef struct { uint64_t tag; int got[4]; } dl_wait;
+static int dl_left(vt_btard_peer *p, void *u) {
+    dl_wait *w = (dl_wait *)u;
+    int q, left = 0;
+    for (q = 1; q < 4; q++) {
+        size_t n;
+        unsigned char *m;
+        if (!w->got[q] && (m = vt__bt_mb_take(p, q, w->tag, &n)) != NULL) { w->got[q] = 1; vt_net_free(m); }
+        left += !w->got[q];
+    }
+    return left;
+}
+typedef struct { vt_net **e; uint64_t tag; } dl_send;
+static void *dl_sender(void *a) {
+    dl_send *s = (dl_send *)a;
+    unsigned char b[8] = {0};
+    vt__bt_sleep(0.05); /* the waiter is asleep by then */
+    s->e[1]->send(s->e[1], 0, s->tag, b, sizeof b);
+    s->e[2]->send(s->e[2], 0, s->tag, b, sizeof b);
+    return NULL;
+}
+TEST(wait_deadline_takes_what_is_queued) {
+    vt_net **e = vt_net_inproc_create(4, 0);
+    vt_btard_cfg cfg = cfg_of(90);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_peer *p = peer_create(&cfg, &t, e[0], 0, NULL);
+    dl_wait w;
+    dl_send s;
+    pthread_t th;
+    int i;
+    memset(&w, 0, sizeof w);
+    w.tag = vt__bt_tag(p, VT__PH_DS, VT__BT_SUB(3, 2));
+    s.e = e;
+    s.tag = w.tag;
+    pthread_create(&th, NULL, dl_sender, &s);
+    vt__bt_wait(p, vt_net_now() + 0.3, 0, dl_left, &w);
+    pthread_join(th, NULL);
+    CHECK(w.got[1] && w.got[2] && !w.got[3], "relays in by the deadline: from 1 %d, from 2 %d, from 3 %d (1 and 2 were queued before it)", w.got[1],
+          w.got[2], w.got[3]);
+    vt_btard_peer_destroy(p);
+    for (i = 0; i < 4; i++) e[i]->destroy(e[i]);
+}
+
 int main(int argc, char **argv) {
     int rc;
     TEST_FILTER(argc, argv);
@@ -463,6 +512,7 @@ int main(int argc, char **argv) {
     RUN(default_secrets_unpredictable);
     RUN(flood_stays_bounded);
     RUN(flood_attack_bounded_and_banned);
+    RUN(wait_deadline_takes_what_is_queued);
     vt_btard_digits_free(&g_d);
     return TEST_SUMMARY();
 }
