@@ -1,4 +1,4 @@
-/* vtrain_btard.h - v0.2.1 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
+/* vtrain_btard.h - v0.2.2 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
 
    BTARD: n peers train one model together over a transport (vt_net:
    in-process threads, MPI ranks with VTRAIN_MPI, or processes on separate
@@ -104,7 +104,7 @@
 #ifndef VTRAIN_BTARD_H
 #define VTRAIN_BTARD_H
 
-#define VTRAIN_BTARD_VERSION_STRING "0.2.1"
+#define VTRAIN_BTARD_VERSION_STRING "0.2.2"
 
 #ifdef __cplusplus
 extern "C" {
@@ -6710,6 +6710,22 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t) {
             ResNet-18 (vt_btard_cnn_*), with no running statistics in a
             swarm's training state (recomputed from the agreed weights to
             evaluate, vt_btard_cnn_running).
+     0.2.2  (2026-12-01) Peers joining mid-run (JOINING in >>btard): open
+            slots, signed join requests agreed like every message, the
+            state from the members checked against a digest f0 + 1
+            founders signed, probation replayed by every member, bounds on
+            newcomers (cfg.join, join_step, probation, join_max,
+            join_per_step, join_wait; vt_btard_member,
+            vt_btard_view_digest), a join request sent again until attested;
+            over TCP too: vt_net gains an optional roster() (API addition:
+            a custom transport zeroes it), vt_net_zmq_desc gains join and
+            guest_max, an open slot hears a guest key until it admits one,
+            banned peers are refused at the handshake. A wait's deadline
+            takes in what the transport already queued (before, it took one
+            message and left the rest: DEADLINES AND SILENCE); the
+            in-process transport blocks at once instead of yielding 2 ms.
+            0.2.1's messages unchanged; joining adds its own (the join
+            request carried in REVEAL, the state digest, the state, PROBE).
 
    ------------------------------------------------------------------------------
    This software is available under 2 licenses -- choose whichever you prefer.
