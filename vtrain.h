@@ -4366,18 +4366,21 @@ static double vt__inc_bits(double d) {
    significant bits takes L = e - 24 for its smallest nonzero magnitude
    m = f 2^e (a binary32 value's lowest bit is at least that), a lower bound
    that is sound and spares the bit scan on ordinary activations. */
+static int vt__many_bits(double a) { /* a != 0 carries 20 or more significant bits */
+    uint64_t b, ex;
+    memcpy(&b, &a, 8);
+    ex = (b >> 52) & 0x7ff;
+    /* a normal a = 1.m 2^E: frexp's exponent less its lowest set bit is
+       53 - ctz(1m), at least 20 when one of m's low 34 bits is set */
+    if (ex != 0 && ex != 0x7ff) return (b & 0x3ffffffffull) != 0;
+    return vt__fexp(a) - vt__lsb(a) >= 20;
+}
 static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
     int64_t k, seen = 0;
     for (k = 0; k < K && seen < 4; k++) {
         double a = x[k * s];
-        uint64_t b, ex;
         if (a == 0) continue;
-        memcpy(&b, &a, 8);
-        ex = (b >> 52) & 0x7ff;
-        /* a normal a = 1.m 2^E: frexp's exponent less its lowest set bit is
-           53 - ctz(1m), at least 20 when one of m's low 34 bits is set */
-        if (ex != 0 && ex != 0x7ff) { if (b & 0x3ffffffffull) return 0; }
-        else if (vt__fexp(a) - vt__lsb(a) >= 20) return 0;
+        if (vt__many_bits(a)) return 0;
         seen++;
     }
     return 1;
@@ -4532,9 +4535,11 @@ typedef struct vt__wstat {
     int64_t OH, OW;                      /* a column per (n, oh, ow) */
     int64_t KH, KW, s, p, d;
     int dx;                              /* 0: col of x (forward), 1: dcol of dy (dx) */
-    double *pix;                         /* scratch: 4 N H W doubles and N H W ints */
+    int lines;                           /* 1: the statistics of col's rows (the weight gradient's B lines) */
+    double *pix;                         /* scratch: 4 N H W doubles and N H W ints (lines: 4 H W per thread) */
 } vt__wstat;
 static void vt__wstat_cols(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb);
+static void vt__wstat_lines(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb);
 static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t k0, int64_t k1, double *dst);
 
 typedef struct { vt__stat_job *a, *b; int64_t M; } vt__stat2_job;
@@ -4627,7 +4632,8 @@ static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64
     sb->n1 = st + 4 * M; sb->n2 = sb->n1 + N; sb->mx = sb->n2 + N; sb->th = sb->mx + N;
     if (ws && pool) { /* B is an im2col matrix: its columns' statistics from per-pixel ones (vt__wstat_cols) */
         vt__tasks(pool, M, M * K, vt__stat_task, sa, tid);
-        vt__wstat_cols(pool, ws, sb);
+        if (ws->lines) vt__wstat_lines(pool, ws, sb);
+        else vt__wstat_cols(pool, ws, sb);
     } else { /* A's lines then B's, in one pass over the pool (both are K long) */
         vt__stat2_job s2;
         s2.a = sa; s2.b = sb; s2.M = M;
@@ -5890,15 +5896,16 @@ static void vt__cpu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__e
     vt__parallel(&c->pool, at->n, at->n * (work + 16) * 4, vt__exact_task, &j);
 }
 
-static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
-                   int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, double *E, const double *bias,
-                   int64_t kchunk) {
+/* ws: B's line statistics from a convolution's source (vt__wstat_lines), or NULL */
+static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                       int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, double *E, const double *bias,
+                       int64_t kchunk, const vt__wstat *ws) {
     int64_t i, j;
     if (E && k->c->d.mode == VT_MODE_VERIFIED && !k->c->ncal && M > 0 && N > 0 &&
         !vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias))
         return;
     if (E && E == o->e && M * N == o->n && !k->c->ncal && !vt__no_lazy) {
-        vt__lazy *z = vt__gemm_lazy(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk, NULL);
+        vt__lazy *z = vt__gemm_lazy(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk, ws);
         if (!z) return;
         if (!z->gb.C0) o->lz = z;
         else {
@@ -5920,6 +5927,12 @@ static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, co
     vt__gemm_run(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
 }
 
+static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                   int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, double *E, const double *bias,
+                   int64_t kchunk) {
+    vt__mm_src(k, o, M, N, K, A, sam, sak, B, sbk, sbn, C, E, bias, kchunk, NULL);
+}
+
 /* A batch of products sharing A, as a convolution's images: for b < nb,
    C_b = A B_b (M, nc) at o->x + b M nc, B_b the columns [b nc, (b + 1) nc)
    of B (K, nb nc) (row stride sbk, columns contiguous), no bias. Each C_b
@@ -5927,6 +5940,24 @@ static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, co
    product C_b alone (A's row statistics do not depend on b, B's column
    statistics are per column): computed once for the batch instead of once
    per b, and lazy (the batched vt__lazy) when there is no old value. */
+/* rows [lo, hi) of a batch's written-out bounds, row r = b M + m: row m of
+   product b's bound (vt__gbound_task on the columns [b nc, (b + 1) nc) of
+   the shared statistics, C0 the old value of product b) */
+typedef struct { const vt__lazy *z; int64_t M, nc; const double *x; double *e; } vt__gbatch_job;
+static void vt__gbound_batch_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__gbatch_job *j = (const vt__gbatch_job *)arg;
+    int64_t r = lo;
+    while (r < hi) {
+        int64_t b = r / j->M, m0 = r % j->M, m1 = VT__MIN(j->M, m0 + (hi - r)), mn = j->M * j->nc;
+        vt__gbound_job gb = j->z->gb;
+        vt__stat_job sb = j->z->sb;
+        sb.n1 += b * j->nc; sb.n2 += b * j->nc; sb.mx += b * j->nc; sb.th += b * j->nc;
+        gb.b = &sb; gb.C0 = j->x + b * mn; gb.ldc = j->nc; gb.N = j->nc; gb.lde = j->nc; gb.E = j->e + b * mn;
+        vt__gbound_task(&gb, m0, m1, tid);
+        r += m1 - m0;
+    }
+}
+
 static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_t nc, int64_t K, const double *A, int64_t sam,
                          int64_t sak, const double *B, int64_t sbk, const vt__wstat *ws) {
     vt_ctx *c = k->c;
@@ -5945,14 +5976,11 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
         vt__lazy *z = vt__gemm_lazy(c, k->o, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0, ws);
         if (!z) return;
         if (!z->gb.C0) { z->nb = nb; z->nc = nc; o->lz = z; }
-        else /* old values: each b's bound written out, from the shared statistics */
-            for (b = 0; b < nb; b++) {
-                vt__gbound_job gb = z->gb;
-                vt__stat_job sb = z->sb;
-                sb.n1 += b * nc; sb.n2 += b * nc; sb.mx += b * nc; sb.th += b * nc;
-                gb.b = &sb; gb.C0 = o->x + b * mn; gb.ldc = nc; gb.N = nc; gb.lde = nc; gb.E = o->e + b * mn;
-                vt__parallel(&c->pool, M, mn, vt__gbound_task, &gb);
-            }
+        else { /* old values: each b's bound written out, from the shared statistics, in one pass over the pool */
+            vt__gbatch_job bj;
+            bj.z = z; bj.M = M; bj.nc = nc; bj.x = o->x; bj.e = o->e;
+            vt__parallel(&c->pool, nb * M, nb * mn, vt__gbound_batch_task, &bj);
+        }
     }
     for (b = 0; b < nb; b++) /* the products themselves, as vt__mm forms them */
         vt__mm(k, o, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, o->x + b * mn, NULL, NULL, 0);
@@ -7081,6 +7109,100 @@ static void vt__wstat_cols(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb)
     vt__parallel(pool, w->N * w->OH * w->OW, w->N * w->OH * w->OW * w->KH * w->KW * 4, vt__wstat_col_task, &cj);
 }
 
+/* THE ROW STATISTICS OF COL FOR THE WEIGHT GRADIENT without reading it.
+   dw = dyt col^T reads col's rows as B's lines: row (c, kh, kw) holds
+   x[n][c][ih][iw] for every n and every output pixel (oh, ow) whose window
+   position (kh, kw) lands in the image, ih = oh s - p + kh d, iw = ow s -
+   p + kw d (zeros elsewhere add nothing to sum |v|, |v|_2, max |v| and are
+   no set bit). For fixed (kh, kw), (oh, ow) -> (ih, iw) is one to one, so
+   the row's nonzero values are x[n][c] on the rectangle R_kh x C_kw of the
+   rows ih and columns iw so reached, each pixel once. Per channel and per
+   pixel (ih, iw), the statistics over the images n (one pass over x) are
+   formed once; row (c, kh, kw)'s are their sums (squares: of the squares;
+   maxima: the maximum) over the rectangle: the same terms in another order,
+   which the bound's factor VT__SAFE absorbs as for vt__wstat_cols (N P u
+   relative, far below 2^-20). th: the values are binary32 (every op's input
+   is), so a nonzero v has its lowest bit at or above fexp(v) - 24, and
+   L = fexp(mn) - 24 for the row's smallest nonzero magnitude mn is a lower
+   bound (vt__stat_task's rule for rows of many-bit values); a channel whose
+   first four nonzero values (in (n, ih, iw) order) carry fewer than 20 bits
+   (pixels) takes the lowest set bit of all its values instead, a lower
+   bound for each of its rows. Reads x once instead of the matrix (KH KW
+   times x), and then KH KW planes of H W per channel. */
+typedef struct { const vt__wstat *w; vt__stat_job *sb; } vt__wline_job;
+
+static void vt__wstat_line_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__wline_job *j = (const vt__wline_job *)arg;
+    const vt__wstat *w = j->w;
+    int64_t H = w->H, W = w->W, HW = H * W, c, n, i, kh, kw, oh, ow;
+    double *p1 = w->pix + (int64_t)tid * 4 * HW, *p2 = p1 + HW, *pm = p2 + HW, *pn = pm + HW;
+    for (c = lo; c < hi; c++) {
+        int L = VT__LSB_NONE, coarse = 1, seen = 0;
+        for (i = 0; i < HW; i++) { p1[i] = 0; p2[i] = 0; pm[i] = 0; pn[i] = INFINITY; }
+        for (n = 0; n < w->N; n++) { /* per pixel over the images: sum |v|, sum v^2, max |v|, smallest nonzero |v| */
+            const double *pl = w->S + (n * w->C + c) * HW;
+            for (i = 0; i < HW && seen < 4 && coarse; i++)
+                if (pl[i] != 0) { coarse = !vt__many_bits(pl[i]); seen++; }
+            i = 0;
+#ifdef VT__AVX2
+            {
+                const __m256d sign = _mm256_set1_pd(-0.0);
+                const __m256i one = _mm256_set1_epi64x(1);
+                for (; i + 4 <= HW; i += 4) { /* the smallest nonzero by vt__dec_bits, undone below */
+                    __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(pl + i));
+                    _mm256_storeu_pd(p1 + i, _mm256_add_pd(_mm256_loadu_pd(p1 + i), a));
+                    _mm256_storeu_pd(p2 + i, _mm256_fmadd_pd(a, a, _mm256_loadu_pd(p2 + i)));
+                    _mm256_storeu_pd(pm + i, _mm256_max_pd(_mm256_loadu_pd(pm + i), a));
+                    _mm256_storeu_pd(pn + i, _mm256_min_pd(vt__dec_bits(a, one), _mm256_loadu_pd(pn + i)));
+                }
+            }
+#endif
+            for (; i < HW; i++) {
+                double a = fabs(pl[i]);
+                p1[i] += a; p2[i] += a * a;
+                if (a > pm[i]) pm[i] = a;
+                if (a != 0 && a < pn[i]) pn[i] = a;
+            }
+        }
+#ifdef VT__AVX2
+        for (i = 0; i < HW / 4 * 4; i++) pn[i] = vt__inc_bits(pn[i]);
+#endif
+        if (coarse) /* few-bit values: the lowest set bit of the whole channel */
+            for (n = 0; n < w->N; n++) {
+                const double *pl = w->S + (n * w->C + c) * HW;
+                for (i = 0; i < HW; i++)
+                    if (pl[i] != 0) L = VT__MIN(L, vt__lsb(pl[i]));
+            }
+        for (kh = 0; kh < w->KH; kh++)
+            for (kw = 0; kw < w->KW; kw++) { /* row (c, kh, kw): its pixels' sums over the rectangle */
+                int64_t q = (c * w->KH + kh) * w->KW + kw, off = kw * w->d - w->p, ow0, ow1;
+                double s1 = 0, s2 = 0, m = 0, mn = INFINITY;
+                int l;
+                ow0 = off >= 0 ? 0 : (-off + w->s - 1) / w->s; /* the ow with iw = ow s + off in [0, W) */
+                ow1 = W - 1 - off < 0 ? 0 : VT__MIN(w->OW, (W - 1 - off) / w->s + 1);
+                for (oh = 0; oh < w->OH && ow1 > ow0; oh++) {
+                    int64_t ih = oh * w->s - w->p + kh * w->d, b;
+                    if (ih < 0 || ih >= H) continue;
+                    for (ow = ow0; ow < ow1; ow++) {
+                        b = ih * W + ow * w->s + off;
+                        s1 += p1[b]; s2 += p2[b];
+                        if (pm[b] > m) m = pm[b];
+                        if (pn[b] < mn) mn = pn[b];
+                    }
+                }
+                l = coarse ? L : mn == INFINITY ? VT__LSB_NONE : vt__fexp(mn) - 24;
+                j->sb->n1[q] = s1; j->sb->n2[q] = sqrt(s2); j->sb->mx[q] = m;
+                j->sb->th[q] = l >= VT__LSB_NONE ? INFINITY : vt__pow2(VT__MIN(l + 53, 1023));
+            }
+    }
+}
+
+static void vt__wstat_lines(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb) {
+    vt__wline_job j;
+    j.w = w; j.sb = sb;
+    vt__parallel(pool, w->C, w->N * w->C * w->H * w->W * 2, vt__wstat_line_task, &j);
+}
+
 /* terms [k0, k1) of column col of image n's part of the im2col matrix
    (row k = (c KH + kh) KW + kw), read from the source: the values of
    vt__im2col_task (forward) or vt__dcol_task (dx) */
@@ -7123,7 +7245,7 @@ static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t
 static vt__wstat *vt__wstat_of(vt__kern *k, const vt__cgeo *g, int dx, const double *S) {
     vt__wstat *w = (vt__wstat *)vt__scratch(k->c, sizeof(vt__wstat));
     if (!w) return NULL;
-    w->S = S; w->N = g->N; w->KH = g->KH; w->KW = g->KW; w->s = g->s; w->p = g->p; w->d = g->d; w->dx = dx;
+    w->S = S; w->N = g->N; w->KH = g->KH; w->KW = g->KW; w->s = g->s; w->p = g->p; w->d = g->d; w->dx = dx; w->lines = 0;
     if (!dx) { w->C = g->C; w->H = g->H; w->W = g->W; w->OH = g->OH; w->OW = g->OW; }
     else { w->C = g->OC; w->H = g->OH; w->W = g->OW; w->OH = g->H; w->OW = g->W; }
     w->pix = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(5 * w->N * w->H * w->W + 1));
@@ -7207,11 +7329,21 @@ static void vt__k_conv2d(vt__kern *k) {
             if (!dyt) return;
             for (oc = 0; oc < g.OC; oc++)
                 for (n = 0; n < g.N; n++) memcpy(dyt + (oc * g.N + n) * g.P, dy + (n * g.OC + oc) * g.P, sizeof(double) * (size_t)g.P);
-            for (gi = 0; gi < g.G; gi++) {
-                int64_t off = gi * g.OCg * g.Kg;
-                vt__mm(k, ow, g.OCg, g.Kg, NP, dyt + gi * g.OCg * NP, NP, 1, col + gi * g.Kg * NP, 1, NP, ow->x + off,
-                       ow->e ? ow->e + off : NULL, NULL, ch);
-            }
+            if (g.G == 1 && ow->e) { /* col's row statistics from x (vt__wstat_lines) */
+                vt__wstat *ws = (vt__wstat *)vt__scratch(k->c, sizeof(vt__wstat));
+                if (!ws) return;
+                memset(ws, 0, sizeof *ws);
+                ws->S = X; ws->N = g.N; ws->C = g.C; ws->H = g.H; ws->W = g.W; ws->OH = g.OH; ws->OW = g.OW;
+                ws->KH = g.KH; ws->KW = g.KW; ws->s = g.s; ws->p = g.p; ws->d = g.d; ws->lines = 1;
+                ws->pix = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(4 * g.HW * k->c->pool.n + 1));
+                if (!ws->pix) return;
+                vt__mm_src(k, ow, g.OC, g.Kg, NP, dyt, NP, 1, col, 1, NP, ow->x, ow->e, NULL, ch, ws);
+            } else
+                for (gi = 0; gi < g.G; gi++) {
+                    int64_t off = gi * g.OCg * g.Kg;
+                    vt__mm(k, ow, g.OCg, g.Kg, NP, dyt + gi * g.OCg * NP, NP, 1, col + gi * g.Kg * NP, 1, NP, ow->x + off,
+                           ow->e ? ow->e + off : NULL, NULL, ch);
+                }
         }
     }
 }
@@ -7419,32 +7551,84 @@ static void vt__bn_gather(const vt__bn_job *j, const double *X, int64_t ch, doub
     for (n = 0; n < j->N; n++) memcpy(out + n * j->HW, X + (n * j->C + ch) * j->HW, sizeof(double) * (size_t)j->HW);
 }
 
+/* Whether a sum of n binary64 terms t (and old) is exact in any order: the
+   verdict of vt__sum_bound(o, n', mag, L) for L the lowest set bit of all
+   the finite nonzero values (old and the terms), without finding L.
+   mag = sum |t| + |old| as the caller computed it. With mag' = mag (1 +
+   2^-40) finite and nonzero and 2^E <= mag' < 2^(E+1), vt__sum_bound's test
+   2^min(L + 53, 1100) > mag' holds exactly when L + 53 >= E + 1 (a power of
+   two above mag' is at least 2^(E+1); the cap 1100 > 1024 passes every
+   finite mag'), that is when every finite value is a multiple of 2^L0, L0 =
+   E - 52 (L >= L0 when every value's lowest bit is). mag = 0: every value is
+   zero, L = none, exact. L0 <= -1074: every finite value is a multiple of
+   2^-1074, exact. Else v is a multiple of 2^L0 when y = v 2^-L0 is an
+   integer: |v| <= mag' < 2^(L0 + 53), so |y| < 2^53; scaling by a power of
+   two is exact except in the subnormal range, where |y| < 2^-1022 is an
+   integer only when it is 0, and a nonzero v whose y rounds to 0 is no
+   multiple of 2^L0 > |v| (hence the test y == trunc(y) and not (y == 0,
+   v != 0)); 2^-L0 up to 2^1073 is applied as two factors (both scale up:
+   exact). A non-finite mag (a term or old non-finite, or an overflow): the
+   test fails for every L, exact only when no value is finite and nonzero
+   (vt__lsb ignores non-finite values). Stops at the first value that is
+   not a multiple (binary64 products: usually the first). */
+static int vt__sum_exact(const double *t, int64_t n, double old, double mag) {
+    double m2 = mag * (1 + 0x1p-40), f1, f2;
+    int64_t i = 0;
+    int L0;
+    if (!(m2 < INFINITY)) { /* NaN or infinite */
+        if (old != 0 && isfinite(old)) return 0;
+        for (i = 0; i < n; i++)
+            if (t[i] != 0 && isfinite(t[i])) return 0;
+        return 1;
+    }
+    if (m2 == 0) return 1;
+    L0 = vt__fexp(m2) - 1 - 52;
+    if (L0 <= -1074) return 1;
+    if (old != 0 && vt__lsb(old) < L0) return 0;
+    f1 = -L0 > 1023 ? 0x1p1023 : vt__pow2(-L0);
+    f2 = -L0 > 1023 ? vt__pow2(-L0 - 1023) : 1.0;
+#ifdef VT__AVX2
+    {
+        const __m256d v1 = _mm256_set1_pd(f1), v2 = _mm256_set1_pd(f2), z = _mm256_setzero_pd();
+        for (; i + 4 <= n; i += 4) {
+            __m256d v = _mm256_loadu_pd(t + i), y = _mm256_mul_pd(_mm256_mul_pd(v, v1), v2);
+            __m256d ok = _mm256_cmp_pd(y, _mm256_round_pd(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), _CMP_EQ_OQ);
+            __m256d lost = _mm256_and_pd(_mm256_cmp_pd(y, z, _CMP_EQ_OQ), _mm256_cmp_pd(v, z, _CMP_NEQ_UQ));
+            if (_mm256_movemask_pd(_mm256_andnot_pd(lost, ok)) != 15) return 0;
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        double y = t[i] * f1 * f2;
+        if (y != trunc(y) || (y == 0 && t[i] != 0)) return 0;
+    }
+    return 1;
+}
+
 /* a sum of the M terms t (the same on every machine) into output o at ch */
 static void vt__bn_sum(const vt__bn_job *j, const vt__kout *o, int64_t ch, const double *t, uint64_t key) {
     double old = o->acc ? o->x[ch] : 0, v, mag = fabs(old);
-    int L = o->acc ? vt__lsb(old) : VT__LSB_NONE;
-    int64_t i;
+    int64_t i = 0;
     v = vt__rsum(j->k->o, key, t, 1, j->M);
     o->x[ch] = o->acc ? VT__ACC(j->k->o, old + v) : v;
     if (!o->e) return;
     { /* sum |t| as four interleaved sums: no more rounding (gamma(M/4 + 2) relative at worst) than the serial sum they replace */
         double m4[4] = {0, 0, 0, 0};
-        for (i = 0; i + 4 <= j->M; i += 4) {
+#ifdef VT__AVX2
+        { /* the four sums as the four lanes of one vector: the same additions */
+            const __m256d sign = _mm256_set1_pd(-0.0);
+            __m256d acc = _mm256_setzero_pd();
+            for (; i + 4 <= j->M; i += 4) acc = _mm256_add_pd(acc, _mm256_andnot_pd(sign, _mm256_loadu_pd(t + i)));
+            _mm256_storeu_pd(m4, acc);
+        }
+#endif
+        for (; i + 4 <= j->M; i += 4) {
             m4[0] += fabs(t[i]); m4[1] += fabs(t[i + 1]); m4[2] += fabs(t[i + 2]); m4[3] += fabs(t[i + 3]);
         }
         for (; i < j->M; i++) m4[0] += fabs(t[i]);
         mag += (m4[0] + m4[1]) + (m4[2] + m4[3]);
     }
-    /* L, the lowest set bit of all terms, only decides whether the sum is
-       exact (vt__sum_bound: mag < 2^(L + 53)). The lowest bit U of the old
-       value or of the first nonzero finite term is at least L, so when mag
-       already reaches 2^(U + 53) it reaches 2^(L + 53) and the sum is not
-       exact: the same bound without the scan of every term's bits (binary64
-       terms of 53 bits, the usual case) */
-    for (i = 0; i < j->M && L >= VT__LSB_NONE; i++) L = vt__lsb(t[i]);
-    if (L >= VT__LSB_NONE / 2 || mag * (1 + 0x1p-40) < vt__pow2(VT__MIN(L + 53, 1100)))
-        for (L = o->acc ? vt__lsb(old) : VT__LSB_NONE, i = 0; i < j->M; i++) L = VT__MIN(L, vt__lsb(t[i]));
-    o->e[ch] = vt__sum_bound(j->k->o, j->M + (o->acc ? 1 : 0), mag, L);
+    o->e[ch] = vt__sum_exact(t, j->M, old, mag) ? 0 : vt__gsum(j->k->o, j->M + (o->acc ? 1 : 0)) * mag;
 }
 
 static void vt__bnstat_task(void *arg, int64_t lo, int64_t hi, int tid) {

@@ -504,12 +504,91 @@ TEST(conv_source_gather_and_statistics_match_the_matrix) {
                           sd.th[q]);
                 ncols++;
             }
+            if (!dx) { /* col's rows (the weight gradient's B lines) from x: vt__wstat_lines */
+                vt__stat_job rd, rw;
+                vt__wline_job lj;
+                double *rs = (double *)malloc(sizeof(double) * (size_t)(8 * KR + 8));
+                int *rl = (int *)malloc(sizeof(int) * (size_t)(KR + 1));
+                memset(&rd, 0, sizeof rd);
+                rd.X = M; rd.s_outer = NC; rd.s_k = 1; rd.K = NC; rd.n1 = rs; rd.n2 = rs + KR; rd.mx = rs + 2 * KR; rd.th = rs + 3 * KR;
+                rd.lsb = rl;
+                vt__stat_task(&rd, 0, KR, 0);
+                rw = rd;
+                rw.n1 = rs + 4 * KR; rw.n2 = rs + 5 * KR; rw.mx = rs + 6 * KR; rw.th = rs + 7 * KR;
+                free(w.pix);
+                w.lines = 1;
+                w.pix = (double *)malloc(sizeof(double) * (size_t)(4 * g.HW + 1));
+                lj.w = &w; lj.sb = &rw;
+                vt__wstat_line_task(&lj, 0, g.C, 0);
+                for (q = 0; q < KR; q++) {
+                    double r1 = rd.n1[q] > 0 ? rw.n1[q] / rd.n1[q] - 1 : rw.n1[q], r2 = rd.n2[q] > 0 ? rw.n2[q] / rd.n2[q] - 1 : rw.n2[q];
+                    int L = VT__LSB_NONE, ok;
+                    int64_t k;
+                    double thl;
+                    for (k = 0; k < NC; k++)
+                        if (M[q * NC + k] != 0) L = VT__MIN(L, vt__lsb(M[q * NC + k]));
+                    thl = L >= VT__LSB_NONE ? INFINITY : vt__pow2(VT__MIN(L + 53, 1023));
+                    ok = fabs(r1) <= 0x1p-40 && fabs(r2) <= 0x1p-40 && rw.mx[q] == rd.mx[q] && rw.th[q] <= thl;
+                    worst = VT__MAX(worst, VT__MAX(fabs(r1), fabs(r2)));
+                    if (!ok && bad_s++ == 0)
+                        CHECK(0, "geometry %d, col row %lld: n1 %.17g / %.17g, n2 %.17g / %.17g, mx %g / %g, th %g / %g (true %g)", gi,
+                              (long long)q, rw.n1[q], rd.n1[q], rw.n2[q], rd.n2[q], rw.mx[q], rd.mx[q], rw.th[q], rd.th[q], thl);
+                    ncols++;
+                }
+                free(rs); free(rl);
+            }
             free(S); free(M); free(st); free(lsb); free(w.pix);
         }
     }
     CHECK(bad_g == 0, "%lld terms read from the source differ from the im2col matrix", (long long)bad_g);
     CHECK(bad_s == 0, "%lld column statistics differ from the matrix's", (long long)bad_s);
-    NOTE("%lld columns of 6 geometries, forward and dx: terms identical, statistics within %.3g relative", (long long)ncols, worst);
+    NOTE("%lld columns of 6 geometries, forward and dx, and col's rows: terms identical, statistics within %.3g relative", (long long)ncols, worst);
+}
+
+/* vt__sum_exact (batch norm's backward sums) gives vt__sum_bound's verdict
+   for the true lowest set bit of the finite values, on terms of every kind:
+   binary32 values of spread exponents, few-bit values (exact sums), tiny
+   and subnormal ones, huge ones (mag overflowing), zeros, inf and NaN, with
+   and without an old value, lengths on and off the vector width */
+TEST(bn_sum_exactness_is_the_lowest_bit_verdict) {
+    double t[64];
+    int64_t trial, n, i, bad = 0, nexact = 0;
+    for (trial = 0; trial < 20000; trial++) {
+        uint64_t h = (uint64_t)trial * 0x9E3779B97F4A7C15ull;
+        int kind = (int)(trial % 9), L = VT__LSB_NONE, want, got;
+        double old = 0, mag = 0, sc;
+        n = 1 + (int64_t)((h >> 8) % 40);
+        sc = vt__pow2((int)((h >> 20) % 2100) - 1074);
+        for (i = 0; i < n; i++) {
+            double r = vt_rng_normal(17, (uint64_t)trial, (uint64_t)i), v;
+            switch (kind) {
+            case 0: v = (float)r; break;                                   /* binary32, exponents near 0 */
+            case 1: v = (double)(int)(r * 64) / 8; break;                   /* few-bit: exact sums */
+            case 2: v = (double)(int)(r * 1e6); break;                      /* integers up to 2^22 */
+            case 3: v = (float)r * sc; break;                               /* any scale, subnormals to huge */
+            case 4: v = (double)(int)(r * 8) * sc; break;                   /* few-bit at any scale */
+            case 5: v = i % 3 ? 0.0 : (double)(int)(r * 16) * 0x1p-1074; break; /* subnormal multiples */
+            case 6: v = (float)r * 0x1p1000; break;                         /* mag overflows */
+            case 7: v = i == n / 2 ? (h & 1 ? NAN : -INFINITY) : (h & 2 ? 0.0 : (double)(int)(r * 4)); break;
+            default: v = (float)r * (float)r * vt__pow2((int)(i % 50) - 25); break; /* binary64 products */
+            }
+            t[i] = v;
+        }
+        if (h & 4) old = (float)vt_rng_normal(18, (uint64_t)trial, 0) * (kind == 1 || kind == 4 ? 1 : sc);
+        if (kind == 1 && (h & 8)) old = 0.25;
+        mag = fabs(old);
+        for (i = 0; i < n; i++) mag += fabs(t[i]);
+        if (old != 0) L = vt__lsb(old);
+        for (i = 0; i < n; i++) L = VT__MIN(L, vt__lsb(t[i]));
+        want = L >= VT__LSB_NONE / 2 || mag * (1 + 0x1p-40) < vt__pow2(VT__MIN(L + 53, 1100)); /* vt__sum_bound's test */
+        got = vt__sum_exact(t, n, old, mag);
+        nexact += want;
+        if (want != got && bad++ == 0)
+            CHECK(0, "trial %lld (kind %d, %lld terms, old %g, mag %g, L %d): exact %d, vt__sum_exact %d", (long long)trial, kind,
+                  (long long)n, old, mag, L, want, got);
+    }
+    CHECK(bad == 0, "%lld of 20000 verdicts differ", (long long)bad);
+    NOTE("20000 sums (%lld exact): vt__sum_exact's verdict is the lowest-bit one in every one", (long long)nexact);
 }
 
 int main(int argc, char **argv) {
@@ -525,6 +604,7 @@ int main(int argc, char **argv) {
     RUN(nan_in_batch_is_named);
     RUN(conv_batched_bound_is_each_images_bound);
     RUN(conv_source_gather_and_statistics_match_the_matrix);
+    RUN(bn_sum_exactness_is_the_lowest_bit_verdict);
     vt_digits_free(&g_digits);
     return TEST_SUMMARY();
 }
