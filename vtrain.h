@@ -4126,6 +4126,21 @@ static void vt__pack_b32(const vt__gemm *g, float *bp, int64_t n0, int64_t nb, i
     }
 }
 
+/* a causal product's micro-tile (g->tri): rows r0 .. r0 + nr - 1, columns
+   from n, k-block [k0, k0 + kb). 0: the tile is wholly above the diagonal
+   (VT__TRI_OUT: nothing to compute); else [*lo, *hi) is the part of the
+   k-block where its rows have nonzero terms (VT__TRI_KLE: k <= row, KGE:
+   k >= row), possibly empty. */
+static int vt__tri_krange(int tri, int64_t r0, int64_t nr, int64_t n, int64_t k0, int64_t kb, int64_t *lo, int64_t *hi) {
+    *lo = 0;
+    *hi = kb;
+    if (tri == VT__TRI_OUT && n >= r0 + nr) return 0;
+    if (tri == VT__TRI_KLE) *hi = VT__MAX(0, VT__MIN(kb, r0 + nr - k0));
+    if (tri == VT__TRI_KGE) *lo = VT__MIN(kb, VT__MAX(0, r0 - k0));
+    if (*hi < *lo) *hi = *lo;
+    return 1;
+}
+
 /* output rows [m0,m0+mb) x columns [n0,n0+nb) (nb <= NC), chunk ch, into t
    (ld ldt); first: t is overwritten by the chunk's partial, else accumulated
    into. Each k-block packs its B panel once and reuses it for every MC rows. */
@@ -4157,11 +4172,8 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
                 if (g->tri) {
                     for (jr = 0; jr < nb; jr += NR)
                         for (ir = 0; ir < mm; ir += MR) {
-                            int64_t r0 = m0 + ms + ir, r1 = r0 + VT__MIN(MR, mm - ir), lo = 0, hi = kb;
-                            if (g->tri == VT__TRI_OUT && n0 + jr >= r1) continue;
-                            if (g->tri == VT__TRI_KLE) hi = VT__MAX(0, VT__MIN(kb, r1 - k0));
-                            if (g->tri == VT__TRI_KGE) lo = VT__MIN(kb, VT__MAX(0, r0 - k0));
-                            if (hi < lo) hi = lo;
+                            int64_t lo, hi;
+                            if (!vt__tri_krange(g->tri, m0 + ms + ir, VT__MIN(MR, mm - ir), n0 + jr, k0, kb, &lo, &hi)) continue;
                             k64(hi - lo, ap + ir * kb + lo * MR, bp + jr * kb + lo * NR, ts + ir * ldt + jr, ldt,
                                 (int)VT__MIN(MR, mm - ir), (int)VT__MIN(NR, nb - jr), first && bi == 0, usefma);
                         }
@@ -4182,11 +4194,8 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
                 if (g->tri) {
                     for (jr = 0; jr < nb; jr += NRF)
                         for (ir = 0; ir < mm; ir += MR) {
-                            int64_t r0 = m0 + ms + ir, r1 = r0 + VT__MIN(MR, mm - ir), lo = 0, hi = kb;
-                            if (g->tri == VT__TRI_OUT && n0 + jr >= r1) continue;
-                            if (g->tri == VT__TRI_KLE) hi = VT__MAX(0, VT__MIN(kb, r1 - k0));
-                            if (g->tri == VT__TRI_KGE) lo = VT__MIN(kb, VT__MAX(0, r0 - k0));
-                            if (hi < lo) hi = lo;
+                            int64_t lo, hi;
+                            if (!vt__tri_krange(g->tri, m0 + ms + ir, VT__MIN(MR, mm - ir), n0 + jr, k0, kb, &lo, &hi)) continue;
                             k32(hi - lo, ap + ir * kb + lo * MR, bp + jr * kb + lo * NRF, ts + ir * ldt + jr, ldt,
                                 (int)VT__MIN(MR, mm - ir), (int)VT__MIN(NRF, nb - jr), first && bi == 0, usefma);
                         }
