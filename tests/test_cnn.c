@@ -438,6 +438,22 @@ TEST(conv_batched_bound_is_each_images_bound) {
    matrix's, bit for bit, from any starting term, and every column's
    statistics must agree with the matrix's own (vt__stat_task) to 2^-40
    relative, th at most that of the column's true lowest set bit. */
+/* line q of statistics derived without the matrix (w) against those of the
+   matrix itself (d): sums within 2^-40 relative, the same maximum, and a
+   threshold no larger than the true lowest bit's of the line's entries
+   X[q sq + k sk], k < K. Notes the worst relative difference. */
+static int stat_line_ok(const vt__stat_job *w, const vt__stat_job *d, int64_t q, const double *X, int64_t sq, int64_t sk,
+                        int64_t K, double *worst) {
+    double r1 = d->n1[q] > 0 ? w->n1[q] / d->n1[q] - 1 : w->n1[q], r2 = d->n2[q] > 0 ? w->n2[q] / d->n2[q] - 1 : w->n2[q], thl;
+    int L = VT__LSB_NONE;
+    int64_t k;
+    for (k = 0; k < K; k++)
+        if (X[q * sq + k * sk] != 0) L = VT__MIN(L, vt__lsb(X[q * sq + k * sk]));
+    thl = L >= VT__LSB_NONE ? INFINITY : vt__pow2(VT__MIN(L + 53, 1023));
+    *worst = VT__MAX(*worst, VT__MAX(fabs(r1), fabs(r2)));
+    return fabs(r1) <= 0x1p-40 && fabs(r2) <= 0x1p-40 && w->mx[q] == d->mx[q] && w->th[q] <= thl;
+}
+
 TEST(conv_source_gather_and_statistics_match_the_matrix) {
     static const int geo[][6] = { /* KH, KW, s, p, d, C */
         {3, 3, 1, 1, 1, 5}, {3, 3, 2, 1, 1, 4}, {1, 1, 2, 0, 1, 6}, {3, 3, 1, 2, 2, 3}, {3, 2, 2, 0, 1, 4}, {9, 8, 1, 4, 1, 2}};
@@ -489,16 +505,7 @@ TEST(conv_source_gather_and_statistics_match_the_matrix) {
                 vt__wstat_col_task(&cw, 0, NC, 0);
             }
             for (q = 0; q < NC; q++) {
-                double r1 = sd.n1[q] > 0 ? sw.n1[q] / sd.n1[q] - 1 : sw.n1[q], r2 = sd.n2[q] > 0 ? sw.n2[q] / sd.n2[q] - 1 : sw.n2[q];
-                int L = VT__LSB_NONE, ok;
-                int64_t k;
-                double thl;
-                for (k = 0; k < KR; k++)
-                    if (M[k * NC + q] != 0) L = VT__MIN(L, vt__lsb(M[k * NC + q]));
-                thl = L >= VT__LSB_NONE ? INFINITY : vt__pow2(VT__MIN(L + 53, 1023)); /* the true lowest bit's */
-                ok = fabs(r1) <= 0x1p-40 && fabs(r2) <= 0x1p-40 && sw.mx[q] == sd.mx[q] && sw.th[q] <= thl;
-                worst = VT__MAX(worst, VT__MAX(fabs(r1), fabs(r2)));
-                if (!ok && bad_s++ == 0)
+                if (!stat_line_ok(&sw, &sd, q, M, 1, NC, KR, &worst) && bad_s++ == 0)
                     CHECK(0, "geometry %d, %s, column %lld: n1 %.17g / %.17g, n2 %.17g / %.17g, mx %g / %g, th %g / %g", gi,
                           dx ? "dcol" : "col", (long long)q, sw.n1[q], sd.n1[q], sw.n2[q], sd.n2[q], sw.mx[q], sd.mx[q], sw.th[q],
                           sd.th[q]);
@@ -521,18 +528,9 @@ TEST(conv_source_gather_and_statistics_match_the_matrix) {
                 lj.w = &w; lj.sb = &rw;
                 vt__wstat_line_task(&lj, 0, g.C, 0);
                 for (q = 0; q < KR; q++) {
-                    double r1 = rd.n1[q] > 0 ? rw.n1[q] / rd.n1[q] - 1 : rw.n1[q], r2 = rd.n2[q] > 0 ? rw.n2[q] / rd.n2[q] - 1 : rw.n2[q];
-                    int L = VT__LSB_NONE, ok;
-                    int64_t k;
-                    double thl;
-                    for (k = 0; k < NC; k++)
-                        if (M[q * NC + k] != 0) L = VT__MIN(L, vt__lsb(M[q * NC + k]));
-                    thl = L >= VT__LSB_NONE ? INFINITY : vt__pow2(VT__MIN(L + 53, 1023));
-                    ok = fabs(r1) <= 0x1p-40 && fabs(r2) <= 0x1p-40 && rw.mx[q] == rd.mx[q] && rw.th[q] <= thl;
-                    worst = VT__MAX(worst, VT__MAX(fabs(r1), fabs(r2)));
-                    if (!ok && bad_s++ == 0)
-                        CHECK(0, "geometry %d, col row %lld: n1 %.17g / %.17g, n2 %.17g / %.17g, mx %g / %g, th %g / %g (true %g)", gi,
-                              (long long)q, rw.n1[q], rd.n1[q], rw.n2[q], rd.n2[q], rw.mx[q], rd.mx[q], rw.th[q], rd.th[q], thl);
+                    if (!stat_line_ok(&rw, &rd, q, M, NC, 1, NC, &worst) && bad_s++ == 0)
+                        CHECK(0, "geometry %d, col row %lld: n1 %.17g / %.17g, n2 %.17g / %.17g, mx %g / %g, th %g / %g", gi,
+                              (long long)q, rw.n1[q], rd.n1[q], rw.n2[q], rd.n2[q], rw.mx[q], rd.mx[q], rw.th[q], rd.th[q]);
                     ncols++;
                 }
                 free(rs); free(rl);
