@@ -4037,6 +4037,21 @@ static void vt__gemm_blocks(const vt__gemm *g, int64_t ch, int64_t *kc, int64_t 
     if (g->o->chaos && *nblk > 0) *rot = (int64_t)((vt__mix(*fmamask) >> 3) % (uint64_t)*nblk);
 }
 
+/* a causal product's micro-tile (g->tri): rows r0 .. r0 + nr - 1, columns
+   from n, k-block [k0, k0 + kb). 0: the tile is wholly above the diagonal
+   (VT__TRI_OUT: nothing to compute); else [*lo, *hi) is the part of the
+   k-block where its rows have nonzero terms (VT__TRI_KLE: k <= row, KGE:
+   k >= row), possibly empty. */
+static int vt__tri_krange(int tri, int64_t r0, int64_t nr, int64_t n, int64_t k0, int64_t kb, int64_t *lo, int64_t *hi) {
+    *lo = 0;
+    *hi = kb;
+    if (tri == VT__TRI_OUT && n >= r0 + nr) return 0;
+    if (tri == VT__TRI_KLE) *hi = VT__MAX(0, VT__MIN(kb, r0 + nr - k0));
+    if (tri == VT__TRI_KGE) *lo = VT__MIN(kb, VT__MAX(0, r0 - k0));
+    if (*hi < *lo) *hi = *lo;
+    return 1;
+}
+
 /* Packing: panels of MR rows of A (NR columns of B) interleaved along k.
    Each reads its source in the order its layout is contiguous. */
 static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
@@ -4045,9 +4060,8 @@ static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, 
     for (ir = 0; ir < mb; ir += MR) {
         double *p = ap + ir * kb;
         int full = ir + MR <= mb;
-        int64_t klo = 0, khi = kb; /* a causal product: only the part the panel's micro-tiles read */
-        if (g->tri == VT__TRI_KLE) khi = VT__MAX(0, VT__MIN(kb, m0 + ir + VT__MIN(MR, mb - ir) - k0));
-        if (g->tri == VT__TRI_KGE) klo = VT__MIN(kb, VT__MAX(0, m0 + ir - k0));
+        int64_t klo, khi; /* a causal product: only the part the panel's micro-tiles read (column 0: never skipped) */
+        vt__tri_krange(g->tri, m0 + ir, VT__MIN(MR, mb - ir), 0, k0, kb, &klo, &khi);
         if (full && g->sak == 1) { /* rows contiguous along k: MR streams in, one out */
             const double *src = g->A + (m0 + ir) * g->sam + k0;
             for (k = klo; k < khi; k++)
@@ -4124,21 +4138,6 @@ static void vt__pack_b32(const vt__gemm *g, float *bp, int64_t n0, int64_t nb, i
                 for (j = 0; j < NRF; j++)
                     p[k * NRF + j] = (jr + j < nb) ? (float)g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0f;
     }
-}
-
-/* a causal product's micro-tile (g->tri): rows r0 .. r0 + nr - 1, columns
-   from n, k-block [k0, k0 + kb). 0: the tile is wholly above the diagonal
-   (VT__TRI_OUT: nothing to compute); else [*lo, *hi) is the part of the
-   k-block where its rows have nonzero terms (VT__TRI_KLE: k <= row, KGE:
-   k >= row), possibly empty. */
-static int vt__tri_krange(int tri, int64_t r0, int64_t nr, int64_t n, int64_t k0, int64_t kb, int64_t *lo, int64_t *hi) {
-    *lo = 0;
-    *hi = kb;
-    if (tri == VT__TRI_OUT && n >= r0 + nr) return 0;
-    if (tri == VT__TRI_KLE) *hi = VT__MAX(0, VT__MIN(kb, r0 + nr - k0));
-    if (tri == VT__TRI_KGE) *lo = VT__MIN(kb, VT__MAX(0, r0 - k0));
-    if (*hi < *lo) *hi = *lo;
-    return 1;
 }
 
 /* output rows [m0,m0+mb) x columns [n0,n0+nb) (nb <= NC), chunk ch, into t
@@ -5942,13 +5941,6 @@ static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, co
     vt__mm_src(k, o, M, N, K, A, sam, sak, B, sbk, sbn, C, E, bias, kchunk, NULL);
 }
 
-/* A batch of products sharing A, as a convolution's images: for b < nb,
-   C_b = A B_b (M, nc) at o->x + b M nc, B_b the columns [b nc, (b + 1) nc)
-   of B (K, nb nc) (row stride sbk, columns contiguous), no bias. Each C_b
-   is the correctly rounded product of vt__mm and its bound is that of the
-   product C_b alone (A's row statistics do not depend on b, B's column
-   statistics are per column): computed once for the batch instead of once
-   per b, and lazy (the batched vt__lazy) when there is no old value. */
 /* rows [lo, hi) of a batch's written-out bounds, row r = b M + m: row m of
    product b's bound (vt__gbound_task on the columns [b nc, (b + 1) nc) of
    the shared statistics, C0 the old value of product b) */
@@ -5967,6 +5959,13 @@ static void vt__gbound_batch_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* A batch of products sharing A, as a convolution's images: for b < nb,
+   C_b = A B_b (M, nc) at o->x + b M nc, B_b the columns [b nc, (b + 1) nc)
+   of B (K, nb nc) (row stride sbk, columns contiguous), no bias. Each C_b
+   is the correctly rounded product of vt__mm and its bound is that of the
+   product C_b alone (A's row statistics do not depend on b, B's column
+   statistics are per column): computed once for the batch instead of once
+   per b, and lazy (the batched vt__lazy) when there is no old value. */
 static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_t nc, int64_t K, const double *A, int64_t sam,
                          int64_t sak, const double *B, int64_t sbk, const vt__wstat *ws) {
     vt_ctx *c = k->c;
@@ -7251,13 +7250,17 @@ static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t
 
 /* the source description of conv g's col (dx 0: from x) or dcol (dx 1: from dy), in the op's scratch (it lives
    until the rounding point's exact evaluation) */
-static vt__wstat *vt__wstat_of(vt__kern *k, const vt__cgeo *g, int dx, const double *S) {
+/* lines: 1 for col's row statistics (vt__wstat_lines; forward geometry),
+   0 for the columns of col (dx = 0) or of dcol (dx = 1) */
+static vt__wstat *vt__wstat_of(vt__kern *k, const vt__cgeo *g, int dx, int lines, const double *S) {
     vt__wstat *w = (vt__wstat *)vt__scratch(k->c, sizeof(vt__wstat));
+    int64_t np;
     if (!w) return NULL;
-    w->S = S; w->N = g->N; w->KH = g->KH; w->KW = g->KW; w->s = g->s; w->p = g->p; w->d = g->d; w->dx = dx; w->lines = 0;
+    w->S = S; w->N = g->N; w->KH = g->KH; w->KW = g->KW; w->s = g->s; w->p = g->p; w->d = g->d; w->dx = dx; w->lines = lines;
     if (!dx) { w->C = g->C; w->H = g->H; w->W = g->W; w->OH = g->OH; w->OW = g->OW; }
     else { w->C = g->OC; w->H = g->OH; w->W = g->OW; w->OH = g->H; w->OW = g->W; }
-    w->pix = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(5 * w->N * w->H * w->W + 1));
+    np = lines ? 4 * w->H * w->W * k->c->pool.n : 5 * w->N * w->H * w->W;
+    w->pix = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(np + 1));
     return w->pix ? w : NULL;
 }
 
@@ -7292,7 +7295,7 @@ static void vt__k_conv2d(vt__kern *k) {
     if (!k->bwd) {
         vt__kout *o = &k->out[0];
         if (g.G == 1) {
-            vt__wstat *ws = vt__wstat_of(k, &g, 0, X);
+            vt__wstat *ws = vt__wstat_of(k, &g, 0, 0, X);
             if (!ws) return;
             vt__mm_batch(k, o, g.N, g.OC, g.P, g.Kg, Wt, g.Kg, 1, col, NP, ws);
             return;
@@ -7321,7 +7324,7 @@ static void vt__k_conv2d(vt__kern *k) {
             cj.src = dy; cj.dst = dcol;
             vt__parallel(&k->c->pool, g.G * g.Kd, g.G * g.Kd * NHW, vt__dcol_task, &cj);
             if (g.G == 1) {
-                vt__wstat *ws = vt__wstat_of(k, &g, 1, dy);
+                vt__wstat *ws = vt__wstat_of(k, &g, 1, 0, dy);
                 if (!ws) return;
                 vt__mm_batch(k, ox, g.N, g.C, g.HW, g.Kd, wt, g.Kd, 1, dcol, NHW, ws);
             }
@@ -7339,13 +7342,8 @@ static void vt__k_conv2d(vt__kern *k) {
             for (oc = 0; oc < g.OC; oc++)
                 for (n = 0; n < g.N; n++) memcpy(dyt + (oc * g.N + n) * g.P, dy + (n * g.OC + oc) * g.P, sizeof(double) * (size_t)g.P);
             if (g.G == 1 && ow->e) { /* col's row statistics from x (vt__wstat_lines) */
-                vt__wstat *ws = (vt__wstat *)vt__scratch(k->c, sizeof(vt__wstat));
+                vt__wstat *ws = vt__wstat_of(k, &g, 0, 1, X);
                 if (!ws) return;
-                memset(ws, 0, sizeof *ws);
-                ws->S = X; ws->N = g.N; ws->C = g.C; ws->H = g.H; ws->W = g.W; ws->OH = g.OH; ws->OW = g.OW;
-                ws->KH = g.KH; ws->KW = g.KW; ws->s = g.s; ws->p = g.p; ws->d = g.d; ws->lines = 1;
-                ws->pix = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(4 * g.HW * k->c->pool.n + 1));
-                if (!ws->pix) return;
                 vt__mm_src(k, ow, g.OC, g.Kg, NP, dyt, NP, 1, col, 1, NP, ow->x, ow->e, NULL, ch, ws);
             } else
                 for (gi = 0; gi < g.G; gi++) {
