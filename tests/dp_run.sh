@@ -25,17 +25,13 @@ ok() { echo "ok   $1 (${SECONDS}s)"; pass=$((pass + 1)); }
 bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 
-# one build: with the CUDA toolkit it also holds the CUDA backend's emulator
-# (the CPU runs use the CPU backend either way)
-FLAGS="-std=c99 -O2 ${ARCH:--march=native} -ffp-contract=off -Wall -Wextra -Werror"
+# one build (the Makefile's rule; make test has built it already): with the
+# CUDA toolkit it also holds the CUDA backend's emulator (the CPU runs use
+# the CPU backend either way)
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}; CUDA_INC=${CUDA_INC:-/usr/local/cuda/include}
 cuda=0
-if [ -x "$NVCC" ] && [ -f "$CUDA_INC/cuda.h" ] && make -s build/vtrain_cuda_ptx.h >/dev/null 2>&1; then cuda=1; fi
-if [ $cuda = 1 ]; then
-  mpicc $FLAGS -DVTRAIN_CUDA -DVTRAIN_CUDA_EMU -I"$CUDA_INC" -Ibuild tests/test_dp_mpi.c -o build/test_dp_mpi -lm -lpthread -ldl
-else
-  mpicc $FLAGS tests/test_dp_mpi.c -o build/test_dp_mpi -lm -lpthread
-fi || { echo "dp_run: build failed"; echo "0 passed, 1 failed"; exit 1; }
+if command -v "$NVCC" >/dev/null 2>&1 && [ -f "$CUDA_INC/cuda.h" ]; then cuda=1; fi
+make -s build/test_dp_mpi NVCC="$NVCC" CUDA_INC="$CUDA_INC" > /dev/null || { echo "dp_run: build failed"; echo "0 passed, 1 failed"; exit 1; }
 ok "mpicc C99 -Wall -Wextra -Werror$([ $cuda = 1 ] && echo ', with the CUDA emulator')"
 if command -v mpicxx >/dev/null; then
   check "mpicxx -x c++ (vtrain_dp.h as C++)" "mpicxx -x c++ ${ARCH:--march=native} -ffp-contract=off -Wall -Wextra -Werror -fsyntax-only tests/test_dp_mpi.c"

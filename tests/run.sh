@@ -26,10 +26,12 @@ done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 # run program $2 as number $1: its output to $tmp/$1.out, then its exit
-# status and seconds to $tmp/$1.rc
+# status and seconds to $tmp/$1.rc ($2 may carry arguments after the
+# program, split at spaces: "tests/examples_golden.sh --part rest")
 one() {
-  local t0=$SECONDS rc
-  "$2" > "$tmp/$1.out" 2>&1; rc=$?
+  local t0=$SECONDS rc cmd
+  read -r -a cmd <<< "$2"
+  "${cmd[@]}" > "$tmp/$1.out" 2>&1; rc=$?
   echo "$rc $((SECONDS - t0))" > "$tmp/$1.rc"
 }
 
