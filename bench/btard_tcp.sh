@@ -5,7 +5,8 @@
 # mean, BTARD, mean, BTARD (ABAB); a round's time per step is the slowest
 # peer's wall time (steps 2..S), its CPU per step the sum over the N
 # processes of each one's CPU (all its threads, ZeroMQ's I/O thread
-# included) over the same steps; the ratios are of the medians.
+# included) over the same steps; the ratios are of the medians. Each
+# round also prints the messages a peer hands its transport per step.
 #
 #   bash bench/btard_tcp.sh [ROUNDS] [STEPS] [BATCH] [options]
 #     --model mlp|cnn   the digits MLP 64-H-10 (default) or the digits CNN
@@ -58,6 +59,7 @@ base=$((14000 + ($$ % 500) * 20))
 one() { # defence -> "slowest peer's ms/step  sum of the peers' CPU ms/step"
   local def=$1 r pids=() v=
   [ "$def" = btard ] && v=$vopt
+  rm -f "$dir/$def".*.log # a run with fewer peers must not read an earlier run's logs
   for ((r = 0; r < N; r++)); do
     "$PEER" --rank $r --peers $N --port $base --steps "$STEPS" $mopt --batch "$BATCH" $v --timeout 5 \
       --defence "$def" > "$dir/$def.$r.log" 2>&1 &
@@ -69,13 +71,15 @@ one() { # defence -> "slowest peer's ms/step  sum of the peers' CPU ms/step"
   w=$(grep -h '^ms/step' "$dir/$def".*.log | awk 'BEGIN{m=0} {if ($2 > m) m = $2} END{printf "%.3f", m}')
   c=$(grep -h '^cpu_ms/step' "$dir/$def".*.log | awk '{s += $2; k++} END{if (k) printf "%.3f", s; else printf "-"}')
   [ "$(grep -c '^ms/step' "$dir/$def".*.log | awk -F: '{s += $2} END{print s}')" = "$N" ] || echo "  warning: not every $def peer finished (see $dir/$def.*.log)" >&2
-  echo "$w $c"
+  local sm
+  sm=$(grep -h '^sent/step' "$dir/$def".*.log | awk '{s += $2; k++} END{if (k) printf "%.0f", s / k; else printf "-"}')
+  echo "$w $c $sm"
 }
 echo "BTARD over TCP: $N processes on 127.0.0.1 ($(nproc) cores), $what, $BATCH samples per peer, $STEPS steps, $ROUNDS rounds ABAB, ${vopt:-2 validators}, $PEER, load $(cut -d' ' -f1-3 /proc/loadavg)"
 m=(); b=(); mc=(); bc=()
 for ((k = 0; k < ROUNDS; k++)); do
-  read -r x xc <<< "$(one mean)"; read -r y yc <<< "$(one btard)"
-  echo "  round $k: mean all-reduce $x ms/step (CPU $xc), BTARD $y ms/step (CPU $yc)"
+  read -r x xc xm <<< "$(one mean)"; read -r y yc ym <<< "$(one btard)"
+  echo "  round $k: mean all-reduce $x ms/step (CPU $xc), BTARD $y ms/step (CPU $yc); messages sent per peer per step: $xm, $ym"
   m+=("$x"); b+=("$y"); mc+=("$xc"); bc+=("$yc")
 done
 med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }

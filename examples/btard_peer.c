@@ -51,7 +51,8 @@
    compares across the honest peers, newcomers included. After the last
    step it prints "ms/step T" (wall, steps 2..S) and "cpu_ms/step C" (this
    process's CPU, all its threads, ZeroMQ's I/O thread included, over the
-   same steps): what bench/btard_tcp.sh reads. */
+   same steps): what bench/btard_tcp.sh reads; and "sent/step M msgs B
+   bytes", what it handed its transport per step (all steps). */
 #define VTRAIN_IMPLEMENTATION
 #ifndef VTRAIN_SODIUM
 #define VTRAIN_SODIUM
@@ -186,7 +187,8 @@ int main(int argc, char **argv) {
         if (vt_btard_step_index(p) <= at) break; /* no progress (cannot happen: a step either ends or fails) */
     }
     if (st != VT_OK) fprintf(stderr, "btard_peer %d stopped at step %lld: %s\n", rank, (long long)vt_btard_step_index(p), vt_btard_error(p));
-    else if (s > 1) printf("ms/step %.3f\ncpu_ms/step %.3f\n", 1e3 * (vt_net_now() - t1) / (s - 1), 1e3 * (double)(clock() - c1) / CLOCKS_PER_SEC / (s - 1));
+    else if (s > 1) printf("ms/step %.3f\ncpu_ms/step %.3f\nsent/step %.1f msgs %.0f bytes\n", 1e3 * (vt_net_now() - t1) / (s - 1),
+                           1e3 * (double)(clock() - c1) / CLOCKS_PER_SEC / (s - 1), (double)net->stats.sent_msgs / s, (double)net->stats.sent_bytes / s);
     if (out) {
         FILE *f = fopen(out, "w");
         unsigned char d[32];
