@@ -1,6 +1,7 @@
 /* btard_peer.c - one BTARD peer as its own process, talking to the others
-   over TCP (vtrain_btard.h's ZeroMQ transport, VTRAIN_ZMQ): the digits MLP,
-   trained by N such processes, any minority of which may lie or die.
+   over TCP (vtrain_btard.h's ZeroMQ transport, VTRAIN_ZMQ): the digits MLP
+   (or, --model cnn, the digits CNN with batch norm), trained by N such
+   processes, any minority of which may lie or die.
 
        make build/btard_peer        (needs libsodium-dev and libzmq3-dev)
        for r in 0 1 2 3 4 5 6 7; do
@@ -16,6 +17,16 @@
 
    --defence mean runs the plain butterfly mean all-reduce instead (no
    defence, no signatures: the baseline of bench/btard_tcp.sh).
+
+   The model: --model mlp (default) is vtrain_btard.h's digits MLP 64-H-10
+   (--hidden H, default 16; --batch B samples per peer, default 16);
+   --model cnn is its digits CNN task (vt_btard_cnn_digits: conv 3x3 W - bn
+   - relu - conv 3x3 2W - bn - relu - max pool - linear; --width W, default
+   16; --batch, default 8 images per peer, the paper's setting), the one
+   bench/btard.c --model cnn runs in-process. --validators M: validators
+   per step (default 2). Every process must be given the same model
+   options: the peers check nothing of the sort, and a peer training
+   another model is a peer whose gradients fail validation.
 
    Peers joining mid-run (vtrain_btard.h >>btard: JOINING): --open K makes
    the last K ranks open slots (32 zero bytes in everyone's roster: give
@@ -37,7 +48,11 @@
    the weights digest, hex); at the end it writes --out: its steps, full
    digest, ban list and ban reasons, every rank's membership (and since
    when) and the view digest (vt_btard_view_digest), which tests/tcp_run.sh
-   compares across the honest peers, newcomers included. */
+   compares across the honest peers, newcomers included. After the last
+   step it prints "ms/step T" (wall, steps 2..S) and "cpu_ms/step C" (this
+   process's CPU, all its threads, ZeroMQ's I/O thread included, over the
+   same steps): what bench/btard_tcp.sh reads; and "sent/step M msgs B
+   bytes", what it handed its transport per step (all steps). */
 #define VTRAIN_IMPLEMENTATION
 #ifndef VTRAIN_SODIUM
 #define VTRAIN_SODIUM
@@ -50,6 +65,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void hex(const unsigned char *d, int n, char *out) {
     int i;
@@ -57,12 +73,13 @@ static void hex(const unsigned char *d, int n, char *out) {
 }
 
 int main(int argc, char **argv) {
-    int rank = -1, n = 8, port = 5600, steps = 20, hidden = 16, batch = 16, mean = 0, open = 0, probation = 0, i, s = 0;
+    int rank = -1, n = 8, port = 5600, steps = 20, hidden = 16, batch = 0, width = 16, validators = 2, mean = 0, open = 0, probation = 0, i, s = 0;
     int64_t join = -1;
     double t1 = 0, join_wait = 30;
+    clock_t c1 = 0;
     uint64_t key_seed = 1, data_seed = 7;
     double timeout = 1.0;
-    const char *host = "127.0.0.1", *out = NULL, *attack = "none";
+    const char *host = "127.0.0.1", *out = NULL, *attack = "none", *model = "mlp";
     char **ep;
     const char **epc;
     unsigned char *roster;
@@ -70,6 +87,7 @@ int main(int argc, char **argv) {
     vt_net_zmq_desc zd;
     vt_net *net;
     vt_btard_digits dg;
+    vt_btard_cnn cn;
     vt_btard_task task;
     vt_btard_cfg cfg = vt_btard_cfg_default();
     vt_btard_attack atk;
@@ -88,6 +106,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--attack")) attack = argv[i + 1];
         else if (!strcmp(argv[i], "--hidden")) hidden = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--batch")) batch = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--model")) model = argv[i + 1];
+        else if (!strcmp(argv[i], "--width")) width = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--validators")) validators = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--defence")) mean = !strcmp(argv[i + 1], "mean");
         else if (!strcmp(argv[i], "--open")) open = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--join")) join = atoll(argv[i + 1]);
@@ -96,9 +117,10 @@ int main(int argc, char **argv) {
         else { fprintf(stderr, "btard_peer: unknown option %s\n", argv[i]); return 2; }
     }
     if (rank < 0 || rank >= n || n < 2 || n > 64 || vt_btard_attack_parse(attack) < 0 || open < 0 || open >= n ||
+        (strcmp(model, "mlp") && strcmp(model, "cnn")) || hidden < 1 || batch < 0 || width < 1 || validators < 1 ||
         (join >= 0 && rank < n - open) || (join < 0 && rank >= n - open)) {
         fprintf(stderr, "usage: btard_peer --rank R --peers N [--port P] [--host H] [--steps S] [--out FILE] [--timeout T] [--attack NAME]\n"
-                        "                  [--hidden H] [--batch B] [--defence btard|mean]\n"
+                        "                  [--model mlp|cnn] [--hidden H] [--width W] [--batch B] [--validators M] [--defence btard|mean]\n"
                         "                  [--open K] [--join STEP] [--probation P] [--join-wait S]\n"
                         "  --open K: the last K ranks are open slots (give every process the same K);\n"
                         "  --join STEP: this process is a newcomer in open slot R (R >= N - K) with a fresh key of its own,\n"
@@ -127,9 +149,16 @@ int main(int argc, char **argv) {
     zd.join = join >= 0;
     net = vt_net_zmq_create(&zd);
     if (!net) { fprintf(stderr, "btard_peer %d: %s\n", rank, vt_last_error()); return 1; }
-    if (vt_btard_digits_load(&dg, "data/digits.csv", hidden, batch, 0.05) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
-    task = vt_btard_digits_task(&dg);
-    cfg.validators = 2;
+    memset(&dg, 0, sizeof dg);
+    memset(&cn, 0, sizeof cn);
+    if (!strcmp(model, "cnn")) { /* the digits CNN task of vtrain_btard.h (>>cnn), as bench/btard.c --model cnn */
+        if (vt_btard_cnn_digits(&cn, "data/digits.csv", width, batch ? batch : 8, 0.05) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
+        task = vt_btard_cnn_task(&cn);
+    } else {
+        if (vt_btard_digits_load(&dg, "data/digits.csv", hidden, batch ? batch : 16, 0.05) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
+        task = vt_btard_digits_task(&dg);
+    }
+    cfg.validators = validators;
     if (mean) { cfg.defence = VT_DEFENCE_MEAN; cfg.validators = 1; } /* the plain mean all-reduce: the baseline of bench/btard_tcp.sh */
     cfg.data_seed = data_seed;
     cfg.timeout = timeout;
@@ -150,7 +179,7 @@ int main(int argc, char **argv) {
         int64_t at = vt_btard_step_index(p);
         st = vt_btard_step(p);
         if (st != VT_OK) break;
-        if (s++ == 0) t1 = vt_net_now(); /* the time per step leaves out the first (connections, start-up skew) */
+        if (s++ == 0) { t1 = vt_net_now(); c1 = clock(); } /* the time per step leaves out the first (connections, start-up skew) */
         vt_btard_digest(p, d);
         hex(d, 8, h);
         printf("step %lld alive %d digest %s\n", (long long)(vt_btard_step_index(p) - 1), vt_btard_alive_count(p), h);
@@ -158,7 +187,8 @@ int main(int argc, char **argv) {
         if (vt_btard_step_index(p) <= at) break; /* no progress (cannot happen: a step either ends or fails) */
     }
     if (st != VT_OK) fprintf(stderr, "btard_peer %d stopped at step %lld: %s\n", rank, (long long)vt_btard_step_index(p), vt_btard_error(p));
-    else if (s > 1) printf("ms/step %.3f\n", 1e3 * (vt_net_now() - t1) / (s - 1));
+    else if (s > 1) printf("ms/step %.3f\ncpu_ms/step %.3f\nsent/step %.1f msgs %.0f bytes\n", 1e3 * (vt_net_now() - t1) / (s - 1),
+                           1e3 * (double)(clock() - c1) / CLOCKS_PER_SEC / (s - 1), (double)net->stats.sent_msgs / s, (double)net->stats.sent_bytes / s);
     if (out) {
         FILE *f = fopen(out, "w");
         unsigned char d[32];
@@ -190,7 +220,8 @@ int main(int argc, char **argv) {
     }
     vt_btard_peer_destroy(p);
     net->destroy(net); /* flushes what is still queued for the others (up to 2 s), then closes */
-    vt_btard_digits_free(&dg);
+    if (!strcmp(model, "cnn")) vt_btard_cnn_free(&cn);
+    else vt_btard_digits_free(&dg);
     for (i = 0; i < n; i++) free(ep[i]);
     free(ep); free(epc); free(roster);
     return st == VT_OK ? 0 : 1;
