@@ -1215,7 +1215,10 @@ typedef struct vt__xblk {
     const double *bias; /* or NULL */
     const struct vt__wstat *ws; int64_t wn; /* CPU: B is image wn's part of this im2col matrix (B itself stays valid); or NULL */
 } vt__xblk;
-typedef struct vt__xprod { vt__xblk *b; int n, cap; } vt__xprod;
+/* gs, gx: the refinement of the point's bounds by its own values (A ONE-CHUNK
+   PRODUCT'S BOUND FROM ITS VALUE, >>rounding): every element's bound is G s
+   with G >= gs, and its error is at most gx (s + |x|); gx = 0: none */
+typedef struct vt__xprod { vt__xblk *b; int n, cap; double gs, gx; } vt__xprod;
 
 /* RNE32 of output i of the blocks b[0..nb), exactly */
 VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
@@ -2608,6 +2611,7 @@ struct vt_ctx {
     int64_t point;          /* rounding point index within the step */
     uint64_t calls;         /* kernel invocation counter (chaos key) */
     vt__ents *tents;        /* per-thread entry buffers */
+    const vt__xprod *rxp;   /* the correctly rounded product being rounded (vt__round), or NULL */
     int pre_cast; int64_t pre_bad; /* >>optim: the next cast's values are binary32 already, their first NaN
                                       pre_bad (-1: none); vt__cpu_cast returns it without a pass */
     vt__ents ents;          /* entries of the current point, in index order */
@@ -3025,6 +3029,34 @@ static void vt__reset_life(vt_ctx *c, int life) {
    training data: K integer additions each) and the auditor's own pass of
    the trainer's rule. Where an op's output is such a sum, register it
    (vt__xprod_add) and it joins this rule.
+   The width there is w = e (1 + 2^-20) + 2^-50 |x|, half the log rule's:
+   the exact value is within e of this machine's own x, and no other
+   machine's value enters the decision (the log rule's 2e covers the
+   auditor's x' as well). The probabilistic mode keeps 2e (its e holds only
+   with a probability). The factor 1 + 2^-20 covers the roundings of the
+   bound's own arithmetic (a few u) and the statistics' order (K u).
+
+   A ONE-CHUNK PRODUCT'S BOUND FROM ITS VALUE. Let the n terms of one output
+   be exact (products of binary32 values, C0, bias), P the sum of the
+   positive ones, N that of the magnitudes of the negative ones, T = P + N,
+   S = P - N the exact sum. Any evaluation (any order, with or without fma)
+   is a tree of n - 1 roundings, and its value is S + sum_v r_v, r_v the
+   error of node v: |r_v| <= u |a_v + b_v| (fl(a + b) = (a + b)(1 + d),
+   |d| <= u; a sum that underflows is exact), where a_v + b_v = S_v + the
+   errors below v, S_v the exact sum of the terms under v. A sum of a subset
+   of the terms lies in [-N, P], so |S_v| <= max(P, N) = (T + |S|) / 2.
+   With R = sum_v |r_v|: R <= (n - 1) u ((T + |S|) / 2 + R), so R <= g (T +
+   |S|) / 2, g = gamma(n - 1) = gsum(n); and |S| <= |x| + R gives R (1 -
+   g / 2) <= g (T + |x|) / 2, that is |x - S| <= R <= gx (T + |x|) with gx =
+   g / (2 - g). The statistics give s >= T with e = G s, G = gsum(K + [C0] +
+   [bias]) >= gs = gsum(K); so with s' = e / gs >= s (less 2u relative) and
+   gsum(K + 2) >= g in gx, e' = gx (s' + |x|) bounds this machine's error
+   too: about e / 2 where the sum cancels (|x| << s), which is where an
+   undecided value lies. vt__round_look takes e' where e cannot decide (the
+   width's 2^-20 absorbs the 4u of e's, s' and e' roundings). A chunked sum
+   (a weight gradient in a fixed order over its chunks) has G far below
+   gsum(n) and keeps e. Neither changes a value: only how many are
+   evaluated exactly.
 
    TWO HONEST BOUNDS. The trainer's bound e and an auditor's e' for one
    element are the same formula of values that agree to gamma(n) relative
@@ -3146,6 +3178,7 @@ typedef struct {
     double ef;          /* bound factor (calibrated) */
     int compact;
     const struct vt__lazy *lz; /* a product's bound, computed where needed (>>gemm) */
+    double gs, gx;      /* a correctly rounded product's refinement (vt__xprod; gx 0: none) */
 } vt__rjob;
 
 static int vt__ents_push(vt_ctx *c, vt__ents *t, int64_t i, float r, int full) {
@@ -3203,6 +3236,10 @@ static void vt__round_look(const vt__rjob *j, vt__ents *t, const double *x, cons
         if (xv != xv) { if (t->bad < 0) t->bad = b0 + i; continue; }
         double w = e[i] * ef2 + fabs(xv) * (e[i] > 0 ? 0x1p-50 : 0.0);
         if (vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w)) && e[i] > 0) {
+            if (j->gx > 0) { /* a correctly rounded product: its bound from its own value (vt__xprod) */
+                double e2 = j->gx * (e[i] / j->gs + fabs(xv)), w2 = e2 * ef2 + fabs(xv) * 0x1p-50;
+                if (e2 < e[i] && vt__fbits((float)(xv - w2)) == vt__fbits((float)(xv + w2))) continue;
+            }
             vt__ents_push(j->c, t, b0 + i, (float)xv, !j->compact || !vt__compact_ok(xv, e[i]));
         }
     }
@@ -3455,7 +3492,7 @@ static int64_t vt__cpu_cast(vt_ctx *c, double *x, int64_t n, int check_only) {
     int t, nt = c->pool.n;
     if (c->pre_cast) { c->pre_cast = 0; return c->pre_bad; } /* a fused pass rounded and checked them (>>optim) */
     for (t = 0; t < nt; t++) c->tents[t].bad = -1;
-    job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0; job.lz = NULL;
+    job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0; job.lz = NULL; job.gs = job.gx = 0;
     vt__parallel(&c->pool, n, n, check_only ? vt__nan_task : vt__cast_task, &job);
     return vt__ents_gather(c, NULL);
 }
@@ -3465,6 +3502,7 @@ static int64_t vt__cpu_round(vt_ctx *c, double *x, const double *e, int64_t n, d
     int t, nt = c->pool.n;
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
     job.c = c; job.x = x; job.e = e; job.ef = ef; job.compact = compact; job.lz = NULL;
+    job.gs = c->rxp ? c->rxp->gs : 0; job.gx = c->rxp ? c->rxp->gx : 0;
     vt__parallel(&c->pool, n, 8 * n, vt__round_task, &job);
     return vt__ents_gather(c, out);
 }
@@ -3521,7 +3559,10 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
            RNE32(x) where the sound bound decides, the exact value elsewhere,
            no log entry (CORRECTLY ROUNDED PRODUCTS) */
         int64_t nx;
-        bad = lz ? vt__lazy_round(c, x, lz, 1, 0, &c->ents) : be->round(c, x, e, n, 1, 0, &c->ents);
+        double xef = c->d.bound == VT_BOUND_PROBABILISTIC ? 1 : 0.5; /* width e, not 2e: see above */
+        c->rxp = xp;
+        bad = lz ? vt__lazy_round(c, x, lz, xef, 0, &c->ents) : be->round(c, x, e, n, xef, 0, &c->ents);
+        c->rxp = NULL;
         if (bad >= 0) goto nonfinite;
         nx = c->ents.n;
         if (nx) be->exact(c, x, xp, &c->ents);
@@ -4776,6 +4817,7 @@ static int64_t vt__lazy_round(vt_ctx *c, double *x, const vt__lazy *z, double ef
     int t, nt = c->pool.n;
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
     job.c = c; job.x = x; job.e = NULL; job.ef = ef; job.compact = compact; job.lz = z;
+    job.gs = c->rxp ? c->rxp->gs : 0; job.gx = c->rxp ? c->rxp->gx : 0;
     vt__parallel(&c->pool, z->nb * z->M, 4 * z->nb * z->M * z->nc, vt__lazy_round_task, &job);
     return vt__ents_gather(c, out);
 }
@@ -5596,16 +5638,27 @@ static int64_t vt__row_chunk(const vt__kern *k, const vt_tensor *x, int64_t rows
    product that is the whole output leaves its bound lazy (vt__lazy) */
 /* register a block of output o as a correctly rounded product (the CPU's
    and every backend's GEMM outputs in verified mode); an accumulating
-   output's old values are copied first. 1 on success. */
+   output's old values are copied first. kchunk: the bound's chunk length
+   (vt__gemm_bound_prep; <= 0 or >= K: one chunk). 1 on success. */
 static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int64_t N, int64_t K, const double *A,
-                         int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *bias) {
+                         int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *bias,
+                         int64_t kchunk) {
     vt__xprod *xp = o->xp;
     vt__xblk *z;
+    double gs = vt__gsum(&c->ord, K), gx = 0;
+    if (gs > 0 && (kchunk <= 0 || kchunk >= K) && c->ord.bmode != VT_BOUND_PROBABILISTIC) {
+        double g = vt__gsum(&c->ord, K + 2); /* at most K terms, C0 and bias: n <= K + 2 */
+        gx = g / (2 - g);
+    }
     if (!xp) { /* the list is host memory (a backend uploads it); the copy of C0 is the backend's */
         xp = (vt__xprod *)vt__scratch(c, sizeof(vt__xprod));
         if (!xp) return 0;
         memset(xp, 0, sizeof *xp);
+        xp->gs = gs; xp->gx = gx;
     }
+    /* blocks of other lengths: the smallest gs, the largest gx, none if any block has none */
+    xp->gs = VT__MIN(xp->gs, gs);
+    xp->gx = xp->gx > 0 && gx > 0 ? VT__MAX(xp->gx, gx) : 0;
     if (xp->n == xp->cap) { /* work memory is not freed before the op ends: grow by copying */
         int cap = xp->cap ? 2 * xp->cap : 4;
         vt__xblk *nb = (vt__xblk *)vt__scratch(c, sizeof(vt__xblk) * (size_t)cap);
@@ -5910,7 +5963,7 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
                        int64_t kchunk, const vt__wstat *ws) {
     int64_t i, j;
     if (E && k->c->d.mode == VT_MODE_VERIFIED && !k->c->ncal && M > 0 && N > 0 &&
-        !vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias))
+        !vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias, kchunk))
         return;
     if (E && E == o->e && M * N == o->n && !k->c->ncal && !vt__no_lazy) {
         vt__lazy *z = vt__gemm_lazy(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk, ws);
@@ -5977,7 +6030,7 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
     }
     if (c->d.mode == VT_MODE_VERIFIED)
         for (b = 0; b < nb; b++) {
-            if (!vt__xprod_add(c, o, o->x + b * mn, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, NULL)) return;
+            if (!vt__xprod_add(c, o, o->x + b * mn, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, NULL, 0)) return;
             o->xp->b[o->xp->n - 1].ws = ws; o->xp->b[o->xp->n - 1].wn = b;
         }
     {

@@ -2784,7 +2784,7 @@ static void vt__cu_mm(vt__kern *k, const vt__mmd *d) {
         for (q1 = 0; q1 < d->nb1; q1++)
             for (q2 = 0; q2 < d->nb2; q2++)
                 if (!vt__xprod_add(c, out, d->C + q1 * d->sc1 + q2 * d->sc2, d->M, d->N, K, d->A + q1 * d->sa1 + q2 * d->sa2,
-                                   d->sam, d->sak, d->B + q1 * d->sb1 + q2 * d->sb2, d->sbk, d->sbn, d->bias))
+                                   d->sam, d->sak, d->B + q1 * d->sb1 + q2 * d->sb2, d->sbk, d->sbn, d->bias, d->kchunk))
                     return;
     }
     kc = (d->kchunk <= 0 || d->kchunk > K) ? K : d->kchunk;

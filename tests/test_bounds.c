@@ -866,6 +866,128 @@ TEST(exact_fast_path_matches_superaccumulator) {
     free(B);
 }
 
+/* A ONE-CHUNK PRODUCT'S BOUND FROM ITS VALUE (>>rounding): |x - S| <= gx (T +
+   |x|) for the computed x of any order. Adversarial sums of exact terms
+   (products of binary32 values): one-signed ones (where the refinement is
+   no tighter), cancelling pairs, a few large terms of one sign against many
+   of the other, binary32 midpoints with +-2^20 pairs, wide magnitudes;
+   each summed in the orders that make partial sums largest (positives
+   first, negatives first, by magnitude up and down), pairwise, in 16 lanes,
+   and permuted; S and T in __float128. Then the rounding look itself
+   (vt__round_look with the product's gs and gx, width e as for a correctly
+   rounded product): wherever it leaves an element undecided no more, the
+   element's RNE32 must be that of S, and the refinement must have decided
+   some elements that e alone left open (else this checks nothing). */
+static double ord_sum(const double *t, const int *ix, int64_t n, int how) {
+    int64_t k;
+    double s = 0, l[16] = {0};
+    if (how == 0) { for (k = 0; k < n; k++) s += t[ix[k]]; return s; }
+    if (how == 1) { /* pairwise */
+        double *w = (double *)malloc(sizeof(double) * (size_t)n);
+        int64_t m = n;
+        for (k = 0; k < n; k++) w[k] = t[ix[k]];
+        while (m > 1) { int64_t h = 0; for (k = 0; k + 1 < m; k += 2) w[h++] = w[k] + w[k + 1]; if (m & 1) w[h++] = w[m - 1]; m = h; }
+        s = w[0]; free(w); return s;
+    }
+    for (k = 0; k < n; k++) l[k % 16] += t[ix[k]]; /* 16 lanes, then left to right */
+    for (k = 0; k < 16; k++) s += l[k];
+    return s;
+}
+static const double *g_st;
+static int cmp_val(const void *a, const void *b) { double x = g_st[*(const int *)a], y = g_st[*(const int *)b]; return x < y ? -1 : x > y; }
+static int cmp_desc(const void *a, const void *b) { return cmp_val(b, a); }
+static int cmp_mag(const void *a, const void *b) { double x = fabs(g_st[*(const int *)a]), y = fabs(g_st[*(const int *)b]); return x < y ? -1 : x > y; }
+static int cmp_magd(const void *a, const void *b) { return cmp_mag(b, a); }
+
+TEST(value_bound_holds_in_adversarial_orders) {
+    enum { NMAX = 4100 };
+    static const int64_t lens[] = {3, 8, 50, 577, 4096};
+    double *t = (double *)malloc(sizeof(double) * NMAX);
+    int *ix = (int *)malloc(sizeof(int) * NMAX);
+    vt_desc d = vt_desc_default();
+    vt_ctx *c = vt_create(&d);
+    int64_t sums = 0, viol = 0, looked = 0, refined = 0, wrong = 0;
+    double worst = 0;
+    int trial, kind, ord;
+    if (!c) { CHECK(0, "vt_create: %s", vt_last_error()); return; }
+    for (trial = 0; trial < (g_long ? 600 : 150); trial++)
+        for (kind = 0; kind < 6; kind++) {
+            int64_t n = lens[trial % 5], k;
+            uint64_t key = (uint64_t)(trial * 8 + kind);
+            q128 S = 0, T = 0;
+            double g = vt__gsum(&c->ord, n + 2), gx = g / (2 - g), gs = vt__gsum(&c->ord, n);
+            for (k = 0; k < n; k++) {
+                double a = (float)vt_rng_normal(91, key, (uint64_t)k), b = (float)vt_rng_normal(92, key, (uint64_t)k);
+                if (kind == 1) b = fabs(b), a = fabs(a);                        /* one sign */
+                if (kind == 4) a = (float)(a * ldexp(1.0, (int)(vt_rng_u64(93, key, (uint64_t)k) % 80) - 40));
+                t[k] = a * b;
+            }
+            if (kind == 2) /* cancelling pairs */
+                for (k = 0; k + 1 < n; k += 2) t[k + 1] = -(double)(float)(t[k] * (1 + 0x1p-21));
+            if (kind == 3) { /* many small positives against a few large negatives: S near 0 */
+                q128 pos = 0;
+                for (k = 0; k < n; k++) { t[k] = fabs(t[k]); pos += t[k]; }
+                for (k = 0; k < n / 8 + 1 && k < n; k++) t[k] = -(double)(float)((double)pos / (double)(n / 8 + 1));
+            }
+            if (kind == 5 && n >= 4) { /* a binary32 midpoint f + h/2 with +-2^20 pairs */
+                double f = (float)(1 + vt_rng_normal(94, key, 0)), h = ldexp(1.0, vt__fexp(f) - 24);
+                for (k = 0; k + 1 < n; k += 2) { t[k] = ldexp((float)vt_rng_normal(95, key, (uint64_t)k), 20); t[k + 1] = -t[k]; }
+                t[0] = f; t[1] = h;
+                if (trial & 1) t[n - 1] = (trial & 2) ? 0x1p-60 : -0x1p-60;
+            }
+            for (k = 0; k < n; k++) { S += (q128)t[k]; T += fabsq((q128)t[k]); }
+            for (ord = 0; ord < 9; ord++) {
+                double x, bnd, dd, e, ev;
+                int how = ord < 6 ? 0 : ord - 6;
+                for (k = 0; k < n; k++) ix[k] = (int)k;
+                g_st = t;
+                if (ord == 1) qsort(ix, (size_t)n, sizeof(int), cmp_desc); /* positives first, largest first */
+                if (ord == 2) qsort(ix, (size_t)n, sizeof(int), cmp_val);  /* negatives first */
+                if (ord == 3) qsort(ix, (size_t)n, sizeof(int), cmp_mag);
+                if (ord == 4) qsort(ix, (size_t)n, sizeof(int), cmp_magd);
+                if (ord == 5 || ord == 8)
+                    for (k = n - 1; k > 0; k--) { int64_t r = (int64_t)(vt_rng_u64(96, key * 16 + (uint64_t)ord, (uint64_t)k) % (uint64_t)(k + 1)); int q = ix[k]; ix[k] = ix[r]; ix[r] = q; }
+                x = ord_sum(t, ix, n, how);
+                dd = (double)fabsq((q128)x - S);
+                bnd = gx * ((double)T + fabs(x));
+                sums++;
+                if (!(dd <= bnd)) { if (viol++ == 0) CHECK(0, "kind %d, n %lld, order %d: |x - S| = %.3g > gx (T + |x|) = %.3g", kind, (long long)n, ord, dd, bnd); }
+                else if (bnd > 0 && dd / bnd > worst) worst = dd / bnd;
+                /* the look: bound e = G T with G = gsum(n) (statistics at their tightest, T) */
+                e = vt__gsum(&c->ord, n) * (double)T;
+                if (e > 0) {
+                    vt__rjob j;
+                    vt__ents en;
+                    memset(&j, 0, sizeof j);
+                    memset(&en, 0, sizeof en);
+                    en.bad = -1;
+                    j.c = c; j.ef = 0.5; j.gs = gs; j.gx = gx;
+                    ev = e * 2 * j.ef * VT__SAFE + fabs(x) * 0x1p-50;
+                    if (vt__fbits((float)(x - ev)) != vt__fbits((float)(x + ev))) {
+                        looked++;
+                        vt__round_look(&j, &en, &x, &e, 1, 0);
+                        if (en.n == 0) { /* decided by the refinement: RNE32(x) must be RNE32(S) */
+                            float want = (float)S; /* __float128 to binary32: correctly rounded */
+                            refined++;
+                            if (vt__fbits((float)x) != vt__fbits(want) && wrong++ == 0)
+                                CHECK(0, "kind %d, n %lld, order %d: the refinement decided %.9g, RNE32(S) is %.9g", kind,
+                                      (long long)n, ord, (double)(float)x, (double)want);
+                        }
+                        free(en.e);
+                    }
+                }
+            }
+        }
+    CHECK(viol == 0, "%lld of %lld sums broke the bound from their value", (long long)viol, (long long)sums);
+    CHECK(wrong == 0, "%lld elements decided wrongly", (long long)wrong);
+    CHECK(refined > 0, "the refinement decided none of the %lld elements e left open", (long long)looked);
+    NOTE("%lld sums: worst |x - S| / (gx (T + |x|)) %.3g; of %lld elements e left open, the value's bound decided %lld",
+         (long long)sums, worst, (long long)looked, (long long)refined);
+    vt_destroy(c);
+    free(t);
+    free(ix);
+}
+
 int main(int argc, char **argv) {
     int i;
     for (i = 1; i < argc; i++) if (!strcmp(argv[i], "--long")) g_long = 1;
@@ -876,5 +998,6 @@ int main(int argc, char **argv) {
     RUN(gelu_tail_relative);
     RUN(bounds_hold_against_float128);
     RUN(exact_fast_path_matches_superaccumulator);
+    RUN(value_bound_holds_in_adversarial_orders);
     return TEST_SUMMARY();
 }
