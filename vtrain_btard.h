@@ -2799,9 +2799,6 @@ struct vt_btard_peer {
     unsigned char **pxenv;    /* [XMAX * N] the envelopes of the previous round (suspects may name them) */
     size_t *pxlen;
     int64_t pstep, xstep;     /* the step and round of the previous round's envelopes and of this one's (-1: none) */
-    double gdl;               /* the deadline the last gather had before it settled (vt__bt_env_gather) ... */
-    int64_t gdl_step;         /* ... and its step, round and exchange */
-    int gdl_rd, gdl_x;
     int pround, xround;
     /* the round's agreed data, by position */
     unsigned char *c_has;     /* [N] a worker */
@@ -3584,7 +3581,6 @@ static int vt__bt_env_gather(vt_btard_peer *p, int x, double dl) {
     int j, extended = 0;
     for (;;) {
         double ext = 0;
-        int late = 0;
         w.x = x;
         w.missing = 0;
         if (vt__bt_wait(p, dl, VT__BT_PENV(x), vt__bt_env_left, &w) < 0) { vt__bt_fail(p, VT_ERR_STATE, "peer %d: the transport closed", p->rank); return -1; }
@@ -3592,27 +3588,13 @@ static int vt__bt_env_gather(vt_btard_peer *p, int x, double dl) {
         for (j = 0; j < p->n; j++) {
             if (j == p->me || VT__XENV(p, x, j)) continue;
             if (x >= 3 && vt__bt_went_slow(p, p->mem[j], x - 1)) ext = (p->f + 1) * p->cfg.timeout; /* in the slow path of x - 1 */
-            else if (x >= 2 && VT__XENV(p, x - 1, j)) { late = 1; if (ext < p->cfg.timeout) ext = p->cfg.timeout; } /* alive: late by a grace of its own */
+            else if (x >= 2 && VT__XENV(p, x - 1, j) && ext < p->cfg.timeout) ext = p->cfg.timeout; /* alive: late by a grace of its own */
         }
         if (ext <= 0) break;
         extended = 1;
         VT__BT_DBG(("%.3f peer %d step %lld rd %d: gather %d extended by %.3f\n", vt_net_now(), p->rank, (long long)p->step, p->rd, x, ext));
         dl = vt__bt_next(p, ext);
-        /* A member alive but late may be one that waited out x - 1 to its end (its deadline, and its
-           own grace) for an envelope withheld from it, while I had all of x - 1 early and settled my
-           schedule: then it is late by the whole budget of x - 1, not by one timeout, and it sends x
-           by the deadline x - 1 had + one timeout. So the grace lasts until that + one timeout more.
-           0.2.2 waited one timeout from my early end: in tcp_run.sh's hung case at load 18, the two
-           peers that the hung peer's last broadcast reached (ranks 0 and 1: the broadcast goes in
-           rank order) raced the other five, which lacked it and waited, and lost: 5 of 7 missing at
-           once, so they stopped as cut off. */
-        if (late && p->gdl_x == x - 1 && p->gdl_step == p->step && p->gdl_rd == p->rd && dl < p->gdl + 2 * p->cfg.timeout)
-            p->sched = dl = p->gdl + 2 * p->cfg.timeout;
     }
-    p->gdl = dl;
-    p->gdl_step = p->step;
-    p->gdl_rd = p->rd;
-    p->gdl_x = x;
     VT__BT_DBG(("%.3f peer %d step %lld rd %d: gathered %d missing %d (dl %.3f, moved on %d)\n", vt_net_now(), p->rank, (long long)p->step, p->rd, x,
                 w.missing, dl, vt__bt_moved_on(p, VT__BT_PENV(x))));
     vt__bt_settle(p);
@@ -7100,11 +7082,6 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t) {
             a Byzantine's ROUTER sent, up to 1000 queued); a guest key's
             messages pass a token bucket (20 a second, bursts of 10). Wire:
             0.2.2's messages unchanged, two added (phases STEPQ, STEPA).
-            A member alive but late is waited for until the deadline the
-            previous exchange had + two timeouts, not one timeout after an
-            early end (vt__bt_env_gather: the two peers a hung peer's last
-            broadcast reached could race the five it missed and stop as cut
-            off; tcp_hung failed so at load 18).
 
    ------------------------------------------------------------------------------
    This software is available under 2 licenses -- choose whichever you prefer.
