@@ -1,4 +1,4 @@
-/* vtrain_btard.h - v0.2.2 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
+/* vtrain_btard.h - v0.2.3 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
 
    BTARD: n peers train one model together over a transport (vt_net:
    in-process threads, MPI ranks with VTRAIN_MPI, or processes on separate
@@ -104,7 +104,7 @@
 #ifndef VTRAIN_BTARD_H
 #define VTRAIN_BTARD_H
 
-#define VTRAIN_BTARD_VERSION_STRING "0.2.2"
+#define VTRAIN_BTARD_VERSION_STRING "0.2.3"
 
 #ifdef __cplusplus
 extern "C" {
@@ -205,9 +205,12 @@ VTDEF vt_net *vt_net_mpi_create(size_t max_msg);
    connection with a key nobody holds may speak for it (for that slot
    only, within bounds: >>zmq); once the peer's view admits a key there
    (vt_net.roster, called by the peer after each step), only that key, and
-   the peer connects to the newcomer's endpoint; a banned slot: nobody. A
-   dead, hung or slow peer is silence: sends to it queue up to `queue`
-   messages and then drop. */
+   the peer connects to the newcomer's endpoint; a banned slot: nobody.
+   Before that, a send to an open slot is a reply (at most guest_max bytes:
+   a step statement) to the guest connection that last spoke for it, which
+   a newcomer reads on its connection to that member. A dead, hung or slow
+   peer is silence: sends to it queue up to `queue` messages and then
+   drop. */
 typedef struct vt_net_zmq_desc {
     int rank, size;
     const char *const *endpoints;   /* [size] "tcp://127.0.0.1:5550", ... */
@@ -281,7 +284,8 @@ VTDEF vt_status vt_centered_clip(const float *const *rows, int m, int64_t L, dou
     X(LYING_ECHO, "lying_echo")                                                    \
     X(FALSE_AUDIT, "false_audit")                                                  \
     X(FLOOD, "flood")                                                              \
-    X(WRONG_STATE, "wrong_state")
+    X(WRONG_STATE, "wrong_state")                                                  \
+    X(LYING_STEP, "lying_step")
 
 typedef enum vt_btard_attack_kind {
 #define VT__X(name, str) VT_ATTACK_##name,
@@ -301,6 +305,8 @@ typedef struct vt_btard_attack {
     int est;            /* ipm, alie: honest gradients computed to estimate mean and sd (default 3) */
     int victim;         /* equivocate_*, withhold_*: the peer deceived (-1: another each step) */
 } vt_btard_attack;
+/* lying_step: a member that answers a newcomer's step query (>>btard: JOINING) with its step + scale
+   (default 1000; negative: a step in the past, never below 0), signed like a true answer */
 
 VTDEF const char *vt_btard_attack_name(vt_btard_attack_kind k);
 VTDEF int vt_btard_attack_parse(const char *name); /* -1 if unknown */
@@ -413,12 +419,16 @@ typedef struct vt_btard_cfg {
     /* Peers joining mid-run (>>btard: JOINING). A roster entry of 32 zero bytes is an open slot:
        the endpoint of that rank may ask to join with a key of its own. */
     int join;                /* 1: this peer is a newcomer: its roster entry is open, cfg.key its own key pair */
-    int64_t join_step;       /* the newcomer asks to join at this step (admitted at its end, if agreed) */
+    int64_t join_step;       /* the newcomer asks to join at this step (admitted at its end, if agreed);
+                                VT_BTARD_JOIN_AUTO: it asks the founders their step first and joins
+                                shortly after the step f0 + 1 of them vouch for (JOINING: step discovery) */
     int probation;           /* steps of validated work before a newcomer aggregates (0: 3) */
     int join_max;            /* newcomers in probation at once (0: 2) */
     int join_per_step;       /* newcomers admitted per step (0: 1) */
     double join_wait;        /* seconds a newcomer waits to be admitted and synced (0: 120) */
 } vt_btard_cfg;
+
+#define VT_BTARD_JOIN_AUTO (-1) /* cfg.join_step: learn the step from the founders' signed statements */
 
 VTDEF vt_btard_cfg vt_btard_cfg_default(void);
 
@@ -883,6 +893,15 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    | TCP: claim a member's or admitted slot   | one handshake, messages dropped            | refused: it lacks the key       |
    | TCP: take or close an open slot          | a newcomer's join denied (not defended)    | one request (then probation     |
    |                                          |                                            | work, from the slot's address)  |
+   | step queries from an open slot (step     | per open slot and step <= 8 answers, each  | none; over TCP <= 20 messages a |
+   | discovery, JOINING)                      | one send of an 80-byte statement signed    | second per guest key (bursts of |
+   |                                          | once per step (only in a step that got a   | 10), <= 8 keys per open slot:   |
+   |                                          | query)                                     | it may use the 8 answers up     |
+   | lie about my step to a newcomer          | none to members; the newcomer: <= 4        | none (signed, but only the      |
+   | (lying_step)                             | signature checks per founder and query     | newcomer sees it: not punished);|
+   |                                          | round; its join at most D + 2 = 6 steps    | moves nothing while f0 + 1      |
+   |                                          | after the highest honest step (only when   | honest founders answer          |
+   |                                          | fewer than f0 + 1 honest founders answer)  |                                 |
 
    The unprovable rows are the price of not trusting anyone's word: each
    is bounded per exchange (one slow path, f T at most) but costs the
@@ -993,15 +1012,45 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    banned, or fill the guest table (8 keys per open slot) so that an honest
    newcomer's handshake is refused while the stranger keeps its keys busy:
    joining can be denied by anyone, but never used to speak for a member
-   or to reach aggregation unvalidated. A newcomer must know the step to
-   ask for (btard_peer --join STEP: at most 64 steps ahead of the members,
-   not behind them: nothing tells a newcomer the members' step before it
-   is admitted). A request sent before the handshake is queued by ZeroMQ;
-   a copy lost with a broken connection is covered by the newcomer sending
-   the same bytes again every timeout / 4 until it is attested (a member
-   keeps the first and compares the others with it); but a request for a
-   step the members have passed, or one that lapsed over the bounds, is
-   not renewed for a later step: the newcomer gives up after join_wait.
+   or to reach aggregation unvalidated. A request sent before the handshake
+   is queued by ZeroMQ; a copy lost with a broken connection is covered by
+   the newcomer sending the same bytes again every timeout / 4 until it is
+   attested (a member keeps the first and compares the others with it).
+   STEP DISCOVERY. A newcomer told a step (cfg.join_step; btard_peer --join
+   STEP) asks for it: at most 64 steps ahead of the members, not behind
+   them, and a request for a step they have passed, or one that lapsed over
+   the bounds, is not renewed. One started whenever (VT_BTARD_JOIN_AUTO;
+   btard_peer --join auto) first asks every founder its step (STEPQ, an
+   empty message through its slot: over TCP a guest's, answered through
+   the member's ROUTER on the connection it came by, so the newcomer reads
+   its DEALERs, whose server keys it pinned). Each founder answers with a
+   signed statement (session, its rank, the step it runs), signed once per
+   step, at most 8 answers per open slot and step. The newcomer keeps each
+   founder's latest statement and, over every window [v, v + D] (D = 4,
+   v a statement) that holds the statements of f0 + 1 founders, takes the
+   (f0 + 1)-th smallest statement in it; c, the least of these, is the step
+   vouched for, and it asks to join at c + 2. At most f0 founders lie, so
+   the f0 + 1 statements at or below c include an honest one: c is never
+   below the lowest honest statement (a lie "behind" cannot make it ask for
+   a step the members passed), and never more than D above the highest (a
+   lie "ahead" delays it at most D + 2 steps); when f0 + 1 honest founders
+   answer within D of each other, the window from the lowest of them holds
+   f0 + 1 honest statements, so c is at most the highest honest one and
+   the liars move nothing (tests/test_btard_join.c
+   step_pick_bounded_by_honest_statements; tcp_run.sh join_auto_liars:
+   3 of 8 founders lying 1000 ahead, 1000 behind and 3 ahead). Fewer than
+   f0 + 1 statements alike (founders dead, or the statements more than D
+   apart): it asks again, a round per timeout, until join_wait. While it
+   waits to be admitted it asks again every timeout; when f0 + 1 founders
+   state a step past join_step + 1 (one of them honest: the step ended at
+   every honest member, and an admitted newcomer would have been sent the
+   state at the start of the next one) its request lapsed - it came after
+   their REVEALs, or over the bounds - and it asks for a new step by the
+   same rule (a liar cannot make it renew, nor stop it: the honest
+   statements suffice). What it costs the attacker: nothing. A statement
+   is signed, but only the newcomer sees it and it is no proof the members
+   could agree on, so a lying founder is not banned (NOT DEFENDED). The
+   newcomer trusts f0 + 1 founders as it trusts their attested state.
 
    MODEL STATE BEYOND THE WEIGHTS. Everything a step carries to the next
    must be the same on every honest peer and covered by what the peers
@@ -1016,7 +1065,12 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    members; Sybils beyond what JOINING bounds (a patient Sybil that behaves
    through probation and lies later is caught at the ordinary rate; one
    identity per slot, not per unit of compute); the denial of joining over
-   TCP (an open slot is first come: JOINING); lies within the honest spread
+   TCP (an open slot is first come: JOINING; a stranger's guest keys may
+   also use up an open slot's 8 step answers per step); a founder that lies
+   to a newcomer about its step is not punished (it is bounded: STEP
+   DISCOVERY); a machine so loaded that an honest process is descheduled
+   past a deadline (it is taken for silent, like a slow network:
+   tests/tcp_run.sh scales its deadlines with the load); lies within the honest spread
    that CenteredClip lets through (bounded, above); a Byzantine that makes
    every exchange take the slow path (bounded cost, above); denial of
    service below the transport (TCP connection floods: the CURVE handshake
@@ -1209,7 +1263,9 @@ enum {
     VT__PH_PROBE,     /* a newcomer's probation work of a step */
     VT__PH_ATTEST,    /* a member's signed digest of the state, to a newcomer */
     VT__PH_STATE,     /* the state, to a newcomer */
-    VT__PH_SREQ       /* a newcomer asks a member for the state */
+    VT__PH_SREQ,      /* a newcomer asks a member for the state */
+    VT__PH_STEPQ,     /* an open slot asks a member's step (step discovery; tag step 0) */
+    VT__PH_STEPA      /* a member's signed statement of its step, to an open slot */
 };
 
 /* ==========================================================================
@@ -1824,15 +1880,28 @@ VTDEF vt_net *vt_net_mpi_create(size_t max_msg) {
    dropped, its key refused until the table has room). When a slot is
    admitted the peer connects a DEALER to its endpoint with the admitted
    key pinned as the CURVE server key: members reach a newcomer only once
-   they know which key must answer there. */
+   they know which key must answer there. Before, a member can only answer
+   a guest: a send to an open slot goes through the ROUTER to the routing id
+   of the guest connection that last delivered a message for it (a step
+   statement: >>peer, step discovery), and a newcomer reads its DEALERs for
+   such answers. Every DEALER refuses a message over guest_max bytes
+   (ZMQ_MAXMSGSIZE) and queues at most 16: nothing else comes that way. */
 #define VT__BT_ZGUESTS 8
 #define VT__BT_ZHELLO 8
 #define VT__BT_ZIDLE 60.0
+/* A guest key's messages are delivered at most VT__BT_ZRATE a second, in bursts of at most
+   VT__BT_ZBURST (a token bucket per key; the rest dropped, counted garbage): what one open slot's
+   guests make a member parse, verify and answer (join requests, step queries) is at most
+   VT__BT_ZGUESTS * VT__BT_ZRATE messages a second of at most guest_max bytes. An honest newcomer
+   sends a request every timeout / 4 and a step query every timeout to each member. */
+#define VT__BT_ZRATE 20.0
+#define VT__BT_ZBURST 10.0
 
 typedef struct vt__bt_zguest {
     unsigned char key[32];
     double seen;                /* last handshake or delivered message */
     int hello;                  /* handshakes passed */
+    double tokens, filled;      /* the rate bucket: messages it may still send, when it was last topped up */
 } vt__bt_zguest;
 
 typedef struct vt__bt_zmq {
@@ -1843,6 +1912,8 @@ typedef struct vt__bt_zmq {
     unsigned char *alive;       /* [size] 0: banned in the peer's view: refused */
     unsigned char my_cpk[32], my_csk[32];
     unsigned char rid[13];      /* a newcomer's routing id: the slot it speaks for */
+    unsigned char *grid;        /* [size * 13] the routing id of the guest connection that last spoke for each open slot */
+    unsigned char *grid_ok;     /* [size] 1: grid holds one (a reply to the open slot goes there) */
     vt__bt_zguest *guest;       /* [cap_guest] keys not in the roster, accepted for open slots */
     int nguest, cap_guest;
     size_t max_msg, guest_max;
@@ -1851,6 +1922,7 @@ typedef struct vt__bt_zmq {
     pthread_t zap;
     int zap_up;
     void *zap_ready;            /* the handler's socket, bound before any connection */
+    zmq_pollitem_t *items;      /* [size + 1] what recv polls: the ROUTER, and a newcomer's DEALERs */
     int size, rank, queue, join;
     int rfd;                    /* the ROUTER's ZMQ_FD: readable when its mailbox has news (recv waits on it) */
 } vt__bt_zmq;
@@ -1889,6 +1961,8 @@ static vt__bt_zguest *vt__bt_zmq_guest(vt__bt_zmq *z, const unsigned char *k, in
     memcpy(z->guest[z->nguest].key, k, 32);
     z->guest[z->nguest].seen = now;
     z->guest[z->nguest].hello = 0;
+    z->guest[z->nguest].tokens = VT__BT_ZBURST;
+    z->guest[z->nguest].filled = now;
     return &z->guest[z->nguest++];
 }
 
@@ -1976,8 +2050,19 @@ static int vt__bt_zmq_who(vt__bt_zmq *z, zmq_msg_t *m, const unsigned char *rid,
     else if (z->keyed[r]) { if (memcmp(k, z->cpk + 32 * (size_t)r, 32)) r = -1; } /* admitted (or a member): only its key */
     else {
         vt__bt_zguest *g = vt__bt_zmq_guest(z, k, 0);
-        if (!g || zmq_msg_size(m) > z->guest_max + 8) r = -1;
-        else g->seen = vt_net_now();
+        double now = vt_net_now();
+        if (g) { /* top the bucket up */
+            g->tokens += (now - g->filled) * VT__BT_ZRATE;
+            if (g->tokens > VT__BT_ZBURST) g->tokens = VT__BT_ZBURST;
+            g->filled = now;
+        }
+        if (!g || zmq_msg_size(m) > z->guest_max + 8 || g->tokens < 1) r = -1;
+        else {
+            g->tokens -= 1;
+            g->seen = now;
+            memcpy(z->grid + 13 * (size_t)r, rid, 13); /* a reply to slot r goes to this connection */
+            z->grid_ok[r] = 1;
+        }
     }
     pthread_mutex_unlock(&z->mu);
     return r;
@@ -1988,6 +2073,30 @@ static int vt__bt_zmq_frame(zmq_msg_t *m, uint64_t tag, const void *p, size_t n)
     if (zmq_msg_init_size(m, n + 8) != 0) return -1;
     vt__bt_p64((unsigned char *)zmq_msg_data(m), tag);
     if (n) memcpy((unsigned char *)zmq_msg_data(m) + 8, p, n);
+    return 0;
+}
+
+/* a message to open slot `to` (no key, no DEALER): a reply, through the ROUTER, to the guest
+   connection that last spoke for it, at most guest_max bytes (a step statement); dropped if there is
+   none (an open slot is reached only by answering it) */
+static int vt__bt_zmq_reply(vt_net *t, int to, uint64_t tag, const void *p, size_t n) {
+    vt__bt_zmq *z = (vt__bt_zmq *)t->impl;
+    unsigned char rid[13];
+    zmq_msg_t m;
+    int ok;
+    pthread_mutex_lock(&z->mu);
+    ok = z->grid_ok[to] && !z->keyed[to] && z->alive[to];
+    if (ok) memcpy(rid, z->grid + 13 * (size_t)to, 13);
+    pthread_mutex_unlock(&z->mu);
+    if (!ok || n > z->guest_max) { t->stats.dropped++; return 0; }
+    if (vt__bt_zmq_frame(&m, tag, p, n) < 0) return -1;
+    if (zmq_send(z->router, rid, sizeof rid, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 || zmq_msg_send(&m, z->router, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&m);
+        t->stats.dropped++;
+        return 0;
+    }
+    t->stats.sent_msgs++;
+    t->stats.sent_bytes += (int64_t)n;
     return 0;
 }
 
@@ -2004,6 +2113,7 @@ static void vt__bt_zmq_put(vt_net *t, int to, zmq_msg_t *m, size_t n) {
 static int vt__bt_zmq_send(vt_net *t, int to, uint64_t tag, const void *p, size_t n) {
     zmq_msg_t m;
     if (to < 0 || to >= t->size || to == t->rank) return -1;
+    if (!((vt__bt_zmq *)t->impl)->dealer[to]) return vt__bt_zmq_reply(t, to, tag, p, n);
     if (vt__bt_zmq_frame(&m, tag, p, n) < 0) return -1;
     vt__bt_zmq_put(t, to, &m, n);
     return 0;
@@ -2020,12 +2130,46 @@ static int vt__bt_zmq_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, co
     for (i = 0; i < t->size; i++) {
         zmq_msg_t m;
         if (i == t->rank || (to && !to[i])) continue;
+        if (!((vt__bt_zmq *)t->impl)->dealer[i]) { if (vt__bt_zmq_reply(t, i, tag, p, n) < 0) rc = -1; continue; } /* an open slot */
         zmq_msg_init(&m);
         if (zmq_msg_copy(&m, &m0) != 0) { zmq_msg_close(&m); rc = -1; continue; }
         vt__bt_zmq_put(t, i, &m, n);
     }
     zmq_msg_close(&m0);
     return rc;
+}
+
+/* A newcomer also reads its DEALERs: a member answers an open slot (a step statement) through its
+   ROUTER, to the connection the question came on, so the answer comes back on the newcomer's DEALER to
+   that member, whose key was pinned there: it is from that member. One frame [tag][payload], at most
+   guest_max bytes (ZMQ_MAXMSGSIZE of the DEALER). 1 with the message, 0 if there was none. */
+static int vt__bt_zmq_dealer_take(vt_net *t, int i, int *from, uint64_t *tag, unsigned char **p, size_t *n) {
+    vt__bt_zmq *z = (vt__bt_zmq *)t->impl;
+    zmq_msg_t m;
+    int more;
+    zmq_msg_init(&m);
+    if (zmq_msg_recv(&m, z->dealer[i], ZMQ_DONTWAIT) < 0) { zmq_msg_close(&m); return 0; }
+    more = zmq_msg_more(&m);
+    while (more) { /* one frame only: drain the rest */
+        zmq_msg_t x;
+        zmq_msg_init(&x);
+        if (zmq_msg_recv(&x, z->dealer[i], 0) < 0) { zmq_msg_close(&x); break; }
+        more = zmq_msg_more(&x);
+        zmq_msg_close(&x);
+        zmq_msg_close(&m);
+        zmq_msg_init(&m); /* the message is refused: an empty one */
+    }
+    if (zmq_msg_size(&m) < 8 || zmq_msg_size(&m) > z->guest_max + 8) { zmq_msg_close(&m); t->stats.garbage++; return 0; }
+    *from = i;
+    *tag = vt__bt_g64((const unsigned char *)zmq_msg_data(&m));
+    *n = zmq_msg_size(&m) - 8;
+    *p = (unsigned char *)VT_MALLOC(*n ? *n : 1, NULL);
+    if (!*p) { zmq_msg_close(&m); t->stats.dropped++; return 0; }
+    if (*n) memcpy(*p, (const unsigned char *)zmq_msg_data(&m) + 8, *n);
+    zmq_msg_close(&m);
+    t->stats.recv_msgs++;
+    t->stats.recv_bytes += (int64_t)*n;
+    return 1;
 }
 
 static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p, size_t *n, double deadline, int want) {
@@ -2047,7 +2191,30 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
            busy step's end most messages wait queued, and those polls were
            the larger part of a TCP peer's system calls. The deadline is
            looked at only when nothing is queued, as before: what is queued
-           when it passes still comes in. */
+           when it passes still comes in. A newcomer also reads its DEALERs
+           (answers to its step queries), so it waits in zmq_poll over all of
+           them and its ROUTER, as before. */
+        if (z->join) {
+            zmq_pollitem_t *it = z->items;
+            double left = deadline - vt_net_now();
+            long ms;
+            int rc, k = 1, i;
+            it[0].socket = z->router; it[0].fd = 0; it[0].events = ZMQ_POLLIN; it[0].revents = 0;
+            for (i = 0; i < z->size; i++)
+                if (z->dealer[i]) { it[k].socket = z->dealer[i]; it[k].fd = 0; it[k].events = ZMQ_POLLIN; it[k].revents = 0; k++; }
+            ms = left <= 0 ? 0 : (long)(left * 1e3) + 1;
+            if (ms > 3600000L) ms = 3600000L;
+            rc = zmq_poll(it, k, ms);
+            if (rc < 0) return zmq_errno() == EINTR ? 0 : -1;
+            if (rc == 0) { if (vt_net_now() >= deadline) return 0; continue; }
+            for (i = 1; i < k; i++) {
+                int d;
+                if (!(it[i].revents & ZMQ_POLLIN)) continue;
+                for (d = 0; d < z->size && z->dealer[d] != it[i].socket; d++) {}
+                if (d < z->size && vt__bt_zmq_dealer_take(t, d, from, tag, p, n)) return 1;
+            }
+            if (!(it[0].revents & ZMQ_POLLIN)) continue;
+        }
         zmq_msg_init(&id);
         if (zmq_msg_recv(&id, z->router, ZMQ_DONTWAIT) < 0) {
             struct pollfd pf;
@@ -2056,6 +2223,7 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
             long ms;
             zmq_msg_close(&id);
             if (e != EAGAIN) return e == EINTR ? 0 : -1; /* ETERM: the context is closing */
+            if (z->join) continue; /* zmq_poll above waits */
             if (left <= 0) return 0;
             ms = (long)(left * 1e3) + 1;
             if (ms > 3600000L) ms = 3600000L;
@@ -2104,8 +2272,10 @@ static int vt__bt_zmq_opt(void *s, int opt, int v) { return zmq_setsockopt(s, op
    each time); 0 with errno */
 static int vt__bt_zmq_dealer(vt__bt_zmq *z, int i) {
     void *s = z->dealer[i] = zmq_socket(z->ctx, ZMQ_DEALER);
+    int64_t maxin = (int64_t)z->guest_max + 8;
     return s && !zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, z->cpk + 32 * (size_t)i, 32) && !zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, z->my_cpk, 32) &&
            !zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, z->my_csk, 32) && !vt__bt_zmq_opt(s, ZMQ_SNDHWM, z->queue) && !vt__bt_zmq_opt(s, ZMQ_LINGER, 0) &&
+           !zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxin, sizeof maxin) && !vt__bt_zmq_opt(s, ZMQ_RCVHWM, 16) &&
            (!z->join || (!zmq_setsockopt(s, ZMQ_ROUTING_ID, z->rid, sizeof z->rid) && !vt__bt_zmq_opt(s, ZMQ_RECONNECT_IVL_MAX, 2000))) &&
            !zmq_connect(s, z->ep[i]);
 }
@@ -2151,6 +2321,9 @@ static void vt__bt_zmq_destroy(vt_net *t) {
     VT_FREE(z->keyed, NULL);
     VT_FREE(z->alive, NULL);
     VT_FREE(z->guest, NULL);
+    VT_FREE(z->grid, NULL);
+    VT_FREE(z->grid_ok, NULL);
+    VT_FREE(z->items, NULL);
     VT_FREE(z, NULL);
     VT_FREE(t, NULL);
 }
@@ -2196,11 +2369,15 @@ VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
     z->guest = (vt__bt_zguest *)VT_MALLOC(sizeof(vt__bt_zguest) * (size_t)z->cap_guest, NULL);
     z->dealer = (void **)VT_MALLOC(sizeof(void *) * (size_t)d->size, NULL);
     z->ep = (char **)VT_MALLOC(sizeof(char *) * (size_t)d->size, NULL);
-    if (!z->cpk || !z->keyed || !z->alive || !z->guest || !z->dealer || !z->ep) { vt__bt_zmq_destroy(t); vt__tls_fail(VT_ERR_NOMEM, "vt_net_zmq_create: out of memory"); return NULL; }
+    z->grid = (unsigned char *)VT_MALLOC(13 * (size_t)d->size, NULL);
+    z->grid_ok = (unsigned char *)VT_MALLOC((size_t)d->size, NULL);
+    z->items = (zmq_pollitem_t *)VT_MALLOC(sizeof(zmq_pollitem_t) * ((size_t)d->size + 1), NULL);
+    if (!z->cpk || !z->keyed || !z->alive || !z->guest || !z->dealer || !z->ep || !z->grid || !z->grid_ok || !z->items) { vt__bt_zmq_destroy(t); vt__tls_fail(VT_ERR_NOMEM, "vt_net_zmq_create: out of memory"); return NULL; }
     memset(z->dealer, 0, sizeof(void *) * (size_t)d->size);
     memset(z->ep, 0, sizeof(char *) * (size_t)d->size);
     memset(z->cpk, 0, 32 * (size_t)d->size);
     memset(z->alive, 1, (size_t)d->size);
+    memset(z->grid_ok, 0, (size_t)d->size);
     for (i = 0; i < d->size; i++) {
         size_t l = d->endpoints[i] ? strlen(d->endpoints[i]) : 0;
         z->ep[i] = (char *)VT_MALLOC(l + 1, NULL);
@@ -2521,6 +2698,7 @@ VTDEF vt_btard_attack vt_btard_attack_default(vt_btard_attack_kind k) {
     case VT_ATTACK_SPIKE: a.scale = 1e6; break;
     case VT_ATTACK_FLOOD: a.scale = 200; break;
     case VT_ATTACK_NUDGE: a.scale = 1e-6; break;
+    case VT_ATTACK_LYING_STEP: a.scale = 1000; break;
     default: break;
     }
     return a;
@@ -2595,6 +2773,7 @@ enum { VT__V_OK = 0, VT__V_NOCHUNK, VT__V_BADCHUNK, VT__V_GRADIENT, VT__V_SCALAR
    its agreed data asks for them */
 enum { VT__K_COMMIT = 1, VT__K_PARTS, VT__K_AGG, VT__K_REVEAL, VT__K_SCALARS, VT__K_FIN, VT__K_FIN2, VT__K_AUDIT, VT__K_AEND };
 #define VT__BT_XMAX 11   /* exchange indices 1..10 */
+#define VT__BT_STEP_LEN 80 /* a step statement (>>peer: joining) */
 #define VT__BT_NSC 4     /* scalars per part: <z1, g - a>, <z2, g - a>, |g - a|, |g| */
 
 typedef struct vt__bt_mail {
@@ -2645,6 +2824,12 @@ struct vt_btard_peer {
     unsigned char *jtries;    /* [N] signatures checked for it this step (bounded) */
     unsigned char *served;    /* [N] states sent to it this step */
     unsigned char *seen;      /* [N] scratch */
+    unsigned char *qans;      /* [N] a member: step queries of this open slot answered this step (bounded) */
+    int64_t *qst;             /* [N] a newcomer: each founder's latest signed step (-1: none) */
+    unsigned char stmt[VT__BT_STEP_LEN]; /* a member: my signed step statement, of step stmt_step */
+    int64_t stmt_step;
+    int join_auto;            /* a newcomer that learns its join step from the founders (VT_BTARD_JOIN_AUTO) */
+    double join_until;        /* a newcomer: when it gives up being admitted (join_wait from its first step) */
     vt__bt_buf blob;          /* the state newcomers fetch, of step blob_step */
     int64_t blob_step;
     unsigned char blob_dig[32];
@@ -5193,6 +5378,7 @@ static void vt__bt_serve(vt_btard_peer *p) {
     int r, any = 0;
     memset(p->jtries, 0, (size_t)p->N);
     memset(p->served, 0, (size_t)p->N);
+    memset(p->qans, 0, (size_t)p->N);
     for (r = 0; r < p->N; r++) any |= r != p->rank && vt__bt_needs_state(p, r, p->step);
     if (!any || p->me < 0 || !vt__bt_blob_build(p)) return;
     for (r = 0; r < p->N; r++) {
@@ -5208,6 +5394,99 @@ static void vt__bt_serve(vt_btard_peer *p) {
         p->net->send(p->net, r, vt__bt_tag(p, VT__PH_ATTEST, 0), a, sizeof a);
         if (p->mem[(int)((r + p->step) % p->n)] == p->rank) vt__bt_send_state(p, r);
     }
+}
+
+/* --- step discovery (>>btard: JOINING) --------------------------------------------------------------------
+
+   A newcomer that does not know the members' step asks every founder (STEPQ, no body) and each answers
+   with its STATEMENT: [magic "BTS2"][u32 member][u64 step][64 signature over "vt-btard-step2" ||
+   session || the 16 bytes before it], the step it is running (it keeps a join request for that step, if
+   it comes before its REVEAL, up to 64 steps ahead). A member signs one statement per step, and only in a
+   step that got a query; it answers at most VT__BT_QMAX queries per open slot and step. */
+#define VT__BT_M_STEP 0x32535442u  /* "BTS2" */
+#define VT__BT_QMAX 8      /* step queries answered per open slot and step */
+#define VT__BT_SPREAD 4    /* D: the most two honest statements of one query round differ by */
+#define VT__BT_LEAD 2      /* the newcomer asks to join this many steps after the vouched step */
+
+static void vt__bt_step_sigmsg(const vt_btard_peer *p, const unsigned char *st, unsigned char out[62]) {
+    memcpy(out, "vt-btard-step2", 14);
+    memcpy(out + 14, p->session, 32);
+    memcpy(out + 46, st, 16);
+}
+/* a member answers open slot r's step query (a lying_step attacker signs a false step as readily) */
+static void vt__bt_step_answer(vt_btard_peer *p, int r) {
+    int64_t s = p->step;
+    unsigned char sm[62];
+    if (p->qans[r] >= VT__BT_QMAX || vt__bt_attacking(p, VT_ATTACK_SILENT)) return;
+    p->qans[r]++;
+    if (vt__bt_attacking(p, VT_ATTACK_LYING_STEP)) {
+        s += (int64_t)p->atk.scale;
+        if (s < 0) s = 0;
+    }
+    if (p->stmt_step != s) {
+        vt__bt_p32(p->stmt, VT__BT_M_STEP);
+        vt__bt_p32(p->stmt + 4, (uint32_t)p->rank);
+        vt__bt_p64(p->stmt + 8, (uint64_t)s);
+        vt__bt_step_sigmsg(p, p->stmt, sm);
+        vt__bt_sign(p, sm, sizeof sm, p->stmt + 16);
+        p->stmt_step = s;
+    }
+    p->net->send(p->net, r, VT__BT_TAG(p->cfg.session, 0, 0, VT__PH_STEPA, 0), p->stmt, VT__BT_STEP_LEN);
+}
+/* a newcomer takes founder `from`'s statement: its step, or -1 (not one; at most VT__BT_TRIES
+   signature checks per founder and query round, counted in jtries, a newcomer's scratch) */
+static int64_t vt__bt_step_take(vt_btard_peer *p, int from, const unsigned char *m, size_t n) {
+    unsigned char sm[62];
+    if (n != VT__BT_STEP_LEN || vt__bt_g32(m) != VT__BT_M_STEP || (int)vt__bt_g32(m + 4) != from || p->joined[from] != 0 ||
+        p->jtries[from] >= VT__BT_TRIES || vt__bt_g64(m + 8) >= 0xFFFFFF)
+        return -1;
+    p->jtries[from]++;
+    vt__bt_step_sigmsg(p, m, sm);
+    return vt__bt_verify(p, from, sm, sizeof sm, m + 16) ? (int64_t)vt__bt_g64(m + 8) : -1;
+}
+/* The step the founders vouch for, from their latest statements st[] (-1: none): over every window
+   [v, v + D] (v a statement) that holds the statements of f0 + 1 founders, the (f0 + 1)-th smallest
+   statement in it, u; the smallest u of all windows; -1 if no window holds f0 + 1. At most f0 founders
+   lie, so f0 + 1 statements at or below u include an honest one: u >= the lowest honest statement; and
+   u <= v + D, with an honest statement in [v, v + D]: u <= the highest honest + D. When f0 + 1 honest
+   statements lie within D of each other, the window from the lowest honest statement holds them, so its
+   u, and the result, is at most the highest honest statement: then liars move nothing. */
+static int64_t vt__bt_step_pick(const vt_btard_peer *p, const int64_t *st) {
+    int i, j, k, c;
+    int64_t best = -1;
+    for (i = 0; i < p->N; i++) {
+        int64_t u = -1;
+        if (st[i] < 0) continue;
+        for (j = 0, k = 0; j < p->N; j++) k += st[j] >= st[i] && st[j] <= st[i] + VT__BT_SPREAD;
+        if (k < p->f0 + 1) continue;
+        for (j = 0; j < p->N && u < 0; j++) { /* the (f0 + 1)-th smallest in the window: the least value with f0 + 1 at or below it */
+            if (!(st[j] >= st[i] && st[j] <= st[i] + VT__BT_SPREAD)) continue;
+            for (k = 0, c = 0; k < p->N; k++) c += st[k] >= st[i] && st[k] <= st[j];
+            if (c >= p->f0 + 1) {
+                int k2, c2;
+                for (k2 = 0, c2 = 0; k2 < p->N; k2++) c2 += st[k2] >= st[i] && st[k2] < st[j];
+                if (c2 < p->f0 + 1) u = st[j];
+            }
+        }
+        if (u >= 0 && (best < 0 || u < best)) best = u;
+    }
+    return best;
+}
+/* a newcomer's step query to every founder */
+static void vt__bt_step_ask(vt_btard_peer *p) {
+    unsigned char *to = p->seen;
+    int i;
+    for (i = 0; i < p->N; i++) to[i] = p->joined[i] == 0 && i != p->rank;
+    memset(p->jtries, 0, (size_t)p->N);
+    p->net->bcast(p->net, VT__BT_TAG(p->cfg.session, 0, 0, VT__PH_STEPQ, 0), "", 0, to);
+}
+/* a newcomer's request has lapsed when f0 + 1 founders (one of them honest) state a step past the one
+   after it: that step ended at every honest member without admitting it (an admitted newcomer gets the
+   state at the start of the next step) - too late for their REVEALs, or over the bounds */
+static int vt__bt_step_lapsed(const vt_btard_peer *p) {
+    int i, k = 0;
+    for (i = 0; i < p->N; i++) k += p->qst[i] >= p->cfg.join_step + 2;
+    return k >= p->f0 + 1;
 }
 
 /* Messages from newcomers and open slots, before the mailbox: 1 if taken
@@ -5236,7 +5515,9 @@ static int vt__bt_intercept(vt_btard_peer *p, int from, uint64_t tag, unsigned c
         } else if (!q || !have || q->n != n || memcmp(q->p, m, n)) p->flood[from]++;
     } else if (ph == VT__PH_SREQ && VT__BT_TSTEP(tag) == (p->step & 0xFFFFFF) && vt__bt_needs_state(p, from, p->step))
         vt__bt_send_state(p, from);
-    else if (ph != VT__PH_ATTEST && ph != VT__PH_STATE) p->flood[from]++;
+    else if (ph == VT__PH_STEPQ && p->joined[from] < 0 && p->alive[from] && n == 0) /* step discovery: an open slot asks my step */
+        vt__bt_step_answer(p, from);
+    else if (ph != VT__PH_ATTEST && ph != VT__PH_STATE && ph != VT__PH_STEPA) p->flood[from]++;
     VT_FREE(m, NULL);
     return 1;
 }
@@ -5399,6 +5680,53 @@ static void vt__bt_join_send(vt_btard_peer *p) {
     p->net->bcast(p->net, VT__BT_TAG(p->cfg.session, p->cfg.join_step, 0, VT__PH_JOIN, 0), m, sizeof m, to);
 }
 
+/* Step discovery (VT_BTARD_JOIN_AUTO): ask every founder its step, in query rounds of at most one
+   timeout (a round ends early once every founder answered), keep each founder's latest signed step,
+   and take the step they vouch for (vt__bt_step_pick) once some window holds f0 + 1 of them: the join
+   request is for that step + VT__BT_LEAD. 0, or -1 with the peer failed at `until`. */
+static int vt__bt_discover(vt_btard_peer *p, double until) {
+    int N = p->N, q, from, rc = 0, rounds = 0;
+    int64_t c = -1;
+    while (c < 0 && vt_net_now() < until) {
+        double end = vt_net_now() + p->cfg.timeout;
+        int fresh = 0, founders = 0;
+        if (end > until) end = until;
+        vt__bt_step_ask(p);
+        rounds++;
+        for (q = 0; q < N; q++) {
+            founders += p->joined[q] == 0 && q != p->rank;
+            p->served[q] = 0; /* a newcomer's scratch: answered this round */
+        }
+        while (fresh < founders) {
+            uint64_t tag = 0;
+            unsigned char *m = NULL;
+            size_t n = 0;
+            int64_t s;
+            rc = p->net->recv(p->net, &from, &tag, &m, &n, end, 1);
+            if (rc <= 0) break;
+            if (from >= 0 && from < N && from != p->rank && VT__BT_TSESS(tag) == (p->cfg.session & 0xFF) && tag != VT__BT_BYE &&
+                VT__BT_TPHASE(tag) == VT__PH_STEPA && (s = vt__bt_step_take(p, from, m, n)) >= 0) {
+                p->qst[from] = s;
+                if (!p->served[from]) { p->served[from] = 1; fresh++; }
+            }
+            VT_FREE(m, NULL);
+        }
+        if (rc < 0) { vt__bt_fail(p, VT_ERR_STATE, "newcomer %d: the transport closed", p->rank); return -1; }
+        c = vt__bt_step_pick(p, p->qst);
+        if (c < 0 && fresh >= founders) vt__bt_sleep(p->cfg.timeout / 4); /* all answered, no f0 + 1 alike: ask again soon */
+    }
+    if (c < 0) {
+        int k = 0;
+        for (q = 0; q < N; q++) k += p->qst[q] >= 0;
+        vt__bt_fail(p, VT_ERR_STATE, "newcomer %d: no step vouched for by %d founders within %d steps of each other after %d query rounds (%d founders answered)",
+                    p->rank, p->f0 + 1, VT__BT_SPREAD, rounds, k);
+        return -1;
+    }
+    p->cfg.join_step = c + VT__BT_LEAD;
+    p->step = p->cfg.join_step + 1;
+    return 0;
+}
+
 /* Wait for the state of the next step: f0 + 1 founders' signed digests
    alike (one of them honest: at most f0 founders lie), then the state with
    that digest from whoever sent it, or, asked one by one, from those that
@@ -5411,8 +5739,12 @@ static void vt__bt_join_send(vt_btard_peer *p) {
 static int vt__bt_sync(vt_btard_peer *p, int first) {
     int N = p->N, q, k, from, rc = 0, need = p->f0 + 1, found = -1, tried = 0, ok;
     double span = first ? p->cfg.join_wait : (double)(N + 2) * (p->cfg.compute_timeout + 12 * p->cfg.timeout);
-    double until = vt_net_now() + span, again = vt_net_now() + p->cfg.timeout / 4;
+    double until = vt_net_now() + span, again = vt_net_now() + p->cfg.timeout / 4, ask = vt_net_now() + p->cfg.timeout;
     int64_t t = -1, want = first ? p->cfg.join_step + 1 : p->step;
+    if (first && p->join_auto) { /* the time spent learning the step counts in join_wait */
+        until = p->join_until;
+        span = p->cfg.join_wait;
+    }
     int64_t *ast = (int64_t *)VT_MALLOC(sizeof(int64_t) * (size_t)N, NULL);
     unsigned char *adg = (unsigned char *)VT_MALLOC(32 * (size_t)N + 1, NULL), dg[32];
     vt__bt_buf *bl = p->jreq; /* a newcomer's scratch: one state per sender */
@@ -5459,6 +5791,19 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
         } else if (rc == 1 && VT__BT_TPHASE(tag) == VT__PH_STATE) {
             if (!bl[from].n && n >= 24 && n <= cap) vt__bt_set(&bl[from], m, n);
             VT_FREE(m, NULL);
+        } else if (rc == 1 && VT__BT_TPHASE(tag) == VT__PH_STEPA) {
+            int64_t s = first && p->join_auto && found < 0 ? vt__bt_step_take(p, from, m, n) : -1;
+            VT_FREE(m, NULL);
+            if (s > p->qst[from]) p->qst[from] = s;
+            if (s >= 0 && vt__bt_step_lapsed(p)) { /* f0 + 1 founders (one honest) are past the step asked for, and no state came */
+                int64_t c = vt__bt_step_pick(p, p->qst);
+                if (c >= 0 && c + VT__BT_LEAD > p->cfg.join_step) {
+                    p->cfg.join_step = c + VT__BT_LEAD;
+                    p->step = p->cfg.join_step + 1;
+                    vt__bt_join_send(p);
+                    again = vt_net_now() + p->cfg.timeout / 4;
+                }
+            }
         } else if (rc == 1)
             vt__bt_mb_put(p, from, tag, m, n); /* a member's envelope of this step, once it is known */
         if (found >= 0) { /* a state in hand with the attested digest? */
@@ -5482,6 +5827,7 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
         if (first && found < 0 && vt_net_now() >= again && vt_net_now() < until) { /* not admitted yet: the request again */
             vt__bt_join_send(p);
             again = vt_net_now() + p->cfg.timeout / 4;
+            if (p->join_auto && vt_net_now() >= ask) { vt__bt_step_ask(p); ask = vt_net_now() + p->cfg.timeout; } /* and is it still ahead? */
             continue;
         }
         if (rc == 0 || vt_net_now() >= until) {
@@ -5516,6 +5862,8 @@ static void vt__bt_step_newcomer(vt_btard_peer *p) {
     unsigned char sm[79], h[32];
     int i, first = !p->join_sent;
     if (first) {
+        p->join_until = vt_net_now() + p->cfg.join_wait;
+        if (p->join_auto && vt__bt_discover(p, p->join_until) < 0) return;
         vt__bt_join_send(p);
         p->join_sent = 1;
     }
@@ -5726,8 +6074,8 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
             return NULL;
         }
         for (i = 0, N = 0; i < net->size; i++) N += !vt__bt_zero32(cfg->roster + 32 * (size_t)i);
-        if (N < 1 || (cfg->join && cfg->join_step < 0)) {
-            vt__tls_fail(VT_ERR_ARG, "vt_btard_peer_create: %s", N < 1 ? "the roster has no founding member" : "cfg.join_step < 0");
+        if (N < 1 || (cfg->join && cfg->join_step < 0 && cfg->join_step != VT_BTARD_JOIN_AUTO)) {
+            vt__tls_fail(VT_ERR_ARG, "vt_btard_peer_create: %s", N < 1 ? "the roster has no founding member" : "cfg.join_step < 0 (VT_BTARD_JOIN_AUTO: ask the founders)");
             return NULL;
         }
     } else if (cfg && cfg->join) {
@@ -5814,6 +6162,7 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
         !VT__BT_A(p->joined, int64_t, N) || !VT__BT_A(p->prob_end, int64_t, N) || !VT__BT_A(p->ban_at, int64_t, N) ||
         !VT__BT_A(p->ban_why, int, N) || !VT__BT_A(p->jreq, vt__bt_buf, N) || !VT__BT_A(p->probe, vt__bt_buf, 2 * N) ||
         !VT__BT_A(p->jtries, unsigned char, N) || !VT__BT_A(p->served, unsigned char, N) || !VT__BT_A(p->seen, unsigned char, N) ||
+        !VT__BT_A(p->qans, unsigned char, N) || !VT__BT_A(p->qst, int64_t, N) ||
         !vt__bt_reserve(&p->chunk, 256) || !vt__bt_reserve(&p->chunk_prev, 256) || !vt__bt_reserve(&p->tmp, 256)) {
         vt__tls_fail(VT_ERR_NOMEM, "vt_btard_peer_create: out of memory (%d peers, %lld parameters)", N, (long long)D);
         vt_btard_peer_destroy(p);
@@ -5847,7 +6196,14 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
     }
     p->f0 = (p->N0 - 1) / 2;
     p->blob_step = -1;
-    if (p->cfg.join) { p->joining = 1; p->step = p->cfg.join_step + 1; }
+    p->stmt_step = -1;
+    for (i = 0; i < N; i++) p->qst[i] = -1;
+    if (p->cfg.join) { /* a newcomer; one that asks its step first starts at 0 and learns it (vt__bt_discover) */
+        p->joining = 1;
+        p->join_auto = p->cfg.join_step == VT_BTARD_JOIN_AUTO;
+        if (p->join_auto) p->cfg.join_step = 0;
+        p->step = p->cfg.join_step + 1;
+    }
     p->cfg.roster = p->roster;
     p->cfg.key = NULL; /* the copy in p->key is used */
     vt__bt_session(p);
@@ -5898,6 +6254,7 @@ VTDEF void vt_btard_peer_destroy(vt_btard_peer *p) {
     if (p->probe) for (i = 0; i < 2 * p->N; i++) VT_FREE(p->probe[i].p, NULL);
     VT_FREE(p->joined, NULL); VT_FREE(p->prob_end, NULL); VT_FREE(p->ban_at, NULL); VT_FREE(p->ban_why, NULL);
     VT_FREE(p->jreq, NULL); VT_FREE(p->probe, NULL); VT_FREE(p->jtries, NULL); VT_FREE(p->served, NULL); VT_FREE(p->seen, NULL);
+    VT_FREE(p->qans, NULL); VT_FREE(p->qst, NULL);
     VT_FREE(p->blob.p, NULL);
     VT_FREE(p->chunk.p, NULL); VT_FREE(p->chunk_prev.p, NULL); VT_FREE(p->tmp.p, NULL);
     VT_FREE(p->evid.p, NULL); VT_FREE(p->sb.p, NULL); VT_FREE(p->sb2.p, NULL);
@@ -6771,6 +7128,19 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t) {
             in-process transport blocks at once instead of yielding 2 ms.
             0.2.1's messages unchanged; joining adds its own (the join
             request carried in REVEAL, the state digest, the state, PROBE).
+     0.2.3  (2026-12-02) Step discovery (JOINING): a newcomer with
+            cfg.join_step = VT_BTARD_JOIN_AUTO asks every founder its step
+            (STEPQ) and takes the step f0 + 1 founders' signed statements
+            (STEPA, "vt-btard-step2") vouch for within 4 steps, joins 2
+            steps after it, and asks again if f0 + 1 founders show the step
+            passed without it (a request that lapsed is renewed). Attack
+            lying_step. TCP: a message to an open slot is a reply through
+            the ROUTER to the guest connection that last spoke for it; a
+            newcomer reads its DEALERs; every DEALER refuses messages over
+            guest_max (before, a member's DEALERs, never read, took any size
+            a Byzantine's ROUTER sent, up to 1000 queued); a guest key's
+            messages pass a token bucket (20 a second, bursts of 10). Wire:
+            0.2.2's messages unchanged, two added (phases STEPQ, STEPA).
 
    ------------------------------------------------------------------------------
    This software is available under 2 licenses -- choose whichever you prefer.

@@ -38,11 +38,21 @@
    member until --steps. Its endpoint is tcp://HOST:(port + R), like any
    peer's: the members connect to it once they have admitted its key.
    --join-wait S: seconds it waits to be admitted and synced (default 30).
+   --join auto: a newcomer started at any time, that does not know the
+   members' step: it asks every founder, takes the step that f0 + 1 of
+   them vouch for in signed statements (f0 = (founders - 1) / 2 of them may
+   lie), and asks to join 2 steps after it (VT_BTARD_JOIN_AUTO).
 
        for r in 0 1 2 3 4 5 6 7; do
          build/btard_peer --rank $r --peers 9 --open 1 --steps 12 --out build/tcp/$r.txt &
        done
        build/btard_peer --rank 8 --peers 9 --open 1 --join 2 --steps 12 --out build/tcp/8.txt
+       # or, started whenever: ... --join auto --steps 40 (with founders run --steps 40 --pace 0.1)
+
+   --attack NAME[=SCALE]: this peer attacks (vt_btard_attack_parse; SCALE
+   sets vt_btard_attack.scale, e.g. lying_step=-1000: it tells newcomers a
+   step 1000 in the past). --pace S: sleep S seconds after every step (a
+   slower run, for a newcomer that starts late in a test).
 
    Every step it prints "step S alive K digest D" (D: the first 8 bytes of
    the weights digest, hex); at the end it writes --out: its steps, full
@@ -75,8 +85,10 @@ static void hex(const unsigned char *d, int n, char *out) {
 int main(int argc, char **argv) {
     int rank = -1, n = 8, port = 5600, steps = 20, hidden = 16, batch = 0, width = 16, validators = 2, mean = 0, open = 0, probation = 0, i, s = 0;
     int64_t join = -1;
-    double t1 = 0, join_wait = 30;
+    double t1 = 0, join_wait = 30, pace = 0, scale = 0;
     clock_t c1 = 0;
+    int auto_join = 0, has_scale = 0;
+    char aname[64];
     uint64_t key_seed = 1, data_seed = 7;
     double timeout = 1.0;
     const char *host = "127.0.0.1", *out = NULL, *attack = "none", *model = "mlp";
@@ -103,7 +115,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--timeout")) timeout = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--key-seed")) key_seed = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--data-seed")) data_seed = strtoull(argv[i + 1], NULL, 10);
-        else if (!strcmp(argv[i], "--attack")) attack = argv[i + 1];
+        else if (!strcmp(argv[i], "--attack")) { /* NAME[=SCALE] */
+            const char *eq = strchr(argv[i + 1], '=');
+            size_t l = eq ? (size_t)(eq - argv[i + 1]) : strlen(argv[i + 1]);
+            snprintf(aname, sizeof aname, "%.*s", (int)(l < sizeof aname ? l : sizeof aname - 1), argv[i + 1]);
+            attack = aname;
+            if (eq) { scale = atof(eq + 1); has_scale = 1; }
+        }
         else if (!strcmp(argv[i], "--hidden")) hidden = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--batch")) batch = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--model")) model = argv[i + 1];
@@ -111,20 +129,29 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--validators")) validators = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--defence")) mean = !strcmp(argv[i + 1], "mean");
         else if (!strcmp(argv[i], "--open")) open = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--join")) join = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--join")) {
+            char *e = NULL;
+            auto_join = !strcmp(argv[i + 1], "auto");
+            join = auto_join ? 0 : strtoll(argv[i + 1], &e, 10);
+            if (!auto_join && (!e || *e || join < 0)) join = -2; /* not a step: the usage */
+        }
+        else if (!strcmp(argv[i], "--pace")) pace = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--probation")) probation = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--join-wait")) join_wait = atof(argv[i + 1]);
         else { fprintf(stderr, "btard_peer: unknown option %s\n", argv[i]); return 2; }
     }
-    if (rank < 0 || rank >= n || n < 2 || n > 64 || vt_btard_attack_parse(attack) < 0 || open < 0 || open >= n ||
+    if (rank < 0 || rank >= n || n < 2 || n > 64 || vt_btard_attack_parse(attack) < 0 || open < 0 || open >= n || join == -2 ||
         (strcmp(model, "mlp") && strcmp(model, "cnn")) || hidden < 1 || batch < 0 || width < 1 || validators < 1 ||
-        (join >= 0 && rank < n - open) || (join < 0 && rank >= n - open)) {
-        fprintf(stderr, "usage: btard_peer --rank R --peers N [--port P] [--host H] [--steps S] [--out FILE] [--timeout T] [--attack NAME]\n"
-                        "                  [--model mlp|cnn] [--hidden H] [--width W] [--batch B] [--validators M] [--defence btard|mean]\n"
-                        "                  [--open K] [--join STEP] [--probation P] [--join-wait S]\n"
+        (join >= 0 && rank < n - open) || (join < 0 && rank >= n - open) || pace < 0) {
+        fprintf(stderr, "usage: btard_peer --rank R --peers N [--port P] [--host H] [--steps S] [--out FILE] [--timeout T]\n"
+                        "                  [--attack NAME[=SCALE]] [--model mlp|cnn] [--hidden H] [--width W] [--batch B]\n"
+                        "                  [--validators M] [--defence btard|mean] [--pace S]\n"
+                        "                  [--open K] [--join STEP|auto] [--probation P] [--join-wait S]\n"
                         "  --open K: the last K ranks are open slots (give every process the same K);\n"
                         "  --join STEP: this process is a newcomer in open slot R (R >= N - K) with a fresh key of its own,\n"
-                        "  asking to join at step STEP (the founders, R < N - K, run without --join)\n");
+                        "  asking to join at step STEP (the founders, R < N - K, run without --join);\n"
+                        "  --join auto: the same, started at any time: it asks the founders their step (signed answers,\n"
+                        "  f0 + 1 of them alike within 4 steps) and asks to join 2 steps after it\n");
         return 2;
     }
     ep = (char **)malloc(sizeof(char *) * (size_t)n);
@@ -166,11 +193,12 @@ int main(int argc, char **argv) {
     cfg.roster = roster;
     cfg.key = &key;
     cfg.join = join >= 0;
-    cfg.join_step = join >= 0 ? join : 0;
+    cfg.join_step = auto_join ? VT_BTARD_JOIN_AUTO : join >= 0 ? join : 0;
     cfg.probation = probation;
     cfg.join_wait = join_wait;
     atk = vt_btard_attack_default((vt_btard_attack_kind)vt_btard_attack_parse(attack));
     atk.start = 2;
+    if (has_scale) atk.scale = scale;
     p = vt_btard_peer_create(&cfg, &task, net, &atk);
     if (!p) { fprintf(stderr, "btard_peer %d: %s\n", rank, vt_last_error()); return 1; }
     while (vt_btard_step_index(p) < steps) { /* a newcomer's first step waits for admission, then starts at join + 1 */
@@ -185,6 +213,10 @@ int main(int argc, char **argv) {
         printf("step %lld alive %d digest %s\n", (long long)(vt_btard_step_index(p) - 1), vt_btard_alive_count(p), h);
         fflush(stdout);
         if (vt_btard_step_index(p) <= at) break; /* no progress (cannot happen: a step either ends or fails) */
+        if (pace > 0) {
+            double until = vt_net_now() + pace;
+            while (vt_net_now() < until) { struct timespec ts = {0, 10000000}; nanosleep(&ts, NULL); }
+        }
     }
     if (st != VT_OK) fprintf(stderr, "btard_peer %d stopped at step %lld: %s\n", rank, (long long)vt_btard_step_index(p), vt_btard_error(p));
     else if (s > 1) printf("ms/step %.3f\ncpu_ms/step %.3f\nsent/step %.1f msgs %.0f bytes\n", 1e3 * (vt_net_now() - t1) / (s - 1),

@@ -57,6 +57,9 @@ static void cut_destroy(vt_net *t) { (void)t; }
 
 typedef struct {
     vt_btard_peer *p;
+    volatile int *gate;          /* a late newcomer: it starts once *gate >= gate_at (founder 0's steps done) */
+    int gate_at;
+    volatile int steps_done;     /* founder 0: steps done, for the gate */
     int steps, done, founder;
     int max_prob, max_admit;     /* founder 0: the most newcomers in probation at once, admitted in one step */
 } job;
@@ -72,9 +75,11 @@ static void watch(job *j) {
 }
 static void *run_job(void *a) {
     job *j = (job *)a;
+    double give_up = vt_net_now() + 30;
+    while (j->gate && *j->gate < j->gate_at && vt_net_now() < give_up) vt__bt_sleep(0.001);
     while (vt_btard_step_index(j->p) < j->steps && vt_btard_step(j->p) == VT_OK) {
         j->done++;
-        if (j->founder) watch(j);
+        if (j->founder) { watch(j); j->steps_done = j->done; }
     }
     return NULL;
 }
@@ -122,10 +127,11 @@ typedef struct {
     unsigned char cut[16];       /* ... from these peers */
     int cut_once;                /* ... only its first message (one lost in transit) */
     int join_max, join_per_step;
+    int late[16];                /* a newcomer starts once founder 0 has done this many steps */
     /* results */
     int done[16], synced[16], honest_banned, views_agree, max_prob, max_admit;
     vt_btard_membership mship[16];
-    int64_t since[16], ban_at[16];
+    int64_t since[16], ban_at[16], asked[16];
     int ban_why[16];
     unsigned char digest[16][32], view[16][32];
     vt_btard_stats st0;
@@ -185,6 +191,8 @@ static void run(scen *s, const vt_btard_cfg *c0) {
         memset(&jb[i], 0, sizeof jb[i]);
         jb[i].p = p[i]; jb[i].steps = s->steps; jb[i].founder = i == 0;
     }
+    for (i = 0; i < s->n; i++)
+        if (p[i] && s->late[i]) { jb[i].gate = &jb[0].steps_done; jb[i].gate_at = s->late[i]; }
     for (i = 0; i < s->n; i++) {
         if (s->flood[i]) { fl[i].e = e[i]; fl[i].p = p[i]; fl[i].stop = 0; fl[i].sent = 0; pthread_create(&fth[i], NULL, flood_run, &fl[i]); }
         else if (p[i]) pthread_create(&th[i], NULL, run_job, &jb[i]);
@@ -205,6 +213,7 @@ static void run(scen *s, const vt_btard_cfg *c0) {
         if (!p[i]) continue;
         s->done[i] = jb[i].done;
         s->synced[i] = !p[i]->joining;
+        s->asked[i] = p[i]->cfg.join_step;
         vt_btard_digest(p[i], s->digest[i]);
         vt_btard_view_digest(p[i], s->view[i]);
         ne = vt_btard_events(p[i], &ev);
@@ -385,6 +394,64 @@ TEST(join_flood_within_bounds) {
     flood_case(4, 2, 6);
 }
 
+/* ---- step discovery (VT_BTARD_JOIN_AUTO): a newcomer that starts late and
+   is not told the step learns it from the founders' signed statements ---------- */
+
+/* the rule itself, on statements: f0 + 1 founders within D of each other, the
+   smallest such window's top; liars within it or outside it */
+TEST(step_pick_bounded_by_honest_statements) {
+    vt_btard_peer q;
+    int64_t st[8];
+    int i;
+    memset(&q, 0, sizeof q);
+    q.N = 8; q.f0 = 3; /* 8 founders, 3 may lie */
+    for (i = 0; i < 8; i++) st[i] = -1;
+    st[0] = 10; st[1] = 10; st[2] = 11; st[3] = 10; st[4] = 11; /* the honest five */
+    st[5] = 1010; st[6] = 0; st[7] = 14;                        /* far ahead, far behind, just within D of the honest */
+    CHECK(vt__bt_step_pick(&q, st) >= 10 && vt__bt_step_pick(&q, st) <= 11, "5 honest at 10-11, liars 1010, 0, 14: picked %lld (want 10 or 11)",
+          (long long)vt__bt_step_pick(&q, st));
+    st[5] = st[6] = st[7] = 10 + VT__BT_SPREAD; /* all three liars at the edge of the window */
+    CHECK(vt__bt_step_pick(&q, st) <= 11, "liars at 10 + D: picked %lld (want <= 11: an all-honest window exists)", (long long)vt__bt_step_pick(&q, st));
+    st[1] = st[2] = st[3] = st[4] = -1; /* one honest answer left: with the liars, a window of 4 */
+    CHECK(vt__bt_step_pick(&q, st) >= 10 && vt__bt_step_pick(&q, st) <= 10 + VT__BT_SPREAD,
+          "one honest at 10, liars at 10 + D: picked %lld (want within [10, 10 + D])", (long long)vt__bt_step_pick(&q, st));
+    st[5] = 1010; st[6] = 0; st[7] = 500; /* liars apart from it: nobody vouched */
+    CHECK(vt__bt_step_pick(&q, st) == -1, "one honest, liars apart: picked %lld (want none: f0 + 1 = 4 alike are needed)", (long long)vt__bt_step_pick(&q, st));
+    st[0] = st[5] = st[6] = st[7] = 3; /* the three liars cannot vouch alone, even alike: with one honest they do */
+    CHECK(vt__bt_step_pick(&q, st) == 3, "liars alike with one honest: picked %lld (want 3)", (long long)vt__bt_step_pick(&q, st));
+    st[0] = -1;
+    CHECK(vt__bt_step_pick(&q, st) == -1, "3 liars alike alone: picked %lld (want none)", (long long)vt__bt_step_pick(&q, st));
+}
+
+static void auto_case(const char *what, int liars, const double *scale, uint64_t seed) {
+    scen s;
+    vt_btard_cfg cfg = cfg_of(seed);
+    int i;
+    scen_newcomer(&s, 40, VT_BTARD_JOIN_AUTO);
+    s.late[6] = 8;
+    for (i = 0; i < liars; i++) { /* the last founders lie about their step (2 of 6 may: f0 = 2) */
+        s.atk[5 - i] = vt_btard_attack_default(VT_ATTACK_LYING_STEP);
+        s.atk[5 - i].scale = scale[i];
+    }
+    run(&s, &cfg);
+    CHECK(s.synced[6] && s.done[6] > 0, "%s: the newcomer never synced: %s", what, s.joiner_err);
+    CHECK(!s.honest_banned && s.views_agree, "%s: %d honest bans, views agree %d: %s", what, s.honest_banned, s.views_agree, s.why);
+    CHECK(s.mship[6] == VT_BTARD_MEMBER && s.since[6] == s.asked[6] + 1, "%s: the newcomer is %d since %lld (want a member since step %lld, after the one it asked for)",
+          what, (int)s.mship[6], (long long)s.since[6], (long long)s.asked[6] + 1);
+    CHECK(s.asked[6] >= 8 + VT__BT_LEAD && s.asked[6] < 40, "%s: it asked for step %lld (started after founder 0's step 8: want a step the honest founders were near)",
+          what, (long long)s.asked[6]);
+    NOTE("%s: the newcomer started after founder 0's step 8, asked to join at step %lld, a member since %lld", what, (long long)s.asked[6],
+         (long long)s.since[6]);
+}
+TEST(late_newcomer_learns_the_step) {
+    auto_case("honest founders", 0, NULL, 11);
+}
+TEST(lying_founders_do_not_mislead_it) {
+    static const double far[2] = {1000, -1000}, near[2] = {VT__BT_SPREAD, VT__BT_SPREAD};
+    auto_case("founders 5, 4 lie 1000 ahead and behind", 2, far, 12);
+    auto_case("founders 5, 4 lie D ahead", 2, near, 13);
+}
+
 int main(int argc, char **argv) {
     int rc;
     TEST_FILTER(argc, argv);
@@ -396,6 +463,9 @@ int main(int argc, char **argv) {
     RUN(lost_request_sent_again);
     RUN(wrong_state_detected_fetched_elsewhere);
     RUN(join_flood_within_bounds);
+    RUN(step_pick_bounded_by_honest_statements);
+    RUN(late_newcomer_learns_the_step);
+    RUN(lying_founders_do_not_mislead_it);
     vt_btard_digits_free(&g_d);
     return TEST_SUMMARY();
 }

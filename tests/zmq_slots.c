@@ -6,6 +6,10 @@
      guests alike while the slot is open; a guest's message over guest_max
      is dropped;
      a guest claiming founder 2's slot is refused;
+     a founder's message to open slot 3 is a reply: it reaches the guest
+     connection that last spoke for 3 (a newcomer reads it on its
+     connection to the founder), no other guest, and nothing over
+     guest_max; a guest key's messages pass a rate bound (a burst of 10);
      at most 8 guest keys per open slot are accepted;
      once slot 3 is admitted with one key (vt_net.roster), only that key is
      heard as 3, and the founder reaches the newcomer's endpoint;
@@ -101,6 +105,16 @@ int main(int argc, char **argv) {
     k = hear(a, 3, 3, 0, 2);
     check(k == 2, "two guests claiming open slot 3 are heard as 3 (and a guest's 5000-byte message is not)");
     check(a->stats.garbage >= 2, "a stranger claiming founder 2's slot is refused; the guest's large message dropped");
+    x->send(x, 0, 1, "q", 1);
+    k = hear(a, 3, 3, 'q', 1);
+    a->send(a, 3, 2, "r", 1);
+    a->send(a, 3, 2, big, sizeof big); /* over guest_max: dropped by the founder */
+    check(k == 1 && hear(x, 3, 0, 0, 1) == 1, "a founder answers open slot 3 on the guest connection that spoke for it (x reads it, and only the answer)");
+    check(hear(y, 0.5, 0, 0, 1) == 0, "no other guest of slot 3 hears the answer");
+    for (i = 0; i < 40; i++) y->send(y, 0, 1, "t", 1);
+    k = hear(a, 1.5, 3, 't', 40);
+    check(k >= 8 && k <= 16, "a guest key's messages are rate-bounded: 40 sent at once, a burst of about 10 heard");
+    if (k < 8 || k > 16) printf("  (heard %d)\n", k);
     for (i = 0; i < 8; i++) {
         vt_btard_key_new(&kg);
         g[i] = endpoint(3, &kg, 1, 0);
