@@ -3057,10 +3057,12 @@ static void vt__reset_life(vt_ctx *c, int life) {
    auditor checks plausibility against the sound bound, so a too-small
    factor makes an honest audit fail, never a forged one pass.
    probabilistic: vt__g uses lambda sqrt(n) u instead of n u for the sums
-   (Higham and Mary 2019). ITS PROMISE ASSUMES RANDOM ROUNDING ERRORS: it
-   holds with probability at least 1 - 2n exp(-lambda^2 / 2) per sum when
-   the rounding errors of a sum behave as independent, mean-zero random
-   variables, which training data usually gives. Inputs chosen by an
+   (Higham and Mary 2019), except in the bound of a correctly rounded
+   product, which decides without a log and stays sound (vt__sound_ord).
+   ITS PROMISE ASSUMES RANDOM ROUNDING ERRORS: it holds with probability
+   at least 1 - 2n exp(-lambda^2 / 2) per sum when the rounding errors of a
+   sum behave as independent, mean-zero random variables, which training
+   data usually gives. Inputs chosen by an
    adversary (long sums built to land near a binary32 midpoint) break that
    assumption, and then honest audits fail. It is never the default, a
    transcript records it, and vt_create refuses it for a transcript unless
@@ -5905,22 +5907,41 @@ static void vt__cpu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__e
 }
 
 /* ws: B's line statistics from a convolution's source (vt__wstat_lines), or NULL */
+/* THE BOUND OF A CORRECTLY ROUNDED PRODUCT decides, with no log to catch a
+   wrong call, which outputs are RNE32(x) and which are evaluated exactly:
+   it is the sound bound in every bound mode. A probabilistic gamma there
+   would let an order whose rounding errors do not cancel (a long sum that
+   rounds up at every step: tests/test_replay.c's
+   probabilistic_products_correctly_rounded) take RNE32(x) where the exact
+   value rounds elsewhere, and two machines would hold different weights
+   with nothing in either log. The order itself (o) is unchanged: the copy
+   only computes gamma. */
+static const vt__ord *vt__sound_ord(const vt__ord *o, vt__ord *tmp) {
+    if (o->bmode != VT_BOUND_PROBABILISTIC) return o;
+    *tmp = *o;
+    tmp->bmode = VT_BOUND_SOUND;
+    return tmp;
+}
+
 static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                        int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, double *E, const double *bias,
                        int64_t kchunk, const vt__wstat *ws) {
     int64_t i, j;
-    if (E && k->c->d.mode == VT_MODE_VERIFIED && !k->c->ncal && M > 0 && N > 0 &&
-        !vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias))
-        return;
+    vt__ord so;
+    const vt__ord *ob = k->o; /* the bound's gamma */
+    if (E && k->c->d.mode == VT_MODE_VERIFIED && !k->c->ncal && M > 0 && N > 0) {
+        if (!vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias)) return;
+        ob = vt__sound_ord(k->o, &so);
+    }
     if (E && E == o->e && M * N == o->n && !k->c->ncal && !vt__no_lazy) {
-        vt__lazy *z = vt__gemm_lazy(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk, ws);
+        vt__lazy *z = vt__gemm_lazy(k->c, ob, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk, ws);
         if (!z) return;
         if (!z->gb.C0) o->lz = z;
         else {
             z->gb.E = E;
             vt__parallel(&k->c->pool, M, M * N, vt__gbound_task, &z->gb);
         }
-    } else if (E) vt__gemm_bound(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, N, bias, kchunk, E);
+    } else if (E) vt__gemm_bound(k->c, ob, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, N, bias, kchunk, E);
     if (!o->acc && !bias) {
         vt__gemm_set(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
         return;
@@ -5970,18 +5991,22 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
                          int64_t sak, const double *B, int64_t sbk, const vt__wstat *ws) {
     vt_ctx *c = k->c;
     int64_t b, mn = M * nc;
+    vt__ord so;
+    const vt__ord *ob = k->o; /* the bound's gamma: sound for a correctly rounded product (vt__sound_ord) */
     if (!o->e || c->ncal || vt__no_lazy || nb * mn != o->n || mn <= 0) {
         for (b = 0; b < nb; b++)
             vt__mm(k, o, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, o->x + b * mn, o->e ? o->e + b * mn : NULL, NULL, 0);
         return;
     }
-    if (c->d.mode == VT_MODE_VERIFIED)
+    if (c->d.mode == VT_MODE_VERIFIED) {
         for (b = 0; b < nb; b++) {
             if (!vt__xprod_add(c, o, o->x + b * mn, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, NULL)) return;
             o->xp->b[o->xp->n - 1].ws = ws; o->xp->b[o->xp->n - 1].wn = b;
         }
+        ob = vt__sound_ord(k->o, &so);
+    }
     {
-        vt__lazy *z = vt__gemm_lazy(c, k->o, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0, ws);
+        vt__lazy *z = vt__gemm_lazy(c, ob, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0, ws);
         if (!z) return;
         if (!z->gb.C0) { z->nb = nb; z->nc = nc; o->lz = z; }
         else { /* old values: each b's bound written out, from the shared statistics, in one pass over the pool */
