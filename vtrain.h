@@ -2612,6 +2612,7 @@ struct vt_ctx {
     uint64_t calls;         /* kernel invocation counter (chaos key) */
     vt__ents *tents;        /* per-thread entry buffers */
     const vt__xprod *rxp;   /* the correctly rounded product being rounded (vt__round), or NULL */
+    int64_t round_tri;      /* the next vt__round's point is causal, blocks of this side (vt__tri_round; CPU) */
     int pre_cast; int64_t pre_bad; /* >>optim: the next cast's values are binary32 already, their first NaN
                                       pre_bad (-1: none); vt__cpu_cast returns it without a pass */
     vt__ents ents;          /* entries of the current point, in index order */
@@ -3089,10 +3090,12 @@ static void vt__reset_life(vt_ctx *c, int life) {
    auditor checks plausibility against the sound bound, so a too-small
    factor makes an honest audit fail, never a forged one pass.
    probabilistic: vt__g uses lambda sqrt(n) u instead of n u for the sums
-   (Higham and Mary 2019). ITS PROMISE ASSUMES RANDOM ROUNDING ERRORS: it
-   holds with probability at least 1 - 2n exp(-lambda^2 / 2) per sum when
-   the rounding errors of a sum behave as independent, mean-zero random
-   variables, which training data usually gives. Inputs chosen by an
+   (Higham and Mary 2019), except in the bound of a correctly rounded
+   product, which decides without a log and stays sound (vt__sound_ord).
+   ITS PROMISE ASSUMES RANDOM ROUNDING ERRORS: it holds with probability
+   at least 1 - 2n exp(-lambda^2 / 2) per sum when the rounding errors of a
+   sum behave as independent, mean-zero random variables, which training
+   data usually gives. Inputs chosen by an
    adversary (long sums built to land near a binary32 midpoint) break that
    assumption, and then honest audits fail. It is never the default, a
    transcript records it, and vt_create refuses it for a transcript unless
@@ -3179,6 +3182,7 @@ typedef struct {
     int compact;
     const struct vt__lazy *lz; /* a product's bound, computed where needed (>>gemm) */
     double gs, gx;      /* a correctly rounded product's refinement (vt__xprod; gx 0: none) */
+    int64_t tri;        /* vt__tri_round: the side of the square blocks */
 } vt__rjob;
 
 static int vt__ents_push(vt_ctx *c, vt__ents *t, int64_t i, float r, int full) {
@@ -3256,13 +3260,11 @@ static void vt__round_finish(const vt__rjob *j, vt__ents *t, double *x, const do
     vt__cast_block(x, n);
 }
 
-static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
-    vt__rjob *j = (vt__rjob *)arg;
-    vt__ents *t = &j->c->tents[tid];
-    int64_t b0, i, nv;
+/* the trainer's rule for x[b0, b0 + n), n <= 256 */
+static void vt__round_block(const vt__rjob *j, vt__ents *t, int64_t b0, int64_t n) {
+    int64_t i, nv;
     double keep[256];
-    for (b0 = lo; b0 < hi; b0 += 256) {
-        int64_t n = VT__MIN(256, hi - b0);
+    {
         double *x = j->x + b0;
         const double *e = j->e + b0;
         double ef2 = 2 * j->ef * VT__SAFE;
@@ -3299,6 +3301,12 @@ static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
         }
         vt__round_finish(j, t, x, keep, nv, n, e, b0, any);
     }
+}
+static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__rjob *j = (vt__rjob *)arg;
+    vt__ents *t = &j->c->tents[tid];
+    int64_t b0;
+    for (b0 = lo; b0 < hi; b0 += 256) vt__round_block(j, t, b0, VT__MIN(256, hi - b0));
 }
 
 /* the first NaN in x[lo,hi) (or -1): a branch-free pass per block of 256,
@@ -3492,7 +3500,7 @@ static int64_t vt__cpu_cast(vt_ctx *c, double *x, int64_t n, int check_only) {
     int t, nt = c->pool.n;
     if (c->pre_cast) { c->pre_cast = 0; return c->pre_bad; } /* a fused pass rounded and checked them (>>optim) */
     for (t = 0; t < nt; t++) c->tents[t].bad = -1;
-    job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0; job.lz = NULL; job.gs = job.gx = 0;
+    job.c = c; job.x = x; job.e = NULL; job.ef = 1; job.compact = 0; job.lz = NULL; job.gs = job.gx = 0; job.tri = 0;
     vt__parallel(&c->pool, n, n, check_only ? vt__nan_task : vt__cast_task, &job);
     return vt__ents_gather(c, NULL);
 }
@@ -3501,9 +3509,34 @@ static int64_t vt__cpu_round(vt_ctx *c, double *x, const double *e, int64_t n, d
     vt__rjob job;
     int t, nt = c->pool.n;
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
-    job.c = c; job.x = x; job.e = e; job.ef = ef; job.compact = compact; job.lz = NULL;
+    job.c = c; job.x = x; job.e = e; job.ef = ef; job.compact = compact; job.lz = NULL; job.tri = 0;
     job.gs = c->rxp ? c->rxp->gs : 0; job.gx = c->rxp ? c->rxp->gx : 0;
     vt__parallel(&c->pool, n, 8 * n, vt__round_task, &job);
+    return vt__ents_gather(c, out);
+}
+
+/* A CAUSAL POINT (CPU backend only: vt__kout.tri, attention's T x T
+   outputs): x is square blocks of T x T whose elements above each diagonal
+   are +0 or -0 with bound 0, written so by the kernel. There the trainer's
+   rule writes no entry and the cast changes nothing (RNE32(x -+ 0) = x, not
+   a NaN), so each row is checked only up to its diagonal: the same values,
+   entries and first NaN as vt__cpu_round over everything. */
+static void vt__tri_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__rjob *j = (vt__rjob *)arg;
+    vt__ents *t = &j->c->tents[tid];
+    int64_t r, b0;
+    for (r = lo; r < hi; r++) {
+        int64_t end = r * j->tri + r % j->tri + 1; /* row r: its elements [r T, end) */
+        for (b0 = r * j->tri; b0 < end; b0 += 256) vt__round_block(j, t, b0, VT__MIN(256, end - b0));
+    }
+}
+static int64_t vt__tri_round(vt_ctx *c, double *x, const double *e, int64_t n, int64_t T, double ef, int compact, vt__ents *out) {
+    vt__rjob job;
+    int t, nt = c->pool.n;
+    for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
+    job.c = c; job.x = x; job.e = e; job.ef = ef; job.compact = compact; job.lz = NULL; job.tri = T;
+    job.gs = job.gx = 0; /* not a product (those take vt__cpu_round) */
+    vt__parallel(&c->pool, n / T, 4 * n, vt__tri_round_task, &job);
     return vt__ents_gather(c, out);
 }
 
@@ -3592,6 +3625,7 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
         /* the trainer's rule; without a log (round-only, native, or training
            without one) the entries are only counted */
         bad = lz  ? vt__lazy_round(c, x, lz, ef, compact, &c->ents)
+            : e && c->round_tri > 0 && n % c->round_tri == 0 ? vt__tri_round(c, x, e, n, c->round_tri, ef, compact, &c->ents)
             : e ? be->round(c, x, e, n, ef, compact, &c->ents) : be->cast(c, x, n, 0);
         if (bad >= 0) goto nonfinite;
         c->stats.entries += c->ents.n;
@@ -4440,16 +4474,24 @@ typedef struct {
     int *lsb;
 } vt__stat_job;
 
-static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
-    vt__stat_job *j = (vt__stat_job *)arg;
+/* Lines [lo, hi). tri (CAUSAL PRODUCTS): a causal operand whose zeros the
+   caller has checked. VT__TRI_KLE, lines that are rows: line r is zero
+   beyond k = r, and the walk stops at the first multiple of 4 past r (each
+   vector lane then sums what it summed over the whole line, in the same
+   order; the rest added +0 to sums of magnitudes and changed no maximum or
+   minimum). VT__TRI_KGE, lines that are columns: line r is zero before
+   k = r, and row k updates only the lines up to k (whole groups of 4, the
+   others as they were). Every statistic is bit for bit the full walk's;
+   another tri, or another orientation, walks everything. */
+static void vt__stat_lines(const vt__stat_job *j, int64_t lo, int64_t hi, int tri) {
     int64_t r, r0, k;
-    (void)tid;
     if (j->s_outer == 1 && j->s_k != 1) { /* lines are columns: walk rows, update all lines */
-        int *L = j->lsb + lo, anycoarse = 0;
+        int *L = j->lsb + lo, anycoarse = 0, kge = tri == VT__TRI_KGE;
         double *mn = j->th; /* smallest nonzero magnitudes, until th is computed */
         for (r = lo; r < hi; r++) {
+            int64_t k0 = kge ? VT__MIN(r, j->K) : 0;
             j->n1[r] = 0; j->n2[r] = 0; j->mx[r] = 0; mn[r] = INFINITY;
-            L[r - lo] = vt__coarse_line(j->X + r, j->s_k, j->K) ? VT__LSB_NONE : -VT__LSB_NONE;
+            L[r - lo] = vt__coarse_line(j->X + r + k0 * j->s_k, j->s_k, j->K - k0) ? VT__LSB_NONE : -VT__LSB_NONE;
             anycoarse |= L[r - lo] == VT__LSB_NONE;
         }
         r = lo;
@@ -4466,8 +4508,8 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
             {
                 const __m256d sign = _mm256_set1_pd(-0.0);
                 const __m256i one = _mm256_set1_epi64x(1);
-                int64_t nk = VT__MIN(4, j->K - k), q;
-                for (; r < r0; r += 4) {
+                int64_t nk = VT__MIN(4, j->K - k), q, rg = kge ? VT__MIN(r0, k + nk) : r0;
+                for (; r < rg; r += 4) {
                     __m256d s1 = _mm256_loadu_pd(j->n1 + r), s2 = _mm256_loadu_pd(j->n2 + r);
                     __m256d vm = _mm256_loadu_pd(j->mx + r), vn = _mm256_loadu_pd(mn + r);
                     for (q = 0; q < nk; q++) {
@@ -4484,14 +4526,15 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
                     int64_t kk;
                     for (kk = k; kk < k + nk; kk++) {
                         const double *xr = j->X + kk * j->s_k;
-                        for (r = r0; r < hi; r++) {
+                        int64_t rh = kge ? VT__MIN(hi, kk + 1) : hi;
+                        for (r = r0; r < rh; r++) {
                             double a = fabs(xr[r]);
                             j->n1[r] += a; j->n2[r] += a * a;
                             if (a > j->mx[r]) j->mx[r] = a;
                             if (a != 0 && a < mn[r]) mn[r] = a;
                         }
                         if (anycoarse)
-                            for (r = lo; r < hi; r++)
+                            for (r = lo; r < rh; r++)
                                 if (xr[r] != 0 && L[r - lo] > -VT__LSB_NONE) { int l = vt__lsb(xr[r]); if (l < L[r - lo]) L[r - lo] = l; }
                     }
                     k += nk - 1;
@@ -4499,14 +4542,14 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 }
             }
 #endif
-            for (r = r0; r < hi; r++) {
+            for (r = r0; r < (kge ? VT__MIN(hi, k + 1) : hi); r++) {
                 double a = fabs(x[r]);
                 j->n1[r] += a; j->n2[r] += a * a;
                 if (a > j->mx[r]) j->mx[r] = a;
                 if (a != 0 && a < mn[r]) mn[r] = a;
             }
             if (anycoarse)
-                for (r = lo; r < hi; r++)
+                for (r = lo; r < (kge ? VT__MIN(hi, k + 1) : hi); r++)
                     if (x[r] != 0 && L[r - lo] > -VT__LSB_NONE) { int l = vt__lsb(x[r]); if (l < L[r - lo]) L[r - lo] = l; }
         }
 #ifdef VT__AVX2
@@ -4523,7 +4566,13 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
     for (r = lo; r < hi; r++) {
         const double *x = j->X + r * j->s_outer;
         double s1 = 0, s2 = 0, m = 0, mn = INFINITY;
-        int L = VT__LSB_NONE, coarse = vt__coarse_line(x, j->s_k, j->K), e;
+        int64_t K = j->K; /* the walk's end: the line's */
+        int L = VT__LSB_NONE, coarse, e;
+        if (tri == VT__TRI_KLE && r + 1 < K) { /* or the lanes' boundary past its last nonzero term */
+            K = (r + 4) / 4 * 4;
+            if (K > j->K / 4 * 4) K = j->K;
+        }
+        coarse = vt__coarse_line(x, j->s_k, K);
         k = 0;
 #ifdef VT__AVX2
         if (j->s_k == 1 && j->K >= 8) { /* four lanes at a time (the order of these sums does not matter) */
@@ -4532,7 +4581,7 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
             __m256d v1 = zero, v2 = zero, vm = zero, vn = _mm256_set1_pd(INFINITY);
             double t1[4], t2[4], tm[4], tn[4];
             int q;
-            for (; k + 8 <= j->K; k += 8) { /* two steps per trip, each as the loop below */
+            for (; k + 8 <= K; k += 8) { /* two steps per trip, each as the loop below */
                 __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)), b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 4));
                 v1 = _mm256_add_pd(v1, a);
                 v2 = _mm256_fmadd_pd(a, a, v2);
@@ -4543,7 +4592,7 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 vm = _mm256_max_pd(vm, b);
                 vn = _mm256_min_pd(vt__dec_bits(b, one), vn);
             }
-            for (; k + 4 <= j->K; k += 4) {
+            for (; k + 4 <= K; k += 4) {
                 __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k));
                 v1 = _mm256_add_pd(v1, a);
                 v2 = _mm256_fmadd_pd(a, a, v2);
@@ -4559,14 +4608,14 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
             }
         }
 #endif
-        for (; k < j->K; k++) {
+        for (; k < K; k++) {
             double a = fabs(x[k * j->s_k]);
             s1 += a; s2 += a * a;
             if (a > m) m = a;
             if (a != 0 && a < mn) mn = a;
         }
         if (coarse) {
-            for (k = 0; k < j->K; k++)
+            for (k = 0; k < K; k++)
                 if (x[k * j->s_k] != 0) { int l = vt__lsb(x[k * j->s_k]); if (l < L) L = l; }
         } else if (mn < INFINITY) {
             e = vt__fexp(mn);
@@ -4575,6 +4624,10 @@ static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
         j->n1[r] = s1; j->n2[r] = sqrt(s2); j->mx[r] = m;
         j->th[r] = L >= VT__LSB_NONE ? INFINITY : vt__pow2(VT__MIN(L + 53, 1023));
     }
+}
+static void vt__stat_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    (void)tid;
+    vt__stat_lines((const vt__stat_job *)arg, lo, hi, VT__TRI_NONE);
 }
 
 /* An im2col matrix described by its source (>>conv2d): its columns'
@@ -4591,11 +4644,12 @@ static void vt__wstat_cols(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb)
 static void vt__wstat_lines(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb);
 static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t k0, int64_t k1, double *dst);
 
-typedef struct { vt__stat_job *a, *b; int64_t M; } vt__stat2_job;
+typedef struct { vt__stat_job *a, *b; int64_t M; int tri; } vt__stat2_job; /* tri: A's (vt__stat_lines) */
 static void vt__stat2_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__stat2_job *j = (vt__stat2_job *)arg;
-    if (lo < j->M) vt__stat_task(j->a, lo, VT__MIN(hi, j->M), tid);
-    if (hi > j->M) vt__stat_task(j->b, VT__MAX(lo, j->M) - j->M, hi - j->M, tid);
+    (void)tid;
+    if (lo < j->M) vt__stat_lines(j->a, lo, VT__MIN(hi, j->M), j->tri);
+    if (hi > j->M) vt__stat_lines(j->b, VT__MAX(lo, j->M) - j->M, hi - j->M, VT__TRI_NONE);
 }
 
 typedef struct {
@@ -4666,11 +4720,12 @@ static void vt__tasks(vt__pool *p, int64_t n, int64_t work, vt__task_fn fn, void
 /* doubles of workspace the bound of an M x N product needs */
 #define VT__BOUND_WS(M, N) (5 * ((M) + (N)) + 2)
 
-/* the statistics and the factor G of the bound (everything but E) */
+/* the statistics and the factor G of the bound (everything but E); tri: A
+   is a causal operand (vt__stat_lines), else VT__TRI_NONE */
 static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A,
                                 int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0,
                                 int64_t ldc, const double *bias, int64_t kchunk, double *st, vt__stat_job *sa,
-                                vt__stat_job *sb, vt__gbound_job *gb, const vt__wstat *ws) {
+                                vt__stat_job *sb, vt__gbound_job *gb, const vt__wstat *ws, int tri) {
     int *ls = (int *)(st + 4 * (M + N) + N);
     int64_t kc = (kchunk <= 0 || kchunk > K) ? K : kchunk, nch = K > 0 ? (K + kc - 1) / kc : 1, n;
     sa->lsb = ls;
@@ -4685,7 +4740,7 @@ static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64
         else vt__wstat_cols(pool, ws, sb);
     } else { /* A's lines then B's, in one pass over the pool (both are K long) */
         vt__stat2_job s2;
-        s2.a = sa; s2.b = sb; s2.M = M;
+        s2.a = sa; s2.b = sb; s2.M = M; s2.tri = tri;
         vt__tasks(pool, M + N, (M + N) * K, vt__stat2_task, &s2, tid);
     }
     gb->bth = sb->th + N;
@@ -4707,10 +4762,10 @@ static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64
 
 static void vt__gemm_bound_ws(vt__pool *pool, int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A,
                               int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0,
-                              int64_t ldc, const double *bias, int64_t kchunk, double *E, int64_t lde, double *st) {
+                              int64_t ldc, const double *bias, int64_t kchunk, double *E, int64_t lde, double *st, int tri) {
     vt__stat_job sa, sb;
     vt__gbound_job gb;
-    vt__gemm_bound_prep(pool, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, ldc, bias, kchunk, st, &sa, &sb, &gb, NULL);
+    vt__gemm_bound_prep(pool, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, ldc, bias, kchunk, st, &sa, &sb, &gb, NULL, tri);
     gb.E = E; gb.lde = lde;
     vt__tasks(pool, M, M * N, vt__gbound_task, &gb, tid);
 }
@@ -4719,7 +4774,7 @@ static void vt__gemm_bound(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, in
                            int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0, int64_t ldc,
                            const double *bias, int64_t kchunk, double *E) {
     double *st = (double *)vt__scratch(c, sizeof(double) * (size_t)VT__BOUND_WS(M, N));
-    if (st) vt__gemm_bound_ws(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, ldc, bias, kchunk, E, N, st);
+    if (st) vt__gemm_bound_ws(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, ldc, bias, kchunk, E, N, st, VT__TRI_NONE);
 }
 
 /* A LAZY BOUND. The bound of a product that writes its whole output (no old
@@ -4816,7 +4871,7 @@ static int64_t vt__lazy_round(vt_ctx *c, double *x, const vt__lazy *z, double ef
     vt__rjob job;
     int t, nt = c->pool.n;
     for (t = 0; t < nt; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
-    job.c = c; job.x = x; job.e = NULL; job.ef = ef; job.compact = compact; job.lz = z;
+    job.c = c; job.x = x; job.e = NULL; job.ef = ef; job.compact = compact; job.lz = z; job.tri = 0;
     job.gs = c->rxp ? c->rxp->gs : 0; job.gx = c->rxp ? c->rxp->gx : 0;
     vt__parallel(&c->pool, z->nb * z->M, 4 * z->nb * z->M * z->nc, vt__lazy_round_task, &job);
     return vt__ents_gather(c, out);
@@ -4832,7 +4887,8 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
     double *st = (double *)vt__scratch(c, sizeof(double) * (size_t)VT__BOUND_WS(M, N));
     int64_t n;
     if (!z || !st) return NULL;
-    vt__gemm_bound_prep(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, N, bias, kchunk, st, &z->sa, &z->sb, &z->gb, ws);
+    vt__gemm_bound_prep(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, N, bias, kchunk, st, &z->sa, &z->sb, &z->gb, ws,
+                        VT__TRI_NONE);
     z->gb.a = &z->sa; z->gb.b = &z->sb;
     z->M = M; z->N = N; z->nb = 1; z->nc = N;
     z->cap2 = z->cap1 = z->capm = z->capb = 0;
@@ -4868,14 +4924,15 @@ static void vt__mm_serial(const vt__ord *o, int tid, int acc, int tri, int64_t M
     if (E && tri == VT__TRI_OUT && !acc) { /* the bound of the wanted outputs only (row m: n <= m) */
         vt__stat_job sa, sb;
         vt__gbound_job gb;
-        vt__gemm_bound_prep(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, NULL, ldc, NULL, 0, ws, &sa, &sb, &gb, NULL);
+        vt__gemm_bound_prep(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, NULL, ldc, NULL, 0, ws, &sa, &sb, &gb, NULL, VT__TRI_NONE);
         gb.E = E; gb.lde = lde;
         for (i = 0; i < M; i++) {
             gb.N = VT__MIN(N, i + 1);
             vt__gbound_task(&gb, i, i + 1, tid);
         }
-    } else if (E)
-        vt__gemm_bound_ws(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, acc ? C : NULL, ldc, NULL, 0, E, lde, ws);
+    } else if (E) /* KLE, KGE: A's causal zeros are the ones its statistics skip */
+        vt__gemm_bound_ws(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, acc ? C : NULL, ldc, NULL, 0, E, lde, ws,
+                          tri == VT__TRI_OUT ? VT__TRI_NONE : tri);
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
         if (!acc)
@@ -5236,6 +5293,7 @@ typedef struct vt__kout {
     int acc;       /* x holds an old value that the kernel adds to */
     int exact;     /* kernel says: the values are exact T values, no rounding point */
     const struct vt__lazy *lz; /* CPU: e is this product's lazy bound, not the array */
+    int64_t tri;   /* CPU: a causal point of T x T blocks, T here (vt__tri_round), or 0 */
     vt__xprod *xp; /* a correctly rounded product (vt__xprod_add), or NULL */
     int kind;
     int ndim;
@@ -5288,6 +5346,7 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
     o->acc = acc;
     o->exact = 0;
     o->lz = NULL;
+    o->tri = 0;
     o->xp = NULL;
     o->kind = vt__kind(op, slot);
     o->ndim = shape->ndim;
@@ -5322,7 +5381,9 @@ static void vt__run_kernel(vt_ctx *c, vt__kern *k) {
             if (o->kind >= 0 && o->kind < VT_OP_COUNT * 8) c->kstats[o->kind].runs++;
             continue;
         }
+        c->round_tri = o->tri;
         vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->lz, o->xp, o->n);
+        c->round_tri = 0;
         if (c->status != VT_OK) return;
     }
     if (kind >= 0 && kind < VT_OP_COUNT * 8) {
@@ -5958,22 +6019,41 @@ static void vt__cpu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__e
 }
 
 /* ws: B's line statistics from a convolution's source (vt__wstat_lines), or NULL */
+/* THE BOUND OF A CORRECTLY ROUNDED PRODUCT decides, with no log to catch a
+   wrong call, which outputs are RNE32(x) and which are evaluated exactly:
+   it is the sound bound in every bound mode. A probabilistic gamma there
+   would let an order whose rounding errors do not cancel (a long sum that
+   rounds up at every step: tests/test_replay.c's
+   probabilistic_products_correctly_rounded) take RNE32(x) where the exact
+   value rounds elsewhere, and two machines would hold different weights
+   with nothing in either log. The order itself (o) is unchanged: the copy
+   only computes gamma. */
+static const vt__ord *vt__sound_ord(const vt__ord *o, vt__ord *tmp) {
+    if (o->bmode != VT_BOUND_PROBABILISTIC) return o;
+    *tmp = *o;
+    tmp->bmode = VT_BOUND_SOUND;
+    return tmp;
+}
+
 static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                        int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, double *E, const double *bias,
                        int64_t kchunk, const vt__wstat *ws) {
     int64_t i, j;
-    if (E && k->c->d.mode == VT_MODE_VERIFIED && !k->c->ncal && M > 0 && N > 0 &&
-        !vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias, kchunk))
-        return;
+    vt__ord so;
+    const vt__ord *ob = k->o; /* the bound's gamma */
+    if (E && k->c->d.mode == VT_MODE_VERIFIED && !k->c->ncal && M > 0 && N > 0) {
+        if (!vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias, kchunk)) return;
+        ob = vt__sound_ord(k->o, &so);
+    }
     if (E && E == o->e && M * N == o->n && !k->c->ncal && !vt__no_lazy) {
-        vt__lazy *z = vt__gemm_lazy(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk, ws);
+        vt__lazy *z = vt__gemm_lazy(k->c, ob, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk, ws);
         if (!z) return;
         if (!z->gb.C0) o->lz = z;
         else {
             z->gb.E = E;
             vt__parallel(&k->c->pool, M, M * N, vt__gbound_task, &z->gb);
         }
-    } else if (E) vt__gemm_bound(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, N, bias, kchunk, E);
+    } else if (E) vt__gemm_bound(k->c, ob, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, N, bias, kchunk, E);
     if (!o->acc && !bias) {
         vt__gemm_set(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
         return;
@@ -6023,18 +6103,22 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
                          int64_t sak, const double *B, int64_t sbk, const vt__wstat *ws) {
     vt_ctx *c = k->c;
     int64_t b, mn = M * nc;
+    vt__ord so;
+    const vt__ord *ob = k->o; /* the bound's gamma: sound for a correctly rounded product (vt__sound_ord) */
     if (!o->e || c->ncal || vt__no_lazy || nb * mn != o->n || mn <= 0) {
         for (b = 0; b < nb; b++)
             vt__mm(k, o, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, o->x + b * mn, o->e ? o->e + b * mn : NULL, NULL, 0);
         return;
     }
-    if (c->d.mode == VT_MODE_VERIFIED)
+    if (c->d.mode == VT_MODE_VERIFIED) {
         for (b = 0; b < nb; b++) {
             if (!vt__xprod_add(c, o, o->x + b * mn, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, NULL, 0)) return;
             o->xp->b[o->xp->n - 1].ws = ws; o->xp->b[o->xp->n - 1].wn = b;
         }
+        ob = vt__sound_ord(k->o, &so);
+    }
     {
-        vt__lazy *z = vt__gemm_lazy(c, k->o, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0, ws);
+        vt__lazy *z = vt__gemm_lazy(c, ob, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0, ws);
         if (!z) return;
         if (!z->gb.C0) { z->nb = nb; z->nc = nc; o->lz = z; }
         else { /* old values: each b's bound written out, from the shared statistics, in one pass over the pool */
@@ -6785,6 +6869,16 @@ static int vt__att_upper0(const double *P, int64_t T) {
 static void vt__att_put_scaled(const vt__kout *o, double *x, double *e, int64_t ldx, const double *P, const double *PE,
                                int64_t lp, int64_t M, int64_t N, double scale) {
     int64_t i, n;
+    if (!o->acc) { /* the loop below without its branches, a row at a time (the compilers vectorise it) */
+        for (i = 0; i < M; i++) {
+            for (n = 0; n < N; n++) x[i * ldx + n] = scale * P[i * lp + n];
+            if (e && PE)
+                for (n = 0; n < N; n++) e[i * ldx + n] = 1.01 * (scale * PE[i * lp + n] + VT__U * fabs(x[i * ldx + n]));
+            else if (e)
+                for (n = 0; n < N; n++) e[i * ldx + n] = 0;
+        }
+        return;
+    }
     for (i = 0; i < M; i++)
         for (n = 0; n < N; n++) {
             double v = scale * P[i * lp + n], ev = PE ? 1.01 * (scale * PE[i * lp + n] + VT__U * fabs(v)) : 0;
@@ -6810,12 +6904,13 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
         if (!k->bwd) {
             double *pre = k->out[0].x + bh * T * T, *e = k->out[0].e ? k->out[0].e + bh * T * T : NULL;
             vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, Q, C3, 1, K, 1, C3, P, T, E, T, ws, tb);
-            for (t = 0; t < T; t++)
-                for (t2 = 0; t2 < T; t2++) {
-                    double v = t2 <= t ? j->scale * P[t * T + t2] : 0;
-                    pre[t * T + t2] = v;
-                    if (e) e[t * T + t2] = t2 <= t ? 1.01 * (j->scale * E[t * T + t2] + VT__U * fabs(v)) : 0;
-                }
+            for (t = 0; t < T; t++) { /* the lower triangle, then the zeros above it */
+                for (t2 = 0; t2 <= t; t2++) pre[t * T + t2] = j->scale * P[t * T + t2];
+                if (e)
+                    for (t2 = 0; t2 <= t; t2++) e[t * T + t2] = 1.01 * (j->scale * E[t * T + t2] + VT__U * fabs(pre[t * T + t2]));
+                memset(pre + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
+                if (e) memset(e + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
+            }
         } else {
             const double *dpre = vt__d(k->t->grad) + bh * T * T;
             const vt__kout *o = &k->out[0];
@@ -6849,17 +6944,24 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 const double *x = vt__d(k->t->src[0]) + row * T;
                 double *y = k->out[0].x + row * T, *e = k->out[0].e ? k->out[0].e + row * T : NULL, eps_s;
                 double s = vt__softmax_row(k->o, (uint64_t)row, x, n, ex, &eps_s, NULL);
-                for (t2 = 0; t2 < T; t2++) {
-                    double v = t2 < n ? ex[t2] / s : 0;
-                    y[t2] = v;
-                    if (e) e[t2] = eps_s > 0 ? 1.01 * v * (eps_s + VT__U) : 0;
-                }
+                for (t2 = 0; t2 < n; t2++) y[t2] = ex[t2] / s;
+                if (e)
+                    for (t2 = 0; t2 < n; t2++) e[t2] = eps_s > 0 ? 1.01 * y[t2] * (eps_s + VT__U) : 0;
+                memset(y + n, 0, sizeof(double) * (size_t)(T - n)); /* above the diagonal: 0, exact */
+                if (e) memset(e + n, 0, sizeof(double) * (size_t)(T - n));
             } else {
                 const double *y = vt__d(k->t) + row * T, *dy = vt__d(k->t->grad) + row * T;
                 double mag, D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, &mag), dD = vt__gsum(k->o, n) * mag;
-                for (t2 = 0; t2 < T; t2++) {
-                    double dd = t2 < n ? dy[t2] - D : 0, v = t2 < n ? y[t2] * dd : 0;
-                    vt__put(&k->out[0], row * T + t2, v, dD > 0 ? 1.01 * (fabs(y[t2]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0);
+                const vt__kout *o = &k->out[0];
+                for (t2 = 0; t2 < n; t2++) {
+                    double dd = dy[t2] - D, v = y[t2] * dd;
+                    vt__put(o, row * T + t2, v, dD > 0 ? 1.01 * (fabs(y[t2]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0);
+                }
+                if (o->acc) /* above the diagonal: + 0, exact (an old -0 becomes +0, as the add gives) */
+                    for (; t2 < T; t2++) vt__put(o, row * T + t2, 0, 0);
+                else {
+                    memset(o->x + row * T + n, 0, sizeof(double) * (size_t)(T - n));
+                    if (o->e) memset(o->e + row * T + n, 0, sizeof(double) * (size_t)(T - n));
                 }
             }
         }
@@ -6884,13 +6986,17 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 const vt__kout *o = &k->out[0];
                 double *X = o->x + bh * T * T, *E = o->e ? o->e + bh * T * T : NULL, *PEu = o->e ? PE : NULL;
                 vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, dout, C, 1, V, 1, C3, P, T, PEu, T, ws, tb);
-                for (t = 0; t < T; t++)
-                    for (t2 = 0; t2 < T; t2++) {
+                for (t = 0; t < T; t++) {
+                    int64_t n = o->acc ? T : t + 1; /* the zeros above the diagonal: written at once unless added */
+                    for (t2 = 0; t2 < n; t2++) {
                         double v = t2 <= t ? P[t * T + t2] : 0, ev = (t2 <= t && PEu) ? PEu[t * T + t2] : 0;
                         if (o->acc) { double s2 = X[t * T + t2] + v; if (ev > 0) ev += VT__U * fabs(s2); v = s2; }
                         X[t * T + t2] = v;
                         if (E) E[t * T + t2] = ev;
                     }
+                    memset(X + t * T + n, 0, sizeof(double) * (size_t)(T - n));
+                    if (E) memset(E + t * T + n, 0, sizeof(double) * (size_t)(T - n));
+                }
             }
             if (k->out[1].x) { /* dv (T,hs) = att^T (T,T) dout (T,hs), into dqkv's v part */
                 const vt__kout *o = &k->out[1];
@@ -6921,6 +7027,11 @@ static void vt__k_attention(vt__kern *k, vt__task_fn fn) {
     j.ws = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(j.wsn * nt));
     j.tb = vt__tbufs(k->c, vt__gemm_tbytes(k->o));
     if (!j.ws || !j.tb) return;
+    /* the T x T points whose zeros above the diagonal (bound 0) the tasks
+       write, not add to: causal points (vt__tri_round) */
+    if ((t->op == VT_OP_ATT_SCORES && !k->bwd) || (t->op == VT_OP_ATT_SOFTMAX && !k->out[0].acc) ||
+        (t->op == VT_OP_ATT_MIX && k->bwd && !k->out[0].acc))
+        k->out[0].tri = j.T;
     vt__parallel(&k->c->pool, j.B * j.NH, j.B * j.NH * j.T * j.T * VT__MAX(j.hs, 8), fn, &j);
 }
 

@@ -2771,7 +2771,8 @@ static void vt__cu_stats(vt_ctx *c, const double *X, int64_t nl, int64_t K, int6
 }
 static void vt__cu_mm(vt__kern *k, const vt__mmd *d) {
     vt_ctx *c = k->c;
-    const vt__ord *o = k->o;
+    const vt__ord *o = k->o, *ob = o; /* ob: the bound's gamma, sound for a correctly rounded product */
+    vt__ord so;
     int64_t nbat = d->nb1 * d->nb2, K = d->K, MN = d->M * d->N, kc, nch, q1, q2, ch;
     int f32 = o->f32, direct, i;
     if (c->status != VT_OK || d->M <= 0 || d->N <= 0 || nbat <= 0) return;
@@ -2786,6 +2787,7 @@ static void vt__cu_mm(vt__kern *k, const vt__mmd *d) {
                 if (!vt__xprod_add(c, out, d->C + q1 * d->sc1 + q2 * d->sc2, d->M, d->N, K, d->A + q1 * d->sa1 + q2 * d->sa2,
                                    d->sam, d->sak, d->B + q1 * d->sb1 + q2 * d->sb2, d->sbk, d->sbn, d->bias, d->kchunk))
                     return;
+        ob = vt__sound_ord(o, &so); /* as vt__mm_src */
     }
     kc = (d->kchunk <= 0 || d->kchunk > K) ? K : d->kchunk;
     nch = K > 0 ? (K + kc - 1) / kc : 1;
@@ -2805,8 +2807,8 @@ static void vt__cu_mm(vt__kern *k, const vt__mmd *d) {
         g.bias = d->bias;
         /* vt__gemm_bound_ws: one chunk is a sum of K + [C0] + [bias] exact
            terms; chunks add nch - 1 + [C0] ordered roundings */
-        g.G = nch > 1 ? vt__gsum(o, kc) + vt__g(o, nch - 1 + (d->acc ? 1 : 0)) * (1 + vt__gsum(o, kc))
-                      : vt__gsum(o, K + (d->acc ? 1 : 0) + (d->bias ? 1 : 0));
+        g.G = nch > 1 ? vt__gsum(ob, kc) + vt__g(ob, nch - 1 + (d->acc ? 1 : 0)) * (1 + vt__gsum(ob, kc))
+                      : vt__gsum(ob, K + (d->acc ? 1 : 0) + (d->bias ? 1 : 0));
         g.E = d->E; g.lde = d->lde; g.e1 = d->se1; g.e2 = d->se2;
         VT__CU_EW(c, vtk_gbound, g.total, g);
     }

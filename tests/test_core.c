@@ -708,7 +708,8 @@ TEST(gemm_causal_bit_identical) {
                             double *C0 = (double *)malloc(sizeof(double) * (size_t)(M * N)), *C1 = (double *)malloc(sizeof(double) * (size_t)(M * N));
                             double *E0 = (double *)malloc(sizeof(double) * (size_t)(M * N)), *E1 = (double *)malloc(sizeof(double) * (size_t)(M * N));
                             uint64_t key = (uint64_t)(((o * 6 + ti) * 3 + wi) * 4 + tri);
-                            for (i = 0; i < M * K; i++) A[i] = (float)vt_rng_normal(8, key, (uint64_t)i);
+                            for (i = 0; i < M * K; i++) /* w 17: few-bit values (the bound's exact bit scan) */
+                                A[i] = wi == 1 ? rint(4 * vt_rng_normal(8, key, (uint64_t)i)) / 16 : (float)vt_rng_normal(8, key, (uint64_t)i);
                             for (i = 0; i < K * N; i++) B[i] = (i % 11 == 3) ? 0.0 : (float)vt_rng_normal(9, key, (uint64_t)i);
                             if (tri != VT__TRI_OUT) /* L[r][q] = 0 for q > r, +0 or -0; row 2 of L has only -0 terms */
                                 for (m = 0; m < T; m++)

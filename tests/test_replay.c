@@ -856,6 +856,63 @@ TEST(probabilistic_transcript_needs_consent) {
     vt_destroy(c);
 }
 
+/* A correctly rounded product decides with the sound bound in every bound
+   mode (vt__sound_ord). The product 1 + (2^-24 - d) + N t, t = 2^-53 +
+   2^-76, N = 16384, d = 3 2^-40: its exact value lies 2^-40 below the
+   binary32 midpoint 1 + 2^-24 (RNE32: 1), but a sum in k order, one term at
+   a time (block:1), rounds every + t up to a whole binary64 ulp and ends
+   2^-40 ABOVE the midpoint, N u away from the exact value: far outside
+   lambda sqrt(K) u S (lambda 12: 1536 u) and inside the sound K u S. With
+   the probabilistic gamma the trainer's rule took RNE32(x) = 1 + 2^-23
+   there, another order gave 1, and neither logged anything. Now every
+   order, lazy or written-out bound, evaluates that output exactly. */
+static float crp_product(const char *ord, int lazy, int64_t *exact) {
+    enum { N = 16384, K = N + 2 };
+    static float a[K], b[K];
+    int64_t ea[2] = {1, K}, eb[2] = {K, 1};
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    vt_log_stats st;
+    float r = -1;
+    int i;
+    for (i = 0; i < K; i++) { a[i] = 1; b[i] = (float)(0x1p-53 + 0x1p-76); }
+    b[0] = 1;
+    b[1] = (float)(0x1p-24 - 3 * 0x1p-40);
+    d.bound = VT_BOUND_PROBABILISTIC;
+    vt_order_parse(&d.order, ord);
+    c = vt_create(&d);
+    if (!c) return -1;
+    vt__no_lazy = !lazy;
+    vt_step_begin(c);
+    vt_read_f32(c, vt_matmul(c, vt_from_f32(c, 2, ea, a), vt_from_f32(c, 2, eb, b), 0, 0), &r);
+    vt_step_end(c);
+    vt__no_lazy = 0;
+    vt_log_stats_get(c, &st);
+    *exact = st.exact;
+    CHECK(vt_status_of(c) == VT_OK, "%s: %s", ord, vt_error_message(c));
+    vt_destroy(c);
+    return r;
+}
+
+TEST(probabilistic_products_correctly_rounded) {
+    static const char *orders[] = {"threads:1", "block:1", "block:1,nofma", "threads:2,block:1", "chaos:5"};
+    enum { N = 16384, K = N + 2 };
+    double s = 1 + (double)(float)(0x1p-24 - 3 * 0x1p-40), t = (double)(float)(0x1p-53 + 0x1p-76), mid = 1 + 0x1p-24;
+    double S = s + N * t, wprob = 2 * 12 * sqrt((double)K) * 0x1p-53 * S;
+    int i, oi, lazy;
+    for (i = 0; i < N; i++) s += t; /* the block:1 order, by hand */
+    CHECK(s - mid > 1.5 * wprob && (double)N * t - 3 * 0x1p-40 < 0, "the case does not separate the two gammas: the "
+          "sequential sum is %a above the midpoint, the probabilistic width %a", s - mid, wprob);
+    for (oi = 0; oi < 5; oi++)
+        for (lazy = 0; lazy < 2; lazy++) {
+            int64_t ex = 0;
+            float r = crp_product(orders[oi], lazy, &ex);
+            CHECK(r == 1.0f && ex == 1, "%s, %s bound: the product is %a with %lld exact evaluations, its correctly rounded "
+                  "value is 1 (the probabilistic gamma decided it)", orders[oi], lazy ? "lazy" : "written-out", (double)r,
+                  (long long)ex);
+        }
+}
+
 int main(int argc, char **argv) {
     TEST_FILTER(argc, argv);
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -884,6 +941,7 @@ int main(int argc, char **argv) {
     RUN(binary64_input_rounded_at_entry);
     RUN(compact_entries_decode_uniquely);
     RUN(probabilistic_transcript_needs_consent);
+    RUN(probabilistic_products_correctly_rounded);
     vt_digits_free(&g_digits);
     chargpt_free(&g_gpt);
     return TEST_SUMMARY();
