@@ -140,7 +140,7 @@ TEST(running_statistics_are_state) {
     float v[8];
     int64_t xs[4] = {3, 1, 8, 8}, i;
     vt_tensor *y1, *y2;
-    double o1[10], o2[10];
+    double o1[3 * 10], o2[3 * 10]; /* 3 images, 10 classes */
     if (!load_digits()) { CHECK(0, "cannot load data/digits.csv"); return; }
     p = cnn_program();
     c = vt_create(&d);
