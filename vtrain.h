@@ -3033,8 +3033,10 @@ static void vt__reset_life(vt_ctx *c, int life) {
    The width there is w = e (1 + 2^-20) + 2^-50 |x|, half the log rule's:
    the exact value is within e of this machine's own x, and no other
    machine's value enters the decision (the log rule's 2e covers the
-   auditor's x' as well). The probabilistic mode keeps 2e (its e holds only
-   with a probability). The factor 1 + 2^-20 covers the roundings of the
+   auditor's x' as well). The probabilistic mode keeps 2e and no bound from
+   the value (below): a product's e is sound there too (vt__sound_ord,
+   >>gemm), so both would hold, but no test covers them in that mode yet,
+   and 2e is the conservative side. The factor 1 + 2^-20 covers the roundings of the
    bound's own arithmetic (a few u) and the statistics' order (K u).
 
    A ONE-CHUNK PRODUCT'S BOUND FROM ITS VALUE. Let the n terms of one output
