@@ -35,9 +35,11 @@ typedef struct {
     int phase, once;
     unsigned char drop[16]; /* 1: this peer gets none of that phase (once: not the first message of it) */
     unsigned char done[16];
+    volatile int sent;      /* messages of that phase handed to it, lost or not */
 } cut_net;
 static int cut_send(vt_net *t, int to, uint64_t tag, const void *p, size_t n) {
     cut_net *c = (cut_net *)t;
+    if ((int)((tag >> 16) & 0xFF) == c->phase) c->sent++;
     if ((int)((tag >> 16) & 0xFF) == c->phase && to >= 0 && to < 16 && c->drop[to] && !(c->once && c->done[to])) { c->done[to] = 1; return 0; }
     return c->in->send(c->in, to, tag, p, n);
 }
@@ -128,6 +130,7 @@ typedef struct {
     int cut_once;                /* ... only its first message (one lost in transit) */
     int join_max, join_per_step;
     int late[16];                /* a newcomer starts once founder 0 has done this many steps */
+    int hold;                    /* the founders start once the cut phase was sent this many times (to anyone) */
     /* results */
     int done[16], synced[16], honest_banned, views_agree, max_prob, max_admit;
     vt_btard_membership mship[16];
@@ -193,6 +196,7 @@ static void run(scen *s, const vt_btard_cfg *c0) {
     }
     for (i = 0; i < s->n; i++)
         if (p[i] && s->late[i]) { jb[i].gate = &jb[0].steps_done; jb[i].gate_at = s->late[i]; }
+        else if (p[i] && s->hold && i < s->nf) { jb[i].gate = &cn.sent; jb[i].gate_at = s->hold; }
     for (i = 0; i < s->n; i++) {
         if (s->flood[i]) { fl[i].e = e[i]; fl[i].p = p[i]; fl[i].stop = 0; fl[i].sent = 0; pthread_create(&fth[i], NULL, flood_run, &fl[i]); }
         else if (p[i]) pthread_create(&th[i], NULL, run_job, &jb[i]);
@@ -331,11 +335,13 @@ TEST(lost_request_sent_again) {
     scen s;
     vt_btard_cfg cfg = cfg_of(7);
     int i;
-    /* join_step 60: the copies go again every timeout / 4 (62 ms), while the founders (a few ms per step
-       in-process) are well before step 60 */
+    /* join_step 60: the copies go again every timeout / 4 (62 ms); the founders (1 to 5 ms per step
+       in-process) start once the second copy went out, or they could be past step 60 before it does
+       (they were, in about 1 run of 5 on a 2-core EPYC) */
     scen_newcomer(&s, 64, 60);
     s.cut_phase = VT__PH_JOIN;
     s.cut_once = 1;
+    s.hold = 2 * 6;
     for (i = 0; i < 6; i++) s.cut[i] = 1;
     run(&s, &cfg);
     CHECK(!s.honest_banned && s.views_agree, "first request lost: %d honest bans, views agree %d: %s", s.honest_banned, s.views_agree, s.why);
