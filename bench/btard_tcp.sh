@@ -9,15 +9,19 @@
 # round also prints the messages a peer hands its transport per step.
 #
 #   bash bench/btard_tcp.sh [ROUNDS] [STEPS] [BATCH] [options]
-#     --model mlp|cnn   the digits MLP 64-H-10 (default) or the digits CNN
-#                       (vtrain_btard.h's vt_btard_cnn_digits task, batch norm)
+#     --model mlp|cnn|resnet18   the digits MLP 64-H-10 (default), the digits
+#                       CNN (vtrain_btard.h's vt_btard_cnn_digits task, batch
+#                       norm) or a ResNet-18 on synthetic CIFAR-shaped images
+#                       (vt_btard_cnn_cifar: the paper's setting at width 8)
 #     --hidden H        the MLP's hidden width (default 128)
-#     --width W         the CNN's base width (default 16)
+#     --width W         the CNN's base width (default 16; ResNet-18: 8)
 #     --batch B         samples per peer per step (default: MLP 32, CNN 8)
 #     --validators M    BTARD's validators per step (default 1, as
 #                       bench/btard.c's in-process figures)
 #     --peers N         processes (default 16)
-#     --rounds R, --steps S   (defaults 3, MLP 100, CNN 30)
+#     --rounds R, --steps S   (defaults 3, MLP 100, CNN 30, ResNet-18 12)
+#     --timeout T       the peers' deadline (default 5 s; ResNet-18 also gets a
+#                       compute budget of 60 s: its 16 gradients share the cores)
 #     --peer BIN        the peer program (default build/btard_peer, built here;
 #                       another build of it, e.g. main's, to compare ABAB)
 #
@@ -26,7 +30,7 @@
 #   bash bench/btard_tcp.sh --model mlp --hidden 1024 --rounds 3 --steps 40
 set -u
 cd "$(dirname "$0")/.."
-ROUNDS=3; STEPS=; BATCH=; N=16; MODEL=mlp; HIDDEN=128; WIDTH=16; VAL=1; PEER=build/btard_peer
+ROUNDS=3; STEPS=; BATCH=; N=16; MODEL=mlp; HIDDEN=128; WIDTH=; VAL=1; PEER=build/btard_peer; TMO=
 pos=0
 while (($#)); do
   case $1 in
@@ -39,6 +43,7 @@ while (($#)); do
     --rounds) ROUNDS=$2; shift 2 ;;
     --steps) STEPS=$2; shift 2 ;;
     --peer) PEER=$2; shift 2 ;;
+    --timeout) TMO=$2; shift 2 ;;
     --*) echo "btard_tcp.sh: unknown option $1" >&2; exit 2 ;;
     *) case $pos in 0) ROUNDS=$1 ;; 1) STEPS=$1 ;; 2) BATCH=$1 ;; *) echo "btard_tcp.sh: too many arguments" >&2; exit 2 ;; esac
        pos=$((pos + 1)); shift ;;
@@ -46,8 +51,10 @@ while (($#)); do
 done
 case $MODEL in
   mlp) STEPS=${STEPS:-100}; BATCH=${BATCH:-32}; what="digits MLP 64-$HIDDEN-10"; mopt="--model mlp --hidden $HIDDEN" ;;
-  cnn) STEPS=${STEPS:-30}; BATCH=${BATCH:-8}; what="digits CNN width $WIDTH"; mopt="--model cnn --width $WIDTH" ;;
-  *) echo "btard_tcp.sh: --model mlp or cnn" >&2; exit 2 ;;
+  cnn) STEPS=${STEPS:-30}; BATCH=${BATCH:-8}; WIDTH=${WIDTH:-16}; what="digits CNN width $WIDTH"; mopt="--model cnn --width $WIDTH" ;;
+  resnet18) STEPS=${STEPS:-12}; BATCH=${BATCH:-8}; WIDTH=${WIDTH:-8}; what="ResNet-18 width $WIDTH (synthetic CIFAR-shaped images)"
+    mopt="--model resnet18 --width $WIDTH --compute-timeout 60" ;;
+  *) echo "btard_tcp.sh: --model mlp, cnn or resnet18" >&2; exit 2 ;;
 esac
 if [ "$PEER" = build/btard_peer ]; then make -s build/btard_peer || exit 1; fi
 [ -x "$PEER" ] || { echo "btard_tcp.sh: no peer program $PEER" >&2; exit 1; }
@@ -61,7 +68,7 @@ one() { # defence -> "slowest peer's ms/step  sum of the peers' CPU ms/step"
   [ "$def" = btard ] && v=$vopt
   rm -f "$dir/$def".*.log # a run with fewer peers must not read an earlier run's logs
   for ((r = 0; r < N; r++)); do
-    "$PEER" --rank $r --peers $N --port $base --steps "$STEPS" $mopt --batch "$BATCH" $v --timeout 5 \
+    "$PEER" --rank $r --peers $N --port $base --steps "$STEPS" $mopt --batch "$BATCH" $v --timeout "${TMO:-5}" \
       --defence "$def" > "$dir/$def.$r.log" 2>&1 &
     pids+=($!)
   done

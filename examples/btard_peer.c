@@ -23,7 +23,13 @@
    --model cnn is its digits CNN task (vt_btard_cnn_digits: conv 3x3 W - bn
    - relu - conv 3x3 2W - bn - relu - max pool - linear; --width W, default
    16; --batch, default 8 images per peer, the paper's setting), the one
-   bench/btard.c --model cnn runs in-process. --validators M: validators
+   bench/btard.c --model cnn runs in-process; --model resnet18 is the
+   paper's setting at reduced width: a ResNet-18 (CIFAR form) on synthetic
+   CIFAR-shaped images (vt_btard_cnn_cifar with no directory; --width W,
+   default 8; 8 images per peer), as bench/btard.c --model resnet18.
+   --compute-timeout S: the budget for a step's gradient (default 3 x
+   --timeout; a ResNet's sixteen gradients on two cores need more).
+   --validators M: validators
    per step (default 2). Every process must be given the same model
    options: the peers check nothing of the sort, and a peer training
    another model is a peer whose gradients fail validation.
@@ -87,10 +93,10 @@ int main(int argc, char **argv) {
     int64_t join = -1;
     double t1 = 0, join_wait = 30, pace = 0, scale = 0;
     clock_t c1 = 0;
-    int auto_join = 0, has_scale = 0;
+    int auto_join = 0, has_scale = 0, width_set = 0;
     char aname[64];
     uint64_t key_seed = 1, data_seed = 7;
-    double timeout = 1.0;
+    double timeout = 1.0, compute_timeout = 0;
     const char *host = "127.0.0.1", *out = NULL, *attack = "none", *model = "mlp";
     char **ep;
     const char **epc;
@@ -113,6 +119,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--host")) host = argv[i + 1];
         else if (!strcmp(argv[i], "--out")) out = argv[i + 1];
         else if (!strcmp(argv[i], "--timeout")) timeout = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--compute-timeout")) compute_timeout = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--key-seed")) key_seed = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--data-seed")) data_seed = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--attack")) { /* NAME[=SCALE] */
@@ -125,7 +132,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--hidden")) hidden = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--batch")) batch = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--model")) model = argv[i + 1];
-        else if (!strcmp(argv[i], "--width")) width = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--width")) { width = atoi(argv[i + 1]); width_set = 1; }
         else if (!strcmp(argv[i], "--validators")) validators = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--defence")) mean = !strcmp(argv[i + 1], "mean");
         else if (!strcmp(argv[i], "--open")) open = atoi(argv[i + 1]);
@@ -141,11 +148,11 @@ int main(int argc, char **argv) {
         else { fprintf(stderr, "btard_peer: unknown option %s\n", argv[i]); return 2; }
     }
     if (rank < 0 || rank >= n || n < 2 || n > 64 || vt_btard_attack_parse(attack) < 0 || open < 0 || open >= n || join == -2 ||
-        (strcmp(model, "mlp") && strcmp(model, "cnn")) || hidden < 1 || batch < 0 || width < 1 || validators < 1 ||
+        (strcmp(model, "mlp") && strcmp(model, "cnn") && strcmp(model, "resnet18")) || compute_timeout < 0 || hidden < 1 || batch < 0 || width < 1 || validators < 1 ||
         (join >= 0 && rank < n - open) || (join < 0 && rank >= n - open) || pace < 0) {
         fprintf(stderr, "usage: btard_peer --rank R --peers N [--port P] [--host H] [--steps S] [--out FILE] [--timeout T]\n"
-                        "                  [--attack NAME[=SCALE]] [--model mlp|cnn] [--hidden H] [--width W] [--batch B]\n"
-                        "                  [--validators M] [--defence btard|mean] [--pace S]\n"
+                        "                  [--attack NAME[=SCALE]] [--model mlp|cnn|resnet18] [--hidden H] [--width W]\n"
+                        "                  [--batch B] [--compute-timeout S] [--validators M] [--defence btard|mean] [--pace S]\n"
                         "                  [--open K] [--join STEP|auto] [--probation P] [--join-wait S]\n"
                         "  --open K: the last K ranks are open slots (give every process the same K);\n"
                         "  --join STEP: this process is a newcomer in open slot R (R >= N - K) with a fresh key of its own,\n"
@@ -181,6 +188,9 @@ int main(int argc, char **argv) {
     if (!strcmp(model, "cnn")) { /* the digits CNN task of vtrain_btard.h (>>cnn), as bench/btard.c --model cnn */
         if (vt_btard_cnn_digits(&cn, "data/digits.csv", width, batch ? batch : 8, 0.05) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
         task = vt_btard_cnn_task(&cn);
+    } else if (!strcmp(model, "resnet18")) { /* the paper's setting at reduced width, as bench/btard.c --model resnet18 */
+        if (vt_btard_cnn_cifar(&cn, NULL, width_set ? width : 8, batch ? batch : 8, 0.05) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
+        task = vt_btard_cnn_task(&cn);
     } else {
         if (vt_btard_digits_load(&dg, "data/digits.csv", hidden, batch ? batch : 16, 0.05) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
         task = vt_btard_digits_task(&dg);
@@ -189,7 +199,7 @@ int main(int argc, char **argv) {
     if (mean) { cfg.defence = VT_DEFENCE_MEAN; cfg.validators = 1; } /* the plain mean all-reduce: the baseline of bench/btard_tcp.sh */
     cfg.data_seed = data_seed;
     cfg.timeout = timeout;
-    cfg.compute_timeout = 3 * timeout;
+    cfg.compute_timeout = compute_timeout > 0 ? compute_timeout : 3 * timeout;
     cfg.roster = roster;
     cfg.key = &key;
     cfg.join = join >= 0;
@@ -252,7 +262,7 @@ int main(int argc, char **argv) {
     }
     vt_btard_peer_destroy(p);
     net->destroy(net); /* flushes what is still queued for the others (up to 2 s), then closes */
-    if (!strcmp(model, "cnn")) vt_btard_cnn_free(&cn);
+    if (strcmp(model, "mlp")) vt_btard_cnn_free(&cn);
     else vt_btard_digits_free(&dg);
     for (i = 0; i < n; i++) free(ep[i]);
     free(ep); free(epc); free(roster);
