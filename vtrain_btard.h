@@ -245,7 +245,13 @@ VTDEF vt_status vt_centered_clip(const float *const *rows, int m, int64_t L, dou
 /* What a Byzantine peer does (the behaviour of an attacker in a simulation
    or a test). The equivocate_* and withhold_* attacks act on one message
    kind toward one victim (vt_btard_attack.victim; -1: a different peer each
-   step). */
+   step). partial_then_silent is a peer that dies in the middle of a
+   broadcast (a process killed, or stopped, while its sends go out in rank
+   order): in the exchange vt_btard_attack.exchange (1 COMMIT, 2 PARTS,
+   3 AGG, 4 REVEAL, 5 SCALARS, 6 FIN) of step `start` its envelope reaches
+   the `reach` lowest-ranked other members only (-1: f of them, the most
+   that is still fewer than f + 1), and then it sends nothing ever again
+   (its vt_btard_step fails: the peer stopped). */
 #define VT__BTARD_ATTACK_LIST(X)                                                   \
     X(NONE, "none")                                                                \
     X(SIGN_FLIP, "sign_flip")                                                      \
@@ -285,7 +291,8 @@ VTDEF vt_status vt_centered_clip(const float *const *rows, int m, int64_t L, dou
     X(FALSE_AUDIT, "false_audit")                                                  \
     X(FLOOD, "flood")                                                              \
     X(WRONG_STATE, "wrong_state")                                                  \
-    X(LYING_STEP, "lying_step")
+    X(LYING_STEP, "lying_step")                                                    \
+    X(PARTIAL_THEN_SILENT, "partial_then_silent")
 
 typedef enum vt_btard_attack_kind {
 #define VT__X(name, str) VT_ATTACK_##name,
@@ -304,6 +311,8 @@ typedef struct vt_btard_attack {
     uint64_t seed;      /* shared by colluding attackers (random_direction, garbage) */
     int est;            /* ipm, alie: honest gradients computed to estimate mean and sd (default 3) */
     int victim;         /* equivocate_*, withhold_*: the peer deceived (-1: another each step) */
+    int exchange;       /* partial_then_silent: the exchange it dies in (1 COMMIT .. 6 FIN; default 1) */
+    int reach;          /* partial_then_silent: how many of the lowest-ranked members get that envelope (-1: f) */
 } vt_btard_attack;
 /* lying_step: a member that answers a newcomer's step query (>>btard: JOINING) with its step + scale
    (default 1000; negative: a step in the past, never below 0), signed like a true answer */
@@ -2689,6 +2698,8 @@ VTDEF vt_btard_attack vt_btard_attack_default(vt_btard_attack_kind k) {
     a.seed = 0x5eed;
     a.est = 3;
     a.victim = -1;
+    a.exchange = 1;
+    a.reach = -1;
     switch (k) {
     case VT_ATTACK_SIGN_FLIP: a.scale = -1000; break;
     case VT_ATTACK_RANDOM_DIRECTION: a.scale = 1000; break;
@@ -3548,6 +3559,15 @@ static int vt__bt_env_send(vt_btard_peer *p, int x, const unsigned char *content
     memcpy(mine, p->sb.p, p->sb.n);
     vt__bt_hold(p, x, p->me, mine, p->sb.n);
     if (vt__bt_attacking(p, VT_ATTACK_SILENT)) { VT_FREE(echo, NULL); return 1; }
+    if (vt__bt_attacking(p, VT_ATTACK_PARTIAL_THEN_SILENT) && kind == (p->atk.exchange > 0 ? p->atk.exchange : VT__K_COMMIT)) {
+        int reach = p->atk.reach >= 0 ? p->atk.reach : p->f, k = 0; /* dies in the middle of the broadcast (rank order) */
+        for (j = 0; j < p->n && k < reach; j++)
+            if (p->mem[j] != p->rank) { p->net->send(p->net, p->mem[j], vt__bt_tag(p, VT__PH_ENV, x), p->sb.p, p->sb.n); k++; }
+        VT_FREE(echo, NULL);
+        vt__bt_fail(p, VT_ERR_STATE, "peer %d, step %lld: partial_then_silent: its envelope of exchange %d went to %d of %d members, then it stopped",
+                    p->rank, (long long)p->step, x, k, p->n - 1);
+        return 0;
+    }
     if (kind == VT__K_COMMIT && (vt__bt_attacking(p, VT_ATTACK_WITHHOLD_HALF) || vt__bt_attacking(p, VT_ATTACK_EQUIVOCATE_HALF))) half = 1;
     if (half || (wa >= 0 && vt__bt_attacking(p, (vt_btard_attack_kind)wa)) || (ea >= 0 && vt__bt_attacking(p, (vt_btard_attack_kind)ea)))
         v = vt__bt_victim(p);
