@@ -8,6 +8,10 @@
 #           resumes: the same;
 #   byz     one peer lies about its aggregate, another equivocates its
 #           commitments: both banned, the 6 honest identical;
+#   partial, partial_fin  one peer dies in the middle of its broadcast of
+#           the aggregate (of FIN) at step 2, on purpose (partial_then_silent:
+#           its envelope reaches ranks 0, 1, 2 only): banned as silent, the
+#           7 others identical (0.2.3 stopped ranks 0-2 as cut off, every run);
 #   join    8 founders and an open slot: a newcomer process with a key of
 #           its own joins at step 2, goes through probation (2 steps) and
 #           trains as a member: all 9 end with identical weights, bans,
@@ -33,9 +37,10 @@
 # sets it). CI runs this script alone: 0.5 s.
 #
 # To measure a flaky case: TCP_CASES="kill9 hung" runs only those cases (of
-# slots kill9 hung byz join join_liar join_auto join_auto_liars; without it,
-# all and the C++ check), TCP_REPEAT=K runs each K times, and BTARD_PEER=FILE
-# runs another build of examples/btard_peer.c (e.g. main's, to compare):
+# slots kill9 hung byz partial partial_fin join join_liar join_auto
+# join_auto_liars; without it, all and the C++ check), TCP_REPEAT=K runs
+# each K times, and BTARD_PEER=FILE runs another build of
+# examples/btard_peer.c (e.g. main's, to compare):
 #   TCP_TIMEOUT=0.5 TCP_CASES="kill9 hung" TCP_REPEAT=20 bash tests/tcp_run.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -171,6 +176,14 @@ fi
 if want byz; then
 run byz 10 -1 "6:lying_aggregator 7:equivocate_commit"
 check byz 10 "0 1 2 3 4 5" "6:AGGREGATE 7:EQUIVOCATION"
+fi
+if want partial; then
+run partial 8 -1 "5:partial_then_silent=3"
+check partial 8 "0 1 2 3 4 6 7" "5:SILENT"
+fi
+if want partial_fin; then
+run partial_fin 8 -1 "5:partial_then_silent=6"
+check partial_fin 8 "0 1 2 3 4 6 7" "5:SILENT"
 fi
 # joining: 8 founders and slot 8 open; the newcomer asks at step 2, is
 # admitted at its end, in probation at steps 3 and 4, a member from 5
