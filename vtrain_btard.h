@@ -839,9 +839,9 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    missing, their deadline is one timeout from that arrival, as the late
    ones count it. Before 0.2.4 they stopped there as cut off ("K of n - 1
    peers silent at once": issue 14, the tcp_kill9 / tcp_hung flake;
-   test_btard_byz dies_mid_broadcast_*, answers_lost for the wait). At a
-   deadline, what the transport has already queued still
-   comes in (at most the mailbox's capacity): a wait that sleeps until
+   test_btard_byz dies_mid_broadcast_*, answers_lost for the wait).
+   At a deadline, what the transport has already queued still comes in
+   (at most the mailbox's capacity): a wait that sleeps until
    several messages came may hold fewer when it passes, and 0.2.1 took one
    of them and left the rest (an honest relay then missed its round; its
    2 ms yield before sleeping hid it for early messages; test_btard_byz
