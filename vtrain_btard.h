@@ -1,4 +1,4 @@
-/* vtrain_btard.h - v0.2.3 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
+/* vtrain_btard.h - v0.2.4 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
 
    BTARD: n peers train one model together over a transport (vt_net:
    in-process threads, MPI ranks with VTRAIN_MPI, or processes on separate
@@ -104,7 +104,7 @@
 #ifndef VTRAIN_BTARD_H
 #define VTRAIN_BTARD_H
 
-#define VTRAIN_BTARD_VERSION_STRING "0.2.3"
+#define VTRAIN_BTARD_VERSION_STRING "0.2.4"
 
 #ifdef __cplusplus
 extern "C" {
@@ -245,7 +245,13 @@ VTDEF vt_status vt_centered_clip(const float *const *rows, int m, int64_t L, dou
 /* What a Byzantine peer does (the behaviour of an attacker in a simulation
    or a test). The equivocate_* and withhold_* attacks act on one message
    kind toward one victim (vt_btard_attack.victim; -1: a different peer each
-   step). */
+   step). partial_then_silent is a peer that dies in the middle of a
+   broadcast (a process killed, or stopped, while its sends go out in rank
+   order): in the exchange vt_btard_attack.exchange (1 COMMIT, 2 PARTS,
+   3 AGG, 4 REVEAL, 5 SCALARS, 6 FIN) of step `start` its envelope reaches
+   the `reach` lowest-ranked other members only (-1: f of them, the most
+   that is still fewer than f + 1), and then it sends nothing ever again
+   (its vt_btard_step fails: the peer stopped). */
 #define VT__BTARD_ATTACK_LIST(X)                                                   \
     X(NONE, "none")                                                                \
     X(SIGN_FLIP, "sign_flip")                                                      \
@@ -285,7 +291,8 @@ VTDEF vt_status vt_centered_clip(const float *const *rows, int m, int64_t L, dou
     X(FALSE_AUDIT, "false_audit")                                                  \
     X(FLOOD, "flood")                                                              \
     X(WRONG_STATE, "wrong_state")                                                  \
-    X(LYING_STEP, "lying_step")
+    X(LYING_STEP, "lying_step")                                                    \
+    X(PARTIAL_THEN_SILENT, "partial_then_silent")
 
 typedef enum vt_btard_attack_kind {
 #define VT__X(name, str) VT_ATTACK_##name,
@@ -304,6 +311,8 @@ typedef struct vt_btard_attack {
     uint64_t seed;      /* shared by colluding attackers (random_direction, garbage) */
     int est;            /* ipm, alie: honest gradients computed to estimate mean and sd (default 3) */
     int victim;         /* equivocate_*, withhold_*: the peer deceived (-1: another each step) */
+    int exchange;       /* partial_then_silent: the exchange it dies in (1 COMMIT .. 6 FIN; default 1) */
+    int reach;          /* partial_then_silent: how many of the lowest-ranked members get that envelope (-1: f) */
 } vt_btard_attack;
 /* lying_step: a member that answers a newcomer's step query (>>btard: JOINING) with its step + scale
    (default 1000; negative: a step in the past, never below 0), signed like a true answer */
@@ -440,7 +449,7 @@ typedef struct vt_btard_stats {
     int64_t cc_iters, cc_iters_max, cc_calls;
     int64_t late;                  /* late messages dropped */
     int64_t flood;                 /* messages dropped: outside the window or over a sender's limits */
-    int64_t slow, ds_rounds, fetched; /* slow-path agreements, their relay rounds, envelopes fetched */
+    int64_t slow, ds_rounds, fetched; /* slow-path agreements, their relay rounds, envelopes fetched (the slow path's, and asked for) */
     int64_t signs, verifies;       /* Ed25519 operations */
     int64_t mail_peak;             /* most bytes ever held in the mailbox */
     int64_t probes, states_sent;   /* newcomers' gradients replayed; states sent to newcomers */
@@ -757,7 +766,9 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    reached me), and round r ends at start + r timeouts: one timeout of
    slack for honest peers that started the slow path apart. A peer that sees more than half of the others
    silent at once concludes that it is the one cut off and stops (honest
-   majority), instead of banning the swarm.
+   majority), instead of banning the swarm - but not before it has waited
+   as long as the latest honest peer could take for those of them whose
+   previous envelope it holds (DEADLINES AND SILENCE).
 
    CENTEREDCLIP (Karimireddy, He and Jaggi 2021), defined so that anyone
    recomputes it bit for bit: rows with a NaN or Inf are left out; v starts
@@ -804,8 +815,33 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    a wait that ends early settles the schedule to now. A peer from which a
    Byzantine withheld a message goes on within timeout / 8 after f + 1
    members have moved on (one of them honest) and gets what it lacks in the
-   slow path. At a deadline, what the transport has already queued still
-   comes in (at most the mailbox's capacity): a wait that sleeps until
+   slow path. When fewer than f + 1 went on, it is not a minority that
+   lacks the message but a majority - a peer died in the middle of its
+   broadcast (sent in rank order: the lowest ranks got it), or a Byzantine
+   sent its envelope to f members or fewer and fell silent
+   (partial_then_silent) - and the few that got it went on at once while
+   the others waited the exchange out and its slow path. So a peer that
+   still lacks envelopes timeout / 8 after a member went on asks each
+   member that went on, once, for them (ASK: the senders' ranks); that
+   member answers with the envelopes of that exchange it holds (FWD: the
+   senders' own signed bytes; once per asker, step, round and exchange),
+   and an answer is taken as its sender's envelope if its header names the
+   slot and its signature holds (two different signed ones are a proof of
+   equivocation). The deprived then go on timeout / 8 after the few, as
+   under the moved-on rule, and what they got, every honest peer holds.
+   Should the answers be lost, the few find more than half of the others
+   missing at their deadline: for those whose envelope of the previous
+   exchange they hold (alive, and behind), they wait up to the latest an
+   honest peer could send - the deadline the previous exchange had, plus
+   (2f + 5) T + compute_timeout (a grace as long as a slow path, the slow
+   path before it and a fetch, a re-execution or a step's compute, a
+   validator's wait, a timeout of slack) - and once no more than half are
+   missing, their deadline is one timeout from that arrival, as the late
+   ones count it. Before 0.2.4 they stopped there as cut off ("K of n - 1
+   peers silent at once": issue 14, the tcp_kill9 / tcp_hung flake;
+   test_btard_byz dies_mid_broadcast_*, answers_lost for the wait).
+   At a deadline, what the transport has already queued still comes in
+   (at most the mailbox's capacity): a wait that sleeps until
    several messages came may hold fewer when it passes, and 0.2.1 took one
    of them and left the rest (an honest relay then missed its round; its
    2 ms yield before sleeping hid it for early messages; test_btard_byz
@@ -845,6 +881,12 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    | action                                   | worst cost to honest peers                 | cost to the attacker            |
    |------------------------------------------|--------------------------------------------|---------------------------------|
    | silence (or death, a hang) in any phase  | one deadline T; a round restart            | banned (SILENT), once agreed    |
+   | die mid-broadcast: an envelope to f      | the rest ask after T / 8 (those that went  | banned (SILENT), once agreed    |
+   | members or fewer, then silence           | on send them <= n - 1 envelopes each); if  |                                 |
+   | (partial_then_silent)                    | no answer comes, the few wait for them up  |                                 |
+   |                                          | to (2f+5) T + compute_timeout; a restart   |                                 |
+   | ask for envelopes (ASK), any member      | one answer per asker, step, round and      | none (asking is honest); a      |
+   |                                          | exchange: <= n - 1 envelopes sent          | second ask is dropped (flood)   |
    | late messages                            | one deadline T; a restart                  | banned (SILENT)                 |
    | withhold a message from some peers       | slow path: f relay rounds (<= (f+1) T),    | none: unprovable, relayed around|
    |                                          | fetch; one more T waiting for the deprived |                                 |
@@ -1265,7 +1307,9 @@ enum {
     VT__PH_STATE,     /* the state, to a newcomer */
     VT__PH_SREQ,      /* a newcomer asks a member for the state */
     VT__PH_STEPQ,     /* an open slot asks a member's step (step discovery; tag step 0) */
-    VT__PH_STEPA      /* a member's signed statement of its step, to an open slot */
+    VT__PH_STEPA,     /* a member's signed statement of its step, to an open slot */
+    VT__PH_ASK,       /* a member that lacks envelopes of exchange x asks one that went on (sub: x; the ranks) */
+    VT__PH_FWD        /* the answer: a member's signed envelope of exchange x, as I hold it (sub: exchange, its rank) */
 };
 
 /* ==========================================================================
@@ -2689,6 +2733,8 @@ VTDEF vt_btard_attack vt_btard_attack_default(vt_btard_attack_kind k) {
     a.seed = 0x5eed;
     a.est = 3;
     a.victim = -1;
+    a.exchange = 1;
+    a.reach = -1;
     switch (k) {
     case VT_ATTACK_SIGN_FLIP: a.scale = -1000; break;
     case VT_ATTACK_RANDOM_DIRECTION: a.scale = 1000; break;
@@ -2894,6 +2940,11 @@ struct vt_btard_peer {
     size_t mb_total, mb_cap_bytes;
     int mb_cap_cnt;
     int64_t *late, *flood;    /* [N] dropped per sender since the last report */
+    double wake;              /* a wait's left() may ask to be called again at this time (0: no) */
+    /* asking for envelopes that others went on with (>>agree: gathering) */
+    unsigned char *asked;     /* [N] by position: asked in this gather */
+    int64_t *ans_at;          /* [N] by requester: the step and round (step * 256 + round) of ... */
+    unsigned *ans_x;          /* [N] ... the exchanges whose asks I answered (a bit each): once each */
     /* the slow path (>>agree) */
     vt__bt_buf *ds_item;      /* [N * 2] relayed echoes accepted, per member */
     vt__bt_buf *ds_chain;     /* [N * 2] the relay links each came with */
@@ -2910,6 +2961,10 @@ struct vt_btard_peer {
     int nev, cev;
     vt_btard_stats st;
     double sched;             /* the current phase's deadline (see vt__bt_next) */
+    double gdl[VT__BT_XMAX];  /* the deadline each gather of this round had, before it settled */
+    double done_dl;           /* the last round that completed a step: its last gather's deadline, ... */
+    int64_t done_step;        /* ... its step (-1: none) ... */
+    int done_x;               /* ... and that exchange */
     int nbans;
     vt__bt_buf sb, sb2;       /* scratch for building messages */
     unsigned char *hs;        /* [N * 32] scratch hashes */
@@ -3136,7 +3191,10 @@ static int vt__bt_wait(vt_btard_peer *p, double dl, int64_t at, int (*left)(vt_b
     double t0 = vt_net_now(), until = dl;
     int rc = 1, grace = 0;
     for (;;) {
-        int k = left(p, u);
+        double pd;
+        int k;
+        p->wake = 0;
+        k = left(p, u);
         if (!k) break;
         if (!grace && at > 0 && p->n > 1 && vt__bt_moved_on(p, at) >= p->f + 1) {
             double g = vt_net_now() + p->cfg.timeout / 8;
@@ -3144,8 +3202,10 @@ static int vt__bt_wait(vt_btard_peer *p, double dl, int64_t at, int (*left)(vt_b
             if (g < until) until = g;
         }
         /* k is the transport's wake-up hint; while the moved-on rule may still
-           fire, any message can end the wait, so wake on each one */
-        rc = vt__bt_pump(p, until, !grace && at > 0 ? 1 : k);
+           fire, any message can end the wait, so wake on each one; left() may
+           also want to run again at a time of its own (p->wake: an ask) */
+        pd = p->wake > 0 && p->wake < until ? p->wake : until;
+        rc = vt__bt_pump(p, pd, !grace && at > 0 ? 1 : k);
         if (rc < 0) break;
         /* the deadline holds even while messages keep coming (the transport
            hands over what is queued before it looks at the clock); what is
@@ -3153,7 +3213,7 @@ static int vt__bt_wait(vt_btard_peer *p, double dl, int64_t at, int (*left)(vt_b
            until `want` messages came may have fewer queued: without this, all
            but one of them would miss it, e.g. the honest relays of a relay
            round that one silent member keeps short of `want`) */
-        if (rc == 0 || vt_net_now() >= until) {
+        if (vt_net_now() >= until || (rc == 0 && pd >= until)) {
             int lim = p->N * p->mb_cap_cnt;
             while (lim-- > 0 && vt__bt_pump(p, 0, 1) == 1) {}
             left(p, u);
@@ -3161,6 +3221,7 @@ static int vt__bt_wait(vt_btard_peer *p, double dl, int64_t at, int (*left)(vt_b
             break;
         }
     }
+    p->wake = 0;
     p->st.t_wait += vt_net_now() - t0;
     return rc < 0 ? -1 : rc;
 }
@@ -3548,6 +3609,15 @@ static int vt__bt_env_send(vt_btard_peer *p, int x, const unsigned char *content
     memcpy(mine, p->sb.p, p->sb.n);
     vt__bt_hold(p, x, p->me, mine, p->sb.n);
     if (vt__bt_attacking(p, VT_ATTACK_SILENT)) { VT_FREE(echo, NULL); return 1; }
+    if (vt__bt_attacking(p, VT_ATTACK_PARTIAL_THEN_SILENT) && kind == (p->atk.exchange > 0 ? p->atk.exchange : VT__K_COMMIT)) {
+        int reach = p->atk.reach >= 0 ? p->atk.reach : p->f, k = 0; /* dies in the middle of the broadcast (rank order) */
+        for (j = 0; j < p->n && k < reach; j++)
+            if (p->mem[j] != p->rank) { p->net->send(p->net, p->mem[j], vt__bt_tag(p, VT__PH_ENV, x), p->sb.p, p->sb.n); k++; }
+        VT_FREE(echo, NULL);
+        vt__bt_fail(p, VT_ERR_STATE, "peer %d, step %lld: partial_then_silent: its envelope of exchange %d went to %d of %d members, then it stopped",
+                    p->rank, (long long)p->step, x, k, p->n - 1);
+        return 0;
+    }
     if (kind == VT__K_COMMIT && (vt__bt_attacking(p, VT_ATTACK_WITHHOLD_HALF) || vt__bt_attacking(p, VT_ATTACK_EQUIVOCATE_HALF))) half = 1;
     if (half || (wa >= 0 && vt__bt_attacking(p, (vt_btard_attack_kind)wa)) || (ea >= 0 && vt__bt_attacking(p, (vt_btard_attack_kind)ea)))
         v = vt__bt_victim(p);
@@ -3580,11 +3650,97 @@ static int vt__bt_env_send(vt_btard_peer *p, int x, const unsigned char *content
 
 /* --- gathering the envelopes of an exchange ------------------------------------------ */
 
-typedef struct { int x, missing; } vt__bt_envwait;
+typedef struct { int x, missing; double ahead; } vt__bt_envwait;
 static int vt__bt_parts_left(vt_btard_peer *p, void *u); /* >>peer: the parts beside the PARTS envelopes */
 
-/* take from the mailbox what came for exchange x; envelopes whose header
-   does not name this step, round, exchange and sender count as none */
+/* Asking for what others went on with. A member that has gone on past
+   exchange x holds every envelope of x it went on with; one that a dying
+   or Byzantine sender sent its envelope to, and me not, can give it to me:
+   the envelope is the sender's, signed, exactly what the sender would have
+   sent me. So once a member has gone on and I still lack envelopes of x
+   for timeout / 8 (the spread of honest delivery: what is in flight is in
+   by then), I ask each member that has gone on, once, for the envelopes I
+   lack (VT__PH_ASK: their ranks); it answers with those it holds
+   (VT__PH_FWD, vt__bt_answer), and I take one as that sender's if its
+   header names this step, round, exchange and sender and its signature
+   holds. Without it the few a dying peer's last broadcast reached went on
+   at once, the others waited the exchange out (and its slow path), and
+   the few, finding more than half of the others missing, stopped as cut
+   off (0.2.3: tcp_kill9, tcp_hung; test_btard_byz dies_mid_broadcast_*). */
+static int vt__bt_env_signed(vt_btard_peer *p, const unsigned char *m, size_t n, int x, int rank) {
+    vt__bt_env e;
+    unsigned char he[32], hr[32], sm[141];
+    if (!vt__bt_env_parse(m, n, &e) || e.step != p->step || e.round != p->rd || e.x != x || e.sender != rank) return 0;
+    vt_sha256(e.echo, e.echo_len, he);
+    vt_sha256(e.echo + e.echo_len, e.rest_len, hr);
+    vt__bt_sigmsg_env(p, e.hdr, he, hr, sm);
+    return vt__bt_verify(p, rank, sm, sizeof sm, e.sig);
+}
+/* the envelopes of slot j of exchange x that members I asked sent me: the
+   first signed one is held if I lack it; another signed one is a proof */
+static void vt__bt_fwd_take(vt_btard_peer *p, int x, int j) {
+    int q;
+    for (q = 0; q < p->n; q++) {
+        unsigned char *m, d[32];
+        size_t n;
+        if (!p->asked[q]) continue;
+        while ((m = vt__bt_mb_take(p, p->mem[q], vt__bt_tag(p, VT__PH_FWD, VT__BT_SUB(x, p->mem[j])), &n)) != NULL) {
+            if (!VT__XENV(p, x, j)) {
+                if (vt__bt_env_signed(p, m, n, x, p->mem[j])) { vt__bt_hold(p, x, j, m, n); p->st.fetched++; continue; }
+            } else {
+                vt_sha256(m, n, d);
+                if (memcmp(d, VT__XDIG(p, x, j), 32) && vt__bt_env_signed(p, m, n, x, p->mem[j])) vt__bt_proof(p, VT__XENV(p, x, j), VT__XLEN(p, x, j), m, n);
+            }
+            VT_FREE(m, NULL);
+        }
+    }
+}
+static void vt__bt_ask(vt_btard_peer *p, vt__bt_envwait *w) {
+    int q, j;
+    double now;
+    vt__bt_buf b;
+    for (q = 0; q < p->n; q++) if (q != p->me && !p->asked[q] && vt__bt_ahead(p, p->mem[q], VT__BT_PENV(w->x))) break;
+    if (q == p->n || vt__bt_attacking(p, VT_ATTACK_SILENT)) return;
+    now = vt_net_now();
+    if (w->ahead <= 0) w->ahead = now;
+    if (now < w->ahead + p->cfg.timeout / 8) { p->wake = w->ahead + p->cfg.timeout / 8; return; }
+    memset(&b, 0, sizeof b);
+    for (j = 0; j < p->n; j++) if (j != p->me && !VT__XENV(p, w->x, j)) vt__bt_add32(&b, (uint32_t)p->mem[j]);
+    for (q = 0; q < p->n; q++)
+        if (q != p->me && !p->asked[q] && vt__bt_ahead(p, p->mem[q], VT__BT_PENV(w->x))) {
+            p->asked[q] = 1;
+            if (b.n) p->net->send(p->net, p->mem[q], vt__bt_tag(p, VT__PH_ASK, VT__BT_SUB(w->x, 0)), b.p, b.n);
+        }
+    VT_FREE(b.p, NULL);
+}
+/* an ask from member `from` for envelopes of exchange x of its step and
+   round (the ranks of their senders): those I hold go back to it, once per
+   asker, step, round and exchange: at most one exchange's envelopes each */
+static void vt__bt_answer(vt_btard_peer *p, int from, uint64_t tag, const unsigned char *m, size_t n) {
+    int64_t st = VT__BT_TSTEP(tag), step = -1, key;
+    int rd = VT__BT_TROUND(tag), x = VT__BT_TSUB(tag) >> 12;
+    size_t i;
+    if (st == (p->step & 0xFFFFFF)) step = p->step;
+    else if (p->pstep >= 0 && st == (p->pstep & 0xFFFFFF)) step = p->pstep;
+    if (step < 0 || !p->alive[from] || vt__bt_attacking(p, VT_ATTACK_SILENT)) return; /* not a step I hold envelopes of */
+    if (x < 1 || x >= VT__BT_XMAX || n % 4 || n > 4 * (size_t)p->N) { p->flood[from]++; return; }
+    key = step * 256 + rd;
+    if (key < p->ans_at[from]) return;
+    if (key > p->ans_at[from]) { p->ans_at[from] = key; p->ans_x[from] = 0; }
+    if (p->ans_x[from] & (1u << x)) { p->flood[from]++; return; }
+    p->ans_x[from] |= 1u << x;
+    for (i = 0; i < n; i += 4) {
+        uint32_t r = vt__bt_g32(m + i);
+        const unsigned char *e;
+        size_t len = 0;
+        if (r >= (uint32_t)p->N || (int)r == from || !(e = vt__bt_held(p, step, rd, x, (int)r, &len)) || !len) continue;
+        p->net->send(p->net, from, VT__BT_TAG(p->cfg.session, step, rd, VT__PH_FWD, VT__BT_SUB(x, r)), e, len);
+    }
+}
+
+/* take from the mailbox what came for exchange x (from its senders, or as
+   members I asked sent it); envelopes whose header does not name this step,
+   round, exchange and sender count as none */
 static int vt__bt_env_left(vt_btard_peer *p, void *u) {
     vt__bt_envwait *w = (vt__bt_envwait *)u;
     int j, left = 0;
@@ -3599,9 +3755,11 @@ static int vt__bt_env_left(vt_btard_peer *p, void *u) {
             continue;
         }
         VT_FREE(m, NULL);
-        left++;
+        vt__bt_fwd_take(p, w->x, j);
+        if (!VT__XENV(p, w->x, j)) left++;
     }
     w->missing = left;
+    if (left) vt__bt_ask(p, w);
     if (p->kind[w->x] == VT__K_PARTS) left += vt__bt_parts_left(p, NULL);
     return left;
 }
@@ -3635,12 +3793,32 @@ static int vt__bt_went_slow(const vt_btard_peer *p, int rank, int x) {
    member still missing at the deadline that sent relay messages of exchange
    x - 1 is in that slow path, and the deadline moves once by the slow path's
    length (f timeouts), so it is not taken for silent. */
+/* Is member j alive: do I hold its envelope of the exchange before x (for
+   the first of a step, of the last exchange of the step before) */
+static int vt__bt_was_alive(const vt_btard_peer *p, int x, int j) {
+    if (x >= 2) return VT__XENV(p, x - 1, j) != NULL;
+    return x == 1 && p->rd == 0 && p->done_step == p->step - 1 && p->pstep == p->step - 1 &&
+           p->pxenv[(size_t)p->done_x * (size_t)p->N + (size_t)p->mem[j]] != NULL;
+}
+
+/* the wait of a peer that finds more than half of the others missing: done
+   once no more than half are */
+static int vt__bt_half_left(vt_btard_peer *p, void *u) {
+    vt__bt_envwait *w = (vt__bt_envwait *)u;
+    int need;
+    vt__bt_env_left(p, u);
+    need = w->missing - (p->n - 1) / 2;
+    return need > 0 ? need : 0;
+}
+
 static int vt__bt_env_gather(vt_btard_peer *p, int x, double dl) {
     vt__bt_envwait w;
-    int j, extended = 0;
+    int j, extended = 0, alive = 0;
+    memset(p->asked, 0, (size_t)p->N);
+    w.x = x;
+    w.ahead = 0;
     for (;;) {
         double ext = 0;
-        w.x = x;
         w.missing = 0;
         if (vt__bt_wait(p, dl, VT__BT_PENV(x), vt__bt_env_left, &w) < 0) { vt__bt_fail(p, VT_ERR_STATE, "peer %d: the transport closed", p->rank); return -1; }
         if (!w.missing || extended) break;
@@ -3654,6 +3832,38 @@ static int vt__bt_env_gather(vt_btard_peer *p, int x, double dl) {
         VT__BT_DBG(("%.3f peer %d step %lld rd %d: gather %d extended by %.3f\n", vt_net_now(), p->rank, (long long)p->step, p->rd, x, ext));
         dl = vt__bt_next(p, ext);
     }
+    /* More than half of the others missing at once: either I am cut off, or
+       they are behind me - honest members deprived of an envelope of x - 1
+       that I got (a peer died in the middle of its broadcast, or a Byzantine
+       sent it to me and few others) wait x - 1 out and its slow path, while
+       I had all of it early and went on; asking (above) catches them up
+       unless the answers are lost or late. Those whose envelope of x - 1 (for
+       a step's first exchange: of the step before's last) I hold are alive;
+       I wait for them as long as the latest honest member could take to send
+       x - from the deadline x - 1 had: a grace as long as a slow path, the
+       slow path of x - 2 and a fetch, a re-execution or a step's compute, a
+       validator's wait, one timeout of slack: (2f + 5) T + compute_timeout -
+       before I conclude that I am the one cut off. Once no more than half
+       are missing, x has a timeout from that arrival, as those late ones
+       count it (not from my early start, nor to a fixed point past it:
+       3588131 did that and lagged their slow path). */
+    if (2 * w.missing > p->n - 1)
+        for (j = 0; j < p->n; j++) alive += j != p->me && !VT__XENV(p, x, j) && vt__bt_was_alive(p, x, j);
+    if (alive) {
+        double cap = (x >= 2 ? p->gdl[x - 1] : p->done_dl) + (2 * p->f + 5) * p->cfg.timeout + p->cfg.compute_timeout;
+        VT__BT_DBG(("%.3f peer %d step %lld rd %d: gather %d: %d missing, %d alive: waiting until %.3f\n", vt_net_now(), p->rank, (long long)p->step,
+                    p->rd, x, w.missing, alive, cap));
+        if (vt__bt_wait(p, cap, VT__BT_PENV(x), vt__bt_half_left, &w) < 0) { vt__bt_fail(p, VT_ERR_STATE, "peer %d: the transport closed", p->rank); return -1; }
+        if (2 * w.missing <= p->n - 1) {
+            p->sched = vt_net_now();
+            dl = vt__bt_next(p, p->cfg.timeout);
+            if (w.missing && vt__bt_wait(p, dl, VT__BT_PENV(x), vt__bt_env_left, &w) < 0) {
+                vt__bt_fail(p, VT_ERR_STATE, "peer %d: the transport closed", p->rank);
+                return -1;
+            }
+        }
+    }
+    p->gdl[x] = dl;
     VT__BT_DBG(("%.3f peer %d step %lld rd %d: gathered %d missing %d (dl %.3f, moved on %d)\n", vt_net_now(), p->rank, (long long)p->step, p->rd, x,
                 w.missing, dl, vt__bt_moved_on(p, VT__BT_PENV(x))));
     vt__bt_settle(p);
@@ -5032,6 +5242,9 @@ static int vt__bt_round(vt_btard_peer *p) {
         if (p->status != VT_OK || !p->alive[p->rank]) return -1;
         if (p->nbans != bans0) return 0;
     }
+    p->done_dl = p->gdl[p->nx];
+    p->done_step = p->step;
+    p->done_x = p->nx;
     return 1;
 }
 
@@ -5489,14 +5702,20 @@ static int vt__bt_step_lapsed(const vt_btard_peer *p) {
     return k >= p->f0 + 1;
 }
 
-/* Messages from newcomers and open slots, before the mailbox: 1 if taken
-   (m is freed). Each sender gets at most VT__BT_TRIES signature checks per
+/* Messages from newcomers and open slots, and members' asks for envelopes
+   (vt__bt_answer), before the mailbox: 1 if taken (m is freed). Each sender gets at most VT__BT_TRIES signature checks per
    step and one kept request (a member) or probation message; nothing of it
    bans anyone (it is not agreed: what counts is what members carry). */
 static int vt__bt_intercept(vt_btard_peer *p, int from, uint64_t tag, unsigned char *m, size_t n) {
     int ph = VT__BT_TPHASE(tag);
-    if (tag == VT__BT_BYE || VT__BT_TSESS(tag) != (p->cfg.session & 0xFF) || ph < VT__PH_JOIN) return 0;
+    if (tag == VT__BT_BYE || VT__BT_TSESS(tag) != (p->cfg.session & 0xFF) || ph < VT__PH_JOIN || ph == VT__PH_FWD) return 0;
     if (p->joining) { VT_FREE(m, NULL); return 1; } /* a newcomer takes ATTEST and STATE itself (vt__bt_sync) */
+    if (ph == VT__PH_ASK) { /* a member asks for envelopes I went on with (>>agree: gathering) */
+        if (p->joined[from] >= 0) vt__bt_answer(p, from, tag, m, n);
+        else p->flood[from]++;
+        VT_FREE(m, NULL);
+        return 1;
+    }
     if (ph == VT__PH_JOIN && p->joined[from] < 0 && p->alive[from] && n == VT__BT_JOIN_LEN) {
         vt__bt_buf *q = &p->jreq[from];
         int64_t s = (int64_t)vt__bt_g64(m + 8);
@@ -6162,7 +6381,8 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
         !VT__BT_A(p->joined, int64_t, N) || !VT__BT_A(p->prob_end, int64_t, N) || !VT__BT_A(p->ban_at, int64_t, N) ||
         !VT__BT_A(p->ban_why, int, N) || !VT__BT_A(p->jreq, vt__bt_buf, N) || !VT__BT_A(p->probe, vt__bt_buf, 2 * N) ||
         !VT__BT_A(p->jtries, unsigned char, N) || !VT__BT_A(p->served, unsigned char, N) || !VT__BT_A(p->seen, unsigned char, N) ||
-        !VT__BT_A(p->qans, unsigned char, N) || !VT__BT_A(p->qst, int64_t, N) ||
+        !VT__BT_A(p->qans, unsigned char, N) || !VT__BT_A(p->qst, int64_t, N) || !VT__BT_A(p->asked, unsigned char, N) ||
+        !VT__BT_A(p->ans_at, int64_t, N) || !VT__BT_A(p->ans_x, unsigned, N) ||
         !vt__bt_reserve(&p->chunk, 256) || !vt__bt_reserve(&p->chunk_prev, 256) || !vt__bt_reserve(&p->tmp, 256)) {
         vt__tls_fail(VT_ERR_NOMEM, "vt_btard_peer_create: out of memory (%d peers, %lld parameters)", N, (long long)D);
         vt_btard_peer_destroy(p);
@@ -6186,7 +6406,7 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
 #undef VT__BT_A
     for (i = 0; i < p->np; i++) p->poff[i + 1] = p->poff[i] + vt_numel(vt_param_at(p->M, i));
     for (i = 0; i < N; i++) p->alive[i] = 1;
-    p->pstep = p->xstep = -1;
+    p->pstep = p->xstep = p->done_step = -1;
     if (p->cfg.roster) memcpy(p->roster, p->cfg.roster, 32 * (size_t)N);
     for (i = 0, p->N0 = 0; i < N; i++) { /* founders, and open slots (>>btard: JOINING) */
         p->joined[i] = p->cfg.defence == VT_DEFENCE_MEAN || !vt__bt_zero32(p->roster + 32 * (size_t)i) ? 0 : -1;
@@ -6254,7 +6474,7 @@ VTDEF void vt_btard_peer_destroy(vt_btard_peer *p) {
     if (p->probe) for (i = 0; i < 2 * p->N; i++) VT_FREE(p->probe[i].p, NULL);
     VT_FREE(p->joined, NULL); VT_FREE(p->prob_end, NULL); VT_FREE(p->ban_at, NULL); VT_FREE(p->ban_why, NULL);
     VT_FREE(p->jreq, NULL); VT_FREE(p->probe, NULL); VT_FREE(p->jtries, NULL); VT_FREE(p->served, NULL); VT_FREE(p->seen, NULL);
-    VT_FREE(p->qans, NULL); VT_FREE(p->qst, NULL);
+    VT_FREE(p->qans, NULL); VT_FREE(p->qst, NULL); VT_FREE(p->asked, NULL); VT_FREE(p->ans_at, NULL); VT_FREE(p->ans_x, NULL);
     VT_FREE(p->blob.p, NULL);
     VT_FREE(p->chunk.p, NULL); VT_FREE(p->chunk_prev.p, NULL); VT_FREE(p->tmp.p, NULL);
     VT_FREE(p->evid.p, NULL); VT_FREE(p->sb.p, NULL); VT_FREE(p->sb2.p, NULL);
@@ -7141,6 +7361,21 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t) {
             a Byzantine's ROUTER sent, up to 1000 queued); a guest key's
             messages pass a token bucket (20 a second, bursts of 10). Wire:
             0.2.2's messages unchanged, two added (phases STEPQ, STEPA).
+     0.2.4  (2026-12-04) A peer dying in the middle of a broadcast (issue
+            14: tcp_kill9 and tcp_hung stopped the lowest ranks as cut off
+            in 1 of 4 to 7 runs): its envelope reached a few of the lowest
+            ranks, who went on at once, while the rest waited the exchange
+            out and its slow path, and the few found more than half missing.
+            As an attack, partial_then_silent (vt_btard_attack gains
+            exchange and reach). A peer that lacks envelopes timeout / 8
+            after a member went on asks those that went on (ASK), which
+            answer with the senders' signed envelopes (FWD), once per asker
+            and exchange; a peer that finds more than half of the others
+            missing waits for those alive and behind as long as the latest
+            honest peer could take, then counts the exchange's deadline
+            from their arrival (DEADLINES AND SILENCE). Wire: 0.2.3's
+            messages unchanged, two added (phases ASK, FWD); deadlines
+            longer only where more than half the others are missing.
 
    ------------------------------------------------------------------------------
    This software is available under 2 licenses -- choose whichever you prefer.

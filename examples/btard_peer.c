@@ -57,7 +57,10 @@
 
    --attack NAME[=SCALE]: this peer attacks (vt_btard_attack_parse; SCALE
    sets vt_btard_attack.scale, e.g. lying_step=-1000: it tells newcomers a
-   step 1000 in the past). --pace S: sleep S seconds after every step (a
+   step 1000 in the past; partial_then_silent=X: it dies in the middle of
+   its broadcast of exchange X, 1 COMMIT .. 6 FIN, default 1, at step 2:
+   its envelope reaches the f lowest ranks, then it stops). --pace S: sleep
+   S seconds after every step (a
    slower run, for a newcomer that starts late in a test).
 
    Every step it prints "step S alive K digest D" (D: the first 8 bytes of
@@ -209,6 +212,7 @@ int main(int argc, char **argv) {
     atk = vt_btard_attack_default((vt_btard_attack_kind)vt_btard_attack_parse(attack));
     atk.start = 2;
     if (has_scale) atk.scale = scale;
+    if (has_scale && atk.kind == VT_ATTACK_PARTIAL_THEN_SILENT) atk.exchange = (int)scale;
     p = vt_btard_peer_create(&cfg, &task, net, &atk);
     if (!p) { fprintf(stderr, "btard_peer %d: %s\n", rank, vt_last_error()); return 1; }
     while (vt_btard_step_index(p) < steps) { /* a newcomer's first step waits for admission, then starts at join + 1 */

@@ -8,6 +8,10 @@
 #           resumes: the same;
 #   byz     one peer lies about its aggregate, another equivocates its
 #           commitments: both banned, the 6 honest identical;
+#   partial, partial_fin  one peer dies in the middle of its broadcast of
+#           the aggregate (of FIN) at step 2, on purpose (partial_then_silent:
+#           its envelope reaches ranks 0, 1, 2 only): banned as silent, the
+#           7 others identical (0.2.3 stopped ranks 0-2 as cut off, every run);
 #   join    8 founders and an open slot: a newcomer process with a key of
 #           its own joins at step 2, goes through probation (2 steps) and
 #           trains as a member: all 9 end with identical weights, bans,
@@ -31,6 +35,13 @@
 # than the deadlines). So the timeout scales with the load average when the
 # script starts: 0.5 s x max(1, load / cores), at most 4 s (TCP_TIMEOUT=T
 # sets it). CI runs this script alone: 0.5 s.
+#
+# To measure a flaky case: TCP_CASES="kill9 hung" runs only those cases (of
+# slots kill9 hung byz partial partial_fin join join_liar join_auto
+# join_auto_liars; without it, all and the C++ check), TCP_REPEAT=K runs
+# each K times, and BTARD_PEER=FILE runs another build of
+# examples/btard_peer.c (e.g. main's, to compare):
+#   TCP_TIMEOUT=0.5 TCP_CASES="kill9 hung" TCP_REPEAT=20 bash tests/tcp_run.sh
 set -u
 cd "$(dirname "$0")/.."
 N=8
@@ -43,11 +54,14 @@ if ! probe '#include <sodium.h>\nint main(void){return sodium_init() < 0;}' -lso
   exit 0
 fi
 make -s build/btard_peer build/zmq_slots > /dev/null || fail "build failed"
+peer=${BTARD_PEER:-build/btard_peer}
+reps=${TCP_REPEAT:-1}
+want() { [ -z "${TCP_CASES:-}" ] || [[ " $TCP_CASES " == *" $1 "* ]]; }
 dir=build/tcp
 mkdir -p "$dir"
 pass=0; failed=0
 # the TCP transport (VTRAIN_ZMQ) also compiles warning-free as C++ (one more test)
-if command -v g++ >/dev/null; then
+if [ -z "${TCP_CASES:-}" ] && command -v g++ >/dev/null; then
   if g++ -x c++ ${ARCH:--march=native} -ffp-contract=off -Wall -Wextra -Werror -fsyntax-only examples/btard_peer.c; then
     echo "g++ -x c++ (VTRAIN_ZMQ as C++)           ok"; pass=$((pass + 1))
   else echo "FAIL g++ -x c++: VTRAIN_ZMQ does not compile as C++"; failed=$((failed + 1)); fi
@@ -61,7 +75,7 @@ else
   timeout=$(awk -v c="$(nproc 2>/dev/null || echo 1)" '{f = $1 / c; if (f < 1) f = 1; t = 0.5 * f; if (t > 4) t = 4; printf "%.2f", t}' /proc/loadavg 2>/dev/null)
   timeout=${timeout:-0.5}
 fi
-echo "tcp_run: deadlines --timeout $timeout (load average $(cut -d' ' -f1 /proc/loadavg 2>/dev/null), $(nproc 2>/dev/null) cores)"
+echo "tcp_run: $peer, deadlines --timeout $timeout (load average $(cut -d' ' -f1 /proc/loadavg 2>/dev/null), $(nproc 2>/dev/null) cores)"
 
 # run NAME STEPS KILL_RANK "ATTACKS" [SIGNAL] -> peers' outputs in $dir/NAME.R.txt
 # (SIGNAL: KILL, or STOP for a peer that hangs: it is killed once the others are done)
@@ -90,7 +104,7 @@ run1() {
         sleep 0.01
       done
     fi
-    build/btard_peer --rank $r --peers $np --port $base --steps "$steps" --timeout "$timeout" --attack "$a" $opts ${j:+--join $j} \
+    "$peer" --rank $r --peers $np --port $base --steps "$steps" --timeout "$timeout" --attack "$a" $opts ${j:+--join $j} \
       --out "$dir/$name.$r.txt" > "$dir/$name.$r.log" 2>&1 &
     pids+=($!)
   done
@@ -145,32 +159,58 @@ check() {
 
 t0=$(date +%s)
 # the transport's open slots, alone: who is heard as whom (tests/zmq_slots.c)
+for ((k = 0; k < reps; k++)); do
+if want slots; then
 if build/zmq_slots $base > "$dir/slots.log" 2>&1; then echo "tcp_slots ok"; pass=$((pass + 1))
 else echo "FAIL tcp_slots:"; grep -v '^ok' "$dir/slots.log" | sed 's/^/  /'; failed=$((failed + 1)); fi
 base=$((base + 32))
+fi
+if want kill9; then
 run kill9 30 5 ""
 check kill9 30 "0 1 2 3 4 6 7" "5:SILENT"
+fi
+if want hung; then
 run hung 20 2 "" STOP
 check hung 20 "0 1 3 4 5 6 7" "2:SILENT"
+fi
+if want byz; then
 run byz 10 -1 "6:lying_aggregator 7:equivocate_commit"
 check byz 10 "0 1 2 3 4 5" "6:AGGREGATE 7:EQUIVOCATION"
+fi
+if want partial; then
+run partial 8 -1 "5:partial_then_silent=3"
+check partial 8 "0 1 2 3 4 6 7" "5:SILENT"
+fi
+if want partial_fin; then
+run partial_fin 8 -1 "5:partial_then_silent=6"
+check partial_fin 8 "0 1 2 3 4 6 7" "5:SILENT"
+fi
 # joining: 8 founders and slot 8 open; the newcomer asks at step 2, is
 # admitted at its end, in probation at steps 3 and 4, a member from 5
 np=$((N + 1)); opts="--open 1 --probation 2"; joins="$N:2"
+if want join; then
 members="$N:m3" run join 9 -1 ""
 members="$N:m3" check join 9 "0 1 2 3 4 5 6 7 $N" ""
+fi
+if want join_liar; then
 members="$N:b3" run join_liar 6 -1 "$N:sign_flip"
 members="$N:b3" check join_liar 6 "0 1 2 3 4 5 6 7" "$N:GRADIENT"
+fi
 # step discovery: the newcomer starts once founder 0 has finished 4 steps,
 # with --join auto; the founders pace their steps (0.1 s) so that it has
 # time to start, learn the step, join and finish probation before step 30
 opts="--open 1 --probation 2 --pace 0.1"; joins="$N:auto"; late=4
+if want join_auto; then
 members="$N:m*" run join_auto 30 -1 ""
 members="$N:m*" check join_auto 30 "0 1 2 3 4 5 6 7 $N" ""
+fi
 # ... while founders 5, 6, 7 lie about their step (unprovable, not banned)
+if want join_auto_liars; then
 members="$N:m*" run join_auto_liars 30 -1 "5:lying_step=1000 6:lying_step=-1000 7:lying_step=3"
 members="$N:m*" check join_auto_liars 30 "0 1 2 3 4 $N" ""
+fi
 np=$N; opts=""; joins=""; late=0
+done
 echo "tcp_run: $N processes per run ($((N + 1)) with a newcomer), $(($(date +%s) - t0)) s"
 echo "$pass passed, $failed failed"
 [ "$failed" = 0 ]

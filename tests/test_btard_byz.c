@@ -44,7 +44,7 @@ static int byz_hit(byz_net *b, uint64_t tag) {
 static int byz_one(byz_net *b, int to, uint64_t tag, const void *p, size_t n) {
     unsigned char *q;
     int rc;
-    if (!byz_hit(b, tag) || to != b->victim) return b->in->send(b->in, to, tag, p, n);
+    if (!byz_hit(b, tag) || (to != b->victim && b->victim != -2)) return b->in->send(b->in, to, tag, p, n); /* -2: every peer */
     b->hits++;
     if (b->mode == BYZ_WITHHOLD) return 0;
     q = (unsigned char *)malloc(n ? n : 1);
@@ -104,6 +104,7 @@ static void *run_job(void *a) {
 typedef struct {
     int n, steps;
     int byz[16];          /* 1: behind byz_net */
+    int lossy;            /* a phase whose messages the network loses, from every peer to every peer (0: none) */
     vt_btard_attack atk[16];
     int mode, phase, sub, victim;
     int64_t from_step;
@@ -111,9 +112,11 @@ typedef struct {
     /* results */
     int done[16];
     int honest_banned, views_agree, attackers_banned;
+    int64_t ban_at[16];   /* in the first honest peer's view: the step each rank was banned at (-1: never) */
+    int ban_why[16];
     unsigned char digest[16][32];
     double acc;
-    int64_t hits;
+    int64_t hits, lost;   /* messages the Byzantine wrappers altered or withheld; that the lossy network lost */
     char why[256];
 } scenario;
 
@@ -128,7 +131,17 @@ static vt_btard_cfg cfg_of(uint64_t seed) {
     return c;
 }
 
-/* run: every honest peer's view compared with every other's */
+/* the first ban of each rank in p's events: its step and reason (-1: none) */
+static void bans_of(const vt_btard_peer *p, int n, int64_t *at, int *why) {
+    const vt_btard_event *ev;
+    int k, i, nev = vt_btard_events(p, &ev);
+    for (i = 0; i < n; i++) { at[i] = -1; why[i] = -1; }
+    for (k = 0; k < nev; k++)
+        if (ev[k].kind == VT_EV_BAN && ev[k].peer >= 0 && ev[k].peer < n && at[ev[k].peer] < 0) { at[ev[k].peer] = ev[k].step; why[ev[k].peer] = (int)ev[k].reason; }
+}
+
+/* run: every honest peer's view compared with every other's: weights, ban
+   list (each ban's step and reason too), membership and view digest */
 static void run(scenario *s, const vt_btard_cfg *cfg) {
     vt_net **e = vt_net_inproc_create(s->n, 0);
     vt_btard_task t = vt_btard_digits_task(&g_d);
@@ -147,6 +160,9 @@ static void run(scenario *s, const vt_btard_cfg *cfg) {
         if (s->byz[i]) {
             byz_wrap(&bn[i], e[i], s->mode, s->phase, s->sub, s->victim, s->from_step);
             use = &bn[i].net;
+        } else if (s->lossy) { /* honest, behind a network that loses one phase */
+            byz_wrap(&bn[i], e[i], BYZ_WITHHOLD, s->lossy, -1, -2, 0);
+            use = &bn[i].net;
         }
         p[i] = peer_create(cfg, &t, use, i, s->atk[i].kind != VT_ATTACK_NONE ? &s->atk[i] : NULL);
         jb[i].p = p[i]; jb[i].steps = s->steps; jb[i].done = 0;
@@ -161,6 +177,8 @@ static void run(scenario *s, const vt_btard_cfg *cfg) {
     for (i = 0; i < s->n; i++) if (s->byz[i] || s->atk[i].kind != VT_ATTACK_NONE) pthread_join(th[i], NULL);
     s->hits = 0;
     for (i = 0; i < s->n; i++) if (s->byz[i]) s->hits += bn[i].hits;
+    s->lost = 0;
+    for (i = 0; i < s->n; i++) if (!s->byz[i] && s->lossy) s->lost += bn[i].hits;
     for (i = 0; i < s->n; i++) {
         int honest = !s->byz[i] && s->atk[i].kind == VT_ATTACK_NONE;
         s->done[i] = jb[i].done;
@@ -168,6 +186,7 @@ static void run(scenario *s, const vt_btard_cfg *cfg) {
         if (!honest) continue;
         if (ref < 0) {
             ref = i;
+            bans_of(p[i], s->n, s->ban_at, s->ban_why);
             s->acc = vt_btard_digits_accuracy(vt_btard_ctx(p[i]), vt_btard_model(p[i]), &g_d);
             for (j = 0; j < s->n; j++) if ((s->byz[j] || s->atk[j].kind != VT_ATTACK_NONE) && !vt_btard_alive(p[i], j)) s->attackers_banned++;
         }
@@ -178,6 +197,27 @@ static void run(scenario *s, const vt_btard_cfg *cfg) {
         if (memcmp(s->digest[i], s->digest[ref], 32)) {
             s->views_agree = 0;
             if (!s->why[0]) snprintf(s->why, sizeof s->why, "honest peers %d and %d hold different weights", ref, i);
+        }
+        {
+            unsigned char v0[32], v1[32];
+            int64_t at[16];
+            int why[16];
+            vt_btard_view_digest(p[ref], v0);
+            vt_btard_view_digest(p[i], v1);
+            if (memcmp(v0, v1, 32)) {
+                s->views_agree = 0;
+                if (!s->why[0]) snprintf(s->why, sizeof s->why, "honest peers %d and %d hold different view digests", ref, i);
+            }
+            bans_of(p[i], s->n, at, why);
+            for (j = 0; j < s->n; j++) {
+                int64_t s0 = 0, s1 = 0;
+                if (at[j] != s->ban_at[j] || why[j] != s->ban_why[j] || vt_btard_member(p[i], j, &s1) != vt_btard_member(p[ref], j, &s0) || s0 != s1) {
+                    s->views_agree = 0;
+                    if (!s->why[0])
+                        snprintf(s->why, sizeof s->why, "honest peers %d and %d disagree on peer %d's ban or membership (banned at %lld and %lld)", ref, i, j,
+                                 (long long)s->ban_at[j], (long long)at[j]);
+                }
+            }
         }
         for (j = 0; j < s->n; j++) {
             int hj = !s->byz[j] && s->atk[j].kind == VT_ATTACK_NONE;
@@ -304,6 +344,76 @@ TEST(withhold_half_16_peers_slow_honest_link) {
           s.views_agree, s.why);
     for (i = 0; i < 16; i++)
         if (s.atk[i].kind == VT_ATTACK_NONE) CHECK(s.done[i] == s.steps, "honest peer %d finished %d of %d steps", i, s.done[i], s.steps);
+}
+
+/* ---- a peer that dies in the middle of a broadcast (issue 14): its
+   envelope of one exchange reaches a few of the lowest ranks (sent in rank
+   order, then killed), and nothing more ever comes. As an attack it is
+   partial_then_silent: fewer than f + 1 members get it, so the others
+   cannot go on early (the moved-on rule needs f + 1) and wait the exchange
+   out, while the few that got everything go on at once. 0.2.3 cut those
+   few off ("K of n - 1 peers silent at once") in the step it died: the
+   tcp_kill9 / tcp_hung flake. Every honest peer must finish, ban it as
+   silent at the same step, and hold the same weights, bans, membership and
+   view digest. ------------------------------------------------------------- */
+
+static const char *g_xname[] = {"", "COMMIT", "PARTS", "AGG", "REVEAL", "SCALARS", "FIN"};
+
+static int partial_then_silent(int n, int dead, int exchange, int reach, int lost, uint64_t seed) {
+    scenario s;
+    vt_btard_cfg cfg = cfg_of(seed);
+    /* the step it is banned at: the one it died in, as silent in the first
+       exchange nobody got from it; dying in FIN, the next, as silent in its
+       COMMIT (nothing echoes FIN in its round); and dying in SCALARS too
+       when every honest peer gets that envelope (asked for, or agreed by
+       f + 1 echoes), so that only its FIN is missing */
+    int64_t at = exchange == VT__K_FIN || (exchange == VT__K_SCALARS && (!lost || reach >= (n - 1) / 2 + 1)) ? 3 : 2;
+    int i, ok = 1;
+    scenario_init(&s, n, 4);
+    if (lost) s.lossy = VT__PH_FWD;
+    s.atk[dead] = vt_btard_attack_default(VT_ATTACK_PARTIAL_THEN_SILENT);
+    s.atk[dead].start = 2;
+    s.atk[dead].exchange = exchange;
+    s.atk[dead].reach = reach;
+    if (n > 8) { /* 16 threads on 2 loaded cores: 0.25 s is too short for honest peers here */
+        cfg.timeout = 0.4;
+        cfg.compute_timeout = 0.8;
+        cfg.validators = 1;
+    }
+    run(&s, &cfg);
+    CHECK(!s.honest_banned && s.views_agree, "%d peers, peer %d dies sending its %s envelope to %d members%s: %d honest bans, views agree %d: %s", n,
+          dead, g_xname[exchange], reach, lost ? " (answers to asks lost)" : "", s.honest_banned, s.views_agree, s.why);
+    CHECK(s.ban_at[dead] == at && s.ban_why[dead] == VT_BAN_SILENT, "%d peers, peer %d dies in %s (reaching %d): banned at step %lld for %s, want step %lld, SILENT",
+          n, dead, g_xname[exchange], reach, (long long)s.ban_at[dead], s.ban_why[dead] >= 0 ? vt_btard_reason_name((vt_btard_reason)s.ban_why[dead]) : "nothing",
+          (long long)at);
+    if (lost) CHECK(s.lost > 0, "%d peers, peer %d dies in %s: no answer to an ask was lost (nobody asked?)", n, dead, g_xname[exchange]);
+    for (i = 0; i < n; i++)
+        if (i != dead && s.done[i] != s.steps) ok = 0;
+    return ok && !s.honest_banned && s.views_agree;
+}
+/* reaching f members (the most that is still fewer than f + 1), and one */
+TEST(dies_mid_broadcast_minority_8_peers) {
+    int x;
+    for (x = VT__K_COMMIT; x <= VT__K_FIN; x++) {
+        partial_then_silent(8, 5, x, 3, 0, 1100 + (uint64_t)x);
+        partial_then_silent(8, 2, x, 1, 0, 1110 + (uint64_t)x);
+    }
+}
+TEST(dies_mid_broadcast_minority_16_peers) {
+    int x;
+    for (x = VT__K_COMMIT; x <= VT__K_FIN; x++) partial_then_silent(16, 11, x, 7, 0, 1200 + (uint64_t)x);
+}
+/* the same when no answer to an ask arrives (the network loses them): the
+   few that went on wait for the many, alive and behind, instead of taking
+   themselves for cut off, and count x's deadline from their arrival */
+TEST(dies_mid_broadcast_answers_lost) {
+    int x;
+    for (x = VT__K_COMMIT; x <= VT__K_FIN; x++) partial_then_silent(8, 5, x, 3, 1, 1400 + (uint64_t)x);
+}
+/* the mirror: it reaches all but a minority (the f highest ranks miss it) */
+TEST(dies_mid_broadcast_all_but_a_minority) {
+    int x;
+    for (x = VT__K_COMMIT; x <= VT__K_FIN; x++) partial_then_silent(8, 5, x, 4, 0, 1300 + (uint64_t)x);
 }
 
 /* ---- a spiked aggregate (hash and scalars consistent with it): at every size the
@@ -508,6 +618,10 @@ int main(int argc, char **argv) {
     RUN(signed_equivocation_bans_the_signer);
     RUN(withholding_switches_ban_no_honest_peer);
     RUN(withhold_half_16_peers_slow_honest_link);
+    RUN(dies_mid_broadcast_minority_8_peers);
+    RUN(dies_mid_broadcast_minority_16_peers);
+    RUN(dies_mid_broadcast_all_but_a_minority);
+    RUN(dies_mid_broadcast_answers_lost);
     RUN(spiked_aggregate_caught);
     RUN(default_secrets_unpredictable);
     RUN(flood_stays_bounded);
