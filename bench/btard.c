@@ -24,6 +24,8 @@
      drawn by the seed), a small model (64-16-10, 8 samples per peer, so that
      20 x 19 runs take minutes), 1 validator per step, attacks from step 5:
      every attacker banned? any honest peer banned? steps until all banned.
+     partial_then_silent: attacker i dies in exchange 1 + (seed + i) mod 6
+     of step 5 + i mod 3, its envelope reaching the f lowest ranks.
    spike: the largest spike on an aggregate part that passes the checks
      unseen (8 peers, 4 seeds per norm).
    nudge: one part of a gradient times 1 + 1e-6: how far that is from the
@@ -176,6 +178,10 @@ static int bans(int argc, char **argv) {
                 at[rk].delay = 3;
                 at[rk].seed = 99 + (uint64_t)s;
                 if (kind == VT_ATTACK_ALIE) at[rk].scale = vt_btard_alie_z(n, f);
+                if (kind == VT_ATTACK_PARTIAL_THEN_SILENT) { /* each dies in another exchange, one of three steps */
+                    at[rk].exchange = 1 + (s + i) % 6;
+                    at[rk].start = 5 + i % 3;
+                }
             }
 #ifdef VT__BT_DEBUG
             vt__bt_dbg_len = 0;
