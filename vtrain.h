@@ -5877,9 +5877,17 @@ static int vt__xsum_fast(const vt__xblk *z, int64_t m, int64_t nn, double *out) 
    lines, into contiguous pieces, row by row: the rows are read once per
    group and k-block instead of once per output, and the sums run on the
    vector path. A weight gradient's lines are contiguous already; its
-   outputs share rows and columns, which the k-blocks keep in cache. */
+   outputs share rows and columns, which the k-blocks keep in cache.
+   A convolution's column read from its source image (a block with ws:
+   scattered over C channel planes, one cache miss per few terms) is
+   gathered instead once per column, VT__XC terms at a time into a buffer
+   that stays in the core's cache, and every undecided output of that
+   column runs over it at once (vt__exact_cols): the group-wide pieces
+   above (VT__XG columns of VT__XK terms, 2 MB) left the cache before the
+   lanes read them back. */
 #define VT__XG 512
 #define VT__XK 512
+#define VT__XC 4096
 typedef struct { int64_t i, m, n; int b; } vt__xent;
 typedef struct { double *x; const vt__xprod *xp; const vt__xent *en; } vt__exact_job;
 
@@ -5963,24 +5971,65 @@ static void vt__exact_group(const vt__exact_job *j, const vt__xent *en, int ng, 
     }
 }
 
+/* entries en[0..ng) of blocks with ws (a column read from its source
+   image), in the order (block, column, row): each run of one column is
+   gathered VT__XC terms at a time into col (a, of VT__XC, for a strided
+   A's row) and its outputs' lanes advance over it; their terms reach each
+   lane in the order of vt__xsum_fast */
+static void vt__exact_cols(const vt__exact_job *j, const vt__xent *en, int ng, vt__xst *st, double *col, double *a) {
+    const vt__xblk *b = j->xp->b;
+    int q = 0, r, e;
+    for (; q < ng; q = r) {
+        const vt__xblk *z = &b[en[q].b];
+        int64_t kend = z->K - z->K % VT__XL, k0, k1, k;
+        for (r = q + 1; r < ng && en[r].b == en[q].b && en[r].n == en[q].n; r++) ;
+        memset(st, 0, sizeof(vt__xst) * (size_t)(r - q));
+        for (k0 = 0; k0 < kend && z->K <= ((int64_t)1 << 30); k0 = k1) {
+            k1 = VT__MIN(kend, k0 + VT__XC);
+            vt__wstat_gather(z->ws, z->wn, en[q].n, k0, k1, col);
+            for (e = q; e < r; e++) {
+                const double *pa = z->A + en[e].m * z->sam;
+                if (z->sak == 1) pa += k0;
+                else {
+                    for (k = k0; k < k1; k++) a[k - k0] = pa[k * z->sak];
+                    pa = a;
+                }
+                vt__xsum_lanes(pa, col, k1 - k0, &st[e - q]);
+            }
+        }
+        for (e = q; e < r; e++) {
+            double v;
+            if (z->K > ((int64_t)1 << 30) || !vt__xsum_finish(z, en[e].m, en[e].n, &st[e - q], &v))
+                v = vt__xprod_value(b, j->xp->n, en[e].i);
+            j->x[en[e].i] = v;
+        }
+    }
+}
+
 static void vt__exact_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__exact_job *j = (const vt__exact_job *)arg;
     const vt__xblk *b = j->xp->b;
     vt__xgrp *w = (vt__xgrp *)malloc(sizeof(vt__xgrp));
+    double *col = NULL;
     int64_t g0, q;
-    int needa = 0, needb = 0;
+    int needa = 0, needb = 0, needc = 0, ng, ws;
     (void)tid;
     for (q = lo; q < hi; q++) {
-        needa |= b[j->en[q].b].sak != 1;
-        needb |= b[j->en[q].b].B && b[j->en[q].b].sbk != 1;
+        const vt__xblk *z = &b[j->en[q].b];
+        if (z->ws) { needc = 1; continue; }
+        needa |= z->sak != 1;
+        needb |= z->B && z->sbk != 1;
     }
     if (w) { /* without the pieces the strided lines are read in place */
         w->bufa = needa ? (double *)malloc(sizeof(double) * VT__XG * VT__XK) : NULL;
         w->bufb = needb ? (double *)malloc(sizeof(double) * VT__XG * VT__XK) : NULL;
+        col = needc ? (double *)malloc(sizeof(double) * 2 * VT__XC) : NULL;
     }
-    for (g0 = lo; g0 < hi; g0 += VT__XG) {
-        int ng = (int)VT__MIN(VT__XG, hi - g0);
-        if (w) vt__exact_group(j, j->en + g0, ng, w);
+    for (g0 = lo; g0 < hi; g0 += ng) { /* groups of one kind: ws blocks or not */
+        ng = 1; ws = b[j->en[g0].b].ws != NULL;
+        while (ng < VT__XG && g0 + ng < hi && (b[j->en[g0 + ng].b].ws != NULL) == ws) ng++;
+        if (w && ws && col) vt__exact_cols(j, j->en + g0, ng, w->st, col, col + VT__XC);
+        else if (w) vt__exact_group(j, j->en + g0, ng, w);
         else /* out of memory: one at a time */
             for (q = g0; q < g0 + ng; q++) {
                 const vt__xent *e = &j->en[q];
@@ -5991,6 +6040,7 @@ static void vt__exact_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
     if (w) { free(w->bufa); free(w->bufb); }
     free(w);
+    free(col);
 }
 
 /* each entry's block, row and column, in the order of vt__exact_task */
