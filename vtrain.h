@@ -7513,6 +7513,14 @@ static void vt__wstat_lines(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb
 /* terms [k0, k1) of column col of image n's part of the im2col matrix
    (row k = (c KH + kh) KW + kw), read from the source: the values of
    vt__im2col_task (forward) or vt__dcol_task (dx) */
+#ifndef VT__PFC
+#define VT__PFC 6
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define VT__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define VT__PREFETCH(p) ((void)(p))
+#endif
 static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t k0, int64_t k1, double *dst) {
     int64_t KK = w->KH * w->KW, a = col / w->OW, b = col % w->OW, k = k0, q, HW = w->H * w->W;
     int64_t off[64], *op = KK <= 64 ? off : NULL; /* each window position's pixel in a channel's plane, or -1 */
@@ -7541,9 +7549,23 @@ static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t
         }
         return;
     }
-    for (q = k0 % KK; k < k1; k++) {
-        dst[k - k0] = op[q] >= 0 ? src[op[q]] : 0.0;
-        if (++q == KK) { q = 0; src += HW; }
+    {   /* the lines a channel's window reads (each window row's first and last pixel), fetched VT__PFC channels
+           ahead: a column's terms are a few lines in each of C planes HW apart, one cache miss per few terms,
+           which the core alone overlaps only a channel or two deep */
+        int64_t pf[128], ch = k0 / KK;
+        int npf = 0, i;
+        for (q = 0; q < KK; q += w->KW) {
+            int64_t l = -1, h = -1, t;
+            for (t = q; t < q + w->KW; t++)
+                if (op[t] >= 0) { if (l < 0) l = op[t]; h = op[t]; }
+            if (l >= 0) { pf[npf++] = l; if (h != l) pf[npf++] = h; }
+        }
+        for (q = k0 % KK; k < k1; k++) {
+            if (q == 0 && ch + VT__PFC < w->C)
+                for (i = 0; i < npf; i++) VT__PREFETCH(src + VT__PFC * HW + pf[i]);
+            dst[k - k0] = op[q] >= 0 ? src[op[q]] : 0.0;
+            if (++q == KK) { q = 0; src += HW; ch++; }
+        }
     }
 }
 
