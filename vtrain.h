@@ -4812,7 +4812,8 @@ static void vt__gemm_bound(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, in
    A batch with old values (a convolution's dx accumulating onto the
    gradient its input already has: C_b = C0_b + A B_b) is lazy too where
    the old values outlive the product (a correctly rounded product keeps
-   them for its exact evaluation, vt__xprod_add): the look takes each C0
+   them for its exact evaluation: vt__mm_batch copies all images' in one
+   pass over the pool, which also forms the caps): the look takes each C0
    from there, as vt__gbound_batch_task would (the same job, the same
    element: the same e), and row r's cap adds capc[r] >= max |C0| over the
    row: e = G ((s_n + |c0|) + |bias|) and each of G, s_n <= s, |c0| <=
@@ -4826,7 +4827,7 @@ typedef struct vt__lazy {
     double cap2, cap1, capm, capb;   /* max over columns of n2, n1, mx and |bias| */
     int64_t M, N;                    /* A's rows, B's columns */
     int64_t nb, nc;                  /* batches, and the columns of one (1 and N for one product) */
-    const double **c0;               /* or, per batch b, its old values (M, nc) (gb.C0 is then NULL) */
+    const double *c0;                /* or the batch's old values (nb, M, nc) (gb.C0 is then NULL) */
     const double *capc;              /* and per row r = b M + m, a cap on |C0| over the row */
 } vt__lazy;
 
@@ -4838,7 +4839,7 @@ static void vt__lazy_row(const vt__lazy *z, int64_t r, vt__gbound_job *g, vt__st
     if (!z->c0) return;
     *sb = z->sb;
     sb->n1 += b * z->nc; sb->n2 += b * z->nc; sb->mx += b * z->nc; sb->th += b * z->nc;
-    g->b = sb; g->C0 = z->c0[b]; g->ldc = z->nc;
+    g->b = sb; g->C0 = z->c0 + b * z->M * z->nc; g->ldc = z->nc;
     *n0 = 0;
 }
 
@@ -5744,11 +5745,12 @@ static int64_t vt__row_chunk(const vt__kern *k, const vt_tensor *x, int64_t rows
    product that is the whole output leaves its bound lazy (vt__lazy) */
 /* register a block of output o as a correctly rounded product (the CPU's
    and every backend's GEMM outputs in verified mode); an accumulating
-   output's old values are copied first. kchunk: the bound's chunk length
-   (vt__gemm_bound_prep; <= 0 or >= K: one chunk). 1 on success. */
-static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int64_t N, int64_t K, const double *A,
-                         int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *bias,
-                         int64_t kchunk) {
+   output's old values are copied first (c0: a copy the caller made, or
+   NULL). kchunk: the bound's chunk length (vt__gemm_bound_prep; <= 0 or
+   >= K: one chunk). 1 on success. */
+static int vt__xprod_add_c0(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int64_t N, int64_t K, const double *A,
+                            int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *bias,
+                            int64_t kchunk, const double *c0) {
     vt__xprod *xp = o->xp;
     vt__xblk *z;
     double gs = vt__gsum(&c->ord, K), gx = 0;
@@ -5777,15 +5779,22 @@ static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int
     z->off = (int64_t)(C - o->x); z->M = M; z->N = N; z->K = K;
     z->A = A; z->sam = sam; z->sak = sak; z->B = B; z->sbk = sbk; z->sbn = sbn; z->bias = bias; z->C0 = NULL;
     z->ws = NULL; z->wn = 0;
-    if (o->acc) {
-        double *c0 = (double *)c->be->alloc(c, sizeof(double) * (size_t)(M * N + 1), 0);
-        if (!c0) return 0;
-        c->be->copy(c, c0, C, M * N);
-        z->C0 = c0;
+    if (o->acc && c0) z->C0 = c0;
+    else if (o->acc) {
+        double *cp = (double *)c->be->alloc(c, sizeof(double) * (size_t)(M * N + 1), 0);
+        if (!cp) return 0;
+        c->be->copy(c, cp, C, M * N);
+        z->C0 = cp;
     }
     xp->n++;
     o->xp = xp;
     return 1;
+}
+
+static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int64_t N, int64_t K, const double *A,
+                         int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *bias,
+                         int64_t kchunk) {
+    return vt__xprod_add_c0(c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias, kchunk, NULL);
 }
 
 /* THE EXACT EVALUATION ON THE CPU. vt__xprod_value (integer arithmetic, the
@@ -6188,8 +6197,9 @@ static void vt__gbound_batch_task(void *arg, int64_t lo, int64_t hi, int tid) {
 }
 
 /* capc[r] = max |x| over row r of nc values, INFINITY when one is not finite
-   (the caps of a batched lazy bound with old values) */
-typedef struct { const double *x; int64_t nc; double *capc; } vt__capc_job;
+   (the caps of a batched lazy bound with old values), and the row copied to
+   copy (or not, when NULL) */
+typedef struct { const double *x; int64_t nc; double *capc, *copy; } vt__capc_job;
 static void vt__capc_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__capc_job *j = (const vt__capc_job *)arg;
     int64_t r, n;
@@ -6198,6 +6208,7 @@ static void vt__capc_task(void *arg, int64_t lo, int64_t hi, int tid) {
         const double *x = j->x + r * j->nc;
         double m[4] = {0, 0, 0, 0};
         int nan = 0;
+        if (j->copy) memcpy(j->copy + r * j->nc, x, sizeof(double) * (size_t)j->nc);
         for (n = 0; n + 4 <= j->nc; n += 4) { /* four lanes; a NaN fails every compare: flagged */
             int l;
             for (l = 0; l < 4; l++) {
@@ -6227,6 +6238,7 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
                          int64_t sak, const double *B, int64_t sbk, const vt__wstat *ws) {
     vt_ctx *c = k->c;
     int64_t b, mn = M * nc;
+    double *c0 = NULL, *capc = NULL;
     vt__ord so;
     const vt__ord *ob = k->o; /* the bound's gamma: sound for a correctly rounded product (vt__sound_ord) */
     if (!o->e || c->ncal || vt__no_lazy || nb * mn != o->n || mn <= 0) {
@@ -6235,8 +6247,17 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
         return;
     }
     if (c->d.mode == VT_MODE_VERIFIED) {
+        if (o->acc) { /* the old values of every image in one pass over the pool, and each row's cap (A LAZY BOUND) */
+            vt__capc_job cj;
+            c0 = (double *)c->be->alloc(c, sizeof(double) * (size_t)(nb * mn + 1), 0);
+            capc = (double *)vt__scratch(c, sizeof(double) * (size_t)(nb * M + 1));
+            if (!c0 || !capc) return;
+            cj.x = o->x; cj.nc = nc; cj.capc = capc; cj.copy = c0;
+            vt__parallel(&c->pool, nb * M, nb * mn, vt__capc_task, &cj);
+        }
         for (b = 0; b < nb; b++) {
-            if (!vt__xprod_add(c, o, o->x + b * mn, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, NULL, 0)) return;
+            if (!vt__xprod_add_c0(c, o, o->x + b * mn, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, NULL, 0, c0 ? c0 + b * mn : NULL))
+                return;
             o->xp->b[o->xp->n - 1].ws = ws; o->xp->b[o->xp->n - 1].wn = b;
         }
         ob = vt__sound_ord(k->o, &so);
@@ -6245,15 +6266,7 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
         vt__lazy *z = vt__gemm_lazy(c, ob, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0, ws);
         if (!z) return;
         if (!z->gb.C0) { z->nb = nb; z->nc = nc; o->lz = z; }
-        else if (c->d.mode == VT_MODE_VERIFIED && o->xp && o->xp->n >= nb && o->xp->b[o->xp->n - 1].C0) {
-            /* old values kept for the exact evaluation: lazy with them (A LAZY BOUND) */
-            const double **c0 = (const double **)vt__scratch(c, sizeof(double *) * (size_t)nb);
-            double *capc = (double *)vt__scratch(c, sizeof(double) * (size_t)(nb * M));
-            vt__capc_job cj;
-            if (!c0 || !capc) return;
-            for (b = 0; b < nb; b++) c0[b] = o->xp->b[o->xp->n - nb + b].C0;
-            cj.x = o->x; cj.nc = nc; cj.capc = capc;
-            vt__parallel(&c->pool, nb * M, nb * mn, vt__capc_task, &cj);
+        else if (c0) { /* old values kept for the exact evaluation: lazy with them (A LAZY BOUND) */
             z->nb = nb; z->nc = nc; z->c0 = c0; z->capc = capc; z->gb.C0 = NULL;
             o->lz = z;
         } else { /* old values: each b's bound written out, from the shared statistics, in one pass over the pool */

@@ -1056,7 +1056,6 @@ TEST(lazy_bound_with_old_values_caps_every_element) {
     enum { M = 3, NB = 2, NC = 600, NX = NB * M * NC };
     static double st[4 * M + 5 * NB * NC], c0m[NB * M * NC], x[NX], x1[NX], x2[NX], e[NX], capc[NB * M];
     static vt__entry got[NX];
-    const double *c0[NB];
     vt_desc d = vt_desc_default();
     vt_ctx *c;
     vt__lazy z;
@@ -1087,10 +1086,9 @@ TEST(lazy_bound_with_old_values_caps_every_element) {
     }
     c0m[1 * NC + 17] = NAN;          /* row 1 (b 0, m 1) */
     c0m[(M + 2) * NC + 300] = INFINITY; /* row 5 (b 1, m 2) */
-    for (i = 0; i < NB; i++) c0[i] = c0m + i * M * NC;
-    cj.x = c0m; cj.nc = NC; cj.capc = capc;
+    cj.x = c0m; cj.nc = NC; cj.capc = capc; cj.copy = NULL;
     vt__capc_task(&cj, 0, NB * M, 0);
-    z.c0 = c0; z.capc = capc;
+    z.c0 = c0m; z.capc = capc;
     CHECK(capc[1] == INFINITY && capc[5] == INFINITY && capc[0] <= 1 && capc[0] >= 0.99, "capc: %g %g %g", capc[1], capc[5],
           capc[0]);
     for (i = 0; i < NX; i++) e[i] = vt__lazy_e(&z, i);
