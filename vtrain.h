@@ -4678,37 +4678,50 @@ static double vt__gb_e(const vt__gbound_job *j, double a1, double a2, double am,
     return s * (1 + 0x1p-40) < th ? 0 : j->G * s;
 }
 
+/* E[i] = vt__gb_e(j, a1, a2, am, ath, m, n + i) for i < cnt: the same
+   operations in the same order (min, |C0| added, compare and select as
+   written), four at a time. An old value only lowers th, so a lane whose
+   s (1 + 2^-40) is not below th without it has e = G s either way; the
+   others with a nonzero old value (its lowest bit decides) take vt__gb_e. */
+static void vt__gb_row(const vt__gbound_job *j, double a1, double a2, double am, double ath, int64_t m, int64_t n, int64_t cnt,
+                       double *E) {
+    int64_t i = 0;
+#ifdef VT__AVX2
+    if (!j->bias) {
+        const double *bn1 = j->b->n1 + n, *bn2 = j->b->n2 + n, *bmx = j->b->mx + n, *bth = j->b->th + n;
+        const double *c0 = j->C0 ? j->C0 + m * j->ldc + n : NULL;
+        const __m256d va1 = _mm256_set1_pd(a1), va2 = _mm256_set1_pd(a2), vam = _mm256_set1_pd(am), sign = _mm256_set1_pd(-0.0);
+        const __m256d vth = _mm256_set1_pd(ath), vG = _mm256_set1_pd(j->G), c40 = _mm256_set1_pd(1 + 0x1p-40);
+        for (; i + 4 <= cnt; i += 4) {
+            __m256d sv = _mm256_mul_pd(va2, _mm256_loadu_pd(bn2 + i));
+            __m256d tv = _mm256_mul_pd(vam, _mm256_loadu_pd(bn1 + i));
+            __m256d uv = _mm256_mul_pd(va1, _mm256_loadu_pd(bmx + i));
+            __m256d th = _mm256_mul_pd(vth, _mm256_loadu_pd(bth + i)), lt;
+            sv = _mm256_blendv_pd(sv, tv, _mm256_cmp_pd(tv, sv, _CMP_LT_OQ));
+            sv = _mm256_blendv_pd(sv, uv, _mm256_cmp_pd(uv, sv, _CMP_LT_OQ));
+            if (c0) {
+                __m256d cv = _mm256_loadu_pd(c0 + i);
+                sv = _mm256_add_pd(sv, _mm256_andnot_pd(sign, cv));
+                lt = _mm256_cmp_pd(_mm256_mul_pd(sv, c40), th, _CMP_LT_OQ);
+                if (_mm256_movemask_pd(_mm256_and_pd(lt, _mm256_cmp_pd(cv, _mm256_setzero_pd(), _CMP_NEQ_UQ)))) {
+                    int l;
+                    for (l = 0; l < 4; l++) E[i + l] = vt__gb_e(j, a1, a2, am, ath, m, n + i + l);
+                    continue;
+                }
+            } else lt = _mm256_cmp_pd(_mm256_mul_pd(sv, c40), th, _CMP_LT_OQ);
+            _mm256_storeu_pd(E + i, _mm256_andnot_pd(lt, _mm256_mul_pd(vG, sv)));
+        }
+    }
+#endif
+    for (; i < cnt; i++) E[i] = vt__gb_e(j, a1, a2, am, ath, m, n + i);
+}
+
 static void vt__gbound_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gbound_job *j = (vt__gbound_job *)arg;
-    int64_t m, n;
+    int64_t m;
     (void)tid;
-    for (m = lo; m < hi; m++) {
-        double a1 = j->a->n1[m], a2 = j->a->n2[m], am = j->a->mx[m], ath = j->a->th[m] * 0x1p-53;
-        double *E = j->E + m * j->lde;
-        if (!j->C0 && !j->bias) {
-            n = 0;
-#ifdef VT__AVX2
-            {   /* the loop below four at a time (min, compare and select as written) */
-                const double *bn1 = j->b->n1, *bn2 = j->b->n2, *bmx = j->b->mx, *bth = j->b->th;
-                const __m256d va1 = _mm256_set1_pd(a1), va2 = _mm256_set1_pd(a2), vam = _mm256_set1_pd(am);
-                const __m256d vth = _mm256_set1_pd(ath), vG = _mm256_set1_pd(j->G), c40 = _mm256_set1_pd(1 + 0x1p-40);
-                for (; n + 4 <= j->N; n += 4) {
-                    __m256d sv = _mm256_mul_pd(va2, _mm256_loadu_pd(bn2 + n));
-                    __m256d tv = _mm256_mul_pd(vam, _mm256_loadu_pd(bn1 + n));
-                    __m256d uv = _mm256_mul_pd(va1, _mm256_loadu_pd(bmx + n));
-                    __m256d th = _mm256_mul_pd(vth, _mm256_loadu_pd(bth + n));
-                    sv = _mm256_blendv_pd(sv, tv, _mm256_cmp_pd(tv, sv, _CMP_LT_OQ));
-                    sv = _mm256_blendv_pd(sv, uv, _mm256_cmp_pd(uv, sv, _CMP_LT_OQ));
-                    _mm256_storeu_pd(E + n, _mm256_andnot_pd(_mm256_cmp_pd(_mm256_mul_pd(sv, c40), th, _CMP_LT_OQ),
-                                                             _mm256_mul_pd(vG, sv)));
-                }
-            }
-#endif
-            for (; n < j->N; n++) E[n] = vt__gb_e(j, a1, a2, am, ath, m, n);
-            continue;
-        }
-        for (n = 0; n < j->N; n++) E[n] = vt__gb_e(j, a1, a2, am, ath, m, n);
-    }
+    for (m = lo; m < hi; m++)
+        vt__gb_row(j, j->a->n1[m], j->a->n2[m], j->a->mx[m], j->a->th[m] * 0x1p-53, m, 0, j->N, j->E + m * j->lde);
 }
 
 /* E[M,N] (contiguous) = the bound above; call before vt__gemm_run while C
@@ -4795,7 +4808,18 @@ static void vt__gemm_bound(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, in
    B_b the columns [b nc, (b + 1) nc) of one B) is one lazy bound too: its
    output (nb, M, nc) is read as nb M rows of nc, row r = b M + m taking A's
    row m and B's columns from b nc (vt__mm_batch); each e is the one of the
-   product C_b alone, and the caps, over all of B's columns, still cap it. */
+   product C_b alone, and the caps, over all of B's columns, still cap it.
+   A batch with old values (a convolution's dx accumulating onto the
+   gradient its input already has: C_b = C0_b + A B_b) is lazy too where
+   the old values outlive the product (a correctly rounded product keeps
+   them for its exact evaluation: vt__mm_batch copies all images' in one
+   pass over the pool, which also forms the caps): the look takes each C0
+   from there, as vt__gbound_batch_task would (the same job, the same
+   element: the same e), and row r's cap adds capc[r] >= max |C0| over the
+   row: e = G ((s_n + |c0|) + |bias|) and each of G, s_n <= s, |c0| <=
+   capc is nonnegative and every operation is monotone, so W still caps
+   e ef2 (a non-finite old value makes capc infinite: the row is looked
+   at everywhere). */
 static int vt__no_lazy; /* tests: write every bound out, to compare the two */
 typedef struct vt__lazy {
     vt__stat_job sa, sb;
@@ -4803,12 +4827,28 @@ typedef struct vt__lazy {
     double cap2, cap1, capm, capb;   /* max over columns of n2, n1, mx and |bias| */
     int64_t M, N;                    /* A's rows, B's columns */
     int64_t nb, nc;                  /* batches, and the columns of one (1 and N for one product) */
+    const double *c0;                /* or the batch's old values (nb, M, nc) (gb.C0 is then NULL) */
+    const double *capc;              /* and per row r = b M + m, a cap on |C0| over the row */
 } vt__lazy;
 
+/* the job of row r's look: batch b's columns of B's statistics and its old values */
+static void vt__lazy_row(const vt__lazy *z, int64_t r, vt__gbound_job *g, vt__stat_job *sb, int64_t *n0) {
+    int64_t b = r / z->M;
+    *g = z->gb;
+    *n0 = b * z->nc;
+    if (!z->c0) return;
+    *sb = z->sb;
+    sb->n1 += b * z->nc; sb->n2 += b * z->nc; sb->mx += b * z->nc; sb->th += b * z->nc;
+    g->b = sb; g->C0 = z->c0 + b * z->M * z->nc; g->ldc = z->nc;
+    *n0 = 0;
+}
+
 static double vt__lazy_e(const vt__lazy *z, int64_t i) {
-    const vt__gbound_job *g = &z->gb;
-    int64_t r = i / z->nc, m = r % z->M;
-    return vt__gb_e(g, g->a->n1[m], g->a->n2[m], g->a->mx[m], g->a->th[m] * 0x1p-53, m, (r / z->M) * z->nc + i % z->nc);
+    vt__gbound_job g;
+    vt__stat_job sb;
+    int64_t r = i / z->nc, m = r % z->M, n0;
+    vt__lazy_row(z, r, &g, &sb, &n0);
+    return vt__gb_e(&g, g.a->n1[m], g.a->n2[m], g.a->mx[m], g.a->th[m] * 0x1p-53, m, n0 + i % z->nc);
 }
 
 static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -4819,13 +4859,17 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     double ef2 = 2 * j->ef * VT__SAFE, e[256], keep[256];
     int64_t r, m, n0, i, nv;
     for (r = lo; r < hi; r++) {
-        int64_t cb = (r / z->M) * z->nc; /* B's first column for this row */
+        int64_t cb; /* the look's first column of its job's B statistics */
         double a1, a2, am, ath, s, s2, s3, W, xcap;
+        vt__gbound_job gr;
+        vt__stat_job sr;
+        vt__lazy_row(z, r, &gr, &sr, &cb);
         m = r % z->M;
         a1 = g->a->n1[m]; a2 = g->a->n2[m]; am = g->a->mx[m]; ath = g->a->th[m] * 0x1p-53;
         s = a2 * z->cap2; s2 = am * z->cap1; s3 = a1 * z->capm;
         s = s2 < s ? s2 : s;
         s = s3 < s ? s3 : s;
+        if (z->c0) s += z->capc[r];
         W = g->G * (s + z->capb) * ef2;
         /* |x| is at most about s + capb; an element above xcap (or NaN) is
            looked at, and below it W + xcap 2^-50 is at least the look's
@@ -4860,7 +4904,7 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
             }
             if (any) {
                 memcpy(x, keep, sizeof(double) * (size_t)nv);
-                for (i = 0; i < n; i++) e[i] = vt__gb_e(g, a1, a2, am, ath, m, cb + n0 + i);
+                vt__gb_row(&gr, a1, a2, am, ath, m, cb + n0, n, e);
                 vt__round_look(j, t, x, e, n, r * z->nc + n0);
                 vt__cast_block(x, n);
             } else vt__cast_block(x + nv, n - nv);
@@ -4892,7 +4936,7 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
     vt__gemm_bound_prep(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, N, bias, kchunk, st, &z->sa, &z->sb, &z->gb, ws,
                         VT__TRI_NONE);
     z->gb.a = &z->sa; z->gb.b = &z->sb;
-    z->M = M; z->N = N; z->nb = 1; z->nc = N;
+    z->M = M; z->N = N; z->nb = 1; z->nc = N; z->c0 = NULL; z->capc = NULL;
     z->cap2 = z->cap1 = z->capm = z->capb = 0;
     for (n = 0; n < N; n++) {
         z->cap2 = VT__MAX(z->cap2, z->sb.n2[n]);
@@ -5701,11 +5745,12 @@ static int64_t vt__row_chunk(const vt__kern *k, const vt_tensor *x, int64_t rows
    product that is the whole output leaves its bound lazy (vt__lazy) */
 /* register a block of output o as a correctly rounded product (the CPU's
    and every backend's GEMM outputs in verified mode); an accumulating
-   output's old values are copied first. kchunk: the bound's chunk length
-   (vt__gemm_bound_prep; <= 0 or >= K: one chunk). 1 on success. */
-static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int64_t N, int64_t K, const double *A,
-                         int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *bias,
-                         int64_t kchunk) {
+   output's old values are copied first (c0: a copy the caller made, or
+   NULL). kchunk: the bound's chunk length (vt__gemm_bound_prep; <= 0 or
+   >= K: one chunk). 1 on success. */
+static int vt__xprod_add_c0(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int64_t N, int64_t K, const double *A,
+                            int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *bias,
+                            int64_t kchunk, const double *c0) {
     vt__xprod *xp = o->xp;
     vt__xblk *z;
     double gs = vt__gsum(&c->ord, K), gx = 0;
@@ -5734,15 +5779,22 @@ static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int
     z->off = (int64_t)(C - o->x); z->M = M; z->N = N; z->K = K;
     z->A = A; z->sam = sam; z->sak = sak; z->B = B; z->sbk = sbk; z->sbn = sbn; z->bias = bias; z->C0 = NULL;
     z->ws = NULL; z->wn = 0;
-    if (o->acc) {
-        double *c0 = (double *)c->be->alloc(c, sizeof(double) * (size_t)(M * N + 1), 0);
-        if (!c0) return 0;
-        c->be->copy(c, c0, C, M * N);
-        z->C0 = c0;
+    if (o->acc && c0) z->C0 = c0;
+    else if (o->acc) {
+        double *cp = (double *)c->be->alloc(c, sizeof(double) * (size_t)(M * N + 1), 0);
+        if (!cp) return 0;
+        c->be->copy(c, cp, C, M * N);
+        z->C0 = cp;
     }
     xp->n++;
     o->xp = xp;
     return 1;
+}
+
+static int vt__xprod_add(vt_ctx *c, vt__kout *o, const double *C, int64_t M, int64_t N, int64_t K, const double *A,
+                         int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *bias,
+                         int64_t kchunk) {
+    return vt__xprod_add_c0(c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias, kchunk, NULL);
 }
 
 /* THE EXACT EVALUATION ON THE CPU. vt__xprod_value (integer arithmetic, the
@@ -5877,9 +5929,17 @@ static int vt__xsum_fast(const vt__xblk *z, int64_t m, int64_t nn, double *out) 
    lines, into contiguous pieces, row by row: the rows are read once per
    group and k-block instead of once per output, and the sums run on the
    vector path. A weight gradient's lines are contiguous already; its
-   outputs share rows and columns, which the k-blocks keep in cache. */
+   outputs share rows and columns, which the k-blocks keep in cache.
+   A convolution's column read from its source image (a block with ws:
+   scattered over C channel planes, one cache miss per few terms) is
+   gathered instead once per column, VT__XC terms at a time into a buffer
+   that stays in the core's cache, and every undecided output of that
+   column runs over it at once (vt__exact_cols): the group-wide pieces
+   above (VT__XG columns of VT__XK terms, 2 MB) left the cache before the
+   lanes read them back. */
 #define VT__XG 512
 #define VT__XK 512
+#define VT__XC 4096
 typedef struct { int64_t i, m, n; int b; } vt__xent;
 typedef struct { double *x; const vt__xprod *xp; const vt__xent *en; } vt__exact_job;
 
@@ -5963,24 +6023,65 @@ static void vt__exact_group(const vt__exact_job *j, const vt__xent *en, int ng, 
     }
 }
 
+/* entries en[0..ng) of blocks with ws (a column read from its source
+   image), in the order (block, column, row): each run of one column is
+   gathered VT__XC terms at a time into col (a, of VT__XC, for a strided
+   A's row) and its outputs' lanes advance over it; their terms reach each
+   lane in the order of vt__xsum_fast */
+static void vt__exact_cols(const vt__exact_job *j, const vt__xent *en, int ng, vt__xst *st, double *col, double *a) {
+    const vt__xblk *b = j->xp->b;
+    int q = 0, r, e;
+    for (; q < ng; q = r) {
+        const vt__xblk *z = &b[en[q].b];
+        int64_t kend = z->K - z->K % VT__XL, k0, k1, k;
+        for (r = q + 1; r < ng && en[r].b == en[q].b && en[r].n == en[q].n; r++) ;
+        memset(st, 0, sizeof(vt__xst) * (size_t)(r - q));
+        for (k0 = 0; k0 < kend && z->K <= ((int64_t)1 << 30); k0 = k1) {
+            k1 = VT__MIN(kend, k0 + VT__XC);
+            vt__wstat_gather(z->ws, z->wn, en[q].n, k0, k1, col);
+            for (e = q; e < r; e++) {
+                const double *pa = z->A + en[e].m * z->sam;
+                if (z->sak == 1) pa += k0;
+                else {
+                    for (k = k0; k < k1; k++) a[k - k0] = pa[k * z->sak];
+                    pa = a;
+                }
+                vt__xsum_lanes(pa, col, k1 - k0, &st[e - q]);
+            }
+        }
+        for (e = q; e < r; e++) {
+            double v;
+            if (z->K > ((int64_t)1 << 30) || !vt__xsum_finish(z, en[e].m, en[e].n, &st[e - q], &v))
+                v = vt__xprod_value(b, j->xp->n, en[e].i);
+            j->x[en[e].i] = v;
+        }
+    }
+}
+
 static void vt__exact_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__exact_job *j = (const vt__exact_job *)arg;
     const vt__xblk *b = j->xp->b;
     vt__xgrp *w = (vt__xgrp *)malloc(sizeof(vt__xgrp));
+    double *col = NULL;
     int64_t g0, q;
-    int needa = 0, needb = 0;
+    int needa = 0, needb = 0, needc = 0, ng, ws;
     (void)tid;
     for (q = lo; q < hi; q++) {
-        needa |= b[j->en[q].b].sak != 1;
-        needb |= b[j->en[q].b].B && b[j->en[q].b].sbk != 1;
+        const vt__xblk *z = &b[j->en[q].b];
+        if (z->ws) { needc = 1; continue; }
+        needa |= z->sak != 1;
+        needb |= z->B && z->sbk != 1;
     }
     if (w) { /* without the pieces the strided lines are read in place */
         w->bufa = needa ? (double *)malloc(sizeof(double) * VT__XG * VT__XK) : NULL;
         w->bufb = needb ? (double *)malloc(sizeof(double) * VT__XG * VT__XK) : NULL;
+        col = needc ? (double *)malloc(sizeof(double) * 2 * VT__XC) : NULL;
     }
-    for (g0 = lo; g0 < hi; g0 += VT__XG) {
-        int ng = (int)VT__MIN(VT__XG, hi - g0);
-        if (w) vt__exact_group(j, j->en + g0, ng, w);
+    for (g0 = lo; g0 < hi; g0 += ng) { /* groups of one kind: ws blocks or not */
+        ng = 1; ws = b[j->en[g0].b].ws != NULL;
+        while (ng < VT__XG && g0 + ng < hi && (b[j->en[g0 + ng].b].ws != NULL) == ws) ng++;
+        if (w && ws && col) vt__exact_cols(j, j->en + g0, ng, w->st, col, col + VT__XC);
+        else if (w) vt__exact_group(j, j->en + g0, ng, w);
         else /* out of memory: one at a time */
             for (q = g0; q < g0 + ng; q++) {
                 const vt__xent *e = &j->en[q];
@@ -5991,6 +6092,7 @@ static void vt__exact_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
     if (w) { free(w->bufa); free(w->bufb); }
     free(w);
+    free(col);
 }
 
 /* each entry's block, row and column, in the order of vt__exact_task */
@@ -6094,6 +6196,37 @@ static void vt__gbound_batch_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* capc[r] = max |x| over row r of nc values, INFINITY when one is not finite
+   (the caps of a batched lazy bound with old values), and the row copied to
+   copy (or not, when NULL) */
+typedef struct { const double *x; int64_t nc; double *capc, *copy; } vt__capc_job;
+static void vt__capc_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__capc_job *j = (const vt__capc_job *)arg;
+    int64_t r, n;
+    (void)tid;
+    for (r = lo; r < hi; r++) {
+        const double *x = j->x + r * j->nc;
+        double m[4] = {0, 0, 0, 0};
+        int nan = 0;
+        if (j->copy) memcpy(j->copy + r * j->nc, x, sizeof(double) * (size_t)j->nc);
+        for (n = 0; n + 4 <= j->nc; n += 4) { /* four lanes; a NaN fails every compare: flagged */
+            int l;
+            for (l = 0; l < 4; l++) {
+                double a = fabs(x[n + l]);
+                m[l] = a > m[l] ? a : m[l];
+                nan |= a != a;
+            }
+        }
+        for (; n < j->nc; n++) {
+            double a = fabs(x[n]);
+            m[0] = a > m[0] ? a : m[0];
+            nan |= a != a;
+        }
+        m[0] = VT__MAX(VT__MAX(m[0], m[1]), VT__MAX(m[2], m[3]));
+        j->capc[r] = nan || !(m[0] < INFINITY) ? INFINITY : m[0];
+    }
+}
+
 /* A batch of products sharing A, as a convolution's images: for b < nb,
    C_b = A B_b (M, nc) at o->x + b M nc, B_b the columns [b nc, (b + 1) nc)
    of B (K, nb nc) (row stride sbk, columns contiguous), no bias. Each C_b
@@ -6105,6 +6238,7 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
                          int64_t sak, const double *B, int64_t sbk, const vt__wstat *ws) {
     vt_ctx *c = k->c;
     int64_t b, mn = M * nc;
+    double *c0 = NULL, *capc = NULL;
     vt__ord so;
     const vt__ord *ob = k->o; /* the bound's gamma: sound for a correctly rounded product (vt__sound_ord) */
     if (!o->e || c->ncal || vt__no_lazy || nb * mn != o->n || mn <= 0) {
@@ -6113,8 +6247,17 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
         return;
     }
     if (c->d.mode == VT_MODE_VERIFIED) {
+        if (o->acc) { /* the old values of every image in one pass over the pool, and each row's cap (A LAZY BOUND) */
+            vt__capc_job cj;
+            c0 = (double *)c->be->alloc(c, sizeof(double) * (size_t)(nb * mn + 1), 0);
+            capc = (double *)vt__scratch(c, sizeof(double) * (size_t)(nb * M + 1));
+            if (!c0 || !capc) return;
+            cj.x = o->x; cj.nc = nc; cj.capc = capc; cj.copy = c0;
+            vt__parallel(&c->pool, nb * M, nb * mn, vt__capc_task, &cj);
+        }
         for (b = 0; b < nb; b++) {
-            if (!vt__xprod_add(c, o, o->x + b * mn, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, NULL, 0)) return;
+            if (!vt__xprod_add_c0(c, o, o->x + b * mn, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, NULL, 0, c0 ? c0 + b * mn : NULL))
+                return;
             o->xp->b[o->xp->n - 1].ws = ws; o->xp->b[o->xp->n - 1].wn = b;
         }
         ob = vt__sound_ord(k->o, &so);
@@ -6123,7 +6266,10 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
         vt__lazy *z = vt__gemm_lazy(c, ob, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0, ws);
         if (!z) return;
         if (!z->gb.C0) { z->nb = nb; z->nc = nc; o->lz = z; }
-        else { /* old values: each b's bound written out, from the shared statistics, in one pass over the pool */
+        else if (c0) { /* old values kept for the exact evaluation: lazy with them (A LAZY BOUND) */
+            z->nb = nb; z->nc = nc; z->c0 = c0; z->capc = capc; z->gb.C0 = NULL;
+            o->lz = z;
+        } else { /* old values: each b's bound written out, from the shared statistics, in one pass over the pool */
             vt__gbatch_job bj;
             bj.z = z; bj.M = M; bj.nc = nc; bj.x = o->x; bj.e = o->e;
             vt__parallel(&c->pool, nb * M, nb * mn, vt__gbound_batch_task, &bj);
@@ -7380,6 +7526,14 @@ static void vt__wstat_lines(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb
 /* terms [k0, k1) of column col of image n's part of the im2col matrix
    (row k = (c KH + kh) KW + kw), read from the source: the values of
    vt__im2col_task (forward) or vt__dcol_task (dx) */
+#ifndef VT__PFC
+#define VT__PFC 6
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define VT__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define VT__PREFETCH(p) ((void)(p))
+#endif
 static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t k0, int64_t k1, double *dst) {
     int64_t KK = w->KH * w->KW, a = col / w->OW, b = col % w->OW, k = k0, q, HW = w->H * w->W;
     int64_t off[64], *op = KK <= 64 ? off : NULL; /* each window position's pixel in a channel's plane, or -1 */
@@ -7408,9 +7562,23 @@ static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t
         }
         return;
     }
-    for (q = k0 % KK; k < k1; k++) {
-        dst[k - k0] = op[q] >= 0 ? src[op[q]] : 0.0;
-        if (++q == KK) { q = 0; src += HW; }
+    {   /* the lines a channel's window reads (each window row's first and last pixel), fetched VT__PFC channels
+           ahead: a column's terms are a few lines in each of C planes HW apart, one cache miss per few terms,
+           which the core alone overlaps only a channel or two deep */
+        int64_t pf[128], ch = k0 / KK;
+        int npf = 0, i;
+        for (q = 0; q < KK; q += w->KW) {
+            int64_t l = -1, h = -1, t;
+            for (t = q; t < q + w->KW; t++)
+                if (op[t] >= 0) { if (l < 0) l = op[t]; h = op[t]; }
+            if (l >= 0) { pf[npf++] = l; if (h != l) pf[npf++] = h; }
+        }
+        for (q = k0 % KK; k < k1; k++) {
+            if (q == 0 && ch + VT__PFC < w->C)
+                for (i = 0; i < npf; i++) VT__PREFETCH(src + VT__PFC * HW + pf[i]);
+            dst[k - k0] = op[q] >= 0 ? src[op[q]] : 0.0;
+            if (++q == KK) { q = 0; src += HW; ch++; }
+        }
     }
 }
 

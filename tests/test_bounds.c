@@ -988,6 +988,134 @@ TEST(value_bound_holds_in_adversarial_orders) {
     free(ix);
 }
 
+/* vt__gb_row, the product bound four elements at a time (vt__gbound_task and
+   the lazy look), must give every element exactly vt__gb_e's bound: with and
+   without old values, on statistics of every kind (zeros, few-bit values
+   whose sums are exact, so e = 0, huge, tiny, infinite and NaN), and old
+   values that are zero, few-bit, ordinary, tiny (their lowest bit makes an
+   exact sum inexact: e = G s where th alone gave 0), NaN and infinite. */
+TEST(gbound_rows_are_the_scalar_bound) {
+    enum { M = 7, N = 203 };
+    static double st[4 * M + 5 * N], c0[M * N], E[N];
+    vt__stat_job sa, sb;
+    vt__gbound_job gb;
+    int64_t m, n, trial, bad = 0, zero = 0, total = 0;
+    for (trial = 0; trial < 40; trial++) {
+        int kind = (int)(trial % 5);
+        memset(&sa, 0, sizeof sa); memset(&sb, 0, sizeof sb); memset(&gb, 0, sizeof gb);
+        sa.n1 = st; sa.n2 = st + M; sa.mx = st + 2 * M; sa.th = st + 3 * M;
+        sb.n1 = st + 4 * M; sb.n2 = sb.n1 + N; sb.mx = sb.n2 + N; sb.th = sb.mx + N;
+        for (m = 0; m < M; m++) { /* a row of few-bit values, L = -3: th = 2^50 */
+            double u = vt_rng_uniform(71, (uint64_t)trial, (uint64_t)m);
+            sa.n1[m] = kind == 1 ? 4 * u : 40 * u; sa.n2[m] = sa.n1[m] / 2; sa.mx[m] = sa.n1[m] / 3;
+            sa.th[m] = kind == 1 ? 0x1p50 : kind == 2 ? INFINITY : vt__pow2((int)(u * 60) - 20);
+        }
+        for (n = 0; n < N; n++) {
+            double u = vt_rng_uniform(71, (uint64_t)trial, (uint64_t)(1000 + n));
+            sb.n1[n] = n % 17 == 3 ? 0 : kind == 3 && n % 29 == 5 ? INFINITY : kind == 4 && n % 31 == 7 ? NAN : u * 8;
+            sb.n2[n] = sb.n1[n] / 2; sb.mx[n] = sb.n1[n] / 4;
+            sb.th[n] = kind == 1 || n % 5 == 0 ? 0x1p50 : vt__pow2((int)(u * 80) - 30);
+        }
+        for (n = 0; n < M * N; n++) {
+            double u = vt_rng_uniform(71, (uint64_t)trial, (uint64_t)(5000 + n));
+            c0[n] = n % 4 == 0 ? 0 : n % 4 == 1 ? (double)(int)(u * 64) / 16 : n % 4 == 2 ? (float)(u - 0.5) : (float)(u * 0x1p-60);
+            if (kind == 3 && n % 97 == 11) c0[n] = -INFINITY;
+            if (kind == 4 && n % 89 == 13) c0[n] = NAN;
+        }
+        gb.a = &sa; gb.b = &sb; gb.G = vt__gam(1000); gb.N = N; gb.lde = N; gb.ldc = N;
+        gb.C0 = trial % 2 ? c0 : NULL;
+        for (m = 0; m < M; m++) {
+            double a1 = sa.n1[m], a2 = sa.n2[m], am = sa.mx[m], ath = sa.th[m] * 0x1p-53;
+            int64_t n0 = (trial * 3 + m) % 4; /* rows that start anywhere */
+            vt__gb_row(&gb, a1, a2, am, ath, m, n0, N - n0, E);
+            for (n = n0; n < N; n++) {
+                double want = vt__gb_e(&gb, a1, a2, am, ath, m, n);
+                bad += memcmp(&want, &E[n - n0], 8) != 0 && !(want != want && E[n - n0] != E[n - n0]);
+                zero += want == 0;
+                total++;
+            }
+        }
+    }
+    CHECK(bad == 0, "%lld of %lld row bounds differ from vt__gb_e", (long long)bad, (long long)total);
+    CHECK(zero > 100 && zero < total - 1000, "%lld of %lld bounds are 0 (exact sums): the test needs both kinds",
+          (long long)zero, (long long)total);
+    NOTE("%lld bounds (%lld exact sums) identical to vt__gb_e", (long long)total, (long long)zero);
+}
+
+/* A LAZY BOUND with old values (vt__mm_batch, a convolution's dx that
+   accumulates): row r's cap adds capc[r] >= max |C0| over the row. The
+   hunt: old values as large as the product's own bound s, values x whose
+   nearest binary32 midpoint lies between G s and G (s + |c0|) away (open
+   under e, not under a cap that forgets the old values), one per block of
+   256 among values far from any midpoint, so no neighbour triggers the
+   look; and a row with a NaN old value and one with an infinite one (capc
+   infinite: the whole row is looked at). vt__lazy_round must leave open
+   exactly the elements vt__cpu_round leaves open with every element's
+   vt__lazy_e, and cast the same values. */
+TEST(lazy_bound_with_old_values_caps_every_element) {
+    enum { M = 3, NB = 2, NC = 600, NX = NB * M * NC };
+    static double st[4 * M + 5 * NB * NC], c0m[NB * M * NC], x[NX], x1[NX], x2[NX], e[NX], capc[NB * M];
+    static vt__entry got[NX];
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    vt__lazy z;
+    vt__capc_job cj;
+    int64_t i, n, r, na, bad = 0, danger = 0, caught = 0;
+    vt_order_parse(&d.order, "threads:2");
+    c = vt_create(&d);
+    if (!c) { CHECK(0, "vt_create: %s", vt_last_error()); return; }
+    memset(&z, 0, sizeof z);
+    z.sa.n1 = st; z.sa.n2 = st + M; z.sa.mx = st + 2 * M; z.sa.th = st + 3 * M;
+    z.sb.n1 = st + 4 * M; z.sb.n2 = z.sb.n1 + NB * NC; z.sb.mx = z.sb.n2 + NB * NC; z.sb.th = z.sb.mx + NB * NC;
+    for (i = 0; i < M; i++) { z.sa.n1[i] = 1; z.sa.n2[i] = 1; z.sa.mx[i] = 1; z.sa.th[i] = 0; }
+    for (n = 0; n < NB * NC; n++) { /* columns alike, so a row's cap is its elements' s */
+        z.sb.n1[n] = 1; z.sb.n2[n] = n % 7 == 0 ? 0.875 : 1; z.sb.mx[n] = 1; z.sb.th[n] = 0;
+    }
+    z.gb.a = &z.sa; z.gb.b = &z.sb; z.gb.G = 0x1p-30; z.gb.N = NB * NC; z.gb.lde = NB * NC;
+    z.cap1 = z.cap2 = z.capm = 1; z.capb = 0;
+    z.M = M; z.N = NB * NC; z.nb = NB; z.nc = NC;
+    for (i = 0; i < NX; i++) { /* old values up to s; x near 1 + k 2^-23, mostly far from the midpoints */
+        int64_t q = i % NC;
+        double u = vt_rng_uniform(73, 0, (uint64_t)i), mid = 1 + (double)(i % 1000) * 0x1p-23 + 0x1p-24;
+        c0m[i] = (i % 2 ? -1 : 1) * (0.5 + 0.5 * vt_rng_uniform(73, 1, (uint64_t)i));
+        x[i] = mid + 0x1p-25 * (1 + u);
+        if (q % 256 == 100) { /* |mid - x| between G s and G (s + |c0|) */
+            x[i] = mid - 0x1p-30 * (1.02 + (fabs(c0m[i]) - 0.04) * u);
+            danger++;
+        }
+    }
+    c0m[1 * NC + 17] = NAN;          /* row 1 (b 0, m 1) */
+    c0m[(M + 2) * NC + 300] = INFINITY; /* row 5 (b 1, m 2) */
+    cj.x = c0m; cj.nc = NC; cj.capc = capc; cj.copy = NULL;
+    vt__capc_task(&cj, 0, NB * M, 0);
+    z.c0 = c0m; z.capc = capc;
+    CHECK(capc[1] == INFINITY && capc[5] == INFINITY && capc[0] <= 1 && capc[0] >= 0.99, "capc: %g %g %g", capc[1], capc[5],
+          capc[0]);
+    for (i = 0; i < NX; i++) e[i] = vt__lazy_e(&z, i);
+    memcpy(x1, x, sizeof x); memcpy(x2, x, sizeof x);
+    c->ents.n = 0;
+    vt__lazy_round(c, x1, &z, 0.5, 0, &c->ents);
+    na = c->ents.n;
+    memcpy(got, c->ents.e, sizeof(vt__entry) * (size_t)na);
+    c->ents.n = 0;
+    vt__cpu_round(c, x2, e, NX, 0.5, 0, &c->ents);
+    bad += na != c->ents.n;
+    for (i = 0; i < na && na == c->ents.n; i++) bad += got[i].i != c->ents.e[i].i;
+    for (i = 0; i < NX; i++) bad += memcmp(&x1[i], &x2[i], 8) != 0 && !(x1[i] != x1[i] && x2[i] != x2[i]);
+    for (i = 0; i < na; i++) {
+        r = got[i].i / NC;
+        caught += got[i].i % NC % 256 == 100 && r != 1 && r != 5;
+    }
+    CHECK(bad == 0, "lazy and written-out rounding differ in %lld places (%lld and %lld open)", (long long)bad, (long long)na,
+          (long long)c->ents.n);
+    CHECK(caught > danger / 2, "%lld of %lld elements in the band the old values add were left open", (long long)caught,
+          (long long)danger);
+    NOTE("%lld open elements (the written-out bound: %lld); %lld of the %lld in the old values' band", (long long)na,
+         (long long)c->ents.n, (long long)caught, (long long)danger);
+    c->ents.n = 0;
+    vt_destroy(c);
+}
+
 int main(int argc, char **argv) {
     int i;
     for (i = 1; i < argc; i++) if (!strcmp(argv[i], "--long")) g_long = 1;
@@ -999,5 +1127,7 @@ int main(int argc, char **argv) {
     RUN(bounds_hold_against_float128);
     RUN(exact_fast_path_matches_superaccumulator);
     RUN(value_bound_holds_in_adversarial_orders);
+    RUN(gbound_rows_are_the_scalar_bound);
+    RUN(lazy_bound_with_old_values_caps_every_element);
     return TEST_SUMMARY();
 }
