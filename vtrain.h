@@ -2613,6 +2613,7 @@ struct vt_ctx {
     vt__ents *tents;        /* per-thread entry buffers */
     const vt__xprod *rxp;   /* the correctly rounded product being rounded (vt__round), or NULL */
     int64_t round_tri;      /* the next vt__round's point is causal, blocks of this side (vt__tri_round; CPU) */
+    int round_fused;        /* the next vt__round's kernel applied the trainer's rule itself (vt__fuse_begin; CPU) */
     int pre_cast; int64_t pre_bad; /* >>optim: the next cast's values are binary32 already, their first NaN
                                       pre_bad (-1: none); vt__cpu_cast returns it without a pass */
     vt__ents ents;          /* entries of the current point, in index order */
@@ -3262,13 +3263,11 @@ static void vt__round_finish(const vt__rjob *j, vt__ents *t, double *x, const do
     vt__cast_block(x, n);
 }
 
-/* the trainer's rule for x[b0, b0 + n), n <= 256 */
-static void vt__round_block(const vt__rjob *j, vt__ents *t, int64_t b0, int64_t n) {
+/* the trainer's rule for x[0, n), element b0 of the point, bounds e[0, n), n <= 256 */
+static void vt__round_span(const vt__rjob *j, vt__ents *t, double *x, const double *e, int64_t b0, int64_t n) {
     int64_t i, nv;
     double keep[256];
     {
-        double *x = j->x + b0;
-        const double *e = j->e + b0;
         double ef2 = 2 * j->ef * VT__SAFE;
         int any = 0;
         i = 0;
@@ -3303,6 +3302,10 @@ static void vt__round_block(const vt__rjob *j, vt__ents *t, int64_t b0, int64_t 
         }
         vt__round_finish(j, t, x, keep, nv, n, e, b0, any);
     }
+}
+/* the trainer's rule for x[b0, b0 + n), n <= 256 */
+static void vt__round_block(const vt__rjob *j, vt__ents *t, int64_t b0, int64_t n) {
+    vt__round_span(j, t, j->x + b0, j->e + b0, b0, n);
 }
 static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__rjob *j = (vt__rjob *)arg;
@@ -3542,6 +3545,30 @@ static int64_t vt__tri_round(vt_ctx *c, double *x, const double *e, int64_t n, i
     return vt__ents_gather(c, out);
 }
 
+/* A FUSED CAUSAL POINT (CPU backend; the trainer in verified mode): the
+   attention kernels apply vt__tri_round's rule to each row of a causal
+   point as soon as they have written it, while it is in cache, taking the
+   row's bounds from a buffer of their own, so the point's bound array is
+   never written and the rounding point makes no pass (at T 256 the four
+   T x T points are 16 MiB of values and as much of bounds per layer, read
+   back from memory by the pass). Each thread collects entries and its first
+   NaN in its own list as vt__tri_round_task does: it visits the rows of its
+   chunks in increasing order and claims chunks in increasing order, so each
+   list is sorted and vt__round gathers them (c->round_fused) into the same
+   entries in the same order. The rule runs element by element on the same
+   x and e (where a 256-block starts changes no result), so values, entries
+   and the first NaN are vt__tri_round's. vt__no_fuse (tests) turns it off.
+   vt__fuse_begin says whether the point is fused (it must be causal, not
+   accumulated, and rounded by the trainer's rule in a step) and readies the
+   job and the threads' lists; vt__fuse_row then takes each row, x[0, n) the
+   point's elements b0 .. b0 + n - 1 up to the row's diagonal. */
+static int vt__no_fuse;
+static int64_t vt__fused_points; /* tests: how many points were fused */
+static void vt__fuse_row(const vt__rjob *j, int tid, double *x, const double *e, int64_t b0, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n; i += 256) vt__round_span(j, &j->c->tents[tid], x + i, e + i, b0 + i, VT__MIN(256, n - i));
+}
+
 static void vt__cpu_gather(vt_ctx *c, const double *x, const double *e, const vt__rent *at, int64_t m, double *xo, double *eo) {
     int64_t k;
     (void)c;
@@ -3626,7 +3653,9 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
     if (c->d.role == VT_ROLE_TRAIN || c->d.mode != VT_MODE_VERIFIED) {
         /* the trainer's rule; without a log (round-only, native, or training
            without one) the entries are only counted */
-        bad = lz  ? vt__lazy_round(c, x, lz, ef, compact, &c->ents)
+        vt__fused_points += c->round_fused;
+        bad = c->round_fused ? vt__ents_gather(c, &c->ents) /* the kernel ran the rule (vt__fuse_begin) */
+            : lz  ? vt__lazy_round(c, x, lz, ef, compact, &c->ents)
             : e && c->round_tri > 0 && n % c->round_tri == 0 ? vt__tri_round(c, x, e, n, c->round_tri, ef, compact, &c->ents)
             : e ? be->round(c, x, e, n, ef, compact, &c->ents) : be->cast(c, x, n, 0);
         if (bad >= 0) goto nonfinite;
@@ -5296,6 +5325,7 @@ typedef struct vt__kout {
     int exact;     /* kernel says: the values are exact T values, no rounding point */
     const struct vt__lazy *lz; /* CPU: e is this product's lazy bound, not the array */
     int64_t tri;   /* CPU: a causal point of T x T blocks, T here (vt__tri_round), or 0 */
+    int fused;     /* CPU: the kernel applied the trainer's rule to it (vt__fuse_begin) */
     vt__xprod *xp; /* a correctly rounded product (vt__xprod_add), or NULL */
     int kind;
     int ndim;
@@ -5349,6 +5379,7 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
     o->exact = 0;
     o->lz = NULL;
     o->tri = 0;
+    o->fused = 0;
     o->xp = NULL;
     o->kind = vt__kind(op, slot);
     o->ndim = shape->ndim;
@@ -5361,6 +5392,20 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
            there; the attention kernels zero the parts they leave themselves) */
         if (o->e && slot > 0 && (vt__op_flags(op) & VT__OPF_BWD_SPARSE)) c->be->zero(c, o->e, o->n);
     }
+}
+
+/* whether output o of a kernel is a fused causal point (A FUSED CAUSAL POINT,
+   >>rounding); if so j is its rule's job and the threads' lists are empty */
+static int vt__fuse_begin(vt_ctx *c, const vt__kout *o, vt__rjob *j) {
+    int t;
+    if (!o->e || !o->tri || o->acc || o->lz || o->xp || c->d.mode != VT_MODE_VERIFIED || c->d.role != VT_ROLE_TRAIN ||
+        !c->in_step || c->ncal || vt__no_fuse || c->status != VT_OK)
+        return 0;
+    j->c = c; j->x = o->x; j->e = NULL; j->lz = NULL; j->gs = j->gx = 0; j->tri = o->tri;
+    j->ef = c->d.bound == VT_BOUND_CALIBRATED ? vt__calib_factor(&c->calib, o->kind, o->n) : 1; /* as vt__round */
+    j->compact = c->d.compact_log >= 0;
+    for (t = 0; t < c->pool.n; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
+    return 1;
 }
 
 static void vt__calibrate_node(vt_ctx *c, vt__kern *k);
@@ -5384,8 +5429,10 @@ static void vt__run_kernel(vt_ctx *c, vt__kern *k) {
             continue;
         }
         c->round_tri = o->tri;
+        c->round_fused = o->fused;
         vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->lz, o->xp, o->n);
         c->round_tri = 0;
+        c->round_fused = 0;
         if (c->status != VT_OK) return;
     }
     if (kind >= 0 && kind < VT_OP_COUNT * 8) {
@@ -6832,6 +6879,8 @@ typedef struct {
                         the products are T x T and T x hs) */
     int64_t W, wsn;  /* doubles per thread */
     void **tb;       /* per thread packing buffers */
+    int fuse;        /* out[0] is a fused causal point (vt__fuse_begin): each row rounded as written */
+    vt__rjob rj;
 } vt__att_job;
 
 #define VT__ATT_SETUP(j, tq)                                                                     \
@@ -6881,6 +6930,35 @@ static void vt__att_put_scaled(const vt__kout *o, double *x, double *e, int64_t 
         }
         return;
     }
+    if (e && PE) { /* the loop below for this case, four at a time: the add's bound by a select */
+        for (i = 0; i < M; i++) {
+            double *xr = x + i * ldx, *er = e + i * ldx;
+            const double *pr = P + i * lp, *per = PE + i * lp;
+            n = 0;
+#ifdef VT__AVX2
+            {
+                const __m256d sc = _mm256_set1_pd(scale), u = _mm256_set1_pd(VT__U), f = _mm256_set1_pd(1.01);
+                const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd();
+                for (; n + 4 <= N; n += 4) {
+                    __m256d v = _mm256_mul_pd(sc, _mm256_loadu_pd(pr + n));
+                    __m256d ev = _mm256_mul_pd(f, _mm256_add_pd(_mm256_mul_pd(sc, _mm256_loadu_pd(per + n)),
+                                                                _mm256_mul_pd(u, _mm256_andnot_pd(sign, v))));
+                    __m256d s = _mm256_add_pd(_mm256_loadu_pd(xr + n), v);
+                    __m256d es = _mm256_add_pd(ev, _mm256_mul_pd(u, _mm256_andnot_pd(sign, s)));
+                    _mm256_storeu_pd(xr + n, s);
+                    _mm256_storeu_pd(er + n, _mm256_blendv_pd(ev, es, _mm256_cmp_pd(ev, zero, _CMP_GT_OQ)));
+                }
+            }
+#endif
+            for (; n < N; n++) {
+                double v = scale * pr[n], ev = 1.01 * (scale * per[n] + VT__U * fabs(v)), s = xr[n] + v;
+                if (ev > 0) ev += VT__U * fabs(s);
+                xr[n] = s;
+                er[n] = ev;
+            }
+        }
+        return;
+    }
     for (i = 0; i < M; i++)
         for (n = 0; n < N; n++) {
             double v = scale * P[i * lp + n], ev = PE ? 1.01 * (scale * PE[i * lp + n] + VT__U * fabs(v)) : 0;
@@ -6907,11 +6985,13 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
             double *pre = k->out[0].x + bh * T * T, *e = k->out[0].e ? k->out[0].e + bh * T * T : NULL;
             vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, Q, C3, 1, K, 1, C3, P, T, E, T, ws, tb);
             for (t = 0; t < T; t++) { /* the lower triangle, then the zeros above it */
+                double *er = j->fuse ? E + t * T : e ? e + t * T : NULL; /* fused: the row's bounds over E's */
                 for (t2 = 0; t2 <= t; t2++) pre[t * T + t2] = j->scale * P[t * T + t2];
-                if (e)
-                    for (t2 = 0; t2 <= t; t2++) e[t * T + t2] = 1.01 * (j->scale * E[t * T + t2] + VT__U * fabs(pre[t * T + t2]));
+                if (er)
+                    for (t2 = 0; t2 <= t; t2++) er[t2] = 1.01 * (j->scale * E[t * T + t2] + VT__U * fabs(pre[t * T + t2]));
                 memset(pre + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
-                if (e) memset(e + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
+                if (j->fuse) vt__fuse_row(&j->rj, tid, pre + t * T, er, bh * T * T + t * T, t + 1);
+                else if (e) memset(e + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
             }
         } else {
             const double *dpre = vt__d(k->t->grad) + bh * T * T;
@@ -6947,19 +7027,26 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 double *y = k->out[0].x + row * T, *e = k->out[0].e ? k->out[0].e + row * T : NULL, eps_s;
                 double s = vt__softmax_row(k->o, (uint64_t)row, x, n, ex, &eps_s, NULL);
                 for (t2 = 0; t2 < n; t2++) y[t2] = ex[t2] / s;
+                if (j->fuse) e = ex; /* the row's bounds over its exponentials */
                 if (e)
                     for (t2 = 0; t2 < n; t2++) e[t2] = eps_s > 0 ? 1.01 * y[t2] * (eps_s + VT__U) : 0;
                 memset(y + n, 0, sizeof(double) * (size_t)(T - n)); /* above the diagonal: 0, exact */
-                if (e) memset(e + n, 0, sizeof(double) * (size_t)(T - n));
+                if (j->fuse) vt__fuse_row(&j->rj, tid, y, e, row * T, n);
+                else if (e) memset(e + n, 0, sizeof(double) * (size_t)(T - n));
             } else {
                 const double *y = vt__d(k->t) + row * T, *dy = vt__d(k->t->grad) + row * T;
                 double mag, D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, &mag), dD = vt__gsum(k->o, n) * mag;
                 const vt__kout *o = &k->out[0];
                 for (t2 = 0; t2 < n; t2++) {
                     double dd = dy[t2] - D, v = y[t2] * dd;
-                    vt__put(o, row * T + t2, v, dD > 0 ? 1.01 * (fabs(y[t2]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0);
+                    double ev = dD > 0 ? 1.01 * (fabs(y[t2]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0;
+                    if (j->fuse) { o->x[row * T + t2] = v; ex[t2] = ev; } /* as vt__put (not accumulated), the bound into ex */
+                    else vt__put(o, row * T + t2, v, ev);
                 }
-                if (o->acc) /* above the diagonal: + 0, exact (an old -0 becomes +0, as the add gives) */
+                if (j->fuse) { /* the zeros, then the row's rule */
+                    memset(o->x + row * T + n, 0, sizeof(double) * (size_t)(T - n));
+                    vt__fuse_row(&j->rj, tid, o->x + row * T, ex, row * T, n);
+                } else if (o->acc) /* above the diagonal: + 0, exact (an old -0 becomes +0, as the add gives) */
                     for (; t2 < T; t2++) vt__put(o, row * T + t2, 0, 0);
                 else {
                     memset(o->x + row * T + n, 0, sizeof(double) * (size_t)(T - n));
@@ -6990,6 +7077,12 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, dout, C, 1, V, 1, C3, P, T, PEu, T, ws, tb);
                 for (t = 0; t < T; t++) {
                     int64_t n = o->acc ? T : t + 1; /* the zeros above the diagonal: written at once unless added */
+                    if (j->fuse) { /* not accumulated: the loop below's values, then the row's rule on PE's bounds */
+                        memcpy(X + t * T, P + t * T, sizeof(double) * (size_t)n);
+                        memset(X + t * T + n, 0, sizeof(double) * (size_t)(T - n));
+                        vt__fuse_row(&j->rj, tid, X + t * T, PEu + t * T, bh * T * T + t * T, n);
+                        continue;
+                    }
                     for (t2 = 0; t2 < n; t2++) {
                         double v = t2 <= t ? P[t * T + t2] : 0, ev = (t2 <= t && PEu) ? PEu[t * T + t2] : 0;
                         if (o->acc) { double s2 = X[t * T + t2] + v; if (ev > 0) ev += VT__U * fabs(s2); v = s2; }
@@ -7034,6 +7127,7 @@ static void vt__k_attention(vt__kern *k, vt__task_fn fn) {
     if ((t->op == VT_OP_ATT_SCORES && !k->bwd) || (t->op == VT_OP_ATT_SOFTMAX && !k->out[0].acc) ||
         (t->op == VT_OP_ATT_MIX && k->bwd && !k->out[0].acc))
         k->out[0].tri = j.T;
+    j.fuse = k->out[0].fused = vt__fuse_begin(k->c, &k->out[0], &j.rj);
     vt__parallel(&k->c->pool, j.B * j.NH, j.B * j.NH * j.T * j.T * VT__MAX(j.hs, 8), fn, &j);
 }
 
