@@ -4159,7 +4159,71 @@ static int vt__tri_krange(int tri, int64_t r0, int64_t nr, int64_t n, int64_t k0
 }
 
 /* Packing: panels of MR rows of A (NR columns of B) interleaved along k.
-   Each reads its source in the order its layout is contiguous. */
+   Each reads its source in the order its layout is contiguous. Copies only:
+   how they move the values changes none of them. */
+
+/* p[k w + c] = src[c ld + k] for c < w, k in [klo, khi): w streams along k
+   into one interleaved panel (w = 6, 8, 12 or 16: the tile sizes), four k
+   at a time as 4 x 4 transposes in registers where AVX2 has them */
+static void vt__pack_streams(double *p, const double *src, int64_t ld, int64_t klo, int64_t khi, int w) {
+    int64_t k = klo;
+    int c;
+#ifdef VT__AVX2
+    for (; k + 4 <= khi; k += 4) {
+        for (c = 0; c + 4 <= w; c += 4) {
+            const double *s = src + c * ld + k;
+            __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + ld), r2 = _mm256_loadu_pd(s + 2 * ld), r3 = _mm256_loadu_pd(s + 3 * ld);
+            __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+            __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+            double *d = p + k * w + c;
+            _mm256_storeu_pd(d, _mm256_permute2f128_pd(t0, t2, 0x20));
+            _mm256_storeu_pd(d + w, _mm256_permute2f128_pd(t1, t3, 0x20));
+            _mm256_storeu_pd(d + 2 * w, _mm256_permute2f128_pd(t0, t2, 0x31));
+            _mm256_storeu_pd(d + 3 * w, _mm256_permute2f128_pd(t1, t3, 0x31));
+        }
+        if (c + 2 == w) { /* the last two streams (w = 6) */
+            const double *s = src + c * ld + k;
+            __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + ld);
+            __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+            double *d = p + k * w + c;
+            _mm_storeu_pd(d, _mm256_castpd256_pd128(t0));
+            _mm_storeu_pd(d + w, _mm256_castpd256_pd128(t1));
+            _mm_storeu_pd(d + 2 * w, _mm256_extractf128_pd(t0, 1));
+            _mm_storeu_pd(d + 3 * w, _mm256_extractf128_pd(t1, 1));
+        } else
+            for (; c < w; c++) {
+                int64_t q;
+                for (q = 0; q < 4; q++) p[(k + q) * w + c] = src[c * ld + k + q];
+            }
+    }
+#endif
+    for (; k < khi; k++)
+        for (c = 0; c < w; c++) p[k * w + c] = src[c * ld + k];
+}
+
+/* p[k w + c] = src[k ld + c] for c < w, k in [klo, khi): a contiguous piece
+   of w values per k (w as above: whole vectors, no loop over c) */
+static void vt__pack_rows(double *p, const double *src, int64_t ld, int64_t klo, int64_t khi, int w) {
+    int64_t k;
+    int c;
+#ifdef VT__AVX2
+    if (w % 4 == 0) {
+        for (k = klo; k < khi; k++)
+            for (c = 0; c < w; c += 4) _mm256_storeu_pd(p + k * w + c, _mm256_loadu_pd(src + k * ld + c));
+        return;
+    }
+    if (w == 6) {
+        for (k = klo; k < khi; k++) {
+            _mm256_storeu_pd(p + k * 6, _mm256_loadu_pd(src + k * ld));
+            _mm_storeu_pd(p + k * 6 + 4, _mm_loadu_pd(src + k * ld + 4));
+        }
+        return;
+    }
+#endif
+    for (k = klo; k < khi; k++)
+        for (c = 0; c < w; c++) p[k * w + c] = src[k * ld + c];
+}
+
 static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
     int i, MR = g->ks->mr;
@@ -4168,16 +4232,11 @@ static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, 
         int full = ir + MR <= mb;
         int64_t klo, khi; /* a causal product: only the part the panel's micro-tiles read (column 0: never skipped) */
         vt__tri_krange(g->tri, m0 + ir, VT__MIN(MR, mb - ir), 0, k0, kb, &klo, &khi);
-        if (full && g->sak == 1) { /* rows contiguous along k: MR streams in, one out */
-            const double *src = g->A + (m0 + ir) * g->sam + k0;
-            for (k = klo; k < khi; k++)
-                for (i = 0; i < MR; i++) p[k * MR + i] = src[i * g->sam + k];
-        } else if (full && g->sam == 1) { /* columns contiguous along m */
-            for (k = klo; k < khi; k++) {
-                const double *src = g->A + (k0 + k) * g->sak + m0 + ir;
-                for (i = 0; i < MR; i++) p[k * MR + i] = src[i];
-            }
-        } else {
+        if (full && g->sak == 1) /* rows contiguous along k: MR streams in, one out */
+            vt__pack_streams(p, g->A + (m0 + ir) * g->sam + k0, g->sam, klo, khi, MR);
+        else if (full && g->sam == 1) /* columns contiguous along m */
+            vt__pack_rows(p, g->A + k0 * g->sak + m0 + ir, g->sak, klo, khi, MR);
+        else {
             for (k = klo; k < khi; k++)
                 for (i = 0; i < MR; i++)
                     p[k * MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
@@ -4188,19 +4247,10 @@ static void vt__pack_b64(const vt__gemm *g, double *bp, int64_t n0, int64_t nb, 
     int64_t jr, k, nfull;
     int j, NR = g->ks->nr;
     nfull = (g->sbn == 1 || g->sbk == 1) ? nb / NR * NR : 0;
-    if (g->sbn == 1) /* rows of B contiguous along n: each row once, into every panel */
-        for (k = 0; k < kb; k++) {
-            const double *src = g->B + (k0 + k) * g->sbk + n0;
-            for (jr = 0; jr < nfull; jr += NR)
-                for (j = 0; j < NR; j++) bp[jr * kb + k * NR + j] = src[jr + j];
-        }
+    if (g->sbn == 1) /* rows of B contiguous along n: a panel at a time */
+        for (jr = 0; jr < nfull; jr += NR) vt__pack_rows(bp + jr * kb, g->B + k0 * g->sbk + n0 + jr, g->sbk, 0, kb, NR);
     else if (g->sbk == 1) /* columns of B contiguous along k (B = W^T): NR streams in, one out */
-        for (jr = 0; jr < nfull; jr += NR) {
-            const double *src = g->B + (n0 + jr) * g->sbn + k0;
-            double *p = bp + jr * kb;
-            for (k = 0; k < kb; k++)
-                for (j = 0; j < NR; j++) p[k * NR + j] = src[j * g->sbn + k];
-        }
+        for (jr = 0; jr < nfull; jr += NR) vt__pack_streams(bp + jr * kb, g->B + (n0 + jr) * g->sbn + k0, g->sbn, 0, kb, NR);
     for (jr = nfull; jr < nb; jr += NR) {
         double *p = bp + jr * kb;
         for (k = 0; k < kb; k++)
