@@ -4201,32 +4201,43 @@ static void vt__pack_streams(double *p, const double *src, int64_t ld, int64_t k
         for (c = 0; c < w; c++) p[k * w + c] = src[c * ld + k];
 }
 
-/* p[k w + c] = src[k ld + c] for c < w, k in [klo, khi): a contiguous piece
-   of w values per k (w as above: whole vectors, no loop over c) */
-static void vt__pack_rows(double *p, const double *src, int64_t ld, int64_t klo, int64_t khi, int w) {
-    int64_t k;
+/* panel j of np (at p + j ps): p[k w + c] = src[k ld + j w + c] for c < w,
+   k in [klo, khi). Each source line is read once, in order, into every
+   panel (panel by panel, a wide source strided by a page or more per k is a
+   stream of cache and TLB misses), w values at a time as whole vectors
+   (w as above) */
+static void vt__pack_rows(double *p, int64_t ps, int64_t np, const double *src, int64_t ld, int64_t klo, int64_t khi, int w) {
+    int64_t k, j;
     int c;
+    for (k = klo; k < khi; k++) {
+        const double *s = src + k * ld;
+        double *d = p + k * w;
 #ifdef VT__AVX2
-    if (w % 4 == 0) {
-        for (k = klo; k < khi; k++)
-            for (c = 0; c < w; c += 4) _mm256_storeu_pd(p + k * w + c, _mm256_loadu_pd(src + k * ld + c));
-        return;
-    }
-    if (w == 6) {
-        for (k = klo; k < khi; k++) {
-            _mm256_storeu_pd(p + k * 6, _mm256_loadu_pd(src + k * ld));
-            _mm_storeu_pd(p + k * 6 + 4, _mm_loadu_pd(src + k * ld + 4));
+        if (w % 4 == 0) {
+            for (j = 0; j < np; j++, s += w, d += ps)
+                for (c = 0; c < w; c += 4) _mm256_storeu_pd(d + c, _mm256_loadu_pd(s + c));
+            continue;
         }
-        return;
-    }
+        if (w == 6) {
+            for (j = 0; j < np; j++, s += w, d += ps) {
+                _mm256_storeu_pd(d, _mm256_loadu_pd(s));
+                _mm_storeu_pd(d + 4, _mm_loadu_pd(s + 4));
+            }
+            continue;
+        }
 #endif
-    for (k = klo; k < khi; k++)
-        for (c = 0; c < w; c++) p[k * w + c] = src[k * ld + c];
+        for (j = 0; j < np; j++, s += w, d += ps)
+            for (c = 0; c < w; c++) d[c] = s[c];
+    }
 }
 
 static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
     int i, MR = g->ks->mr;
+    if (g->sam == 1 && g->sak != 1 && !g->tri && mb >= MR) { /* columns contiguous along m: the full panels row by row */
+        vt__pack_rows(ap, MR * kb, mb / MR, g->A + k0 * g->sak + m0, g->sak, 0, kb, MR);
+        if (mb % MR == 0) return;
+    }
     for (ir = 0; ir < mb; ir += MR) {
         double *p = ap + ir * kb;
         int full = ir + MR <= mb;
@@ -4234,9 +4245,10 @@ static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, 
         vt__tri_krange(g->tri, m0 + ir, VT__MIN(MR, mb - ir), 0, k0, kb, &klo, &khi);
         if (full && g->sak == 1) /* rows contiguous along k: MR streams in, one out */
             vt__pack_streams(p, g->A + (m0 + ir) * g->sam + k0, g->sam, klo, khi, MR);
-        else if (full && g->sam == 1) /* columns contiguous along m */
-            vt__pack_rows(p, g->A + k0 * g->sak + m0 + ir, g->sak, klo, khi, MR);
-        else {
+        else if (full && g->sam == 1) { /* columns contiguous along m (a causal product: its panels' own k) */
+            if (!g->tri) continue; /* done above */
+            vt__pack_rows(p, 0, 1, g->A + k0 * g->sak + m0 + ir, g->sak, klo, khi, MR);
+        } else {
             for (k = klo; k < khi; k++)
                 for (i = 0; i < MR; i++)
                     p[k * MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
@@ -4247,8 +4259,8 @@ static void vt__pack_b64(const vt__gemm *g, double *bp, int64_t n0, int64_t nb, 
     int64_t jr, k, nfull;
     int j, NR = g->ks->nr;
     nfull = (g->sbn == 1 || g->sbk == 1) ? nb / NR * NR : 0;
-    if (g->sbn == 1) /* rows of B contiguous along n: a panel at a time */
-        for (jr = 0; jr < nfull; jr += NR) vt__pack_rows(bp + jr * kb, g->B + k0 * g->sbk + n0 + jr, g->sbk, 0, kb, NR);
+    if (g->sbn == 1) /* rows of B contiguous along n: each row once, into every panel */
+        vt__pack_rows(bp, NR * kb, nfull / NR, g->B + k0 * g->sbk + n0, g->sbk, 0, kb, NR);
     else if (g->sbk == 1) /* columns of B contiguous along k (B = W^T): NR streams in, one out */
         for (jr = 0; jr < nfull; jr += NR) vt__pack_streams(bp + jr * kb, g->B + (n0 + jr) * g->sbn + k0, g->sbn, 0, kb, NR);
     for (jr = nfull; jr < nb; jr += NR) {
