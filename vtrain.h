@@ -3263,6 +3263,32 @@ static void vt__round_finish(const vt__rjob *j, vt__ents *t, double *x, const do
     vt__cast_block(x, n);
 }
 
+#ifdef VT__AVX512
+/* vt__round_span's branch-free pass eight at a time (vt__isa512): the same
+   arithmetic per element as its AVX2 form, so the same casts and the same
+   "look" answer; returns how many it did, ORs that answer into *any. (The
+   masked conversions, all lanes on, as in >>gemm: g++ 12 warns about the
+   undefined source of the unmasked ones.) */
+VT__T512 static int64_t vt__round_pass512(double *x, const double *e, double *keep, int64_t n, double ef2, int *any) {
+    const __m512d tiny = _mm512_set1_pd(0x1p-50), f2 = _mm512_set1_pd(ef2);
+    __m256i acc = _mm256_setzero_si256();
+    __m256 nan = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d xv = _mm512_loadu_pd(x + i), ev = _mm512_loadu_pd(e + i);
+        __m512d w = _mm512_add_pd(_mm512_mul_pd(ev, f2), _mm512_mul_pd(_mm512_abs_pd(xv), tiny));
+        __m256 l = _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xff, _mm512_sub_pd(xv, w));
+        __m256 h = _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xff, _mm512_add_pd(xv, w));
+        acc = _mm256_or_si256(acc, _mm256_xor_si256(_mm256_castps_si256(l), _mm256_castps_si256(h)));
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(l, l, _CMP_UNORD_Q));
+        _mm512_storeu_pd(keep + i, xv);
+        _mm512_storeu_pd(x + i, _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, l));
+    }
+    *any |= !_mm256_testz_si256(acc, acc) || _mm256_movemask_ps(nan) != 0;
+    return i;
+}
+#endif
+
 /* the trainer's rule for x[0, n), element b0 of the point, bounds e[0, n), n <= 256 */
 static void vt__round_span(const vt__rjob *j, vt__ents *t, double *x, const double *e, int64_t b0, int64_t n) {
     int64_t i, nv;
@@ -3282,6 +3308,9 @@ static void vt__round_span(const vt__rjob *j, vt__ents *t, double *x, const doub
             const __m256d f2 = _mm256_set1_pd(ef2);
             __m128i acc = _mm_setzero_si128();
             __m128 nan = _mm_setzero_ps();
+#ifdef VT__AVX512
+            if (vt__isa512()) i = vt__round_pass512(x, e, keep, n, ef2, &any);
+#endif
             for (; i + 4 <= n; i += 4) {
                 __m256d xv = _mm256_loadu_pd(x + i), ev = _mm256_loadu_pd(e + i);
                 __m256d w = _mm256_add_pd(_mm256_mul_pd(ev, f2), _mm256_mul_pd(_mm256_andnot_pd(sign, xv), tiny));
@@ -3291,7 +3320,7 @@ static void vt__round_span(const vt__rjob *j, vt__ents *t, double *x, const doub
                 _mm256_storeu_pd(keep + i, xv);
                 _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
             }
-            any = !_mm_testz_si128(acc, acc) || _mm_movemask_ps(nan) != 0;
+            any |= !_mm_testz_si128(acc, acc) || _mm_movemask_ps(nan) != 0;
         }
 #endif
         nv = i;
@@ -4567,6 +4596,33 @@ typedef struct {
     int *lsb;
 } vt__stat_job;
 
+#ifdef VT__AVX512
+/* vt__stat_lines's lines-are-columns walk, eight lines at a time from line r
+   while r < rg (vt__isa512): rows x, x + s_k, ... (nk of them) added to each
+   line's statistics with the AVX2 form's operations, in the same row order,
+   so every statistic is that form's bit for bit (lines past rg in the last
+   group of a VT__TRI_KGE walk add zeros, as the AVX2 form's groups of 4 do,
+   which change nothing: see below); returns where it stopped */
+VT__T512 static int64_t vt__stat_cols512(const vt__stat_job *j, const double *x, double *mn, int64_t r, int64_t rg, int64_t nk) {
+    const __m512i one = _mm512_set1_epi64(1);
+    int64_t q;
+    for (; r < rg; r += 8) {
+        __m512d s1 = _mm512_loadu_pd(j->n1 + r), s2 = _mm512_loadu_pd(j->n2 + r);
+        __m512d vm = _mm512_loadu_pd(j->mx + r), vn = _mm512_loadu_pd(mn + r);
+        for (q = 0; q < nk; q++) {
+            __m512d a = _mm512_abs_pd(_mm512_loadu_pd(x + q * j->s_k + r));
+            s1 = _mm512_add_pd(s1, a);
+            s2 = _mm512_fmadd_pd(a, a, s2);
+            vm = _mm512_max_pd(vm, a);
+            vn = _mm512_min_pd(_mm512_castsi512_pd(_mm512_sub_epi64(_mm512_castpd_si512(a), one)), vn);
+        }
+        _mm512_storeu_pd(j->n1 + r, s1); _mm512_storeu_pd(j->n2 + r, s2);
+        _mm512_storeu_pd(j->mx + r, vm); _mm512_storeu_pd(mn + r, vn);
+    }
+    return r;
+}
+#endif
+
 /* Lines [lo, hi). tri (CAUSAL PRODUCTS): a causal operand whose zeros the
    caller has checked. VT__TRI_KLE, lines that are rows: line r is zero
    beyond k = r, and the walk stops at the first multiple of 4 past r (each
@@ -4602,6 +4658,9 @@ static void vt__stat_lines(const vt__stat_job *j, int64_t lo, int64_t hi, int tr
                 const __m256d sign = _mm256_set1_pd(-0.0);
                 const __m256i one = _mm256_set1_epi64x(1);
                 int64_t nk = VT__MIN(4, j->K - k), q, rg = kge ? VT__MIN(r0, k + nk) : r0;
+#ifdef VT__AVX512
+                if (vt__isa512()) r = vt__stat_cols512(j, x, mn, r, rg, nk); /* [lo, r0) is whole groups of 8 */
+#endif
                 for (; r < rg; r += 4) {
                     __m256d s1 = _mm256_loadu_pd(j->n1 + r), s2 = _mm256_loadu_pd(j->n2 + r);
                     __m256d vm = _mm256_loadu_pd(j->mx + r), vn = _mm256_loadu_pd(mn + r);
@@ -4769,6 +4828,29 @@ static double vt__gb_e(const vt__gbound_job *j, double a1, double a2, double am,
     return s * (1 + 0x1p-40) < th ? 0 : j->G * s;
 }
 
+#ifdef VT__AVX512
+/* vt__gbound_task's vector loop eight at a time (vt__isa512): the same
+   products, minima (a select where the other is less), the comparison with
+   the threshold and the zero where it holds; returns where it stopped */
+VT__T512 static int64_t vt__gbound_row512(const vt__gbound_job *j, double *E, double a1, double a2, double am, double ath) {
+    const double *bn1 = j->b->n1, *bn2 = j->b->n2, *bmx = j->b->mx, *bth = j->b->th;
+    const __m512d va1 = _mm512_set1_pd(a1), va2 = _mm512_set1_pd(a2), vam = _mm512_set1_pd(am);
+    const __m512d vth = _mm512_set1_pd(ath), vG = _mm512_set1_pd(j->G), c40 = _mm512_set1_pd(1 + 0x1p-40);
+    int64_t n = 0;
+    for (; n + 8 <= j->N; n += 8) {
+        __m512d sv = _mm512_mul_pd(va2, _mm512_loadu_pd(bn2 + n));
+        __m512d tv = _mm512_mul_pd(vam, _mm512_loadu_pd(bn1 + n));
+        __m512d uv = _mm512_mul_pd(va1, _mm512_loadu_pd(bmx + n));
+        __m512d th = _mm512_mul_pd(vth, _mm512_loadu_pd(bth + n));
+        sv = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(tv, sv, _CMP_LT_OQ), sv, tv);
+        sv = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(uv, sv, _CMP_LT_OQ), sv, uv);
+        _mm512_storeu_pd(E + n, _mm512_maskz_mov_pd((__mmask8)~_mm512_cmp_pd_mask(_mm512_mul_pd(sv, c40), th, _CMP_LT_OQ),
+                                                     _mm512_mul_pd(vG, sv)));
+    }
+    return n;
+}
+#endif
+
 static void vt__gbound_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gbound_job *j = (vt__gbound_job *)arg;
     int64_t m, n;
@@ -4778,6 +4860,9 @@ static void vt__gbound_task(void *arg, int64_t lo, int64_t hi, int tid) {
         double *E = j->E + m * j->lde;
         if (!j->C0 && !j->bias) {
             n = 0;
+#ifdef VT__AVX512
+            if (vt__isa512()) n = vt__gbound_row512(j, E, a1, a2, am, ath);
+#endif
 #ifdef VT__AVX2
             {   /* the loop below four at a time (min, compare and select as written) */
                 const double *bn1 = j->b->n1, *bn2 = j->b->n2, *bmx = j->b->mx, *bth = j->b->th;
@@ -4902,6 +4987,29 @@ static double vt__lazy_e(const vt__lazy *z, int64_t i) {
     return vt__gb_e(g, g->a->n1[m], g->a->n2[m], g->a->mx[m], g->a->th[m] * 0x1p-53, m, (r / z->M) * z->nc + i % z->nc);
 }
 
+#ifdef VT__AVX512
+/* vt__lazy_round_task's branch-free pass eight at a time (vt__isa512), as
+   vt__round_pass512: one width w for the row, and an element above xcap (or
+   NaN) asks for a look, as in the AVX2 form */
+VT__T512 static int64_t vt__lazy_pass512(double *x, double *keep, int64_t n, double w, double xcap, int *any) {
+    const __m512d wv = _mm512_set1_pd(w), xc = _mm512_set1_pd(xcap);
+    __m256i acc = _mm256_setzero_si256();
+    __mmask8 out = 0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d xv = _mm512_loadu_pd(x + i);
+        __m256 l = _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xff, _mm512_sub_pd(xv, wv));
+        __m256 h = _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xff, _mm512_add_pd(xv, wv));
+        acc = _mm256_or_si256(acc, _mm256_xor_si256(_mm256_castps_si256(l), _mm256_castps_si256(h)));
+        out |= _mm512_cmp_pd_mask(_mm512_abs_pd(xv), xc, _CMP_NLE_UQ);
+        _mm512_storeu_pd(keep + i, xv);
+        _mm512_storeu_pd(x + i, _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, l));
+    }
+    *any |= !_mm256_testz_si256(acc, acc) || out != 0;
+    return i;
+}
+#endif
+
 static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__rjob *j = (vt__rjob *)arg;
     const vt__lazy *z = j->lz;
@@ -4933,6 +5041,9 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 const __m256d xc = _mm256_set1_pd(xcap);
                 __m128i acc = _mm_setzero_si128();
                 __m256d out = _mm256_setzero_pd();
+#ifdef VT__AVX512
+                if (vt__isa512()) i = vt__lazy_pass512(x, keep, n, W + xcap * 0x1p-50, xcap, &any);
+#endif
                 for (; i + 4 <= n; i += 4) {
                     __m256d xv = _mm256_loadu_pd(x + i);
                     __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, wv)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, wv));
@@ -4941,7 +5052,7 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
                     _mm256_storeu_pd(keep + i, xv);
                     _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
                 }
-                any = !_mm_testz_si128(acc, acc) || _mm256_movemask_pd(out) != 0;
+                any |= !_mm_testz_si128(acc, acc) || _mm256_movemask_pd(out) != 0;
             }
 #endif
             nv = i;
