@@ -7187,6 +7187,11 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* the bound of the softmax backward's element y (dy - D) (ATT_SOFTMAX above) */
+static double vt__att_dsm_e(double y, double dd, double v, double dD) {
+    return dD > 0 ? 1.01 * (fabs(y) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0;
+}
+
 static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__att_job *j = (vt__att_job *)arg;
     vt__kern *k = j->k;
@@ -7210,12 +7215,17 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 const double *y = vt__d(k->t) + row * T, *dy = vt__d(k->t->grad) + row * T;
                 double mag, D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, &mag), dD = vt__gsum(k->o, n) * mag;
                 const vt__kout *o = &k->out[0];
-                for (t2 = 0; t2 < n; t2++) {
-                    double dd = dy[t2] - D, v = y[t2] * dd;
-                    double ev = dD > 0 ? 1.01 * (fabs(y[t2]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0;
-                    if (j->fuse) { o->x[row * T + t2] = v; ex[t2] = ev; } /* as vt__put (not accumulated), the bound into ex */
-                    else vt__put(o, row * T + t2, v, ev);
-                }
+                if (j->fuse) /* as vt__put writes them (not accumulated), the bounds into ex */
+                    for (t2 = 0; t2 < n; t2++) {
+                        double dd = dy[t2] - D, v = y[t2] * dd;
+                        o->x[row * T + t2] = v;
+                        ex[t2] = vt__att_dsm_e(y[t2], dd, v, dD);
+                    }
+                else /* (apart, so that without bounds the compiler leaves the bound out) */
+                    for (t2 = 0; t2 < n; t2++) {
+                        double dd = dy[t2] - D, v = y[t2] * dd;
+                        vt__put(o, row * T + t2, v, vt__att_dsm_e(y[t2], dd, v, dD));
+                    }
                 if (j->fuse) { /* the zeros, then the row's rule */
                     memset(o->x + row * T + n, 0, sizeof(double) * (size_t)(T - n));
                     vt__fuse_row(&j->rj, tid, o->x + row * T, ex, row * T, n);
