@@ -4580,7 +4580,7 @@ static int vt__many_bits(double a) { /* a != 0 carries 20 or more significant bi
     if (ex != 0 && ex != 0x7ff) return (b & 0x3ffffffffull) != 0;
     return vt__fexp(a) - vt__lsb(a) >= 20;
 }
-static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
+static int vt__coarse_scan(const double *x, int64_t s, int64_t K) {
     int64_t k, seen = 0;
     for (k = 0; k < K && seen < 4; k++) {
         double a = x[k * s];
@@ -4589,6 +4589,12 @@ static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
         seen++;
     }
     return 1;
+}
+/* the answer at once where the first value decides it (an ordinary line: a
+   per-line call of ~40 instructions before, for lines of 16 to 64 values in
+   attention at width 64) */
+static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
+    return K > 0 && x[0] != 0 && vt__many_bits(x[0]) ? 0 : vt__coarse_scan(x, s, K);
 }
 typedef struct {
     const double *X; int64_t s_outer, s_k; int64_t K;
@@ -4731,8 +4737,6 @@ static void vt__stat_lines(const vt__stat_job *j, int64_t lo, int64_t hi, int tr
             const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd();
             const __m256i one = _mm256_set1_epi64x(1);
             __m256d v1 = zero, v2 = zero, vm = zero, vn = _mm256_set1_pd(INFINITY);
-            double t1[4], t2[4], tm[4], tn[4];
-            int q;
             for (; k + 8 <= K; k += 8) { /* two steps per trip, each as the loop below */
                 __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)), b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 4));
                 v1 = _mm256_add_pd(v1, a);
@@ -4751,12 +4755,23 @@ static void vt__stat_lines(const vt__stat_job *j, int64_t lo, int64_t hi, int tr
                 vm = _mm256_max_pd(vm, a);
                 vn = _mm256_min_pd(vt__dec_bits(a, one), vn);
             }
-            _mm256_storeu_pd(t1, v1); _mm256_storeu_pd(t2, v2); _mm256_storeu_pd(tm, vm); _mm256_storeu_pd(tn, vn);
-            for (q = 0; q < 4; q++) {
-                double tq = vt__inc_bits(tn[q]);
-                s1 += t1[q]; s2 += t2[q];
-                if (tm[q] > m) m = tm[q];
-                if (tq < mn) mn = tq;
+            {   /* lanes 0 to 3 in turn, in registers: s1 += t1[q]; s2 += t2[q]; m = tm[q] > m ? tm[q] : m (maxsd);
+                   mn = tq < mn ? tq : mn (minsd), tq = vt__inc_bits(tn[q]) */
+                __m256d inf = _mm256_set1_pd(INFINITY);
+                __m256d tnv = _mm256_blendv_pd(_mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(vn), one)), vn,
+                                               _mm256_cmp_pd(vn, inf, _CMP_EQ_OQ));
+                __m128d a1 = _mm_set_sd(s1), a2 = _mm_set_sd(s2), am = _mm_set_sd(m), an = _mm_set_sd(mn);
+                __m128d l1 = _mm256_castpd256_pd128(v1), h1 = _mm256_extractf128_pd(v1, 1);
+                __m128d l2 = _mm256_castpd256_pd128(v2), h2 = _mm256_extractf128_pd(v2, 1);
+                __m128d lm = _mm256_castpd256_pd128(vm), hm = _mm256_extractf128_pd(vm, 1);
+                __m128d ln = _mm256_castpd256_pd128(tnv), hn = _mm256_extractf128_pd(tnv, 1);
+#define VT__LANE(x1, x2, xm, xn) a1 = _mm_add_sd(a1, x1); a2 = _mm_add_sd(a2, x2); am = _mm_max_sd(xm, am); an = _mm_min_sd(xn, an);
+                VT__LANE(l1, l2, lm, ln)
+                VT__LANE(_mm_unpackhi_pd(l1, l1), _mm_unpackhi_pd(l2, l2), _mm_unpackhi_pd(lm, lm), _mm_unpackhi_pd(ln, ln))
+                VT__LANE(h1, h2, hm, hn)
+                VT__LANE(_mm_unpackhi_pd(h1, h1), _mm_unpackhi_pd(h2, h2), _mm_unpackhi_pd(hm, hm), _mm_unpackhi_pd(hn, hn))
+#undef VT__LANE
+                s1 = _mm_cvtsd_f64(a1); s2 = _mm_cvtsd_f64(a2); m = _mm_cvtsd_f64(am); mn = _mm_cvtsd_f64(an);
             }
         }
 #endif
