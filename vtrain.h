@@ -4580,7 +4580,7 @@ static int vt__many_bits(double a) { /* a != 0 carries 20 or more significant bi
     if (ex != 0 && ex != 0x7ff) return (b & 0x3ffffffffull) != 0;
     return vt__fexp(a) - vt__lsb(a) >= 20;
 }
-static int vt__coarse_scan(const double *x, int64_t s, int64_t K) {
+static VT__NOINLINE int vt__coarse_scan(const double *x, int64_t s, int64_t K) {
     int64_t k, seen = 0;
     for (k = 0; k < K && seen < 4; k++) {
         double a = x[k * s];
@@ -4592,7 +4592,7 @@ static int vt__coarse_scan(const double *x, int64_t s, int64_t K) {
 }
 /* the answer at once where the first value decides it (an ordinary line: a
    per-line call of ~40 instructions before, for lines of 16 to 64 values in
-   attention at width 64) */
+   attention at width 64); the scan apart, so that this inlines */
 static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
     return K > 0 && x[0] != 0 && vt__many_bits(x[0]) ? 0 : vt__coarse_scan(x, s, K);
 }
