@@ -4619,8 +4619,8 @@ VT__T512 static int64_t vt__stat_cols512(const vt__stat_job *j, const double *x,
             __m512d a = _mm512_abs_pd(_mm512_loadu_pd(x + q * j->s_k + r));
             s1 = _mm512_add_pd(s1, a);
             s2 = _mm512_fmadd_pd(a, a, s2);
-            vm = _mm512_max_pd(vm, a);
-            vn = _mm512_min_pd(_mm512_castsi512_pd(_mm512_sub_epi64(_mm512_castpd_si512(a), one)), vn);
+            vm = _mm512_mask_max_pd(vm, 0xff, vm, a); /* (masked, all lanes on: g++ 12 warns about the unmasked forms) */
+            vn = _mm512_mask_min_pd(vn, 0xff, _mm512_castsi512_pd(_mm512_sub_epi64(_mm512_castpd_si512(a), one)), vn);
         }
         _mm512_storeu_pd(j->n1 + r, s1); _mm512_storeu_pd(j->n2 + r, s2);
         _mm512_storeu_pd(j->mx + r, vm); _mm512_storeu_pd(mn + r, vn);
