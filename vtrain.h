@@ -2613,6 +2613,7 @@ struct vt_ctx {
     vt__ents *tents;        /* per-thread entry buffers */
     const vt__xprod *rxp;   /* the correctly rounded product being rounded (vt__round), or NULL */
     int64_t round_tri;      /* the next vt__round's point is causal, blocks of this side (vt__tri_round; CPU) */
+    int round_fused;        /* the next vt__round's kernel applied the trainer's rule itself (vt__fuse_begin; CPU) */
     int pre_cast; int64_t pre_bad; /* >>optim: the next cast's values are binary32 already, their first NaN
                                       pre_bad (-1: none); vt__cpu_cast returns it without a pass */
     vt__ents ents;          /* entries of the current point, in index order */
@@ -3262,13 +3263,37 @@ static void vt__round_finish(const vt__rjob *j, vt__ents *t, double *x, const do
     vt__cast_block(x, n);
 }
 
-/* the trainer's rule for x[b0, b0 + n), n <= 256 */
-static void vt__round_block(const vt__rjob *j, vt__ents *t, int64_t b0, int64_t n) {
+#ifdef VT__AVX512
+/* vt__round_span's branch-free pass eight at a time (vt__isa512): the same
+   arithmetic per element as its AVX2 form, so the same casts and the same
+   "look" answer; returns how many it did, ORs that answer into *any. (The
+   masked conversions, all lanes on, as in >>gemm: g++ 12 warns about the
+   undefined source of the unmasked ones.) */
+VT__T512 static int64_t vt__round_pass512(double *x, const double *e, double *keep, int64_t n, double ef2, int *any) {
+    const __m512d tiny = _mm512_set1_pd(0x1p-50), f2 = _mm512_set1_pd(ef2);
+    __m256i acc = _mm256_setzero_si256();
+    __m256 nan = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d xv = _mm512_loadu_pd(x + i), ev = _mm512_loadu_pd(e + i);
+        __m512d w = _mm512_add_pd(_mm512_mul_pd(ev, f2), _mm512_mul_pd(_mm512_abs_pd(xv), tiny));
+        __m256 l = _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xff, _mm512_sub_pd(xv, w));
+        __m256 h = _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xff, _mm512_add_pd(xv, w));
+        acc = _mm256_or_si256(acc, _mm256_xor_si256(_mm256_castps_si256(l), _mm256_castps_si256(h)));
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(l, l, _CMP_UNORD_Q));
+        _mm512_storeu_pd(keep + i, xv);
+        _mm512_storeu_pd(x + i, _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, l));
+    }
+    *any |= !_mm256_testz_si256(acc, acc) || _mm256_movemask_ps(nan) != 0;
+    return i;
+}
+#endif
+
+/* the trainer's rule for x[0, n), element b0 of the point, bounds e[0, n), n <= 256 */
+static void vt__round_span(const vt__rjob *j, vt__ents *t, double *x, const double *e, int64_t b0, int64_t n) {
     int64_t i, nv;
     double keep[256];
     {
-        double *x = j->x + b0;
-        const double *e = j->e + b0;
         double ef2 = 2 * j->ef * VT__SAFE;
         int any = 0;
         i = 0;
@@ -3283,6 +3308,9 @@ static void vt__round_block(const vt__rjob *j, vt__ents *t, int64_t b0, int64_t 
             const __m256d f2 = _mm256_set1_pd(ef2);
             __m128i acc = _mm_setzero_si128();
             __m128 nan = _mm_setzero_ps();
+#ifdef VT__AVX512
+            if (vt__isa512()) i = vt__round_pass512(x, e, keep, n, ef2, &any);
+#endif
             for (; i + 4 <= n; i += 4) {
                 __m256d xv = _mm256_loadu_pd(x + i), ev = _mm256_loadu_pd(e + i);
                 __m256d w = _mm256_add_pd(_mm256_mul_pd(ev, f2), _mm256_mul_pd(_mm256_andnot_pd(sign, xv), tiny));
@@ -3292,7 +3320,7 @@ static void vt__round_block(const vt__rjob *j, vt__ents *t, int64_t b0, int64_t 
                 _mm256_storeu_pd(keep + i, xv);
                 _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
             }
-            any = !_mm_testz_si128(acc, acc) || _mm_movemask_ps(nan) != 0;
+            any |= !_mm_testz_si128(acc, acc) || _mm_movemask_ps(nan) != 0;
         }
 #endif
         nv = i;
@@ -3303,6 +3331,10 @@ static void vt__round_block(const vt__rjob *j, vt__ents *t, int64_t b0, int64_t 
         }
         vt__round_finish(j, t, x, keep, nv, n, e, b0, any);
     }
+}
+/* the trainer's rule for x[b0, b0 + n), n <= 256 */
+static void vt__round_block(const vt__rjob *j, vt__ents *t, int64_t b0, int64_t n) {
+    vt__round_span(j, t, j->x + b0, j->e + b0, b0, n);
 }
 static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__rjob *j = (vt__rjob *)arg;
@@ -3542,6 +3574,30 @@ static int64_t vt__tri_round(vt_ctx *c, double *x, const double *e, int64_t n, i
     return vt__ents_gather(c, out);
 }
 
+/* A FUSED CAUSAL POINT (CPU backend; the trainer in verified mode): the
+   attention kernels apply vt__tri_round's rule to each row of a causal
+   point as soon as they have written it, while it is in cache, taking the
+   row's bounds from a buffer of their own, so the point's bound array is
+   never written and the rounding point makes no pass (at T 256 the four
+   T x T points are 16 MiB of values and as much of bounds per layer, read
+   back from memory by the pass). Each thread collects entries and its first
+   NaN in its own list as vt__tri_round_task does: it visits the rows of its
+   chunks in increasing order and claims chunks in increasing order, so each
+   list is sorted and vt__round gathers them (c->round_fused) into the same
+   entries in the same order. The rule runs element by element on the same
+   x and e (where a 256-block starts changes no result), so values, entries
+   and the first NaN are vt__tri_round's. vt__no_fuse (tests) turns it off.
+   vt__fuse_begin says whether the point is fused (it must be causal, not
+   accumulated, and rounded by the trainer's rule in a step) and readies the
+   job and the threads' lists; vt__fuse_row then takes each row, x[0, n) the
+   point's elements b0 .. b0 + n - 1 up to the row's diagonal. */
+static int vt__no_fuse;
+static int64_t vt__fused_points; /* tests: how many points were fused */
+static void vt__fuse_row(const vt__rjob *j, int tid, double *x, const double *e, int64_t b0, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n; i += 256) vt__round_span(j, &j->c->tents[tid], x + i, e + i, b0 + i, VT__MIN(256, n - i));
+}
+
 static void vt__cpu_gather(vt_ctx *c, const double *x, const double *e, const vt__rent *at, int64_t m, double *xo, double *eo) {
     int64_t k;
     (void)c;
@@ -3626,7 +3682,9 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
     if (c->d.role == VT_ROLE_TRAIN || c->d.mode != VT_MODE_VERIFIED) {
         /* the trainer's rule; without a log (round-only, native, or training
            without one) the entries are only counted */
-        bad = lz  ? vt__lazy_round(c, x, lz, ef, compact, &c->ents)
+        vt__fused_points += c->round_fused;
+        bad = c->round_fused ? vt__ents_gather(c, &c->ents) /* the kernel ran the rule (vt__fuse_begin) */
+            : lz  ? vt__lazy_round(c, x, lz, ef, compact, &c->ents)
             : e && c->round_tri > 0 && n % c->round_tri == 0 ? vt__tri_round(c, x, e, n, c->round_tri, ef, compact, &c->ents)
             : e ? be->round(c, x, e, n, ef, compact, &c->ents) : be->cast(c, x, n, 0);
         if (bad >= 0) goto nonfinite;
@@ -4130,24 +4188,95 @@ static int vt__tri_krange(int tri, int64_t r0, int64_t nr, int64_t n, int64_t k0
 }
 
 /* Packing: panels of MR rows of A (NR columns of B) interleaved along k.
-   Each reads its source in the order its layout is contiguous. */
+   Each reads its source in the order its layout is contiguous. Copies only:
+   how they move the values changes none of them. */
+
+/* p[k w + c] = src[c ld + k] for c < w, k in [klo, khi): w streams along k
+   into one interleaved panel (w = 6, 8, 12 or 16: the tile sizes), four k
+   at a time as 4 x 4 transposes in registers where AVX2 has them */
+static void vt__pack_streams(double *p, const double *src, int64_t ld, int64_t klo, int64_t khi, int w) {
+    int64_t k = klo;
+    int c;
+#ifdef VT__AVX2
+    for (; k + 4 <= khi; k += 4) {
+        for (c = 0; c + 4 <= w; c += 4) {
+            const double *s = src + c * ld + k;
+            __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + ld), r2 = _mm256_loadu_pd(s + 2 * ld), r3 = _mm256_loadu_pd(s + 3 * ld);
+            __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+            __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+            double *d = p + k * w + c;
+            _mm256_storeu_pd(d, _mm256_permute2f128_pd(t0, t2, 0x20));
+            _mm256_storeu_pd(d + w, _mm256_permute2f128_pd(t1, t3, 0x20));
+            _mm256_storeu_pd(d + 2 * w, _mm256_permute2f128_pd(t0, t2, 0x31));
+            _mm256_storeu_pd(d + 3 * w, _mm256_permute2f128_pd(t1, t3, 0x31));
+        }
+        if (c + 2 == w) { /* the last two streams (w = 6) */
+            const double *s = src + c * ld + k;
+            __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + ld);
+            __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+            double *d = p + k * w + c;
+            _mm_storeu_pd(d, _mm256_castpd256_pd128(t0));
+            _mm_storeu_pd(d + w, _mm256_castpd256_pd128(t1));
+            _mm_storeu_pd(d + 2 * w, _mm256_extractf128_pd(t0, 1));
+            _mm_storeu_pd(d + 3 * w, _mm256_extractf128_pd(t1, 1));
+        } else
+            for (; c < w; c++) {
+                int64_t q;
+                for (q = 0; q < 4; q++) p[(k + q) * w + c] = src[c * ld + k + q];
+            }
+    }
+#endif
+    for (; k < khi; k++)
+        for (c = 0; c < w; c++) p[k * w + c] = src[c * ld + k];
+}
+
+/* panel j of np (at p + j ps): p[k w + c] = src[k ld + j w + c] for c < w,
+   k in [klo, khi). Each source line is read once, in order, into every
+   panel (panel by panel, a wide source strided by a page or more per k is a
+   stream of cache and TLB misses), w values at a time as whole vectors
+   (w as above) */
+static void vt__pack_rows(double *p, int64_t ps, int64_t np, const double *src, int64_t ld, int64_t klo, int64_t khi, int w) {
+    int64_t k, j;
+    int c;
+    for (k = klo; k < khi; k++) {
+        const double *s = src + k * ld;
+        double *d = p + k * w;
+#ifdef VT__AVX2
+        if (w % 4 == 0) {
+            for (j = 0; j < np; j++, s += w, d += ps)
+                for (c = 0; c < w; c += 4) _mm256_storeu_pd(d + c, _mm256_loadu_pd(s + c));
+            continue;
+        }
+        if (w == 6) {
+            for (j = 0; j < np; j++, s += w, d += ps) {
+                _mm256_storeu_pd(d, _mm256_loadu_pd(s));
+                _mm_storeu_pd(d + 4, _mm_loadu_pd(s + 4));
+            }
+            continue;
+        }
+#endif
+        for (j = 0; j < np; j++, s += w, d += ps)
+            for (c = 0; c < w; c++) d[c] = s[c];
+    }
+}
+
 static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
     int i, MR = g->ks->mr;
+    if (g->sam == 1 && g->sak != 1 && !g->tri && mb >= MR) { /* columns contiguous along m: the full panels row by row */
+        vt__pack_rows(ap, MR * kb, mb / MR, g->A + k0 * g->sak + m0, g->sak, 0, kb, MR);
+        if (mb % MR == 0) return;
+    }
     for (ir = 0; ir < mb; ir += MR) {
         double *p = ap + ir * kb;
         int full = ir + MR <= mb;
         int64_t klo, khi; /* a causal product: only the part the panel's micro-tiles read (column 0: never skipped) */
         vt__tri_krange(g->tri, m0 + ir, VT__MIN(MR, mb - ir), 0, k0, kb, &klo, &khi);
-        if (full && g->sak == 1) { /* rows contiguous along k: MR streams in, one out */
-            const double *src = g->A + (m0 + ir) * g->sam + k0;
-            for (k = klo; k < khi; k++)
-                for (i = 0; i < MR; i++) p[k * MR + i] = src[i * g->sam + k];
-        } else if (full && g->sam == 1) { /* columns contiguous along m */
-            for (k = klo; k < khi; k++) {
-                const double *src = g->A + (k0 + k) * g->sak + m0 + ir;
-                for (i = 0; i < MR; i++) p[k * MR + i] = src[i];
-            }
+        if (full && g->sak == 1) /* rows contiguous along k: MR streams in, one out */
+            vt__pack_streams(p, g->A + (m0 + ir) * g->sam + k0, g->sam, klo, khi, MR);
+        else if (full && g->sam == 1) { /* columns contiguous along m (a causal product: its panels' own k) */
+            if (!g->tri) continue; /* done above */
+            vt__pack_rows(p, 0, 1, g->A + k0 * g->sak + m0 + ir, g->sak, klo, khi, MR);
         } else {
             for (k = klo; k < khi; k++)
                 for (i = 0; i < MR; i++)
@@ -4160,18 +4289,9 @@ static void vt__pack_b64(const vt__gemm *g, double *bp, int64_t n0, int64_t nb, 
     int j, NR = g->ks->nr;
     nfull = (g->sbn == 1 || g->sbk == 1) ? nb / NR * NR : 0;
     if (g->sbn == 1) /* rows of B contiguous along n: each row once, into every panel */
-        for (k = 0; k < kb; k++) {
-            const double *src = g->B + (k0 + k) * g->sbk + n0;
-            for (jr = 0; jr < nfull; jr += NR)
-                for (j = 0; j < NR; j++) bp[jr * kb + k * NR + j] = src[jr + j];
-        }
+        vt__pack_rows(bp, NR * kb, nfull / NR, g->B + k0 * g->sbk + n0, g->sbk, 0, kb, NR);
     else if (g->sbk == 1) /* columns of B contiguous along k (B = W^T): NR streams in, one out */
-        for (jr = 0; jr < nfull; jr += NR) {
-            const double *src = g->B + (n0 + jr) * g->sbn + k0;
-            double *p = bp + jr * kb;
-            for (k = 0; k < kb; k++)
-                for (j = 0; j < NR; j++) p[k * NR + j] = src[j * g->sbn + k];
-        }
+        for (jr = 0; jr < nfull; jr += NR) vt__pack_streams(bp + jr * kb, g->B + (n0 + jr) * g->sbn + k0, g->sbn, 0, kb, NR);
     for (jr = nfull; jr < nb; jr += NR) {
         double *p = bp + jr * kb;
         for (k = 0; k < kb; k++)
@@ -4460,7 +4580,7 @@ static int vt__many_bits(double a) { /* a != 0 carries 20 or more significant bi
     if (ex != 0 && ex != 0x7ff) return (b & 0x3ffffffffull) != 0;
     return vt__fexp(a) - vt__lsb(a) >= 20;
 }
-static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
+static VT__NOINLINE int vt__coarse_scan(const double *x, int64_t s, int64_t K) {
     int64_t k, seen = 0;
     for (k = 0; k < K && seen < 4; k++) {
         double a = x[k * s];
@@ -4470,11 +4590,44 @@ static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
     }
     return 1;
 }
+/* the answer at once where the first value decides it (an ordinary line: a
+   per-line call of ~40 instructions before, for lines of 16 to 64 values in
+   attention at width 64); the scan apart, so that this inlines */
+static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
+    return K > 0 && x[0] != 0 && vt__many_bits(x[0]) ? 0 : vt__coarse_scan(x, s, K);
+}
 typedef struct {
     const double *X; int64_t s_outer, s_k; int64_t K;
     double *n1, *n2, *mx, *th;
     int *lsb;
 } vt__stat_job;
+
+#ifdef VT__AVX512
+/* vt__stat_lines's lines-are-columns walk, eight lines at a time from line r
+   while r < rg (vt__isa512): rows x, x + s_k, ... (nk of them) added to each
+   line's statistics with the AVX2 form's operations, in the same row order,
+   so every statistic is that form's bit for bit (lines past rg in the last
+   group of a VT__TRI_KGE walk add zeros, as the AVX2 form's groups of 4 do,
+   which change nothing: see below); returns where it stopped */
+VT__T512 static int64_t vt__stat_cols512(const vt__stat_job *j, const double *x, double *mn, int64_t r, int64_t rg, int64_t nk) {
+    const __m512i one = _mm512_set1_epi64(1);
+    int64_t q;
+    for (; r < rg; r += 8) {
+        __m512d s1 = _mm512_loadu_pd(j->n1 + r), s2 = _mm512_loadu_pd(j->n2 + r);
+        __m512d vm = _mm512_loadu_pd(j->mx + r), vn = _mm512_loadu_pd(mn + r);
+        for (q = 0; q < nk; q++) {
+            __m512d a = _mm512_abs_pd(_mm512_loadu_pd(x + q * j->s_k + r));
+            s1 = _mm512_add_pd(s1, a);
+            s2 = _mm512_fmadd_pd(a, a, s2);
+            vm = _mm512_mask_max_pd(vm, 0xff, vm, a); /* (masked, all lanes on: g++ 12 warns about the unmasked forms) */
+            vn = _mm512_mask_min_pd(vn, 0xff, _mm512_castsi512_pd(_mm512_sub_epi64(_mm512_castpd_si512(a), one)), vn);
+        }
+        _mm512_storeu_pd(j->n1 + r, s1); _mm512_storeu_pd(j->n2 + r, s2);
+        _mm512_storeu_pd(j->mx + r, vm); _mm512_storeu_pd(mn + r, vn);
+    }
+    return r;
+}
+#endif
 
 /* Lines [lo, hi). tri (CAUSAL PRODUCTS): a causal operand whose zeros the
    caller has checked. VT__TRI_KLE, lines that are rows: line r is zero
@@ -4511,6 +4664,9 @@ static void vt__stat_lines(const vt__stat_job *j, int64_t lo, int64_t hi, int tr
                 const __m256d sign = _mm256_set1_pd(-0.0);
                 const __m256i one = _mm256_set1_epi64x(1);
                 int64_t nk = VT__MIN(4, j->K - k), q, rg = kge ? VT__MIN(r0, k + nk) : r0;
+#ifdef VT__AVX512
+                if (vt__isa512()) r = vt__stat_cols512(j, x, mn, r, rg, nk); /* [lo, r0) is whole groups of 8 */
+#endif
                 for (; r < rg; r += 4) {
                     __m256d s1 = _mm256_loadu_pd(j->n1 + r), s2 = _mm256_loadu_pd(j->n2 + r);
                     __m256d vm = _mm256_loadu_pd(j->mx + r), vn = _mm256_loadu_pd(mn + r);
@@ -4581,8 +4737,6 @@ static void vt__stat_lines(const vt__stat_job *j, int64_t lo, int64_t hi, int tr
             const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd();
             const __m256i one = _mm256_set1_epi64x(1);
             __m256d v1 = zero, v2 = zero, vm = zero, vn = _mm256_set1_pd(INFINITY);
-            double t1[4], t2[4], tm[4], tn[4];
-            int q;
             for (; k + 8 <= K; k += 8) { /* two steps per trip, each as the loop below */
                 __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)), b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 4));
                 v1 = _mm256_add_pd(v1, a);
@@ -4601,12 +4755,23 @@ static void vt__stat_lines(const vt__stat_job *j, int64_t lo, int64_t hi, int tr
                 vm = _mm256_max_pd(vm, a);
                 vn = _mm256_min_pd(vt__dec_bits(a, one), vn);
             }
-            _mm256_storeu_pd(t1, v1); _mm256_storeu_pd(t2, v2); _mm256_storeu_pd(tm, vm); _mm256_storeu_pd(tn, vn);
-            for (q = 0; q < 4; q++) {
-                double tq = vt__inc_bits(tn[q]);
-                s1 += t1[q]; s2 += t2[q];
-                if (tm[q] > m) m = tm[q];
-                if (tq < mn) mn = tq;
+            {   /* lanes 0 to 3 in turn, in registers: s1 += t1[q]; s2 += t2[q]; m = tm[q] > m ? tm[q] : m (maxsd);
+                   mn = tq < mn ? tq : mn (minsd), tq = vt__inc_bits(tn[q]) */
+                __m256d inf = _mm256_set1_pd(INFINITY);
+                __m256d tnv = _mm256_blendv_pd(_mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(vn), one)), vn,
+                                               _mm256_cmp_pd(vn, inf, _CMP_EQ_OQ));
+                __m128d a1 = _mm_set_sd(s1), a2 = _mm_set_sd(s2), am = _mm_set_sd(m), an = _mm_set_sd(mn);
+                __m128d l1 = _mm256_castpd256_pd128(v1), h1 = _mm256_extractf128_pd(v1, 1);
+                __m128d l2 = _mm256_castpd256_pd128(v2), h2 = _mm256_extractf128_pd(v2, 1);
+                __m128d lm = _mm256_castpd256_pd128(vm), hm = _mm256_extractf128_pd(vm, 1);
+                __m128d ln = _mm256_castpd256_pd128(tnv), hn = _mm256_extractf128_pd(tnv, 1);
+#define VT__LANE(x1, x2, xm, xn) a1 = _mm_add_sd(a1, x1); a2 = _mm_add_sd(a2, x2); am = _mm_max_sd(xm, am); an = _mm_min_sd(xn, an);
+                VT__LANE(l1, l2, lm, ln)
+                VT__LANE(_mm_unpackhi_pd(l1, l1), _mm_unpackhi_pd(l2, l2), _mm_unpackhi_pd(lm, lm), _mm_unpackhi_pd(ln, ln))
+                VT__LANE(h1, h2, hm, hn)
+                VT__LANE(_mm_unpackhi_pd(h1, h1), _mm_unpackhi_pd(h2, h2), _mm_unpackhi_pd(hm, hm), _mm_unpackhi_pd(hn, hn))
+#undef VT__LANE
+                s1 = _mm_cvtsd_f64(a1); s2 = _mm_cvtsd_f64(a2); m = _mm_cvtsd_f64(am); mn = _mm_cvtsd_f64(an);
             }
         }
 #endif
@@ -4678,6 +4843,30 @@ static double vt__gb_e(const vt__gbound_job *j, double a1, double a2, double am,
     return s * (1 + 0x1p-40) < th ? 0 : j->G * s;
 }
 
+#ifdef VT__AVX512
+/* vt__gb_row's vector loop eight at a time (vt__isa512) where there is
+   neither an old value nor a bias: the same products, minima (a select
+   where the other is less), the comparison with the threshold and the zero
+   where it holds; E[i] for i < cnt from column n0 on; returns where it stopped */
+VT__T512 static int64_t vt__gb_row512(const vt__gbound_job *j, double a1, double a2, double am, double ath, int64_t n0, int64_t cnt,
+                                      double *E) {
+    const double *bn1 = j->b->n1 + n0, *bn2 = j->b->n2 + n0, *bmx = j->b->mx + n0, *bth = j->b->th + n0;
+    const __m512d va1 = _mm512_set1_pd(a1), va2 = _mm512_set1_pd(a2), vam = _mm512_set1_pd(am);
+    const __m512d vth = _mm512_set1_pd(ath), vG = _mm512_set1_pd(j->G), c40 = _mm512_set1_pd(1 + 0x1p-40);
+    int64_t n = 0;
+    for (; n + 8 <= cnt; n += 8) {
+        __m512d sv = _mm512_mul_pd(va2, _mm512_loadu_pd(bn2 + n));
+        __m512d tv = _mm512_mul_pd(vam, _mm512_loadu_pd(bn1 + n));
+        __m512d uv = _mm512_mul_pd(va1, _mm512_loadu_pd(bmx + n));
+        __m512d th = _mm512_mul_pd(vth, _mm512_loadu_pd(bth + n));
+        sv = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(tv, sv, _CMP_LT_OQ), sv, tv);
+        sv = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(uv, sv, _CMP_LT_OQ), sv, uv);
+        _mm512_storeu_pd(E + n, _mm512_maskz_mov_pd((__mmask8)~_mm512_cmp_pd_mask(_mm512_mul_pd(sv, c40), th, _CMP_LT_OQ),
+                                                     _mm512_mul_pd(vG, sv)));
+    }
+    return n;
+}
+#endif
 /* E[i] = vt__gb_e(j, a1, a2, am, ath, m, n + i) for i < cnt: the same
    operations in the same order (min, |C0| added, compare and select as
    written), four at a time. An old value only lowers th, so a lane whose
@@ -4686,6 +4875,9 @@ static double vt__gb_e(const vt__gbound_job *j, double a1, double a2, double am,
 static void vt__gb_row(const vt__gbound_job *j, double a1, double a2, double am, double ath, int64_t m, int64_t n, int64_t cnt,
                        double *E) {
     int64_t i = 0;
+#ifdef VT__AVX512
+    if (!j->bias && !j->C0 && vt__isa512()) i = vt__gb_row512(j, a1, a2, am, ath, n, cnt, E);
+#endif
 #ifdef VT__AVX2
     if (!j->bias) {
         const double *bn1 = j->b->n1 + n, *bn2 = j->b->n2 + n, *bmx = j->b->mx + n, *bth = j->b->th + n;
@@ -4851,6 +5043,29 @@ static double vt__lazy_e(const vt__lazy *z, int64_t i) {
     return vt__gb_e(&g, g.a->n1[m], g.a->n2[m], g.a->mx[m], g.a->th[m] * 0x1p-53, m, n0 + i % z->nc);
 }
 
+#ifdef VT__AVX512
+/* vt__lazy_round_task's branch-free pass eight at a time (vt__isa512), as
+   vt__round_pass512: one width w for the row, and an element above xcap (or
+   NaN) asks for a look, as in the AVX2 form */
+VT__T512 static int64_t vt__lazy_pass512(double *x, double *keep, int64_t n, double w, double xcap, int *any) {
+    const __m512d wv = _mm512_set1_pd(w), xc = _mm512_set1_pd(xcap);
+    __m256i acc = _mm256_setzero_si256();
+    __mmask8 out = 0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d xv = _mm512_loadu_pd(x + i);
+        __m256 l = _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xff, _mm512_sub_pd(xv, wv));
+        __m256 h = _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xff, _mm512_add_pd(xv, wv));
+        acc = _mm256_or_si256(acc, _mm256_xor_si256(_mm256_castps_si256(l), _mm256_castps_si256(h)));
+        out |= _mm512_cmp_pd_mask(_mm512_abs_pd(xv), xc, _CMP_NLE_UQ);
+        _mm512_storeu_pd(keep + i, xv);
+        _mm512_storeu_pd(x + i, _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, l));
+    }
+    *any |= !_mm256_testz_si256(acc, acc) || out != 0;
+    return i;
+}
+#endif
+
 static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__rjob *j = (vt__rjob *)arg;
     const vt__lazy *z = j->lz;
@@ -4886,6 +5101,9 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 const __m256d xc = _mm256_set1_pd(xcap);
                 __m128i acc = _mm_setzero_si128();
                 __m256d out = _mm256_setzero_pd();
+#ifdef VT__AVX512
+                if (vt__isa512()) i = vt__lazy_pass512(x, keep, n, W + xcap * 0x1p-50, xcap, &any);
+#endif
                 for (; i + 4 <= n; i += 4) {
                     __m256d xv = _mm256_loadu_pd(x + i);
                     __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, wv)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, wv));
@@ -4894,7 +5112,7 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
                     _mm256_storeu_pd(keep + i, xv);
                     _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
                 }
-                any = !_mm_testz_si128(acc, acc) || _mm256_movemask_pd(out) != 0;
+                any |= !_mm_testz_si128(acc, acc) || _mm256_movemask_pd(out) != 0;
             }
 #endif
             nv = i;
@@ -5340,6 +5558,7 @@ typedef struct vt__kout {
     int exact;     /* kernel says: the values are exact T values, no rounding point */
     const struct vt__lazy *lz; /* CPU: e is this product's lazy bound, not the array */
     int64_t tri;   /* CPU: a causal point of T x T blocks, T here (vt__tri_round), or 0 */
+    int fused;     /* CPU: the kernel applied the trainer's rule to it (vt__fuse_begin) */
     vt__xprod *xp; /* a correctly rounded product (vt__xprod_add), or NULL */
     int kind;
     int ndim;
@@ -5393,6 +5612,7 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
     o->exact = 0;
     o->lz = NULL;
     o->tri = 0;
+    o->fused = 0;
     o->xp = NULL;
     o->kind = vt__kind(op, slot);
     o->ndim = shape->ndim;
@@ -5405,6 +5625,20 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
            there; the attention kernels zero the parts they leave themselves) */
         if (o->e && slot > 0 && (vt__op_flags(op) & VT__OPF_BWD_SPARSE)) c->be->zero(c, o->e, o->n);
     }
+}
+
+/* whether output o of a kernel is a fused causal point (A FUSED CAUSAL POINT,
+   >>rounding); if so j is its rule's job and the threads' lists are empty */
+static int vt__fuse_begin(vt_ctx *c, const vt__kout *o, vt__rjob *j) {
+    int t;
+    if (!o->e || !o->tri || o->acc || o->lz || o->xp || c->d.mode != VT_MODE_VERIFIED || c->d.role != VT_ROLE_TRAIN ||
+        !c->in_step || c->ncal || vt__no_fuse || c->status != VT_OK)
+        return 0;
+    j->c = c; j->x = o->x; j->e = NULL; j->lz = NULL; j->gs = j->gx = 0; j->tri = o->tri;
+    j->ef = c->d.bound == VT_BOUND_CALIBRATED ? vt__calib_factor(&c->calib, o->kind, o->n) : 1; /* as vt__round */
+    j->compact = c->d.compact_log >= 0;
+    for (t = 0; t < c->pool.n; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
+    return 1;
 }
 
 static void vt__calibrate_node(vt_ctx *c, vt__kern *k);
@@ -5428,8 +5662,10 @@ static void vt__run_kernel(vt_ctx *c, vt__kern *k) {
             continue;
         }
         c->round_tri = o->tri;
+        c->round_fused = o->fused;
         vt__round(c, o->kind, o->ndim, o->dims, o->x, o->e, o->lz, o->xp, o->n);
         c->round_tri = 0;
+        c->round_fused = 0;
         if (c->status != VT_OK) return;
     }
     if (kind >= 0 && kind < VT_OP_COUNT * 8) {
@@ -6978,6 +7214,8 @@ typedef struct {
                         the products are T x T and T x hs) */
     int64_t W, wsn;  /* doubles per thread */
     void **tb;       /* per thread packing buffers */
+    int fuse;        /* out[0] is a fused causal point (vt__fuse_begin): each row rounded as written */
+    vt__rjob rj;
 } vt__att_job;
 
 #define VT__ATT_SETUP(j, tq)                                                                     \
@@ -7027,6 +7265,35 @@ static void vt__att_put_scaled(const vt__kout *o, double *x, double *e, int64_t 
         }
         return;
     }
+    if (e && PE) { /* the loop below for this case, four at a time: the add's bound by a select */
+        for (i = 0; i < M; i++) {
+            double *xr = x + i * ldx, *er = e + i * ldx;
+            const double *pr = P + i * lp, *per = PE + i * lp;
+            n = 0;
+#ifdef VT__AVX2
+            {
+                const __m256d sc = _mm256_set1_pd(scale), u = _mm256_set1_pd(VT__U), f = _mm256_set1_pd(1.01);
+                const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd();
+                for (; n + 4 <= N; n += 4) {
+                    __m256d v = _mm256_mul_pd(sc, _mm256_loadu_pd(pr + n));
+                    __m256d ev = _mm256_mul_pd(f, _mm256_add_pd(_mm256_mul_pd(sc, _mm256_loadu_pd(per + n)),
+                                                                _mm256_mul_pd(u, _mm256_andnot_pd(sign, v))));
+                    __m256d s = _mm256_add_pd(_mm256_loadu_pd(xr + n), v);
+                    __m256d es = _mm256_add_pd(ev, _mm256_mul_pd(u, _mm256_andnot_pd(sign, s)));
+                    _mm256_storeu_pd(xr + n, s);
+                    _mm256_storeu_pd(er + n, _mm256_blendv_pd(ev, es, _mm256_cmp_pd(ev, zero, _CMP_GT_OQ)));
+                }
+            }
+#endif
+            for (; n < N; n++) {
+                double v = scale * pr[n], ev = 1.01 * (scale * per[n] + VT__U * fabs(v)), s = xr[n] + v;
+                if (ev > 0) ev += VT__U * fabs(s);
+                xr[n] = s;
+                er[n] = ev;
+            }
+        }
+        return;
+    }
     for (i = 0; i < M; i++)
         for (n = 0; n < N; n++) {
             double v = scale * P[i * lp + n], ev = PE ? 1.01 * (scale * PE[i * lp + n] + VT__U * fabs(v)) : 0;
@@ -7053,11 +7320,13 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
             double *pre = k->out[0].x + bh * T * T, *e = k->out[0].e ? k->out[0].e + bh * T * T : NULL;
             vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, Q, C3, 1, K, 1, C3, P, T, E, T, ws, tb);
             for (t = 0; t < T; t++) { /* the lower triangle, then the zeros above it */
+                double *er = j->fuse ? E + t * T : e ? e + t * T : NULL; /* fused: the row's bounds over E's */
                 for (t2 = 0; t2 <= t; t2++) pre[t * T + t2] = j->scale * P[t * T + t2];
-                if (e)
-                    for (t2 = 0; t2 <= t; t2++) e[t * T + t2] = 1.01 * (j->scale * E[t * T + t2] + VT__U * fabs(pre[t * T + t2]));
+                if (er)
+                    for (t2 = 0; t2 <= t; t2++) er[t2] = 1.01 * (j->scale * E[t * T + t2] + VT__U * fabs(pre[t * T + t2]));
                 memset(pre + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
-                if (e) memset(e + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
+                if (j->fuse) vt__fuse_row(&j->rj, tid, pre + t * T, er, bh * T * T + t * T, t + 1);
+                else if (e) memset(e + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
             }
         } else {
             const double *dpre = vt__d(k->t->grad) + bh * T * T;
@@ -7080,6 +7349,11 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* the bound of the softmax backward's element y (dy - D) (ATT_SOFTMAX above) */
+static double vt__att_dsm_e(double y, double dd, double v, double dD) {
+    return dD > 0 ? 1.01 * (fabs(y) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0;
+}
+
 static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__att_job *j = (vt__att_job *)arg;
     vt__kern *k = j->k;
@@ -7093,19 +7367,31 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 double *y = k->out[0].x + row * T, *e = k->out[0].e ? k->out[0].e + row * T : NULL, eps_s;
                 double s = vt__softmax_row(k->o, (uint64_t)row, x, n, ex, &eps_s, NULL);
                 for (t2 = 0; t2 < n; t2++) y[t2] = ex[t2] / s;
+                if (j->fuse) e = ex; /* the row's bounds over its exponentials */
                 if (e)
                     for (t2 = 0; t2 < n; t2++) e[t2] = eps_s > 0 ? 1.01 * y[t2] * (eps_s + VT__U) : 0;
                 memset(y + n, 0, sizeof(double) * (size_t)(T - n)); /* above the diagonal: 0, exact */
-                if (e) memset(e + n, 0, sizeof(double) * (size_t)(T - n));
+                if (j->fuse) vt__fuse_row(&j->rj, tid, y, e, row * T, n);
+                else if (e) memset(e + n, 0, sizeof(double) * (size_t)(T - n));
             } else {
                 const double *y = vt__d(k->t) + row * T, *dy = vt__d(k->t->grad) + row * T;
                 double mag, D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, &mag), dD = vt__gsum(k->o, n) * mag;
                 const vt__kout *o = &k->out[0];
-                for (t2 = 0; t2 < n; t2++) {
-                    double dd = dy[t2] - D, v = y[t2] * dd;
-                    vt__put(o, row * T + t2, v, dD > 0 ? 1.01 * (fabs(y[t2]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0);
-                }
-                if (o->acc) /* above the diagonal: + 0, exact (an old -0 becomes +0, as the add gives) */
+                if (j->fuse) /* as vt__put writes them (not accumulated), the bounds into ex */
+                    for (t2 = 0; t2 < n; t2++) {
+                        double dd = dy[t2] - D, v = y[t2] * dd;
+                        o->x[row * T + t2] = v;
+                        ex[t2] = vt__att_dsm_e(y[t2], dd, v, dD);
+                    }
+                else /* (apart, so that without bounds the compiler leaves the bound out) */
+                    for (t2 = 0; t2 < n; t2++) {
+                        double dd = dy[t2] - D, v = y[t2] * dd;
+                        vt__put(o, row * T + t2, v, vt__att_dsm_e(y[t2], dd, v, dD));
+                    }
+                if (j->fuse) { /* the zeros, then the row's rule */
+                    memset(o->x + row * T + n, 0, sizeof(double) * (size_t)(T - n));
+                    vt__fuse_row(&j->rj, tid, o->x + row * T, ex, row * T, n);
+                } else if (o->acc) /* above the diagonal: + 0, exact (an old -0 becomes +0, as the add gives) */
                     for (; t2 < T; t2++) vt__put(o, row * T + t2, 0, 0);
                 else {
                     memset(o->x + row * T + n, 0, sizeof(double) * (size_t)(T - n));
@@ -7136,6 +7422,12 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, dout, C, 1, V, 1, C3, P, T, PEu, T, ws, tb);
                 for (t = 0; t < T; t++) {
                     int64_t n = o->acc ? T : t + 1; /* the zeros above the diagonal: written at once unless added */
+                    if (j->fuse) { /* not accumulated: the loop below's values, then the row's rule on PE's bounds */
+                        memcpy(X + t * T, P + t * T, sizeof(double) * (size_t)n);
+                        memset(X + t * T + n, 0, sizeof(double) * (size_t)(T - n));
+                        vt__fuse_row(&j->rj, tid, X + t * T, PEu + t * T, bh * T * T + t * T, n);
+                        continue;
+                    }
                     for (t2 = 0; t2 < n; t2++) {
                         double v = t2 <= t ? P[t * T + t2] : 0, ev = (t2 <= t && PEu) ? PEu[t * T + t2] : 0;
                         if (o->acc) { double s2 = X[t * T + t2] + v; if (ev > 0) ev += VT__U * fabs(s2); v = s2; }
@@ -7180,6 +7472,7 @@ static void vt__k_attention(vt__kern *k, vt__task_fn fn) {
     if ((t->op == VT_OP_ATT_SCORES && !k->bwd) || (t->op == VT_OP_ATT_SOFTMAX && !k->out[0].acc) ||
         (t->op == VT_OP_ATT_MIX && k->bwd && !k->out[0].acc))
         k->out[0].tri = j.T;
+    j.fuse = k->out[0].fused = vt__fuse_begin(k->c, &k->out[0], &j.rj);
     vt__parallel(&k->c->pool, j.B * j.NH, j.B * j.NH * j.T * j.T * VT__MAX(j.hs, 8), fn, &j);
 }
 

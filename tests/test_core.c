@@ -661,6 +661,147 @@ TEST(gemm_kernels_bit_identical) {
     if (have512) NOTE("%lld elements compared, base and AVX-512 kernels", (long long)compared);
 }
 
+/* --- the verification passes in AVX-512 (issue 15) -------------------------
+   The bound's statistics (lines as rows and as columns, causal walks), the
+   written-out bound, the rounding check of a point with bounds and of a
+   product with a lazy bound: with the base (AVX2) code and with the
+   AVX-512 forms, on lines that mix binary32 normals with signed zeros,
+   subnormals, few-bit values, infinities and NaNs, and values next to
+   binary32 midpoints (so that the checks look and log). Every statistic,
+   bound, cast and entry must agree on every bit. */
+static double pass_value(uint64_t s, uint64_t i) {
+    uint64_t h = vt_rng_u64(41, s, i);
+    double v = vt_rng_normal(42, s, i) * ldexp(1.0, (int)(h % 9) - 4);
+    switch ((h >> 8) % 23) {
+    case 0: return 0.0;
+    case 1: return -0.0;
+    case 2: return (double)(float)(v * 0x1p-140); /* binary32 subnormal */
+    case 3: return (double)((h >> 20) % 8);       /* few bits */
+    case 4: return ((h >> 20) % 64) == 0 ? INFINITY : 0.0;
+    case 5: return ((h >> 20) % 64) == 0 ? NAN : -0.0;
+    default: return (double)(float)v;
+    }
+}
+static int same_bits(const double *a, const double *b, int64_t n) { return !memcmp(a, b, sizeof(double) * (size_t)n); }
+
+TEST(verify_passes_avx512_match) {
+    int have512 = 0, isa, rep, tri;
+    int64_t compared = 0, differ = 0, looked = 0;
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+#ifdef VT__AVX512
+    __builtin_cpu_init();
+    have512 = __builtin_cpu_supports("avx512f");
+#endif
+    if (!have512) { NOTE("no AVX-512 on this machine or in this build: nothing to compare"); return; }
+    d.order.threads = 1;
+    c = vt_create(&d);
+    /* statistics: R x K lines as rows, and the transposed walk (lines as columns) */
+    for (rep = 0; rep < 40; rep++)
+        for (tri = 0; tri < 3; tri++) {
+            int64_t R = 1 + rep * 7 % 61, K = tri ? R : 1 + rep * 13 % 300, i, k, lo = rep % 3, hi = R - (rep % 2);
+            double *X = (double *)malloc(sizeof(double) * (size_t)(R * K)), *st[2];
+            int *ls = (int *)malloc(sizeof(int) * (size_t)(2 * R + 2)), col;
+            if (hi <= lo) { lo = 0; hi = R; }
+            for (i = 0; i < R; i++)
+                for (k = 0; k < K; k++) {
+                    double v = pass_value((uint64_t)(rep * 3 + tri), (uint64_t)(i * K + k));
+                    if (rep % 5 == 0) v = fabs(v) < 1 ? 0.0 : v; /* mostly zeros */
+                    /* causal: rows zero beyond the diagonal (KLE), columns before it (KGE) */
+                    if ((tri == 1 && k > i) || (tri == 2 && k > i)) v = (k + i) % 3 ? 0.0 : -0.0;
+                    X[i * K + k] = v;
+                }
+            for (col = 0; col < 2; col++) {
+                int t = tri == 0 ? VT__TRI_NONE : col ? VT__TRI_KGE : VT__TRI_KLE;
+                if (tri == 2 && !col) continue; /* KGE walks columns */
+                if (tri == 1 && col) continue;  /* KLE walks rows */
+                for (isa = 0; isa < 2; isa++) {
+                    vt__stat_job j;
+                    st[isa] = (double *)malloc(sizeof(double) * (size_t)(4 * R + 4));
+                    for (i = 0; i < 4 * R + 4; i++) st[isa][i] = NAN;
+                    j.X = X; j.K = K; j.lsb = ls;
+                    /* lines as rows: X is R x K; as columns: X read as K x R, line r its column r */
+                    if (col) { j.s_outer = 1; j.s_k = R; } else { j.s_outer = K; j.s_k = 1; }
+                    j.n1 = st[isa]; j.n2 = st[isa] + R; j.mx = st[isa] + 2 * R; j.th = st[isa] + 3 * R;
+                    vt__force_isa = isa;
+                    vt__stat_lines(&j, lo, hi, t);
+                    vt__force_isa = -1;
+                }
+                compared += 4 * (hi - lo);
+                for (k = 0; k < 4; k++)
+                    if (!same_bits(st[0] + k * R + lo, st[1] + k * R + lo, hi - lo) && !differ++)
+                        CHECK(0, "statistics %d of %lld lines of %lld (%s, tri %d) differ between AVX2 and AVX-512", (int)k,
+                              (long long)R, (long long)K, col ? "columns" : "rows", t);
+                free(st[0]); free(st[1]);
+            }
+            free(X); free(ls);
+        }
+    /* the written-out bound, and the rounding check with it and with a lazy bound */
+    for (rep = 0; rep < 12; rep++) {
+        int64_t M = 3 + rep * 5, N = 5 + rep * 11 % 77, K = 1 + rep * 37 % 400, i, n;
+        double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
+        double *X = (double *)malloc(sizeof(double) * (size_t)(M * N)), *E[2], *Y[2];
+        vt__ents en[2];
+        /* binary32 normals; the mix above (NaN: every bound NaN); small integers (exact sums: bounds of 0) */
+        for (i = 0; i < M * K; i++)
+            A[i] = rep % 4 == 3 ? pass_value(50 + rep, i) : rep % 4 == 2 ? (double)(vt_rng_u64(45, rep, i) % 7) - 3
+                                                              : (double)(float)vt_rng_normal(43, rep, i);
+        for (i = 0; i < K * N; i++)
+            B[i] = rep % 4 == 3 ? pass_value(60 + rep, i) : rep % 4 == 2 ? (double)(vt_rng_u64(46, rep, i) % 5) - 2
+                                                              : (double)(float)vt_rng_normal(44, rep, i);
+        vt__gemm_set(c, &c->ord, M, N, K, A, K, 1, B, N, 1, X, N, 0);
+        /* push some values next to binary32 midpoints, where the checks look and log; and one far above
+           what the row's statistics allow (|x| above the lazy check's cap: it must look there), 2^-60 |x|
+           from a midpoint, which the look's rule logs */
+        for (i = 0; i < M * N; i += 3) X[i] = (double)(float)X[i] + ldexp(fabs((double)(float)X[i]), -24) * (1 + 0x1p-30 * (double)(i % 5));
+        X[M * N / 2] = 0x1p100 * (1 + 0x1p-24 + 0x1p-60);
+        for (isa = 0; isa < 2; isa++) {
+            vt__stat_job sa, sb;
+            vt__gbound_job gb;
+            double *ws = (double *)vt__scratch(c, sizeof(double) * (size_t)VT__BOUND_WS(M, N));
+            vt__rjob rj;
+            E[isa] = (double *)malloc(sizeof(double) * (size_t)(M * N));
+            Y[isa] = (double *)malloc(sizeof(double) * (size_t)(2 * M * N));
+            memcpy(Y[isa], X, sizeof(double) * (size_t)(M * N));
+            memcpy(Y[isa] + M * N, X, sizeof(double) * (size_t)(M * N));
+            memset(&en[isa], 0, sizeof en[isa]);
+            en[isa].bad = -1;
+            vt__force_isa = isa;
+            vt__gemm_bound_prep(NULL, 0, &c->ord, M, N, K, A, K, 1, B, N, 1, NULL, N, NULL, 0, ws, &sa, &sb, &gb, NULL, VT__TRI_NONE);
+            gb.E = E[isa]; gb.lde = N;
+            vt__gbound_task(&gb, 0, M, 0);
+            rj.c = c; rj.x = Y[isa]; rj.e = E[isa]; rj.ef = 1; rj.compact = 1; rj.lz = NULL; rj.gs = rj.gx = 0; rj.tri = 0;
+            for (i = 0; i < M * N; i += 256) vt__round_span(&rj, &en[isa], Y[isa] + i, E[isa] + i, i, VT__MIN(256, M * N - i));
+            {   /* the lazy bound of the same product, checked as vt__mm's rounding point checks it */
+                vt__lazy *z = vt__gemm_lazy(c, &c->ord, M, N, K, A, K, 1, B, N, 1, NULL, NULL, 0, NULL);
+                c->tents[0].n = 0; c->tents[0].bad = -1;
+                if (z) {
+                    int64_t bad;
+                    vt__ents out;
+                    memset(&out, 0, sizeof out);
+                    bad = vt__lazy_round(c, Y[isa] + M * N, z, 0.5, 0, &out);
+                    for (n = 0; n < out.n; n++) vt__ents_push(c, &en[isa], M * N + out.e[n].i, out.e[n].r, out.e[n].full);
+                    if (bad >= 0) vt__ents_push(c, &en[isa], -1 - bad, 0, 0);
+                    free(out.e);
+                }
+            }
+            vt__force_isa = -1;
+            vt__arena_reset(&c->scratch);
+        }
+        compared += 3 * M * N;
+        looked += en[0].n;
+        if ((!same_bits(E[0], E[1], M * N) || !same_bits(Y[0], Y[1], 2 * M * N) || en[0].n != en[1].n ||
+             (en[0].n && memcmp(en[0].e, en[1].e, sizeof(vt__entry) * (size_t)en[0].n))) && !differ++)
+            CHECK(0, "%lldx%lldx%lld: bounds, casts or entries differ between AVX2 and AVX-512 (%lld and %lld entries)",
+                  (long long)M, (long long)N, (long long)K, (long long)en[0].n, (long long)en[1].n);
+        free(A); free(B); free(X); free(E[0]); free(E[1]); free(Y[0]); free(Y[1]); free(en[0].e); free(en[1].e);
+    }
+    vt_destroy(c);
+    CHECK(looked > 0, "no entries in the rounding checks: the comparison says little");
+    CHECK(differ == 0, "%lld of the comparisons differ", (long long)differ);
+    NOTE("%lld values compared, %lld entries", (long long)compared, (long long)looked);
+}
+
 /* --- causal products (vt__mm_serial's tri, the attention kernels) ----------
    Each micro-tile of a causal product runs only the k range where A is
    nonzero, and scores skip the tiles above the diagonal. Against the full
@@ -843,6 +984,7 @@ int main(void) {
     RUN(gemm_kernels_bit_identical);
     RUN(elementary_vector_bit_identical);
     RUN(gemm_causal_bit_identical);
+    RUN(verify_passes_avx512_match);
     RUN(gemm_matches_reference);
     RUN(pool_stale_claim_refused);
     return TEST_SUMMARY();

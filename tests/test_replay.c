@@ -477,6 +477,65 @@ TEST(lazy_bound_logs_what_the_written_bound_logs) {
     free(b2);
 }
 
+/* The attention kernels' fused rounding of their causal T x T points (A
+   FUSED CAUSAL POINT in vtrain.h) against the rounding point's own pass
+   (vt__no_fuse): the logs and commitments byte for byte, on one thread and
+   on three (the threads' entry lists merged), with entries in those points
+   (else the comparison would say nothing). */
+static int64_t g_att_entries;
+static void count_att_entries(vt_ctx *c, int64_t step, void *u) {
+    static const int kinds[4] = {VT_OP_ATT_SCORES * 8, VT_OP_ATT_SOFTMAX * 8, VT_OP_ATT_SOFTMAX * 8 + 1, VT_OP_ATT_MIX * 8 + 1};
+    int i;
+    (void)step; (void)u;
+    g_att_entries = 0;
+    for (i = 0; i < 4; i++) {
+        vt_log_stats st;
+        if (vt_log_kind_stats(c, kinds[i], &st, NULL, 0)) g_att_entries += st.entries;
+    }
+}
+TEST(fused_causal_points_log_what_the_pass_logs) {
+    static const char *ords[2] = {"threads:1", "threads:3"};
+    vt_program p;
+    int oi, fuse;
+    gpt_program();
+    g_gpt.cfg.width = 64; g_gpt.T = 48; g_gpt.B = 4;
+    p = chargpt_program(&g_gpt);
+    p.on_step = count_att_entries;
+    for (oi = 0; oi < 2; oi++) {
+        unsigned char *lg[2], *cm[2];
+        size_t nl[2] = {0, 0}, nc[2] = {0, 0};
+        int64_t att[2] = {0, 0};
+        for (fuse = 0; fuse < 2; fuse++) {
+            vt_desc d = vt_desc_default();
+            vt_report r;
+            char path[64];
+            snprintf(path, sizeof path, "build/t_fuse%d.vtlog", fuse);
+            vt_order_parse(&d.order, ords[oi]);
+            d.log_path = path;
+            vt__no_fuse = !fuse;
+            vt__fused_points = 0;
+            vt_run(&d, &p, 40, &r);
+            vt__no_fuse = 0;
+            /* 2 layers: 4 points each per step (scores, softmax, its gradient, datt) */
+            CHECK(vt__fused_points == (fuse ? 40 * 2 * 4 : 0), "%s: %lld points fused", ords[oi], (long long)vt__fused_points);
+            CHECK(r.status == VT_OK, "%s, %s: %s", ords[oi], fuse ? "fused" : "pass", r.message);
+            att[fuse] = g_att_entries;
+            lg[fuse] = slurp(path, &nl[fuse]);
+            snprintf(path, sizeof path, "build/t_fuse%d.vtlog.commits", fuse);
+            cm[fuse] = slurp(path, &nc[fuse]);
+        }
+        CHECK(att[0] > 0 && att[0] == att[1], "%s: %lld and %lld entries in the attention points (none: the test tests nothing)",
+              ords[oi], (long long)att[0], (long long)att[1]);
+        CHECK(lg[0] && lg[1] && nl[0] == nl[1] && !memcmp(lg[0], lg[1], nl[0]), "%s: the logs differ (%zu and %zu bytes)",
+              ords[oi], nl[0], nl[1]);
+        CHECK(cm[0] && cm[1] && nc[0] == nc[1] && !memcmp(cm[0], cm[1], nc[0]), "%s: the commitments differ", ords[oi]);
+        NOTE("%s: 40 steps, %lld entries in the attention points, logs of %zu bytes", ords[oi],
+             (long long)att[1], nl[1]);
+        free(lg[0]); free(lg[1]); free(cm[0]); free(cm[1]);
+    }
+    gpt_program(); /* the other tests' GPT */
+}
+
 /* AdamW in one pass (the CPU's) against its three passes (vt__no_fused):
    the same weights and moments (the digest covers both) and the same log
    bytes after 40 GPT steps in verified, fp64 and native mode on 1 and 2
@@ -930,6 +989,7 @@ int main(int argc, char **argv) {
     RUN(gpt_native_diverges);
     RUN(calibrated_and_probabilistic);
     RUN(lazy_bound_logs_what_the_written_bound_logs);
+    RUN(fused_causal_points_log_what_the_pass_logs);
     RUN(adamw_one_pass_same_bits);
     RUN(stalled_threads_same_log);
     RUN(stalled_threads_entries_in_order);
