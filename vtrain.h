@@ -4629,6 +4629,110 @@ VT__T512 static int64_t vt__stat_cols512(const vt__stat_job *j, const double *x,
 }
 #endif
 
+static int vt__stat_one; /* tests: every row line on its own (the walk vt__stat_rows4 must match) */
+
+/* the end of row line r's walk (below): the line's length, or for a
+   VT__TRI_KLE line the lanes' boundary past its last nonzero term */
+static int64_t vt__stat_row_end(const vt__stat_job *j, int64_t r, int tri) {
+    int64_t K = j->K;
+    if (tri == VT__TRI_KLE && r + 1 < K) {
+        K = (r + 4) / 4 * 4;
+        if (K > j->K / 4 * 4) K = j->K;
+    }
+    return K;
+}
+
+/* th of a line from L (its lowest set bit, or -VT__LSB_NONE: from mn) */
+static double vt__stat_th(int L, double mn) {
+    if (L <= -VT__LSB_NONE) L = mn < INFINITY ? vt__fexp(mn) - 24 : VT__LSB_NONE;
+    return L >= VT__LSB_NONE ? INFINITY : vt__pow2(VT__MIN(L + 53, 1023));
+}
+
+#ifdef VT__AVX2
+/* vt__stat_lines's rows walk (s_k = 1, K >= 8), four lines at a time from
+   line r while r + 4 <= hi, for lines whose walk is whole vectors (its end
+   a multiple of 4; a group with another line goes back to the walk below,
+   which returns where it stopped). Each line's four lanes are summed as in
+   the walk below, by the same operations in the same order; the walk's
+   lane-by-lane combination in registers (a1 = 0 + l0 + l1 + l2 + l3 with
+   addsd, m and mn by maxsd and minsd) runs on the four lines at once after
+   a 4 x 4 transpose: vector lane i is line r + i, and addpd, maxpd, minpd
+   and sqrtpd are per lane what addsd, maxsd, minsd and sqrt are. Short
+   lines (attention's heads: 16 values) paid ~200 instructions a line, most
+   of them in that combination and the line's call overhead. */
+static void vt__tr4(__m256d *v) {
+    __m256d t0 = _mm256_unpacklo_pd(v[0], v[1]), t1 = _mm256_unpackhi_pd(v[0], v[1]);
+    __m256d t2 = _mm256_unpacklo_pd(v[2], v[3]), t3 = _mm256_unpackhi_pd(v[2], v[3]);
+    v[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    v[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    v[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    v[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+static int64_t vt__stat_rows4(const vt__stat_job *j, int64_t r, int64_t hi, int tri) {
+    const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+    const __m256i one = _mm256_set1_epi64x(1);
+    for (; r + 4 <= hi; r += 4) {
+        __m256d V1[4], V2[4], VM[4], VN[4], a1, a2, am, an;
+        double mn[4];
+        int64_t q, k, Kq[4];
+        int co[4];
+        for (q = 0; q < 4; q++) {
+            Kq[q] = vt__stat_row_end(j, r + q, tri);
+            if (Kq[q] % 4) return r;
+        }
+        for (q = 0; q < 4; q++) {
+            const double *x = j->X + (r + q) * j->s_outer;
+            int64_t K = Kq[q];
+            __m256d v1 = zero, v2 = zero, vm = zero, vn = inf;
+            co[q] = vt__coarse_line(x, 1, K);
+            for (k = 0; k + 8 <= K; k += 8) { /* as the walk below */
+                __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)), b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 4));
+                v1 = _mm256_add_pd(v1, a);
+                v2 = _mm256_fmadd_pd(a, a, v2);
+                vm = _mm256_max_pd(vm, a);
+                vn = _mm256_min_pd(vt__dec_bits(a, one), vn);
+                v1 = _mm256_add_pd(v1, b);
+                v2 = _mm256_fmadd_pd(b, b, v2);
+                vm = _mm256_max_pd(vm, b);
+                vn = _mm256_min_pd(vt__dec_bits(b, one), vn);
+            }
+            for (; k + 4 <= K; k += 4) {
+                __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k));
+                v1 = _mm256_add_pd(v1, a);
+                v2 = _mm256_fmadd_pd(a, a, v2);
+                vm = _mm256_max_pd(vm, a);
+                vn = _mm256_min_pd(vt__dec_bits(a, one), vn);
+            }
+            V1[q] = v1; V2[q] = v2; VM[q] = vm; VN[q] = vn;
+        }
+        vt__tr4(V1); vt__tr4(V2); vt__tr4(VM); vt__tr4(VN);
+        a1 = zero; a2 = zero; am = zero; an = inf;
+        for (q = 0; q < 4; q++) { /* lane q of every line: the walk's VT__LANE */
+            __m256d tn = _mm256_blendv_pd(_mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(VN[q]), one)), VN[q],
+                                          _mm256_cmp_pd(VN[q], inf, _CMP_EQ_OQ));
+            a1 = _mm256_add_pd(a1, V1[q]);
+            a2 = _mm256_add_pd(a2, V2[q]);
+            am = _mm256_max_pd(VM[q], am);
+            an = _mm256_min_pd(tn, an);
+        }
+        _mm256_storeu_pd(j->n1 + r, a1);
+        _mm256_storeu_pd(j->n2 + r, _mm256_sqrt_pd(a2));
+        _mm256_storeu_pd(j->mx + r, am);
+        _mm256_storeu_pd(mn, an);
+        for (q = 0; q < 4; q++) {
+            int L = co[q] ? VT__LSB_NONE : -VT__LSB_NONE;
+            if (co[q]) {
+                const double *x = j->X + (r + q) * j->s_outer;
+                for (k = 0; k < Kq[q]; k++)
+                    if (x[k] != 0) { int l = vt__lsb(x[k]); if (l < L) L = l; }
+            }
+            j->th[r + q] = vt__stat_th(L, mn[q]);
+        }
+    }
+    return r;
+}
+#endif
+
 /* Lines [lo, hi). tri (CAUSAL PRODUCTS): a causal operand whose zeros the
    caller has checked. VT__TRI_KLE, lines that are rows: line r is zero
    beyond k = r, and the walk stops at the first multiple of 4 past r (each
@@ -4721,15 +4825,15 @@ static void vt__stat_lines(const vt__stat_job *j, int64_t lo, int64_t hi, int tr
         }
         return;
     }
-    for (r = lo; r < hi; r++) {
+    r = lo;
+#ifdef VT__AVX2
+    if (j->s_k == 1 && j->K >= 8 && !vt__stat_one) r = vt__stat_rows4(j, lo, hi, tri);
+#endif
+    for (; r < hi; r++) {
         const double *x = j->X + r * j->s_outer;
         double s1 = 0, s2 = 0, m = 0, mn = INFINITY;
-        int64_t K = j->K; /* the walk's end: the line's */
+        int64_t K = vt__stat_row_end(j, r, tri); /* the walk's end */
         int L = VT__LSB_NONE, coarse, e;
-        if (tri == VT__TRI_KLE && r + 1 < K) { /* or the lanes' boundary past its last nonzero term */
-            K = (r + 4) / 4 * 4;
-            if (K > j->K / 4 * 4) K = j->K;
-        }
         coarse = vt__coarse_line(x, j->s_k, K);
         k = 0;
 #ifdef VT__AVX2

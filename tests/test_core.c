@@ -684,6 +684,58 @@ static double pass_value(uint64_t s, uint64_t i) {
 }
 static int same_bits(const double *a, const double *b, int64_t n) { return !memcmp(a, b, sizeof(double) * (size_t)n); }
 
+/* The statistics' rows walk four lines at a time (vt__stat_rows4) against
+   the same walk one line at a time (vt__stat_one): lines of 8 to 300
+   values (whole vectors and not), causal rows (VT__TRI_KLE: each line's own
+   end), ranges that start and stop inside a group, the mix of pass_value
+   (signed zeros, subnormals, few-bit lines, infinities, NaNs) and lines of
+   only zeros; every statistic on every bit, in both kernel sets. */
+TEST(stat_rows4_matches_one_at_a_time) {
+    int64_t compared = 0, differ = 0;
+    int rep;
+    for (rep = 0; rep < 120; rep++) {
+        int tri = rep % 3 == 2 ? VT__TRI_KLE : VT__TRI_NONE;
+        int64_t R = 1 + rep * 7 % 67, K = tri ? R : rep % 4 == 0 ? 16 : 8 + rep * 13 % 293, i, k;
+        int64_t lo = rep % 5, hi = R - (rep % 3), ld = K + rep % 2 * 3;
+        double *X = (double *)malloc(sizeof(double) * (size_t)(R * ld + 1)), *st[2];
+        int *ls = (int *)malloc(sizeof(int) * (size_t)(R + 1)), one;
+        if (K < 8) { free(X); free(ls); continue; } /* the walk is for K >= 8 */
+        if (hi <= lo) { lo = 0; hi = R; }
+        for (i = 0; i < R; i++)
+            for (k = 0; k < ld; k++) {
+                double v = pass_value((uint64_t)(1000 + rep), (uint64_t)(i * ld + k));
+                if (rep % 7 == 1) v = (double)(float)vt_rng_normal(47, rep, i * ld + k); /* ordinary activations */
+                if (rep % 7 == 4) /* magnitudes 2^-30 to 2^30: sums that round (an order change shows) */
+                    v = (double)(float)(vt_rng_normal(49, rep, i * ld + k) * ldexp(1.0, (int)(vt_rng_u64(50, rep, i * ld + k) % 61) - 30));
+                if (rep % 11 == 3 && i % 3 == 0) v = 0.0;                             /* all-zero lines */
+                if (rep % 13 == 5) v = (double)(vt_rng_u64(48, rep, i * ld + k) % 5);   /* few-bit lines */
+                if (tri && k > i) v = (k + i) % 3 ? 0.0 : -0.0;
+                X[i * ld + k] = v;
+            }
+        {
+            for (one = 0; one < 2; one++) {
+                vt__stat_job j;
+                st[one] = (double *)malloc(sizeof(double) * (size_t)(4 * R + 4));
+                for (i = 0; i < 4 * R + 4; i++) st[one][i] = NAN;
+                j.X = X; j.K = K; j.lsb = ls; j.s_outer = ld; j.s_k = 1;
+                j.n1 = st[one]; j.n2 = st[one] + R; j.mx = st[one] + 2 * R; j.th = st[one] + 3 * R;
+                vt__stat_one = one;
+                vt__stat_lines(&j, lo, hi, tri);
+                vt__stat_one = 0;
+            }
+            compared += 4 * (hi - lo);
+            for (k = 0; k < 4; k++)
+                if (!same_bits(st[0] + k * R + lo, st[1] + k * R + lo, hi - lo) && !differ++)
+                    CHECK(0, "statistic %d of %lld lines of %lld (tri %d, lines %lld..%lld) differs: four at a time vs one", (int)k,
+                          (long long)R, (long long)K, tri, (long long)lo, (long long)hi);
+            free(st[0]); free(st[1]);
+        }
+        free(X); free(ls);
+    }
+    CHECK(differ == 0, "%lld of %lld statistics differ", (long long)differ, (long long)compared);
+    NOTE("%lld statistics compared", (long long)compared);
+}
+
 TEST(verify_passes_avx512_match) {
     int have512 = 0, isa, rep, tri;
     int64_t compared = 0, differ = 0, looked = 0;
@@ -985,6 +1037,7 @@ int main(void) {
     RUN(elementary_vector_bit_identical);
     RUN(gemm_causal_bit_identical);
     RUN(verify_passes_avx512_match);
+    RUN(stat_rows4_matches_one_at_a_time);
     RUN(gemm_matches_reference);
     RUN(pool_stale_claim_refused);
     return TEST_SUMMARY();
