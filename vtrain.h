@@ -3590,12 +3590,18 @@ static int64_t vt__tri_round(vt_ctx *c, double *x, const double *e, int64_t n, i
    vt__fuse_begin says whether the point is fused (it must be causal, not
    accumulated, and rounded by the trainer's rule in a step) and readies the
    job and the threads' lists; vt__fuse_row then takes each row, x[0, n) the
-   point's elements b0 .. b0 + n - 1 up to the row's diagonal. */
+   point's elements b0 .. b0 + n - 1 up to the row's diagonal. The caller
+   has written the row's zeros above the diagonal already (x = +0), so the
+   row is checked on to the next multiple of 4 (at most the row's end j->tri)
+   with bounds of 0 there (e[n ..] is the caller's buffer, written): x = +0
+   with e = 0 logs nothing, is no NaN and casts to itself, so values,
+   entries and the first NaN are the same, and the check has no scalar tail. */
 static int vt__no_fuse;
 static int64_t vt__fused_points; /* tests: how many points were fused */
-static void vt__fuse_row(const vt__rjob *j, int tid, double *x, const double *e, int64_t b0, int64_t n) {
-    int64_t i;
-    for (i = 0; i < n; i += 256) vt__round_span(j, &j->c->tents[tid], x + i, e + i, b0 + i, VT__MIN(256, n - i));
+static void vt__fuse_row(const vt__rjob *j, int tid, double *x, double *e, int64_t b0, int64_t n) {
+    int64_t i, n4 = VT__MIN(j->tri, (n + 3) / 4 * 4);
+    for (i = n; i < n4; i++) e[i] = 0;
+    for (i = 0; i < n4; i += 256) vt__round_span(j, &j->c->tents[tid], x + i, e + i, b0 + i, VT__MIN(256, n4 - i));
 }
 
 static void vt__cpu_gather(vt_ctx *c, const double *x, const double *e, const vt__rent *at, int64_t m, double *xo, double *eo) {
@@ -4684,7 +4690,10 @@ static int64_t vt__stat_rows4(const vt__stat_job *j, int64_t r, int64_t hi, int 
             const double *x = j->X + (r + q) * j->s_outer;
             int64_t K = Kq[q];
             __m256d v1 = zero, v2 = zero, vm = zero, vn = inf;
-            co[q] = vt__coarse_line(x, 1, K);
+            uint64_t b0;
+            memcpy(&b0, x, 8);
+            /* vt__coarse_line, its first test written out for a normal x[0] (vt__many_bits stayed a call here) */
+            co[q] = K > 0 && ((b0 >> 52) & 0x7ff) != 0 && ((b0 >> 52) & 0x7ff) != 0x7ff && (b0 & 0x3ffffffffull) ? 0 : vt__coarse_line(x, 1, K);
             for (k = 0; k + 8 <= K; k += 8) { /* as the walk below */
                 __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)), b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 4));
                 v1 = _mm256_add_pd(v1, a);
@@ -5289,13 +5298,15 @@ static void vt__mm_serial(const vt__ord *o, int tid, int acc, int tri, int64_t M
     vt__gemm g;
     void *tbuf[1];
     int64_t i, j;
-    if (E && tri == VT__TRI_OUT && !acc) { /* the bound of the wanted outputs only (row m: n <= m) */
+    if (E && tri == VT__TRI_OUT && !acc) { /* the bound of the wanted outputs (row m: n <= m), and of the
+                                             others up to the row's next multiple of 4 (whole vectors: no
+                                             scalar tail; E there is the full product's, which no one reads) */
         vt__stat_job sa, sb;
         vt__gbound_job gb;
         vt__gemm_bound_prep(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, NULL, ldc, NULL, 0, ws, &sa, &sb, &gb, NULL, VT__TRI_NONE);
         gb.E = E; gb.lde = lde;
         for (i = 0; i < M; i++) {
-            gb.N = VT__MIN(N, i + 1);
+            gb.N = VT__MIN(N, (i + 4) / 4 * 4);
             vt__gbound_task(&gb, i, i + 1, tid);
         }
     } else if (E) /* KLE, KGE: A's causal zeros are the ones its statistics skip */
