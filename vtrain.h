@@ -6728,7 +6728,7 @@ typedef struct { vt__kern *k; const double *X; int64_t R, C, chunk, nch; double 
 
 static void vt__colsum_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__colsum_job *j = (vt__colsum_job *)arg;
-    int64_t ch, c, r, C = j->C;
+    int64_t ch, c, c4, r, C = j->C;
     (void)tid;
     for (ch = lo; ch < hi; ch++) {
         int64_t r0 = ch * j->chunk, r1 = VT__MIN(j->R, r0 + j->chunk);
@@ -6741,21 +6741,46 @@ static void vt__colsum_task(void *arg, int64_t lo, int64_t hi, int tid) {
             for (r = r0; r < r1; r++)
                 for (c = 0; c < C; c++) P[c] += j->X[r * C + c];
         if (!j->bound) continue;
+        c = 0;
+#ifdef VT__AVX2
+        {   /* magnitudes and smallest nonzero magnitudes feed the bound: eight columns at a time down the
+               chunk's rows, the sums in registers (each column's sums in row order, as the loop below) */
+            const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+            for (; c + 8 <= C; c += 8) {
+                __m256d p0 = _mm256_loadu_pd(P + c), p1 = _mm256_loadu_pd(P + c + 4);
+                __m256d g0 = _mm256_loadu_pd(Mg + c), g1 = _mm256_loadu_pd(Mg + c + 4);
+                __m256d n0 = _mm256_loadu_pd(Mn + c), n1 = _mm256_loadu_pd(Mn + c + 4);
+                const double *x = j->X + r0 * C + c;
+                for (r = r0; r < r1; r++, x += C) {
+                    __m256d v0 = _mm256_loadu_pd(x), v1 = _mm256_loadu_pd(x + 4);
+                    __m256d a0 = _mm256_andnot_pd(sign, v0), a1 = _mm256_andnot_pd(sign, v1);
+                    if (fused) { p0 = _mm256_add_pd(p0, v0); p1 = _mm256_add_pd(p1, v1); }
+                    g0 = _mm256_add_pd(g0, a0);
+                    g1 = _mm256_add_pd(g1, a1);
+                    n0 = _mm256_min_pd(n0, _mm256_blendv_pd(a0, inf, _mm256_cmp_pd(a0, zero, _CMP_EQ_OQ)));
+                    n1 = _mm256_min_pd(n1, _mm256_blendv_pd(a1, inf, _mm256_cmp_pd(a1, zero, _CMP_EQ_OQ)));
+                }
+                _mm256_storeu_pd(P + c, p0); _mm256_storeu_pd(P + c + 4, p1);
+                _mm256_storeu_pd(Mg + c, g0); _mm256_storeu_pd(Mg + c + 4, g1);
+                _mm256_storeu_pd(Mn + c, n0); _mm256_storeu_pd(Mn + c + 4, n1);
+            }
+            for (; c + 4 <= C; c += 4) { /* the vector form's columns are the same as before: [0, C - C % 4) */
+                __m256d p0 = _mm256_loadu_pd(P + c), g0 = _mm256_loadu_pd(Mg + c), n0 = _mm256_loadu_pd(Mn + c);
+                const double *x = j->X + r0 * C + c;
+                for (r = r0; r < r1; r++, x += C) {
+                    __m256d v0 = _mm256_loadu_pd(x), a0 = _mm256_andnot_pd(sign, v0);
+                    if (fused) p0 = _mm256_add_pd(p0, v0);
+                    g0 = _mm256_add_pd(g0, a0);
+                    n0 = _mm256_min_pd(n0, _mm256_blendv_pd(a0, inf, _mm256_cmp_pd(a0, zero, _CMP_EQ_OQ)));
+                }
+                _mm256_storeu_pd(P + c, p0); _mm256_storeu_pd(Mg + c, g0); _mm256_storeu_pd(Mn + c, n0);
+            }
+        }
+#endif
+        c4 = c; /* the columns the vector form left */
         for (r = r0; r < r1; r++) {
             const double *x = j->X + r * C;
-            c = 0;
-#ifdef VT__AVX2
-            if (j->bound) { /* magnitudes and smallest nonzero magnitudes feed the bound */
-                const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
-                for (; c + 4 <= C; c += 4) {
-                    __m256d v = _mm256_loadu_pd(x + c), a = _mm256_andnot_pd(sign, v);
-                    if (fused) _mm256_storeu_pd(P + c, _mm256_add_pd(_mm256_loadu_pd(P + c), v));
-                    _mm256_storeu_pd(Mg + c, _mm256_add_pd(_mm256_loadu_pd(Mg + c), a));
-                    _mm256_storeu_pd(Mn + c, _mm256_min_pd(_mm256_loadu_pd(Mn + c), _mm256_blendv_pd(a, inf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ))));
-                }
-            }
-#endif
-            for (; c < C; c++) {
+            for (c = c4; c < C; c++) {
                 double a = fabs(x[c]);
                 if (fused) P[c] += x[c];
                 if (j->bound) { Mg[c] += a; if (a != 0 && a < Mn[c]) Mn[c] = a; }
