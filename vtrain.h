@@ -3600,7 +3600,11 @@ static int vt__no_fuse;
 static int64_t vt__fused_points; /* tests: how many points were fused */
 static void vt__fuse_row(const vt__rjob *j, int tid, double *x, double *e, int64_t b0, int64_t n) {
     int64_t i, n4 = VT__MIN(j->tri, (n + 3) / 4 * 4);
-    for (i = n; i < n4; i++) e[i] = 0;
+    if (n < n4) { /* at most 3 (as stores: a loop here became a call of memset) */
+        e[n] = 0;
+        if (n + 1 < n4) e[n + 1] = 0;
+        if (n + 2 < n4) e[n + 2] = 0;
+    }
     for (i = 0; i < n4; i += 256) vt__round_span(j, &j->c->tents[tid], x + i, e + i, b0 + i, VT__MIN(256, n4 - i));
 }
 
@@ -5021,10 +5025,46 @@ static void vt__gb_row(const vt__gbound_job *j, double a1, double a2, double am,
     for (; i < cnt; i++) E[i] = vt__gb_e(j, a1, a2, am, ath, m, n + i);
 }
 
+#ifdef VT__AVX2
+/* Rows [lo, hi) of the bound of a job with neither old values nor a bias,
+   four columns at a time down the rows, each column group's statistics
+   loaded once: per element the operations of vt__gb_row's vector form (and
+   vt__gb_e on the last N % 4 columns, as there), so the same bounds. For
+   short rows (attention's heads: 16 outputs) the row-by-row form paid more
+   in its call and setup than in the row. out (vt__mm_serial's VT__TRI_OUT):
+   row m only up to its next multiple of 4 (columns n < 4 (m / 4 + 1)), as
+   the row-by-row form there. */
+static void vt__gb_cols(const vt__gbound_job *j, int64_t lo, int64_t hi, int out) {
+    const __m256d vG = _mm256_set1_pd(j->G), c40 = _mm256_set1_pd(1 + 0x1p-40);
+    const double *an1 = j->a->n1, *an2 = j->a->n2, *amx = j->a->mx, *ath = j->a->th;
+    int64_t n, m, N = j->N;
+    for (n = 0; n + 4 <= N; n += 4) {
+        const __m256d bn1 = _mm256_loadu_pd(j->b->n1 + n), bn2 = _mm256_loadu_pd(j->b->n2 + n);
+        const __m256d bmx = _mm256_loadu_pd(j->b->mx + n), bth = _mm256_loadu_pd(j->b->th + n);
+        for (m = out ? VT__MAX(lo, n) : lo; m < hi; m++) {
+            __m256d sv = _mm256_mul_pd(_mm256_set1_pd(an2[m]), bn2);
+            __m256d tv = _mm256_mul_pd(_mm256_set1_pd(amx[m]), bn1);
+            __m256d uv = _mm256_mul_pd(_mm256_set1_pd(an1[m]), bmx);
+            __m256d th = _mm256_mul_pd(_mm256_set1_pd(ath[m] * 0x1p-53), bth);
+            sv = _mm256_blendv_pd(sv, tv, _mm256_cmp_pd(tv, sv, _CMP_LT_OQ));
+            sv = _mm256_blendv_pd(sv, uv, _mm256_cmp_pd(uv, sv, _CMP_LT_OQ));
+            _mm256_storeu_pd(j->E + m * j->lde + n,
+                             _mm256_andnot_pd(_mm256_cmp_pd(_mm256_mul_pd(sv, c40), th, _CMP_LT_OQ), _mm256_mul_pd(vG, sv)));
+        }
+    }
+    for (; n < N; n++)
+        for (m = out ? VT__MAX(lo, n / 4 * 4) : lo; m < hi; m++)
+            j->E[m * j->lde + n] = vt__gb_e(j, an1[m], an2[m], amx[m], ath[m] * 0x1p-53, m, n);
+}
+#endif
+
 static void vt__gbound_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gbound_job *j = (vt__gbound_job *)arg;
     int64_t m;
     (void)tid;
+#ifdef VT__AVX2
+    if (!j->C0 && !j->bias && j->N <= 32) { vt__gb_cols(j, lo, hi, 0); return; }
+#endif
     for (m = lo; m < hi; m++)
         vt__gb_row(j, j->a->n1[m], j->a->n2[m], j->a->mx[m], j->a->th[m] * 0x1p-53, m, 0, j->N, j->E + m * j->lde);
 }
@@ -5305,6 +5345,10 @@ static void vt__mm_serial(const vt__ord *o, int tid, int acc, int tri, int64_t M
         vt__gbound_job gb;
         vt__gemm_bound_prep(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, NULL, ldc, NULL, 0, ws, &sa, &sb, &gb, NULL, VT__TRI_NONE);
         gb.E = E; gb.lde = lde;
+#ifdef VT__AVX2
+        if (N <= 64) vt__gb_cols(&gb, 0, M, 1);
+        else
+#endif
         for (i = 0; i < M; i++) {
             gb.N = VT__MIN(N, (i + 4) / 4 * 4);
             vt__gbound_task(&gb, i, i + 1, tid);
