@@ -4799,7 +4799,7 @@ static void vt__stat_lines(const vt__stat_job *j, int64_t lo, int64_t hi, int tr
                 }
                 if (r0 > lo && nk > 1) { /* the other rows of the group: the scalar lines and the bit scan */
                     int64_t kk;
-                    for (kk = k; kk < k + nk; kk++) {
+                    for (kk = k; kk < k + nk && (r0 < hi || anycoarse); kk++) { /* (neither: nothing to do) */
                         const double *xr = j->X + kk * j->s_k;
                         int64_t rh = kge ? VT__MIN(hi, kk + 1) : hi;
                         for (r = r0; r < rh; r++) {
