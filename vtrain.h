@@ -4685,19 +4685,25 @@ static int64_t vt__stat_rows4(const vt__stat_job *j, int64_t r, int64_t hi, int 
         __m256d V1[4], V2[4], VM[4], VN[4], a1, a2, am, an;
         double mn[4];
         int64_t q, k, Kq[4];
-        int co[4];
+        int co[4], few, scal;
         for (q = 0; q < 4; q++) {
             Kq[q] = vt__stat_row_end(j, r + q, tri);
             if (Kq[q] % 4) return r;
+        }
+        {   /* vt__coarse_line's first test (vt__many_bits of a normal x[0]: one of the low 34 bits set) for the
+               four lines at once; a line it does not settle takes vt__coarse_line */
+            const double *x = j->X + r * j->s_outer;
+            __m256i b = _mm256_castpd_si256(_mm256_set_pd(x[3 * j->s_outer], x[2 * j->s_outer], x[j->s_outer], x[0]));
+            __m256i ex = _mm256_and_si256(_mm256_srli_epi64(b, 52), _mm256_set1_epi64x(0x7ff));
+            __m256i bad = _mm256_or_si256(_mm256_cmpeq_epi64(ex, _mm256_setzero_si256()), _mm256_cmpeq_epi64(ex, _mm256_set1_epi64x(0x7ff)));
+            bad = _mm256_or_si256(bad, _mm256_cmpeq_epi64(_mm256_and_si256(b, _mm256_set1_epi64x(0x3ffffffffll)), _mm256_setzero_si256()));
+            few = _mm256_movemask_pd(_mm256_castsi256_pd(bad));
         }
         for (q = 0; q < 4; q++) {
             const double *x = j->X + (r + q) * j->s_outer;
             int64_t K = Kq[q];
             __m256d v1 = zero, v2 = zero, vm = zero, vn = inf;
-            uint64_t b0;
-            memcpy(&b0, x, 8);
-            /* vt__coarse_line, its first test written out for a normal x[0] (vt__many_bits stayed a call here) */
-            co[q] = K > 0 && ((b0 >> 52) & 0x7ff) != 0 && ((b0 >> 52) & 0x7ff) != 0x7ff && (b0 & 0x3ffffffffull) ? 0 : vt__coarse_line(x, 1, K);
+            co[q] = (few >> q) & 1 ? vt__coarse_line(x, 1, K) : 0; /* (K >= 4: a group's lines are whole vectors) */
             for (k = 0; k + 8 <= K; k += 8) { /* as the walk below */
                 __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)), b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 4));
                 v1 = _mm256_add_pd(v1, a);
@@ -4731,9 +4737,23 @@ static int64_t vt__stat_rows4(const vt__stat_job *j, int64_t r, int64_t hi, int 
         _mm256_storeu_pd(j->n1 + r, a1);
         _mm256_storeu_pd(j->n2 + r, _mm256_sqrt_pd(a2));
         _mm256_storeu_pd(j->mx + r, am);
+        {   /* th = vt__stat_th(-VT__LSB_NONE, mn) for the four lines: mn is +inf (th +inf) or positive, and for a
+               normal mn = f 2^(ex - 1022) (biased exponent ex) th = 2^min(ex - 1022 - 24 + 53, 1023), whose
+               bits are min(ex + 30, 2046) << 52; coarse lines and a subnormal mn (vt__fexp's frexp) below */
+            __m256i ex = _mm256_srli_epi64(_mm256_castpd_si256(an), 52), e30 = _mm256_add_epi64(ex, _mm256_set1_epi64x(30));
+            __m256i top = _mm256_set1_epi64x(2046);
+            __m256d th = _mm256_castsi256_pd(_mm256_slli_epi64(
+                _mm256_castpd_si256(_mm256_blendv_pd(_mm256_castsi256_pd(e30), _mm256_castsi256_pd(top),
+                                                     _mm256_castsi256_pd(_mm256_cmpgt_epi64(e30, top)))), 52));
+            th = _mm256_blendv_pd(th, inf, _mm256_cmp_pd(an, inf, _CMP_EQ_OQ));
+            _mm256_storeu_pd(j->th + r, th);
+            scal = _mm256_movemask_pd(_mm256_or_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(ex, _mm256_setzero_si256())),
+                                                   _mm256_cmp_pd(an, an, _CMP_UNORD_Q))); /* (a NaN mn: none arises) */
+        }
         _mm256_storeu_pd(mn, an);
         for (q = 0; q < 4; q++) {
             int L = co[q] ? VT__LSB_NONE : -VT__LSB_NONE;
+            if (!co[q] && !((scal >> q) & 1)) continue; /* th above */
             if (co[q]) {
                 const double *x = j->X + (r + q) * j->s_outer;
                 for (k = 0; k < Kq[q]; k++)
