@@ -5047,34 +5047,31 @@ static void vt__gb_row(const vt__gbound_job *j, double a1, double a2, double am,
 
 #ifdef VT__AVX2
 /* Rows [lo, hi) of the bound of a job with neither old values nor a bias,
-   four columns at a time down the rows, each column group's statistics
-   loaded once: per element the operations of vt__gb_row's vector form (and
-   vt__gb_e on the last N % 4 columns, as there), so the same bounds. For
-   short rows (attention's heads: 16 outputs) the row-by-row form paid more
-   in its call and setup than in the row. out (vt__mm_serial's VT__TRI_OUT):
-   row m only up to its next multiple of 4 (columns n < 4 (m / 4 + 1)), as
-   the row-by-row form there. */
-static void vt__gb_cols(const vt__gbound_job *j, int64_t lo, int64_t hi, int out) {
+   in one loop: per element the operations of vt__gb_row's vector form
+   (vt__gb_e on the last N % 4 columns, as there), so the same bounds. For
+   short rows (attention's heads: 16 outputs) vt__gb_row paid more in its
+   call and setup than in the row. out (vt__mm_serial's VT__TRI_OUT): row m
+   only up to its next multiple of 4 (columns n < 4 (m / 4 + 1)), as the
+   row-by-row form there. */
+static void vt__gb_short(const vt__gbound_job *j, int64_t lo, int64_t hi, int out) {
     const __m256d vG = _mm256_set1_pd(j->G), c40 = _mm256_set1_pd(1 + 0x1p-40);
-    const double *an1 = j->a->n1, *an2 = j->a->n2, *amx = j->a->mx, *ath = j->a->th;
-    int64_t n, m, N = j->N;
-    for (n = 0; n + 4 <= N; n += 4) {
-        const __m256d bn1 = _mm256_loadu_pd(j->b->n1 + n), bn2 = _mm256_loadu_pd(j->b->n2 + n);
-        const __m256d bmx = _mm256_loadu_pd(j->b->mx + n), bth = _mm256_loadu_pd(j->b->th + n);
-        for (m = out ? VT__MAX(lo, n) : lo; m < hi; m++) {
-            __m256d sv = _mm256_mul_pd(_mm256_set1_pd(an2[m]), bn2);
-            __m256d tv = _mm256_mul_pd(_mm256_set1_pd(amx[m]), bn1);
-            __m256d uv = _mm256_mul_pd(_mm256_set1_pd(an1[m]), bmx);
-            __m256d th = _mm256_mul_pd(_mm256_set1_pd(ath[m] * 0x1p-53), bth);
+    const double *bn1 = j->b->n1, *bn2 = j->b->n2, *bmx = j->b->mx, *bth = j->b->th;
+    int64_t n, m, N = j->N, N4 = N / 4 * 4;
+    for (m = lo; m < hi; m++) {
+        double a1 = j->a->n1[m], a2 = j->a->n2[m], am = j->a->mx[m], ath = j->a->th[m] * 0x1p-53, *E = j->E + m * j->lde;
+        const __m256d va1 = _mm256_set1_pd(a1), va2 = _mm256_set1_pd(a2), vam = _mm256_set1_pd(am), vth = _mm256_set1_pd(ath);
+        int64_t nv = out ? VT__MIN(N4, (m + 4) / 4 * 4) : N4, ne = out ? VT__MIN(N, (m + 4) / 4 * 4) : N;
+        for (n = 0; n < nv; n += 4) {
+            __m256d sv = _mm256_mul_pd(va2, _mm256_loadu_pd(bn2 + n));
+            __m256d tv = _mm256_mul_pd(vam, _mm256_loadu_pd(bn1 + n));
+            __m256d uv = _mm256_mul_pd(va1, _mm256_loadu_pd(bmx + n));
+            __m256d th = _mm256_mul_pd(vth, _mm256_loadu_pd(bth + n));
             sv = _mm256_blendv_pd(sv, tv, _mm256_cmp_pd(tv, sv, _CMP_LT_OQ));
             sv = _mm256_blendv_pd(sv, uv, _mm256_cmp_pd(uv, sv, _CMP_LT_OQ));
-            _mm256_storeu_pd(j->E + m * j->lde + n,
-                             _mm256_andnot_pd(_mm256_cmp_pd(_mm256_mul_pd(sv, c40), th, _CMP_LT_OQ), _mm256_mul_pd(vG, sv)));
+            _mm256_storeu_pd(E + n, _mm256_andnot_pd(_mm256_cmp_pd(_mm256_mul_pd(sv, c40), th, _CMP_LT_OQ), _mm256_mul_pd(vG, sv)));
         }
+        for (; n < ne; n++) E[n] = vt__gb_e(j, a1, a2, am, ath, m, n);
     }
-    for (; n < N; n++)
-        for (m = out ? VT__MAX(lo, n / 4 * 4) : lo; m < hi; m++)
-            j->E[m * j->lde + n] = vt__gb_e(j, an1[m], an2[m], amx[m], ath[m] * 0x1p-53, m, n);
 }
 #endif
 
@@ -5083,7 +5080,7 @@ static void vt__gbound_task(void *arg, int64_t lo, int64_t hi, int tid) {
     int64_t m;
     (void)tid;
 #ifdef VT__AVX2
-    if (!j->C0 && !j->bias && j->N <= 32) { vt__gb_cols(j, lo, hi, 0); return; }
+    if (!j->C0 && !j->bias && j->N <= 32) { vt__gb_short(j, lo, hi, 0); return; }
 #endif
     for (m = lo; m < hi; m++)
         vt__gb_row(j, j->a->n1[m], j->a->n2[m], j->a->mx[m], j->a->th[m] * 0x1p-53, m, 0, j->N, j->E + m * j->lde);
@@ -5366,7 +5363,7 @@ static void vt__mm_serial(const vt__ord *o, int tid, int acc, int tri, int64_t M
         vt__gemm_bound_prep(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, NULL, ldc, NULL, 0, ws, &sa, &sb, &gb, NULL, VT__TRI_NONE);
         gb.E = E; gb.lde = lde;
 #ifdef VT__AVX2
-        if (N <= 64) vt__gb_cols(&gb, 0, M, 1);
+        if (N <= 64) vt__gb_short(&gb, 0, M, 1);
         else
 #endif
         for (i = 0; i < M; i++) {
