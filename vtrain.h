@@ -4639,7 +4639,7 @@ VT__T512 static int64_t vt__stat_cols512(const vt__stat_job *j, const double *x,
 }
 #endif
 
-static int vt__stat_one; /* tests: every row line on its own (the walk vt__stat_rows4 must match) */
+static VT__UNUSED int vt__stat_one; /* tests: every row line on its own (the walk vt__stat_rows4 must match) */
 
 /* the end of row line r's walk (below): the line's length, or for a
    VT__TRI_KLE line the lanes' boundary past its last nonzero term */
@@ -4653,7 +4653,7 @@ static int64_t vt__stat_row_end(const vt__stat_job *j, int64_t r, int tri) {
 }
 
 /* th of a line from L (its lowest set bit, or -VT__LSB_NONE: from mn) */
-static double vt__stat_th(int L, double mn) {
+static VT__UNUSED double vt__stat_th(int L, double mn) {
     if (L <= -VT__LSB_NONE) L = mn < INFINITY ? vt__fexp(mn) - 24 : VT__LSB_NONE;
     return L >= VT__LSB_NONE ? INFINITY : vt__pow2(VT__MIN(L + 53, 1023));
 }
