@@ -264,9 +264,24 @@ int main(int argc, char **argv) {
             kinds[nk++] = a;
         }
         for (tok = strtok(defences_s, ","); tok && nd < 3; tok = strtok(NULL, ",")) {
-            for (k = 0; k < 3; k++) if (!strcmp(tok, defence_key[k])) defs[nd++] = k;
+            int dk = -1;
+            for (k = 0; k < 3; k++) if (!strcmp(tok, defence_key[k])) dk = k;
+            if (dk < 0) { fprintf(stderr, "unknown defence '%s' (btard, cclip, mean)\n", tok); return 2; }
+            defs[nd++] = dk;
         }
     }
+#ifndef VTRAIN_SODIUM
+    /* BTARD and CenteredClip runs sign every message: without libsodium each would stop at
+       step 0 and print a table of zeros, which reads like a result */
+    for (k = 0; k < nd; k++) {
+        if (strcmp(defence_key[defs[k]], "mean") != 0) {
+            fprintf(stderr, "btard_swarm: built without libsodium (VTRAIN_SODIUM), which the '%s' defence needs to sign "
+                            "its messages; install libsodium-dev (Debian) and rebuild (make swarm), or run --defences mean\n",
+                    defence_key[defs[k]]);
+            return 2;
+        }
+    }
+#endif
     memset(&d, 0, sizeof d);
     memset(&cnn, 0, sizeof cnn);
     if (!strcmp(model, "mlp")) {

@@ -60,7 +60,11 @@ if want vtrain_cli && run vtrain_cli ./build/vtrain train "$W/cli" --steps 5 --l
    ./build/vtrain audit "$W/cli" --threads 1 2>&1 | mask >> "$W/vtrain_cli.out" &&
    ./build/vtrain inspect "$W/cli" 2>&1 | mask >> "$W/vtrain_cli.out"; then
   hashes "$W"/cli/* >> "$W/vtrain_cli.out"; check vtrain_cli; fi
-if want btard_swarm && run btard_swarm ./build/btard_swarm --steps 12 --start 3 --every 4 --peers 6 --byzantine 2 --attacks none,sign_flip \
+# without libsodium btard_swarm refuses BTARD runs (exit 2, one line): skipped, named
+skip=0
+if want btard_swarm && ./build/btard_swarm --steps 1 --every 1 --attacks none --defences btard --quiet --svg /dev/null 2>&1 | grep -q 'built without libsodium'; then
+  echo "skipped: btard_swarm: built without libsodium (Debian libsodium-dev): the swarm's golden output is not compared"; skip=1
+elif want btard_swarm && run btard_swarm ./build/btard_swarm --steps 12 --start 3 --every 4 --peers 6 --byzantine 2 --attacks none,sign_flip \
      --defences btard,mean --quiet --md "$W/swarm.md" --svg "$W/swarm.svg"; then
   cat "$W/swarm.md" >> "$W/btard_swarm.out"; check btard_swarm; fi
 if want nondeterminism_lab && run nondeterminism_lab ./build/nondeterminism_lab; then check nondeterminism_lab; fi
@@ -73,5 +77,5 @@ if want vtrain_cli_cnn && run vtrain_cli_cnn ./build/vtrain train "$W/cli_cnn" -
   hashes "$W"/cli_cnn/* >> "$W/vtrain_cli_cnn.out"; check vtrain_cli_cnn; fi
 
 [ $REC = 1 ] && [ "$ONLY" = " " ] && exit 0
-echo "$pass passed, $fail failed"
+if [ $skip -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi
 [ "$fail" -eq 0 ]
