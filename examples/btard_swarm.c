@@ -217,7 +217,7 @@ int main(int argc, char **argv) {
                            "wrong_reveal,forged_log,nudge,nan,garbage,garbage_commit,wrong_size,late,silent,false_accuse,"
                            "spike,equivocate_commit,equivocate_aggregate,equivocate_reveal,equivocate_scalars,equivocate_final,"
                            "equivocate_half,withhold_commit,withhold_part,withhold_aggregate,withhold_reveal_one,withhold_scalars,"
-                           "withhold_final,withhold_chunk,withhold_half,lying_echo,false_audit,flood";
+                           "withhold_final,withhold_chunk,withhold_half,lying_echo,false_audit,flood,partial_then_silent";
     char defences_s[128] = "btard,cclip,mean";
     int kinds[64], nk = 0, defs[3], nd = 0;
     run_t *runs;
