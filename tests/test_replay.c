@@ -626,6 +626,144 @@ TEST(adamw_one_pass_same_bits) {
         }
 }
 
+/* FLAT PARAMETERS: the optimizer and clipping read the parameters and
+   their gradients in the blocks vt_adamw_create / vt_sgd_create moved them
+   into, instead of flat copies (vt__no_flat keeps the copies). The same
+   weights, moments and log bytes either way: the GPT (clipping at 1.0 scales
+   its early gradients) in every mode on 1 and 2 threads, and a small program
+   with a parameter that gets a gradient every other step (fresh, read as 0,
+   in the others, while its block holds the last one), one made
+   after the optimizer or none (clipping can read the parameters in one
+   block only then), clipping hard or not at all, AdamW and SGD. And a step
+   that fails leaves the weights as they were. */
+static int g_flat_sgd, g_flat_late; /* SGD instead of AdamW; a parameter made after the optimizer */
+static double g_flat_clip;
+static vt_tensor *g_flat_p[3];
+static vt_optim *g_flat_opt;
+static vt_status flat_setup(vt_ctx *c, void *u) {
+    int64_t ws[2] = {2, 3}, ls[2] = {4, 2};
+    (void)u;
+    g_flat_p[0] = vt_param(c, "w", 2, ws);
+    g_flat_p[1] = vt_param(c, "u", 2, ws); /* used on even steps only: fresh on odd ones, its block holding the last */
+    vt_init_normal(c, g_flat_p[0], 1, 1, 0.5);
+    vt_init_normal(c, g_flat_p[1], 1, 2, 0.5);
+    if (g_flat_sgd) {
+        vt_sgd_desc sd = vt_sgd_default();
+        sd.momentum = 0.9;
+        sd.weight_decay = 0.01;
+        g_flat_opt = vt_sgd_create(c, &sd);
+    } else g_flat_opt = vt_adamw_create(c, NULL);
+    g_flat_p[2] = NULL;
+    if (g_flat_late) {
+        g_flat_p[2] = vt_param(c, "late", 2, ls); /* after the optimizer: clipped, never updated */
+        vt_init_normal(c, g_flat_p[2], 1, 3, 0.5);
+    }
+    return vt_status_of(c);
+}
+static vt_status flat_step(vt_ctx *c, int64_t s, void *u) {
+    float xs[12], ys[8];
+    int64_t xsh[2] = {4, 3}, ysh[2] = {4, 2};
+    int i;
+    (void)u;
+    for (i = 0; i < 12; i++) xs[i] = (float)vt_rng_uniform(5, (uint64_t)s, (uint64_t)i);
+    for (i = 0; i < 8; i++) ys[i] = (float)vt_rng_uniform(6, (uint64_t)s, (uint64_t)i);
+    {
+        vt_tensor *x = vt_from_f32(c, 2, xsh, xs), *h = vt_linear(c, x, g_flat_p[0], NULL), *y;
+        if (s % 2 == 0) h = vt_add(c, h, vt_linear(c, x, g_flat_p[1], NULL));
+        y = g_flat_p[2] ? vt_mul(c, h, g_flat_p[2]) : h;
+        vt_backward(c, vt_mse(c, y, vt_from_f32(c, 2, ysh, ys)));
+    }
+    if (g_flat_clip > 0) vt_clip_grad_norm(c, g_flat_clip);
+    vt_optim_step(c, g_flat_opt, 1e-2);
+    return vt_status_of(c);
+}
+
+TEST(flat_parameters_same_bits) {
+    static const vt_mode modes[] = {VT_MODE_VERIFIED, VT_MODE_FP64, VT_MODE_NATIVE};
+    static const char *orders[] = {"threads:1", "threads:2"};
+    vt_program q = {flat_setup, flat_step, NULL, NULL};
+    int m, o, f, k;
+    for (k = 0; k < 5; k++) {
+        /* 1: AdamW, a late parameter, clipping every step; 2: SGD, the same; 3 and 4:
+           AdamW without a late one (clipping reads the blocks too), clipping every
+           step, or no clipping (the optimizer sees fresh gradients) */
+        vt_program p = k == 0 ? gpt_program() : q;
+        g_flat_sgd = k == 2;
+        g_flat_late = k <= 2;
+        g_flat_clip = k == 4 ? 0 : 0.01;
+        for (m = 0; m < 3; m++)
+            for (o = 0; o < 2; o++) {
+                vt_report r[2];
+                unsigned char *b[2] = {NULL, NULL};
+                size_t nb[2] = {0, 0};
+                for (f = 0; f < 2; f++) {
+                    vt_desc d = vt_desc_default();
+                    d.mode = modes[m];
+                    vt_order_parse(&d.order, orders[o]);
+                    d.log_path = modes[m] == VT_MODE_VERIFIED ? (f ? "build/t_flat1.vtlog" : "build/t_flat0.vtlog") : NULL;
+                    vt__no_flat = !f;
+                    vt_run(&d, &p, k == 0 ? 40 : 12, &r[f]);
+                    vt__no_flat = 0;
+                    CHECK(r[f].status == VT_OK, "program %d, %s %s: %s", k, vt_mode_name(modes[m]), orders[o], r[f].message);
+                    if (d.log_path) b[f] = slurp(d.log_path, &nb[f]);
+                }
+                CHECK(!memcmp(r[0].digest, r[1].digest, 32), "program %d, %s %s: weights or moments differ", k,
+                      vt_mode_name(modes[m]), orders[o]);
+                if (modes[m] == VT_MODE_VERIFIED)
+                    CHECK(b[0] && b[1] && nb[0] == nb[1] && !memcmp(b[0], b[1], nb[0]), "program %d, %s: the logs differ (%zu and %zu bytes)",
+                          k, orders[o], nb[0], nb[1]);
+                free(b[0]);
+                free(b[1]);
+            }
+    }
+    /* the blocks are really used (else the comparison above compares the copies with themselves) */
+    {
+        vt_desc d = vt_desc_default();
+        vt_ctx *c = vt_create(&d);
+        g_flat_sgd = 0;
+        g_flat_late = 1;
+        CHECK(c && flat_setup(c, NULL) == VT_OK, "setup: %s", vt_last_error());
+        if (c) {
+            double *w0 = (double *)g_flat_p[0]->data, *u0 = (double *)g_flat_p[1]->data;
+            CHECK(u0 == w0 + 6 && (double *)g_flat_p[1]->grad->data == (double *)g_flat_p[0]->grad->data + 6,
+                  "the optimizer's parameters are not in one block");
+            CHECK((double *)g_flat_p[2]->data != u0 + 6, "a parameter made after the optimizer is in its block");
+            vt_destroy(c);
+        }
+    }
+    /* a step that fails (a NaN in a weight) leaves every weight as it was */
+    for (f = 0; f < 2; f++) {
+        vt_desc d = vt_desc_default();
+        vt_ctx *c;
+        float before[12], after[12], nan_u[6];
+        int i, same = 1;
+        vt__no_flat = !f;
+        c = vt_create(&d);
+        g_flat_sgd = 0;
+        g_flat_late = 0;
+        g_flat_clip = 0.01;
+        CHECK(c && flat_setup(c, NULL) == VT_OK, "setup: %s", vt_last_error());
+        if (!c) { vt__no_flat = 0; continue; }
+        vt_step_begin(c);
+        flat_step(c, 0, NULL);
+        vt_step_end(c);
+        vt_read_f32(c, g_flat_p[1], nan_u);
+        nan_u[1] = NAN; /* step 1 leaves u out: the NaN reaches only its decayed weight */
+        vt_write_f32(c, g_flat_p[1], nan_u);
+        vt_read_f32(c, g_flat_p[0], before);
+        vt_read_f32(c, g_flat_p[1], before + 6);
+        vt_step_begin(c);
+        CHECK(flat_step(c, 1, NULL) == VT_ERR_NONFINITE, "%s: a NaN weight: %s", f ? "blocks" : "copies", vt_status_name(vt_status_of(c)));
+        vt_clear_error(c);
+        vt_read_f32(c, g_flat_p[0], after);
+        vt_read_f32(c, g_flat_p[1], after + 6);
+        for (i = 0; i < 12; i++) same &= i == 7 ? after[i] != after[i] : after[i] == before[i];
+        CHECK(same, "%s: the failed step changed the weights", f ? "blocks" : "copies");
+        vt_destroy(c);
+        vt__no_flat = 0;
+    }
+}
+
 TEST(tamper_changed_entry) {
     int k, caught = 0, silent = 0;
     for (k = 0; k < 12; k++) {
@@ -991,6 +1129,7 @@ int main(int argc, char **argv) {
     RUN(lazy_bound_logs_what_the_written_bound_logs);
     RUN(fused_causal_points_log_what_the_pass_logs);
     RUN(adamw_one_pass_same_bits);
+    RUN(flat_parameters_same_bits);
     RUN(stalled_threads_same_log);
     RUN(stalled_threads_entries_in_order);
     RUN(tamper_changed_entry);
