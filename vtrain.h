@@ -5997,21 +5997,40 @@ static void vt__same_everywhere(vt__kout *o) { o->e = NULL; }
 
 typedef struct { vt__kern *k; int64_t R, C; const void *p; } vt__job;
 
+/* o[i] (+)= sign dy[i] for [lo, hi): a copy, a negation, or an exact add (vt__put) */
+typedef struct { const vt__kout *o; const double *dy; double sign; } vt__dycopy_job;
+static void vt__dycopy_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__dycopy_job *d = (const vt__dycopy_job *)arg;
+    int64_t i;
+    (void)tid;
+    for (i = lo; i < hi; i++) vt__put(d->o, i, d->sign * d->dy[i], 0);
+}
+
 /* --- copy / view ----------------------------------------------------------- */
 
 /* COPY: out = src gathered into row-major order. Exact. Backward: the grad
    of src (contiguous, src's logical shape) receives dy: exact when written,
    u|x| when accumulated. */
+static void vt__copy_gather_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__kern *k = (const vt__kern *)arg;
+    const vt_tensor *s = k->t->src[0];
+    const double *sd = vt__d(s);
+    double *x = k->out[0].x;
+    int64_t i;
+    (void)tid;
+    for (i = lo; i < hi; i++) x[i] = sd[vt__off(s, i)];
+}
 static void vt__k_copy(vt__kern *k) {
-    vt_tensor *t = k->t, *s = t->src[0];
-    int64_t i, n = vt_numel(t);
+    vt_tensor *t = k->t;
+    int64_t n = vt_numel(t);
     if (!k->bwd) {
-        for (i = 0; i < n; i++) k->out[0].x[i] = vt__d(s)[vt__off(s, i)];
+        vt__parallel(&k->c->pool, n, 4 * n, vt__copy_gather_task, k);
         k->out[0].exact = 1;
     } else {
-        const double *dy = vt__d(t->grad);
+        vt__dycopy_job dj;
         vt__same_everywhere(&k->out[0]);
-        for (i = 0; i < n; i++) vt__put(&k->out[0], i, dy[i], 0);
+        dj.o = &k->out[0]; dj.dy = vt__d(t->grad); dj.sign = 1.0;
+        vt__parallel(&k->c->pool, n, n, vt__dycopy_task, &dj);
         k->out[0].exact = !k->out[0].acc;
     }
 }
@@ -6019,13 +6038,14 @@ static void vt__k_copy(vt__kern *k) {
 /* VIEW backward: the base's gradient (contiguous, base shape) receives dy at
    the view's positions; untouched positions keep 0 (written) or their value
    (accumulated). Exact unless accumulating (u|x|). */
-static void vt__k_view_bwd(vt__kern *k) {
-    vt_tensor *t = k->t;
+static void vt__view_bwd_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__kern *k = (const vt__kern *)arg;
+    const vt_tensor *t = k->t;
     const vt__kout *o = &k->out[0];
     const double *dy = vt__d(t->grad);
-    int64_t i, n = vt_numel(t);
-    if (!o->acc) memset(o->x, 0, sizeof(double) * (size_t)o->n);
-    for (i = 0; i < n; i++) {
+    int64_t i;
+    (void)tid;
+    for (i = lo; i < hi; i++) {
         int64_t p = t->view_offs + vt__off(t, i);
         if (o->acc) {
             double v = o->x[p] + dy[i];
@@ -6033,6 +6053,14 @@ static void vt__k_view_bwd(vt__kern *k) {
             if (o->e) o->e[p] = VT__U * fabs(v);
         } else o->x[p] = dy[i];
     }
+}
+static void vt__k_view_bwd(vt__kern *k) {
+    vt_tensor *t = k->t;
+    const vt__kout *o = &k->out[0];
+    int64_t n = vt_numel(t);
+    if (!o->acc) memset(o->x, 0, sizeof(double) * (size_t)o->n);
+    /* a view reaches each position of its base once: the positions split freely */
+    vt__parallel(&k->c->pool, n, 4 * n, vt__view_bwd_task, k);
     k->out[0].exact = !o->acc;
 }
 
@@ -6052,18 +6080,24 @@ static int64_t vt__boff(const vt_tensor *out, const vt_tensor *a, int64_t li) {
 
 /* Forward: x = a op b, one IEEE operation on binary32 inputs: every machine
    gets the same x, e = 0. */
-static void vt__k_binary_fwd(vt__kern *k) {
-    vt_tensor *t = k->t, *a = t->src[0], *b = t->src[1];
+static void vt__binary_fwd_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__kern *k = (const vt__kern *)arg;
+    const vt_tensor *t = k->t, *a = t->src[0], *b = t->src[1];
     const double *A = vt__d(a), *B = vt__d(b);
     int64_t i, n = vt_numel(t);
     int same = vt_numel(a) == n && vt_numel(b) == n;
     double *x = k->out[0].x;
-    vt__same_everywhere(&k->out[0]);
-    for (i = 0; i < n; i++) {
+    (void)tid;
+    for (i = lo; i < hi; i++) {
         double av = same ? A[i] : A[vt__boff(t, a, i)], bv = same ? B[i] : B[vt__boff(t, b, i)], v;
         v = t->op == VT_OP_ADD ? av + bv : t->op == VT_OP_SUB ? av - bv : av * bv;
         x[i] = v;
     }
+}
+static void vt__k_binary_fwd(vt__kern *k) {
+    int64_t n = vt_numel(k->t);
+    vt__same_everywhere(&k->out[0]);
+    vt__parallel(&k->c->pool, n, 4 * n, vt__binary_fwd_task, k); /* one operation per element: any split */
 }
 
 /* Backward of a broadcast operand s (slot si): ds[j] = sum over the r output
@@ -6085,9 +6119,11 @@ static void vt__k_binary_bwd(vt__kern *k) {
         int64_t *cnt;
         int *lsb;
         if (!o->x) continue;
-        if (r == 1 && t->op != VT_OP_MUL) { /* same shape: a copy (or negation) of dy */
+        if (r == 1 && t->op != VT_OP_MUL) { /* same shape: a copy (or negation) of dy, on the pool */
+            vt__dycopy_job dj;
             vt__same_everywhere(&k->out[si]);
-            for (i = 0; i < n; i++) vt__put(o, i, sign * dy[i], 0);
+            dj.o = o; dj.dy = dy; dj.sign = sign;
+            vt__parallel(&k->c->pool, n, n, vt__dycopy_task, &dj);
             k->out[si].exact = !o->acc;
             continue;
         }
@@ -6551,10 +6587,25 @@ static const vt__ord *vt__sound_ord(const vt__ord *o, vt__ord *tmp) {
     return tmp;
 }
 
+/* rows [lo, hi) of C = bias (acc 0) or C += bias (acc 1): one IEEE
+   operation per element, the same in any split */
+typedef struct { const vt__ord *o; double *C; const double *bias; int64_t N; int acc; } vt__bias_job;
+static void vt__bias_rows_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__bias_job *b = (const vt__bias_job *)arg;
+    int64_t i, j, N = b->N;
+    (void)tid;
+    for (i = lo; i < hi; i++) {
+        double *c = b->C + i * N;
+        if (!b->acc)
+            memcpy(c, b->bias, sizeof(double) * (size_t)N);
+        else
+            for (j = 0; j < N; j++) c[j] = VT__ACC(b->o, c[j] + b->bias[j]);
+    }
+}
+
 static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                        int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, double *E, const double *bias,
                        int64_t kchunk, const vt__wstat *ws) {
-    int64_t i, j;
     vt__ord so;
     const vt__ord *ob = k->o; /* the bound's gamma */
     if (E && k->c->d.mode == VT_MODE_VERIFIED && !k->c->ncal && M > 0 && N > 0) {
@@ -6574,12 +6625,10 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
         vt__gemm_set(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
         return;
     }
-    if (!o->acc) {
-        for (i = 0; i < M; i++)
-            for (j = 0; j < N; j++) C[i * N + j] = bias[j];
-    } else if (bias) {
-        for (i = 0; i < M; i++)
-            for (j = 0; j < N; j++) C[i * N + j] = VT__ACC(k->o, C[i * N + j] + bias[j]);
+    if (bias) { /* C = bias, or C += bias, row by row on the pool */
+        vt__bias_job bj;
+        bj.o = k->o; bj.C = C; bj.bias = bias; bj.N = N; bj.acc = o->acc;
+        vt__parallel(&k->c->pool, M, M * N, vt__bias_rows_task, &bj);
     }
     vt__gemm_run(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
 }
@@ -7280,6 +7329,19 @@ static void vt__ln_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* columns [lo, hi) of dw's propagated xhat error and magnitude: each column
+   summed over the rows in row order, as one loop did */
+typedef struct { const vt__ln_job *j; double *extra, *magp; } vt__lnx_job;
+static void vt__ln_extra_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__lnx_job *x = (const vt__lnx_job *)arg;
+    const vt__ln_job *j = x->j;
+    int64_t r, c;
+    (void)tid;
+    for (c = lo; c < hi; c++) x->extra[c] = x->magp[c] = 0;
+    for (r = 0; r < j->R; r++)
+        for (c = lo; c < hi; c++) { x->extra[c] += j->mw[r * j->C + c]; x->magp[c] += fabs(j->pw[r * j->C + c]); }
+}
+
 static void vt__k_layernorm(vt__kern *k) {
     vt__ln_job j;
     vt_tensor *x = k->t->src[0];
@@ -7297,16 +7359,18 @@ static void vt__k_layernorm(vt__kern *k) {
     }
     vt__parallel(&k->c->pool, j.R, j.R * j.C * 12, vt__ln_task, &j);
     if (k->bwd && (k->out[1].x || k->out[2].x)) {
-        int64_t ch = vt__row_chunk(k, x, j.R), c, r;
+        int64_t ch = vt__row_chunk(k, x, j.R), c;
         const double *dy = vt__d(k->t->grad);
         if (k->out[1].x) {
             /* dw: column sums of dy*xhat; then add the propagated xhat error */
             double *extra = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(2 * j.C)), *magp;
             if (!extra) return;
             magp = extra + j.C;
-            for (c = 0; c < j.C; c++) extra[c] = magp[c] = 0;
-            for (r = 0; r < j.R; r++)
-                for (c = 0; c < j.C; c++) { extra[c] += j.mw[r * j.C + c]; magp[c] += fabs(j.pw[r * j.C + c]); }
+            {
+                vt__lnx_job xj;
+                xj.j = &j; xj.extra = extra; xj.magp = magp;
+                vt__parallel(&k->c->pool, j.C, 2 * j.R * j.C, vt__ln_extra_task, &xj);
+            }
             vt__colsum(k, &k->out[1], j.pw, j.R, j.C, ch, 53);
             if (k->out[1].e)
                 for (c = 0; c < j.C; c++) k->out[1].e[c] = 1.01 * (extra[c] + k->out[1].e[c] + VT__U * magp[c]);
