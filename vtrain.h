@@ -7335,11 +7335,19 @@ typedef struct { const vt__ln_job *j; double *extra, *magp; } vt__lnx_job;
 static void vt__ln_extra_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__lnx_job *x = (const vt__lnx_job *)arg;
     const vt__ln_job *j = x->j;
-    int64_t r, c;
+    int64_t r, c, c0, w;
+    double e[32], m[32]; /* the sums in the task's own memory: threads that add into neighbouring
+                            columns of extra and magp would share their cache lines on every row */
     (void)tid;
-    for (c = lo; c < hi; c++) x->extra[c] = x->magp[c] = 0;
-    for (r = 0; r < j->R; r++)
-        for (c = lo; c < hi; c++) { x->extra[c] += j->mw[r * j->C + c]; x->magp[c] += fabs(j->pw[r * j->C + c]); }
+    for (c0 = lo; c0 < hi; c0 += 32) {
+        w = VT__MIN(32, hi - c0);
+        for (c = 0; c < w; c++) e[c] = m[c] = 0;
+        for (r = 0; r < j->R; r++) {
+            const double *mw = j->mw + r * j->C + c0, *pw = j->pw + r * j->C + c0;
+            for (c = 0; c < w; c++) { e[c] += mw[c]; m[c] += fabs(pw[c]); }
+        }
+        for (c = 0; c < w; c++) { x->extra[c0 + c] = e[c]; x->magp[c0 + c] = m[c]; }
+    }
 }
 
 static void vt__k_layernorm(vt__kern *k) {
