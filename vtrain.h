@@ -632,10 +632,11 @@ typedef struct vt_adamw_desc { double lr, beta1, beta2, eps, weight_decay; } vt_
 typedef struct vt_sgd_desc { double lr, momentum, weight_decay; int nesterov; } vt_sgd_desc;
 VTDEF vt_adamw_desc vt_adamw_default(void); /* 1e-3, 0.9, 0.999, 1e-8, 0.01 */
 VTDEF vt_sgd_desc vt_sgd_default(void);     /* 1e-2, 0, 0, 0 */
-/* Both take every parameter made so far. On the CPU the first one moves
-   their values and gradients into one block each (FLAT PARAMETERS in
-   >>optim): a t->data pointer kept from before points at freed memory, so
-   read it again (or use vt_read_f32 / vt_write_f32, which always do). */
+/* Both take every parameter made so far. On the CPU they move the values
+   and gradients of those parameters into one block each, unless they are in
+   one already (FLAT PARAMETERS in >>optim): a t->data pointer kept from
+   before points at freed memory, so read it again (or use vt_read_f32 /
+   vt_write_f32, which always do). */
 VTDEF vt_optim *vt_adamw_create(vt_ctx *c, const vt_adamw_desc *d);
 VTDEF vt_optim *vt_sgd_create(vt_ctx *c, const vt_sgd_desc *d);
 /* lr passes a rounding point: it may differ between machines by up to 32
