@@ -4953,12 +4953,19 @@ static void vt__wstat_cols(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb)
 static void vt__wstat_lines(vt__pool *pool, const vt__wstat *w, vt__stat_job *sb);
 static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t k0, int64_t k1, double *dst);
 
-typedef struct { vt__stat_job *a, *b; int64_t M; int tri; } vt__stat2_job; /* tri: A's (vt__stat_lines) */
+/* A's lines then B's in one job. A columns walk (lines are columns) takes
+   its lines 8 to a task: a chunk of 4 or 20 columns walked its odd lines
+   one at a time and shared cache lines with the other thread's chunk (two
+   threads spent 3x one thread's time in it at width 64); a rows walk takes
+   one line per task. The statistics are per line, so the grouping changes
+   only which lines are walked in vectors. */
+typedef struct { vt__stat_job *a, *b; int64_t M, N, ga, gb, ta; int tri; } vt__stat2_job; /* tri: A's (vt__stat_lines) */
+static int64_t vt__stat_group(const vt__stat_job *j) { return j->s_outer == 1 && j->s_k != 1 ? 8 : 1; }
 static void vt__stat2_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__stat2_job *j = (vt__stat2_job *)arg;
     (void)tid;
-    if (lo < j->M) vt__stat_lines(j->a, lo, VT__MIN(hi, j->M), j->tri);
-    if (hi > j->M) vt__stat_lines(j->b, VT__MAX(lo, j->M) - j->M, hi - j->M, VT__TRI_NONE);
+    if (lo < j->ta) vt__stat_lines(j->a, lo * j->ga, VT__MIN(VT__MIN(hi, j->ta) * j->ga, j->M), j->tri);
+    if (hi > j->ta) vt__stat_lines(j->b, (VT__MAX(lo, j->ta) - j->ta) * j->gb, VT__MIN((hi - j->ta) * j->gb, j->N), VT__TRI_NONE);
 }
 
 typedef struct {
@@ -5122,8 +5129,10 @@ static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64
         else vt__wstat_cols(pool, ws, sb);
     } else { /* A's lines then B's, in one pass over the pool (both are K long) */
         vt__stat2_job s2;
-        s2.a = sa; s2.b = sb; s2.M = M; s2.tri = tri;
-        vt__tasks(pool, M + N, (M + N) * K, vt__stat2_task, &s2, tid);
+        s2.a = sa; s2.b = sb; s2.M = M; s2.N = N; s2.tri = tri;
+        s2.ga = vt__stat_group(sa); s2.gb = vt__stat_group(sb);
+        s2.ta = (M + s2.ga - 1) / s2.ga;
+        vt__tasks(pool, s2.ta + (N + s2.gb - 1) / s2.gb, (M + N) * K, vt__stat2_task, &s2, tid);
     }
     gb->bth = sb->th + N;
     if (bias)
