@@ -1973,16 +1973,21 @@ VTDEF uint64_t vt_shuffle(uint64_t seed, uint64_t stream, uint64_t i, uint64_t n
    >>threads  a fixed pool; jobs are cut into chunks that idle threads claim
 
    A job over [0, ntask) is cut into nchunk contiguous chunks, a pure function
-   of (ntask, nchunk); every thread of the pool, the caller included, claims
-   the next unclaimed chunk until none is left, so a thread that lost its
-   core to another process simply claims fewer (the job waits at most for
-   the chunk it holds), and a thread that wakes after the job is over claims
-   nothing. Which thread ran which chunk is therefore not fixed, and nothing
-   may depend on it: a result is a function of the chunk, never of the
+   of (ntask, nchunk). Thread t of n (the caller is 0) owns the chunks
+   [nchunk t / n, nchunk (t + 1) / n) and claims them front to back; a
+   thread whose own are gone takes the others' from their back ends. So in
+   a quiet machine every job over the same rows gives each thread the same
+   rows (a product's rows, then their rounding check, stay in one core's
+   cache: 8% of a width-64 step went to moving them between cores), while a
+   thread that lost its core to another process simply claims fewer (the
+   job waits at most for the chunk it holds), and a thread that wakes after
+   the job is over claims nothing. Which thread ran which chunk is therefore
+   not fixed, and nothing may depend on it: a result is a function of the chunk, never of the
    thread. Every reduction stays inside one task or combines per-task (or
    per-chunk) partials in task order; per-thread buffers are only scratch,
-   or (the rounding point's entries) lists that each thread fills in
-   increasing index order and that are merged by index afterwards. tid, the
+   or (the rounding point's entries, the first NaN) lists and minima that
+   are ordered by index afterwards: a thread's chunks do not come in index
+   order (its own, then others' from their back ends). tid, the
    thread's number, picks scratch memory and nothing else.
    ========================================================================== */
 
@@ -1999,7 +2004,9 @@ typedef struct vt__pool {
     pthread_mutex_t mu;
     pthread_cond_t cv_go, cv_done;
     int64_t gen;        /* the job's number, published after the job */
-    uint64_t claim;     /* (gen mod 2^32) << 32 | the next unclaimed chunk */
+    uint64_t *claim;    /* per thread, a cache line apart: (gen mod 2^32) << 32 | front << 16 | back,
+                           its unclaimed chunks [front, back) */
+    void *claim_mem;
     int64_t done;       /* chunks finished */
     int quit;
     int sleepers;
@@ -2042,6 +2049,11 @@ typedef struct { vt__pool *p; int tid; } vt__worker_arg;
    window in which a worker leaving the last job could claim a chunk of the
    next one (test_core's pool_stale_claim_refused). */
 static int vt__pool_race_us;
+/* tests: workers pause for a chunk-dependent 0..3 x this many microseconds
+   before each chunk, as threads that lose their core would; the caller then
+   claims chunks out of turn (vt__pool_lent counts them), and the results
+   must not change. */
+static int vt__pool_stall_us;
 
 static void vt__sleep_us(long us) {
 #if VT__SPIN
@@ -2054,35 +2066,49 @@ static void vt__sleep_us(long us) {
 #endif
 }
 
-/* claim the next chunk of job g: its index, or -1 when job g has none left
-   (or is over). A successful claim means job g is not finished, so fn, arg
-   and the counts read after it are job g's. */
-static int64_t vt__claim(vt__pool *p, int64_t g, int tid) {
-    uint64_t tag = (uint64_t)g << 32;
+/* claim a chunk of job g from thread t's range (the front when t is the
+   claimer, tid, else the back): its index, or -1 when that range has none
+   left or job g is over. The tag makes a word from an earlier job fail the
+   compare-and-swap; a successful claim means job g is not finished, so fn,
+   arg and the counts read after it are job g's. */
+#define VT__CLAIM_STRIDE 8 /* uint64s: one cache line per thread's word */
+static int64_t vt__claim_from(vt__pool *p, int64_t g, int t, int tid) {
+    uint64_t tag = (uint64_t)g << 32, *w = p->claim + (size_t)t * VT__CLAIM_STRIDE;
 #if VT__SPIN
-    uint64_t c = VT__LOAD(&p->claim);
+    uint64_t c = VT__LOAD(w);
     for (;;) {
+        uint64_t front = (c >> 16) & 0xffffu, back = c & 0xffffu;
         if (vt__pool_race_us && tid != 0) vt__sleep_us(vt__pool_race_us);
-        if ((c & ~(uint64_t)0xffffffffu) != tag || (int64_t)(c & 0xffffffffu) >= VT__LOAD(&p->nchunk)) return -1;
-        if (VT__CAS(&p->claim, &c, c + 1)) return (int64_t)(c & 0xffffffffu);
+        if ((c & ~(uint64_t)0xffffffffu) != tag || front >= back) return -1;
+        if (t == tid ? VT__CAS(w, &c, c + 0x10000u) : VT__CAS(w, &c, c - 1)) return (int64_t)(t == tid ? front : back - 1);
     }
 #else
     int64_t i = -1;
-    (void)tid;
     pthread_mutex_lock(&p->mu);
-    if ((p->claim & ~(uint64_t)0xffffffffu) == tag && (int64_t)(p->claim & 0xffffffffu) < p->nchunk)
-        i = (int64_t)(p->claim++ & 0xffffffffu);
+    if ((*w & ~(uint64_t)0xffffffffu) == tag && ((*w >> 16) & 0xffffu) < (*w & 0xffffu)) {
+        i = t == tid ? (int64_t)((*w >> 16) & 0xffffu) : (int64_t)(*w & 0xffffu) - 1;
+        *w = t == tid ? *w + 0x10000u : *w - 1;
+    }
     pthread_mutex_unlock(&p->mu);
     return i;
 #endif
 }
 
-/* tests: workers pause for a chunk-dependent 0..3 x this many microseconds
-   before each chunk, as threads that lose their core would; the caller then
-   claims chunks out of turn, and the results must not change. vt__pool_lent
-   counts chunks that ran on a worker after a higher chunk had run elsewhere. */
-static int vt__pool_stall_us;
-static int64_t vt__pool_lent;
+static VT__UNUSED int64_t vt__pool_lent; /* tests: chunks run by a thread that does not own them */
+
+/* the next chunk of job g for thread tid: its own first, then the others' */
+static int64_t vt__claim(vt__pool *p, int64_t g, int tid) {
+    int64_t i = vt__claim_from(p, g, tid, tid);
+    int k;
+    for (k = 1; i < 0 && k < p->n; k++)
+        if ((i = vt__claim_from(p, g, (tid + k) % p->n, tid)) >= 0) {
+#if VT__SPIN
+            if (vt__pool_stall_us) VT__ADD(&vt__pool_lent, 1);
+#endif
+        }
+    return i;
+}
+
 
 /* run chunks of job g until none is left; wake the caller after the last */
 static void vt__run_chunks(vt__pool *p, int64_t g, int tid) {
@@ -2095,7 +2121,6 @@ static void vt__run_chunks(vt__pool *p, int64_t g, int tid) {
             ts.tv_sec = 0;
             ts.tv_nsec = 1000L * vt__pool_stall_us * (long)((((uint64_t)g * 131 + (uint64_t)i) * 2654435761u >> 13) % 4);
             nanosleep(&ts, NULL);
-            if (i + 1 < p->nchunk && VT__LOAD(&p->claim) > (((uint64_t)g << 32) | (uint64_t)(i + 1))) vt__pool_lent++;
         }
 #endif
         if (hi > lo) p->fn(p->arg, lo, hi, tid);
@@ -2161,7 +2186,10 @@ static vt__worker_arg *vt__pool_start(vt__pool *p, int n, void *u) {
 #ifndef VTRAIN_NO_THREADS
     {
         int i;
-        p->gen = 0; p->claim = 0; p->done = 0; p->nchunk = 0; p->quit = 0; p->sleepers = 0;
+        p->gen = 0; p->done = 0; p->nchunk = 0; p->quit = 0; p->sleepers = 0;
+        p->claim_mem = VT_MALLOC(sizeof(uint64_t) * VT__CLAIM_STRIDE * (size_t)(p->n + 1), u);
+        p->claim = (uint64_t *)p->claim_mem + (VT__CLAIM_STRIDE - ((uintptr_t)p->claim_mem / sizeof(uint64_t)) % VT__CLAIM_STRIDE) % VT__CLAIM_STRIDE;
+        memset(p->claim, 0, sizeof(uint64_t) * VT__CLAIM_STRIDE * (size_t)p->n);
         pthread_mutex_init(&p->mu, NULL);
         pthread_cond_init(&p->cv_go, NULL);
         pthread_cond_init(&p->cv_done, NULL);
@@ -2196,6 +2224,7 @@ static void vt__pool_stop(vt__pool *p, vt__worker_arg *wa, void *u) {
         pthread_cond_destroy(&p->cv_go);
         pthread_cond_destroy(&p->cv_done);
         VT_FREE(p->th, u);
+        VT_FREE(p->claim_mem, u);
         VT_FREE(wa, u);
     }
 #endif
@@ -2209,21 +2238,19 @@ static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn f
     if (p->n > 1 && ntask > 1 && work >= 32768) {
         int64_t g = (p->gen + 1) & 0xffffffff, nchunk = VT__MIN(ntask, (int64_t)VT__CHUNKS_PER_THREAD * p->n);
 #if VT__SPIN
-        int spins = 0;
-        /* close the claim word first: a worker still leaving the last job
-           may have loaded the old word and be about to compare its index
-           with nchunk; were nchunk the new job's (larger) its compare-and-
-           swap on the old word would succeed and run a chunk with this
-           job's fn, counted in this job's done (the caller then returned
-           with a chunk still running: a double free under load). With the
-           word changed that swap fails, and tag g with an index past any
-           nchunk lets nobody claim before the job is complete. */
-        VT__STORE(&p->claim, ((uint64_t)g << 32) | 0xffffffffu);
+        int spins = 0, t;
+        /* every chunk of the last job has been claimed and has finished, so
+           no claim word is open; a worker that loaded one (then exhausted)
+           fails its compare-and-swap once the word changes. fn, arg and the
+           counts are written before any word opens (release), and a claim
+           reads them after its swap (acquire). */
         p->fn = fn; p->arg = arg; p->ntask = ntask;
         VT__STORE(&p->nchunk, nchunk);
         VT__STORE(&p->done, 0);
         if (vt__pool_race_us) vt__sleep_us(20L * vt__pool_race_us);
-        VT__STORE(&p->claim, (uint64_t)g << 32);
+        for (t = 0; t < p->n; t++)
+            VT__STORE(p->claim + (size_t)t * VT__CLAIM_STRIDE,
+                      ((uint64_t)g << 32) | (uint64_t)(nchunk * t / p->n) << 16 | (uint64_t)(nchunk * (t + 1) / p->n));
         pthread_mutex_lock(&p->mu);
         VT__STORE(&p->gen, g);
         if (p->sleepers) pthread_cond_broadcast(&p->cv_go);
@@ -2236,9 +2263,11 @@ static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn f
             pthread_mutex_unlock(&p->mu);
         }
 #else
+        int t;
         pthread_mutex_lock(&p->mu);
         p->fn = fn; p->arg = arg; p->ntask = ntask; p->nchunk = nchunk; p->done = 0;
-        p->claim = (uint64_t)g << 32;
+        for (t = 0; t < p->n; t++)
+            p->claim[(size_t)t * VT__CLAIM_STRIDE] = ((uint64_t)g << 32) | (uint64_t)(nchunk * t / p->n) << 16 | (uint64_t)(nchunk * (t + 1) / p->n);
         p->gen = g;
         pthread_cond_broadcast(&p->cv_go);
         pthread_mutex_unlock(&p->mu);
@@ -2556,6 +2585,8 @@ typedef struct vt__buf { unsigned char *p; size_t n, cap; } vt__buf;
 
 typedef struct vt__entry { int64_t i; float r; int full; } vt__entry;
 typedef struct vt__ents { vt__entry *e; int64_t n, cap; int64_t bad; } vt__ents;
+/* a thread's first NaN so far: its chunks need not come in index order (>>threads) */
+static void vt__first(int64_t *bad, int64_t i) { if (*bad < 0 || i < *bad) *bad = i; }
 
 typedef struct vt__logrd {
     FILE *f;
@@ -3245,7 +3276,7 @@ static void vt__round_look(const vt__rjob *j, vt__ents *t, const double *x, cons
     int64_t i;
     for (i = 0; i < n; i++) {
         double xv = x[i];
-        if (xv != xv) { if (t->bad < 0) t->bad = b0 + i; continue; }
+        if (xv != xv) { vt__first(&t->bad, b0 + i); continue; }
         double w = e[i] * ef2 + fabs(xv) * (e[i] > 0 ? 0x1p-50 : 0.0);
         if (vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w)) && e[i] > 0) {
             if (j->gx > 0) { /* a correctly rounded product: its bound from its own value (vt__xprod) */
@@ -3386,9 +3417,9 @@ static void vt__cast_task(void *arg, int64_t lo, int64_t hi, int tid) {
         }
 #endif
         for (; i < n; i++) { any |= (int)(x[i] != x[i]); x[i] = (double)(float)x[i]; }
-        if (any && t->bad < 0)
+        if (any && (t->bad < 0 || b0 < t->bad))
             for (i = 0; i < n; i++)
-                if (x[i] != x[i]) { t->bad = b0 + i; break; }
+                if (x[i] != x[i]) { vt__first(&t->bad, b0 + i); break; }
     }
 }
 
@@ -3396,7 +3427,7 @@ static void vt__nan_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__rjob *j = (vt__rjob *)arg;
     vt__ents *t = &j->c->tents[tid];
     int64_t bad = vt__find_nan(j->x, lo, hi);
-    if (bad >= 0 && t->bad < 0) t->bad = bad;
+    if (bad >= 0) vt__first(&t->bad, bad);
 }
 
 /* --- log record encoding --------------------------------------------------- */
@@ -3510,16 +3541,27 @@ static vt_status vt__log_get_record(vt_ctx *c, int kind, int ndim, const int64_t
 /* the CPU backend's rounding primitives (see vt__backend) */
 /* After a rounding job: the first bad (NaN) element over all threads, or -1;
    and, when there is none, every thread's entries into out in index order.
-   Threads claim chunks in increasing order and fill their lists in index
-   order, so each list is sorted: a merge of the lists by index gives the
-   same entries in the same order whichever thread ran which chunk. */
+   A thread fills its list in index order within a chunk, but takes its own
+   chunks first and then others' (>>threads), so a list is sorted here
+   first where it is not; a merge of the lists by index then gives the same
+   entries in the same order whichever thread ran which chunk (an index is
+   in one list only). */
 static void *vt__scratch(vt_ctx *c, size_t n);
+static int vt__entry_cmp(const void *a, const void *b) {
+    int64_t x = ((const vt__entry *)a)->i, y = ((const vt__entry *)b)->i;
+    return x < y ? -1 : x > y;
+}
 static int64_t vt__ents_gather(vt_ctx *c, vt__ents *out) {
     int t, nt = c->pool.n;
-    int64_t bad = -1, at_s[64], *at = at_s;
+    int64_t bad = -1, at_s[64], *at = at_s, k;
     for (t = 0; t < nt; t++)
         if (c->tents[t].bad >= 0 && (bad < 0 || c->tents[t].bad < bad)) bad = c->tents[t].bad;
     if (bad >= 0 || !out) return bad;
+    for (t = 0; t < nt; t++) {
+        vt__ents *l = &c->tents[t];
+        for (k = 1; k < l->n && l->e[k - 1].i < l->e[k].i; k++) {}
+        if (k < l->n) qsort(l->e, (size_t)l->n, sizeof(vt__entry), vt__entry_cmp);
+    }
     if (nt > 64 && !(at = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)nt))) return -1;
     for (t = 0; t < nt; t++) at[t] = 0;
     for (;;) {
@@ -9725,7 +9767,7 @@ static void vt__adamw_task(void *arg, int64_t lo, int64_t hi, int tid) {
         if (!any) continue;
         for (q = 0; q < 3; q++) {
             const double *x = q == 0 ? m : q == 1 ? v : w;
-            for (i = 0; i < n && bad[q] < 0; i++)
+            for (i = 0; i < n && (bad[q] < 0 || b0 + i < bad[q]); i++)
                 if (x[i] != x[i]) bad[q] = b0 + i;
         }
     }
@@ -12763,7 +12805,7 @@ static void vt__sh_task(void *arg, int64_t lo, int64_t hi, int tid) {
     int64_t i, i0 = lo * 4096, i1 = VT__MIN(hi * 4096, j->n), ex = 0;
     int k, nan = 0, t = tid;
     float *pp = j->S <= 64 ? part : (float *)VT_MALLOC(sizeof(float) * (size_t)j->S, NULL);
-    if (!pp) { j->nan[t] = i0; return; } /* (only native with more than 64 shards: reported as this element) */
+    if (!pp) { vt__first(&j->nan[t], i0); return; } /* (only native with more than 64 shards: reported as this element) */
     for (i = i0; i < i1; i++) {
         double *g = j->g + i;
         if (j->how == 2) {
@@ -12773,7 +12815,7 @@ static void vt__sh_task(void *arg, int64_t lo, int64_t hi, int tid) {
         } else if (j->how == 1) *g = vt__sh_native(j->sc, j->S, j->off + i, pp);
         else {
             *g = vt__sh_sum(j->sc, j->S, j->off + i, &ex, &nan);
-            if (nan && j->nan[t] < 0) j->nan[t] = i;
+            if (nan) vt__first(&j->nan[t], i);
             nan = 0;
         }
     }
@@ -12782,7 +12824,7 @@ static void vt__sh_task(void *arg, int64_t lo, int64_t hi, int tid) {
 }
 
 static vt_status vt__shards_combine(vt_ctx *c) {
-    int S = c->sh.S, k, i, nan = 0, width = c->d.mode == VT_MODE_FP64 ? 8 : 4;
+    int S = c->sh.S, k, i, width = c->d.mode == VT_MODE_FP64 ? 8 : 4;
     int recs = c->d.role == VT_ROLE_TRAIN;
     vt__shc *sc = (vt__shc *)vt__xmalloc(c, sizeof(vt__shc) * (size_t)S + 2 * sizeof(int64_t) * (size_t)c->pool.n);
     int64_t off = 0, exact = 0, *tcount = (int64_t *)(sc + S);
@@ -12815,14 +12857,12 @@ static vt_status vt__shards_combine(vt_ctx *c) {
         job.exact = tcount; job.nan = tcount + c->pool.n;
         for (k = 0; k < c->pool.n; k++) { job.exact[k] = 0; job.nan[k] = -1; }
         vt__parallel(&c->pool, (n + 4095) / 4096, n * S, vt__sh_task, &job);
-        for (k = 0; k < c->pool.n; k++) {
-            exact += job.exact[k];
-            if (job.nan[k] >= 0 && !nan) {
-                nan = 1;
-                vt__fail(c, VT_ERR_NONFINITE, "non-finite value (NaN) at step %lld, the cross-shard sum of '%s', element %lld: "
-                         "the shards' gradients hold both infinities", (long long)c->step_no, pt->name, (long long)job.nan[k]);
-            }
-        }
+        for (k = 1; k < c->pool.n; k++)
+            if (job.nan[k] >= 0) vt__first(&job.nan[0], job.nan[k]);
+        for (k = 0; k < c->pool.n; k++) exact += job.exact[k];
+        if (job.nan[0] >= 0)
+            vt__fail(c, VT_ERR_NONFINITE, "non-finite value (NaN) at step %lld, the cross-shard sum of '%s', element %lld: "
+                     "the shards' gradients hold both infinities", (long long)c->step_no, pt->name, (long long)job.nan[0]);
         pt->grad_fresh = 0;
         off += n;
     }

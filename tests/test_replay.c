@@ -392,7 +392,7 @@ TEST(stalled_threads_entries_in_order) {
     }
     vt__pool_stall_us = 100;
     vt__pool_lent = 0;
-    for (r = 0; r < 200 && !k && (r < 5 || !vt__pool_lent); r++) { /* until the caller has run chunks out of turn */
+    for (r = 0; r < 200 && !k && (r < 5 || !vt__pool_lent); r++) { /* until the caller has taken the worker's chunks */
         double *y = (double *)malloc(sizeof(double) * (size_t)n);
         memcpy(y, x, sizeof(double) * (size_t)n);
         out.n = 0;
@@ -403,8 +403,24 @@ TEST(stalled_threads_entries_in_order) {
         for (i = 0; i < out.n && k == 0; i++)
             if (out.e[i].i != 7 * i) { k = 1; CHECK(0, "entry %lld has index %lld, want %lld", (long long)i, (long long)out.e[i].i, (long long)(7 * i)); }
     }
+    /* the first NaN, whichever thread met which first: two NaNs near the
+       back of the worker's chunks (of 16); the caller takes those from the
+       back, so it meets the later one first */
+    x[n - 5] = NAN; x[n / 16 * 13 + 3] = NAN;
+    for (r = 0; r < 20; r++) {
+        double *y = (double *)malloc(sizeof(double) * (size_t)n);
+        memcpy(y, x, sizeof(double) * (size_t)n);
+        out.n = 0;
+        bad = vt__cpu_round(c, y, e, n, 1.0, 0, &out);
+        CHECK(bad == n / 16 * 13 + 3, "round: first NaN reported at %lld, want %lld", (long long)bad, (long long)(n / 16 * 13 + 3));
+        memcpy(y, x, sizeof(double) * (size_t)n);
+        bad = vt__cpu_cast(c, y, n, r & 1);
+        CHECK(bad == n / 16 * 13 + 3, "cast (check only %d): first NaN reported at %lld, want %lld", r & 1, (long long)bad,
+              (long long)(n / 16 * 13 + 3));
+        free(y);
+    }
     vt__pool_stall_us = 0;
-    CHECK(vt__pool_lent > 0, "the stalls never made the caller run a chunk out of turn: the test tests nothing");
+    CHECK(vt__pool_lent > 0, "the stalls never made the caller take a worker's chunk: the test tests nothing");
     free(out.e); free(x); free(e);
     vt_destroy(c);
 }
@@ -441,7 +457,7 @@ TEST(stalled_threads_same_log) {
     vt_run(&d, &p, 8, &r2);
     vt__pool_stall_us = 0;
     CHECK(r1.status == VT_OK && r2.status == VT_OK, "training failed: %s / %s", r1.message, r2.message);
-    CHECK(vt__pool_lent > 0, "the stalls never made the caller run a chunk out of turn: the test tests nothing");
+    CHECK(vt__pool_lent > 0, "the stalls never made the caller take a worker's chunk: the test tests nothing");
     a = slurp("build/t_stall1.vtlog", &na);
     b = slurp("build/t_stall2.vtlog", &nb);
     CHECK(a && b && na == nb && !memcmp(a, b, na), "logs differ (%zu and %zu bytes)", na, nb);
@@ -450,7 +466,7 @@ TEST(stalled_threads_same_log) {
     b = slurp("build/t_stall2.vtlog.commits", &nb);
     CHECK(a && b && na == nb && !memcmp(a, b, na), "commitments differ");
     free(a); free(b);
-    NOTE("%lld chunks ran on a stalled worker after the caller had run a later one; %lld log entries", (long long)vt__pool_lent,
+    NOTE("%lld chunks ran on a thread that does not own them; %lld log entries", (long long)vt__pool_lent,
          (long long)r1.log.entries);
 }
 
