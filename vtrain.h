@@ -6161,6 +6161,44 @@ static void vt__k_binary_fwd(vt__kern *k) {
    (mul: exact for binary32 operands). Sum of r terms plus the old value in
    any order: e = gsum(r + [old]) (|old| + sum |term|), or 0 when the sum is
    exact (vt__sum_bound). */
+
+/* whether s is contiguous and broadcast over t's leading dimensions only
+   (a position embedding or a bias): then output position p reads s[p mod ns] */
+static int vt__bcast_trailing(const vt_tensor *t, const vt_tensor *s) {
+    int d, off = t->ndim - s->ndim;
+    int64_t st = 1;
+    if (off < 0) return 0;
+    for (d = s->ndim - 1; d >= 0; d--) {
+        if (s->ne[d] != t->ne[off + d] || (s->ne[d] != 1 && s->nb[d] != st)) return 0;
+        st *= s->ne[d];
+    }
+    return 1;
+}
+/* targets [lo, hi) of such an s, term = dy: target j's terms are dy[j + q ns]
+   for q = 0 .. r - 1, the order in which the general gather below lists
+   them, so each sum, magnitude and bound is the gather's bit for bit */
+typedef struct { const vt__kern *k; const vt__kout *o; const double *dy; int64_t ns, r; } vt__bcast_job;
+static int vt__no_bcast_fast;        /* tests: always the general gather */
+static int64_t vt__bcast_fast_runs;  /* tests: how many backward targets took the form below */
+static void vt__bcast_bwd_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__bcast_job *b = (const vt__bcast_job *)arg;
+    const vt__kout *o = b->o;
+    int64_t j, q;
+    (void)tid;
+    for (j = lo; j < hi; j++) {
+        double mag = 0, v, old = o->acc ? fabs(o->x[j]) : 0;
+        int L = o->acc ? vt__lsb(o->x[j]) : VT__LSB_NONE;
+        for (q = 0; q < b->r; q++) {
+            double term = b->dy[j + q * b->ns];
+            mag += fabs(term);
+            L = VT__MIN(L, vt__lsb(term));
+        }
+        v = vt__rsum(b->k->o, (uint64_t)j, b->dy + j, b->ns, b->r);
+        o->x[j] = o->acc ? o->x[j] + v : v;
+        if (o->e) o->e[j] = vt__sum_bound(b->k->o, b->r + (o->acc ? 1 : 0), old + mag, L);
+    }
+}
+
 static void vt__k_binary_bwd(vt__kern *k) {
     vt_tensor *t = k->t;
     const double *dy = vt__d(t->grad);
@@ -6181,6 +6219,13 @@ static void vt__k_binary_bwd(vt__kern *k) {
             dj.o = o; dj.dy = dy; dj.sign = sign;
             vt__parallel(&k->c->pool, n, n, vt__dycopy_task, &dj);
             k->out[si].exact = !o->acc;
+            continue;
+        }
+        if ((t->op == VT_OP_ADD || (t->op == VT_OP_SUB && si == 0)) && !vt__no_bcast_fast && vt__bcast_trailing(t, s)) {
+            vt__bcast_job bj;
+            vt__bcast_fast_runs++;
+            bj.k = k; bj.o = o; bj.dy = dy; bj.ns = ns; bj.r = r;
+            vt__parallel(&k->c->pool, ns, 2 * n, vt__bcast_bwd_task, &bj);
             continue;
         }
         /* gather every term per target element, in output order, then sum each
@@ -7385,8 +7430,9 @@ static void vt__ln_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
-/* columns [lo, hi) of dw's propagated xhat error and magnitude: each column
-   summed over the rows in row order, as one loop did */
+/* columns [8 lo, 8 hi) of dw's propagated xhat error and magnitude: each
+   column summed over the rows in row order, as one loop did (eight columns
+   to a task: a chunk of 4 read half of every row's cache lines) */
 typedef struct { const vt__ln_job *j; double *extra, *magp; } vt__lnx_job;
 static void vt__ln_extra_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__lnx_job *x = (const vt__lnx_job *)arg;
@@ -7395,6 +7441,8 @@ static void vt__ln_extra_task(void *arg, int64_t lo, int64_t hi, int tid) {
     double e[32], m[32]; /* the sums in the task's own memory: threads that add into neighbouring
                             columns of extra and magp would share their cache lines on every row */
     (void)tid;
+    lo *= 8;
+    hi = VT__MIN(8 * hi, j->C);
     for (c0 = lo; c0 < hi; c0 += 32) {
         w = VT__MIN(32, hi - c0);
         for (c = 0; c < w; c++) e[c] = m[c] = 0;
@@ -7433,7 +7481,7 @@ static void vt__k_layernorm(vt__kern *k) {
             {
                 vt__lnx_job xj;
                 xj.j = &j; xj.extra = extra; xj.magp = magp;
-                vt__parallel(&k->c->pool, j.C, 2 * j.R * j.C, vt__ln_extra_task, &xj);
+                vt__parallel(&k->c->pool, (j.C + 7) / 8, 2 * j.R * j.C, vt__ln_extra_task, &xj);
             }
             vt__colsum(k, &k->out[1], j.pw, j.R, j.C, ch, 53);
             if (k->out[1].e)

@@ -694,6 +694,80 @@ static vt_status flat_step(vt_ctx *c, int64_t s, void *u) {
     return vt_status_of(c);
 }
 
+/* The backward of an operand broadcast over the leading dimensions (a
+   position embedding, a bias) sums each target's terms on the pool, in the
+   order the general gather lists them (vt__bcast_bwd_task): the same log and
+   state as the gather (vt__no_bcast_fast), in every mode and order, for add,
+   for sub's first operand, with a target that accumulates (p is used twice);
+   sub's second operand and mul keep the gather. */
+static vt_tensor *g_bc_p[2];
+static vt_status bcast_setup(vt_ctx *c, void *u) {
+    int64_t ps[2] = {16, 16}, qs[1] = {16};
+    (void)u;
+    g_bc_p[0] = vt_param(c, "p", 2, ps);
+    g_bc_p[1] = vt_param(c, "q", 1, qs);
+    vt_init_normal(c, g_bc_p[0], 1, 1, 0.5);
+    vt_init_normal(c, g_bc_p[1], 1, 2, 0.5);
+    g_flat_opt = vt_adamw_create(c, NULL);
+    return vt_status_of(c);
+}
+static vt_status bcast_step(vt_ctx *c, int64_t s, void *u) {
+    static float xs[64 * 16 * 16], ys[64 * 16 * 16];
+    int64_t sh[3] = {64, 16, 16};
+    int i;
+    (void)u;
+    for (i = 0; i < 64 * 16 * 16; i++) {
+        xs[i] = (float)vt_rng_uniform(7, (uint64_t)s, (uint64_t)i);
+        ys[i] = (float)vt_rng_uniform(8, (uint64_t)s, (uint64_t)i);
+    }
+    {
+        vt_tensor *x = vt_from_f32(c, 3, sh, xs);
+        vt_tensor *h = vt_add(c, x, g_bc_p[0]);      /* add: p's gradient by the pool */
+        h = vt_sub(c, g_bc_p[1], h);                  /* sub, first operand: q's */
+        h = vt_sub(c, h, g_bc_p[1]);                  /* sub, second operand: the gather (accumulates into q) */
+        h = vt_add(c, vt_mul(c, h, g_bc_p[0]), g_bc_p[0]); /* mul: the gather; add: p accumulates */
+        vt_backward(c, vt_mse(c, h, vt_from_f32(c, 3, sh, ys)));
+    }
+    vt_optim_step(c, g_flat_opt, 1e-2);
+    return vt_status_of(c);
+}
+
+TEST(broadcast_backward_same_bits) {
+    static const vt_mode modes[] = {VT_MODE_VERIFIED, VT_MODE_FP64, VT_MODE_NATIVE};
+    static const char *orders[] = {"threads:1", "threads:2", "threads:2,chaos:7"};
+    vt_program q = {bcast_setup, bcast_step, NULL, NULL};
+    int m, o, f, k;
+    int64_t runs = vt__bcast_fast_runs;
+    for (k = 0; k < 2; k++)
+        for (m = 0; m < 3; m++)
+            for (o = 0; o < 3; o++) {
+                vt_program p = k == 0 ? gpt_program() : q;
+                vt_report r[2];
+                unsigned char *b[2] = {NULL, NULL};
+                size_t nb[2] = {0, 0};
+                if (k == 0 && o == 2) continue;
+                for (f = 0; f < 2; f++) {
+                    vt_desc d = vt_desc_default();
+                    d.mode = modes[m];
+                    vt_order_parse(&d.order, orders[o]);
+                    d.log_path = modes[m] == VT_MODE_VERIFIED ? (f ? "build/t_bc1.vtlog" : "build/t_bc0.vtlog") : NULL;
+                    vt__no_bcast_fast = !f;
+                    vt_run(&d, &p, k == 0 ? 20 : 6, &r[f]);
+                    vt__no_bcast_fast = 0;
+                    CHECK(r[f].status == VT_OK, "program %d, %s %s: %s", k, vt_mode_name(modes[m]), orders[o], r[f].message);
+                    if (d.log_path) b[f] = slurp(d.log_path, &nb[f]);
+                }
+                CHECK(!memcmp(r[0].digest, r[1].digest, 32), "program %d, %s %s: the states differ", k, vt_mode_name(modes[m]),
+                      orders[o]);
+                if (modes[m] == VT_MODE_VERIFIED)
+                    CHECK(b[0] && b[1] && nb[0] == nb[1] && !memcmp(b[0], b[1], nb[0]), "program %d, %s: the logs differ (%zu and %zu bytes)",
+                          k, orders[o], nb[0], nb[1]);
+                free(b[0]);
+                free(b[1]);
+            }
+    CHECK(vt__bcast_fast_runs > runs, "the broadcast backward never took the pool's form: the test compares the gather with itself");
+}
+
 TEST(flat_parameters_same_bits) {
     static const vt_mode modes[] = {VT_MODE_VERIFIED, VT_MODE_FP64, VT_MODE_NATIVE};
     static const char *orders[] = {"threads:1", "threads:2"};
@@ -1146,6 +1220,7 @@ int main(int argc, char **argv) {
     RUN(fused_causal_points_log_what_the_pass_logs);
     RUN(adamw_one_pass_same_bits);
     RUN(flat_parameters_same_bits);
+    RUN(broadcast_backward_same_bits);
     RUN(stalled_threads_same_log);
     RUN(stalled_threads_entries_in_order);
     RUN(tamper_changed_entry);
