@@ -3628,10 +3628,9 @@ static int64_t vt__tri_round(vt_ctx *c, double *x, const double *e, int64_t n, i
    never written and the rounding point makes no pass (at T 256 the four
    T x T points are 16 MiB of values and as much of bounds per layer, read
    back from memory by the pass). Each thread collects entries and its first
-   NaN in its own list as vt__tri_round_task does: it visits the rows of its
-   chunks in increasing order and claims chunks in increasing order, so each
-   list is sorted and vt__round gathers them (c->round_fused) into the same
-   entries in the same order. The rule runs element by element on the same
+   NaN in its own list as vt__tri_round_task does, and vt__round gathers
+   them (c->round_fused, vt__ents_gather: sorted by index, the smallest
+   NaN) into the same entries in the same order. The rule runs element by element on the same
    x and e (where a 256-block starts changes no result), so values, entries
    and the first NaN are vt__tri_round's. vt__no_fuse (tests) turns it off.
    vt__fuse_begin says whether the point is fused (it must be causal, not
