@@ -7496,10 +7496,45 @@ static void vt__k_layernorm(vt__kern *k) {
    Backward: dtable[v] = (old) + sum over positions p with idx[p] = v of
    dout[p], positions in index order (rotated under chaos):
    e = gsum(count_v + [old]) (sum|dout| + |old|) (0 when exact, vt__sum_bound);
-   rows never indexed keep their value (0 when written). */
+   rows never indexed keep their value (0 when written). The forward's rows
+   and the backward's table rows run on the pool (each row on its own). */
+typedef struct { vt__kern *k; const int32_t *I; const double *dy; const int64_t *cnt, *list; double *scr; int64_t C; } vt__emb_job;
+static void vt__emb_fwd_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__emb_job *j = (const vt__emb_job *)arg;
+    const double *tab = vt__d(j->k->t->src[0]);
+    int64_t p;
+    (void)tid;
+    for (p = lo; p < hi; p++) memcpy(j->k->out[0].x + p * j->C, tab + (int64_t)j->I[p] * j->C, sizeof(double) * (size_t)j->C);
+}
+static void vt__emb_bwd_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__emb_job *j = (const vt__emb_job *)arg;
+    const vt__kern *k = j->k;
+    const vt__kout *o = &k->out[0];
+    int64_t C = j->C, v, c;
+    double *acc = j->scr + (int64_t)tid * 3 * C, *mag = acc + C;
+    int *ls = (int *)(mag + C);
+    for (v = lo; v < hi; v++) {
+        int64_t n = j->cnt[v + 1] - j->cnt[v], q, rot = 0;
+        if (!n) continue;
+        if (k->o->chaos) rot = (int64_t)(vt__ckey(k->o, (uint64_t)v) % (uint64_t)n);
+        for (c = 0; c < C; c++) { acc[c] = o->acc ? o->x[v * C + c] : 0; mag[c] = fabs(acc[c]); ls[c] = vt__lsb(acc[c]); }
+        for (q = 0; q < n; q++) {
+            const double *row = j->dy + j->list[j->cnt[v] + (q + rot) % n] * C;
+            for (c = 0; c < C; c++) {
+                acc[c] = VT__ACC(k->o, acc[c] + row[c]);
+                mag[c] += fabs(row[c]);
+                ls[c] = VT__MIN(ls[c], vt__lsb(row[c]));
+            }
+        }
+        for (c = 0; c < C; c++) {
+            o->x[v * C + c] = acc[c];
+            if (o->e) o->e[v * C + c] = vt__sum_bound(k->o, n + (o->acc ? 1 : 0), mag[c], ls[c]);
+        }
+    }
+}
 static void vt__k_embedding(vt__kern *k) {
     vt_tensor *t = k->t, *tab = t->src[0], *idx = t->src[1];
-    int64_t V = tab->ne[0], C = tab->ne[1], P = vt_numel(idx), p, c, v;
+    int64_t V = tab->ne[0], C = tab->ne[1], P = vt_numel(idx), p, v;
     const int32_t *I = vt__i(idx);
     for (p = 0; p < P; p++)
         if (I[p] < 0 || I[p] >= V) {
@@ -7507,7 +7542,9 @@ static void vt__k_embedding(vt__kern *k) {
             return;
         }
     if (!k->bwd) {
-        for (p = 0; p < P; p++) memcpy(k->out[0].x + p * C, vt__d(tab) + (int64_t)I[p] * C, sizeof(double) * (size_t)C);
+        vt__emb_job ej;
+        ej.k = k; ej.I = I; ej.C = C;
+        vt__parallel(&k->c->pool, P, 2 * P * C, vt__emb_fwd_task, &ej);
         k->out[0].exact = 1;
         return;
     }
@@ -7516,8 +7553,6 @@ static void vt__k_embedding(vt__kern *k) {
         const double *dy = vt__d(t->grad);
         int64_t *cnt = (int64_t *)vt__scratch(k->c, sizeof(int64_t) * (size_t)(2 * V + 1 + P));
         int64_t *pos, *list;
-        double *acc, *mag;
-        int *ls;
         if (!cnt) return;
         memset(cnt, 0, sizeof(int64_t) * (size_t)(V + 1));
         for (p = 0; p < P; p++) cnt[I[p] + 1]++;
@@ -7526,28 +7561,13 @@ static void vt__k_embedding(vt__kern *k) {
         list = pos + V;
         memcpy(pos, cnt, sizeof(int64_t) * (size_t)V);
         for (p = 0; p < P; p++) list[pos[I[p]]++] = p;
-        acc = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(2 * C));
-        ls = (int *)vt__scratch(k->c, sizeof(int) * (size_t)C);
-        if (!acc || !ls) return;
-        mag = acc + C;
         if (!o->acc) memset(o->x, 0, sizeof(double) * (size_t)(V * C));
-        for (v = 0; v < V; v++) {
-            int64_t n = cnt[v + 1] - cnt[v], q, rot = 0;
-            if (!n) continue;
-            if (k->o->chaos) rot = (int64_t)(vt__ckey(k->o, (uint64_t)v) % (uint64_t)n);
-            for (c = 0; c < C; c++) { acc[c] = o->acc ? o->x[v * C + c] : 0; mag[c] = fabs(acc[c]); ls[c] = vt__lsb(acc[c]); }
-            for (q = 0; q < n; q++) {
-                const double *row = dy + list[cnt[v] + (q + rot) % n] * C;
-                for (c = 0; c < C; c++) {
-                    acc[c] = VT__ACC(k->o, acc[c] + row[c]);
-                    mag[c] += fabs(row[c]);
-                    ls[c] = VT__MIN(ls[c], vt__lsb(row[c]));
-                }
-            }
-            for (c = 0; c < C; c++) {
-                o->x[v * C + c] = acc[c];
-                if (o->e) o->e[v * C + c] = vt__sum_bound(k->o, n + (o->acc ? 1 : 0), mag[c], ls[c]);
-            }
+        {
+            vt__emb_job ej;
+            ej.k = k; ej.I = I; ej.dy = dy; ej.cnt = cnt; ej.list = list; ej.C = C;
+            ej.scr = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(3 * C * k->c->pool.n)); /* acc, mag, ls per thread */
+            if (!ej.scr) return;
+            vt__parallel(&k->c->pool, V, 4 * P * C, vt__emb_bwd_task, &ej);
         }
     }
 }
@@ -9964,10 +9984,27 @@ static double vt__cpu_sumsq(vt_ctx *c, int i, const double *g, int64_t n, double
     return ps;
 }
 
-static void vt__cpu_scale(vt_ctx *c, double *g, double s, int64_t n) {
+/* every parameter's vt__cpu_sumsq on the pool (a parameter per task, each
+   computed as the serial loop would): ps and S per parameter */
+typedef struct { vt_ctx *c; const double *g; const int64_t *off; double *ps, *S; } vt__sumsq_job;
+static void vt__sumsq_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__sumsq_job *j = (const vt__sumsq_job *)arg;
+    int64_t i;
+    (void)tid;
+    for (i = lo; i < hi; i++) j->ps[i] = vt__cpu_sumsq(j->c, (int)i, j->g + j->off[i], j->off[i + 1] - j->off[i], &j->S[i]);
+}
+
+typedef struct { double *g; double s; } vt__scale_job;
+static void vt__scale_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    const vt__scale_job *j = (const vt__scale_job *)arg;
     int64_t k;
-    (void)c;
-    for (k = 0; k < n; k++) g[k] *= s;
+    (void)tid;
+    for (k = lo; k < hi; k++) j->g[k] *= j->s;
+}
+static void vt__cpu_scale(vt_ctx *c, double *g, double s, int64_t n) {
+    vt__scale_job j;
+    j.g = g; j.s = s;
+    vt__parallel(&c->pool, n, n, vt__scale_task, &j);
 }
 
 /* --- the CPU backend's table (>>backend): host memory, the kernels of >>cpu,
@@ -9991,7 +10028,7 @@ static vt_status vt__cpu_attach(vt_ctx *c) { c->be = &vt__cpu_backend; return VT
 VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
     int i, flat = 1;
     int64_t N = vt_param_numel(c), dims[1], off = 0;
-    double n2 = 0, e2 = 0, S = 0, norm, coef, *g;
+    double n2 = 0, e2 = 0, S = 0, norm, coef, *g, *pss = NULL, *Sps = NULL;
     if (c->status != VT_OK) return NAN;
     if (!(max_norm > 0)) { /* a negative maximum used to flip the gradient's sign, 0 to erase it */
         vt__fail(c, VT_ERR_ARG, "vt_clip_grad_norm: max_norm = %g must be positive (+inf: no clipping)", max_norm);
@@ -10005,9 +10042,21 @@ VTDEF double vt_clip_grad_norm(vt_ctx *c, double max_norm) {
         vt__gather(c, c->nparams, c->params, NULL, g);
         flat = 0;
     }
+    if (c->be->sumsq == vt__cpu_sumsq && c->pool.n > 1) { /* the CPU's sums on the pool, combined below in order */
+        vt__sumsq_job sj;
+        int64_t *offs = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)(c->nparams + 1));
+        sj.ps = (double *)vt__scratch(c, sizeof(double) * (size_t)(2 * c->nparams + 1));
+        if (!offs || !sj.ps) return NAN;
+        sj.S = sj.ps + c->nparams;
+        sj.c = c; sj.g = g; sj.off = offs;
+        for (offs[0] = 0, i = 0; i < c->nparams; i++) offs[i + 1] = offs[i] + vt_numel(c->params[i]);
+        vt__parallel(&c->pool, c->nparams, 2 * N, vt__sumsq_task, &sj);
+        pss = sj.ps; Sps = sj.S;
+    }
     for (i = 0; i < c->nparams && c->status == VT_OK; i++) {
         int64_t n = vt_numel(c->params[i]);
-        double Sp = 0, ps = c->be->sumsq(c, i, g + off, n, &Sp);
+        double Sp = 0, ps = pss ? pss[i] : c->be->sumsq(c, i, g + off, n, &Sp);
+        if (pss) Sp = Sps[i];
         n2 = VT__ACC(&c->ord, n2 + ps);
         e2 += vt__g(&c->ord, n + 1) * Sp;
         S += Sp;
