@@ -4724,6 +4724,44 @@ static void vt__tr4(__m256d *v) {
     v[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
     v[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
 }
+#ifdef VT__AVX512
+/* the four lines' lane sums of vt__stat_rows4 (all K long) at once, two
+   lines to a register (lanes 0-3 line q, 4-7 line q + 1): each lane takes
+   its terms in the same order by the same operations, so the sums are the
+   one-line-at-a-time walk's bit for bit; four lines interleaved keep eight
+   chains of additions in flight where one line kept two (latency-bound) */
+VT__T512 static void vt__rows4_sums512(const double *x0, int64_t so, int64_t K, __m256d *V1, __m256d *V2, __m256d *VM, __m256d *VN) {
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m512d zero = _mm512_setzero_pd();
+    __m512d v1[2] = {zero, zero}, v2[2] = {zero, zero}, vm[2] = {zero, zero}, vn[2];
+    int64_t k;
+    int p;
+    vn[0] = vn[1] = _mm512_set1_pd(INFINITY);
+#define VT__L2(p, off) _mm512_abs_pd(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(x0 + 2 * (p) * so + (off))), \
+                                                      _mm256_loadu_pd(x0 + (2 * (p) + 1) * so + (off)), 1))
+#define VT__S2(p, a)                                                                                                   \
+    v1[p] = _mm512_add_pd(v1[p], a);                                                                                   \
+    v2[p] = _mm512_fmadd_pd(a, a, v2[p]);                                                                              \
+    vm[p] = _mm512_mask_max_pd(vm[p], 0xff, vm[p], a);                                                                 \
+    vn[p] = _mm512_mask_min_pd(vn[p], 0xff, _mm512_castsi512_pd(_mm512_sub_epi64(_mm512_castpd_si512(a), one)), vn[p]);
+    for (k = 0; k + 8 <= K; k += 8) {
+        __m512d a0 = VT__L2(0, k), a1 = VT__L2(1, k), b0 = VT__L2(0, k + 4), b1 = VT__L2(1, k + 4);
+        VT__S2(0, a0) VT__S2(1, a1) VT__S2(0, b0) VT__S2(1, b1)
+    }
+    for (; k + 4 <= K; k += 4) {
+        __m512d a0 = VT__L2(0, k), a1 = VT__L2(1, k);
+        VT__S2(0, a0) VT__S2(1, a1)
+    }
+#undef VT__L2
+#undef VT__S2
+    for (p = 0; p < 2; p++) {
+        V1[2 * p] = _mm512_castpd512_pd256(v1[p]); V1[2 * p + 1] = _mm512_extractf64x4_pd(v1[p], 1);
+        V2[2 * p] = _mm512_castpd512_pd256(v2[p]); V2[2 * p + 1] = _mm512_extractf64x4_pd(v2[p], 1);
+        VM[2 * p] = _mm512_castpd512_pd256(vm[p]); VM[2 * p + 1] = _mm512_extractf64x4_pd(vm[p], 1);
+        VN[2 * p] = _mm512_castpd512_pd256(vn[p]); VN[2 * p + 1] = _mm512_extractf64x4_pd(vn[p], 1);
+    }
+}
+#endif
 static int64_t vt__stat_rows4(const vt__stat_job *j, int64_t r, int64_t hi, int tri) {
     const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
     const __m256i one = _mm256_set1_epi64x(1);
@@ -4745,11 +4783,17 @@ static int64_t vt__stat_rows4(const vt__stat_job *j, int64_t r, int64_t hi, int 
             bad = _mm256_or_si256(bad, _mm256_cmpeq_epi64(_mm256_and_si256(b, _mm256_set1_epi64x(0x3ffffffffll)), _mm256_setzero_si256()));
             few = _mm256_movemask_pd(_mm256_castsi256_pd(bad));
         }
+        for (q = 0; q < 4; q++)
+            co[q] = (few >> q) & 1 ? vt__coarse_line(j->X + (r + q) * j->s_outer, 1, Kq[q]) : 0; /* (K >= 4: a group's lines are whole vectors) */
+#ifdef VT__AVX512
+        if (vt__isa512() && Kq[0] == Kq[1] && Kq[0] == Kq[2] && Kq[0] == Kq[3])
+            vt__rows4_sums512(j->X + r * j->s_outer, j->s_outer, Kq[0], V1, V2, VM, VN);
+        else
+#endif
         for (q = 0; q < 4; q++) {
             const double *x = j->X + (r + q) * j->s_outer;
             int64_t K = Kq[q];
             __m256d v1 = zero, v2 = zero, vm = zero, vn = inf;
-            co[q] = (few >> q) & 1 ? vt__coarse_line(x, 1, K) : 0; /* (K >= 4: a group's lines are whole vectors) */
             for (k = 0; k + 8 <= K; k += 8) { /* as the walk below */
                 __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)), b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 4));
                 v1 = _mm256_add_pd(v1, a);
