@@ -2649,7 +2649,10 @@ struct vt_ctx {
     vt__ents *tents;        /* per-thread entry buffers */
     const vt__xprod *rxp;   /* the correctly rounded product being rounded (vt__round), or NULL */
     int64_t round_tri;      /* the next vt__round's point is causal, blocks of this side (vt__tri_round; CPU) */
-    int round_fused;        /* the next vt__round's kernel applied the trainer's rule itself (vt__fuse_begin; CPU) */
+    int round_fused;        /* the next vt__round's kernel applied the trainer's rule itself (vt__fuse_begin; CPU);
+                               2 + slot: a product rounded in its GEMM (A FUSED PRODUCT), its entries in fents[slot] */
+    vt__ents fents[VT_MAX_SRC]; int64_t fbad[VT_MAX_SRC]; /* A FUSED PRODUCT's entries and first NaN, per output slot */
+    const void *gfuse;      /* the next vt__gemm_go's fused rounding job (a vt__rjob), or NULL */
     int pre_cast; int64_t pre_bad; /* >>optim: the next cast's values are binary32 already, their first NaN
                                       pre_bad (-1: none); vt__cpu_cast returns it without a pass */
     vt__ents ents;          /* entries of the current point, in index order */
@@ -3708,7 +3711,15 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
         int64_t nx;
         double xef = c->d.bound == VT_BOUND_PROBABILISTIC ? 1 : 0.5; /* width e, not 2e: see above */
         c->rxp = xp;
-        bad = lz ? vt__lazy_round(c, x, lz, xef, 0, &c->ents) : be->round(c, x, e, n, xef, 0, &c->ents);
+        if (c->round_fused >= 2) { /* A FUSED PRODUCT: the GEMM applied the rule; its entries in the slot's list */
+            int slot = c->round_fused - 2;
+            bad = c->fbad[slot];
+            if (bad < 0) {
+                int64_t q;
+                for (q = 0; q < c->fents[slot].n; q++)
+                    if (!vt__ents_push(c, &c->ents, c->fents[slot].e[q].i, c->fents[slot].e[q].r, c->fents[slot].e[q].full)) return;
+            }
+        } else bad = lz ? vt__lazy_round(c, x, lz, xef, 0, &c->ents) : be->round(c, x, e, n, xef, 0, &c->ents);
         c->rxp = NULL;
         if (bad >= 0) goto nonfinite;
         nx = c->ents.n;
@@ -3738,7 +3749,7 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
     if (c->d.role == VT_ROLE_TRAIN || c->d.mode != VT_MODE_VERIFIED) {
         /* the trainer's rule; without a log (round-only, native, or training
            without one) the entries are only counted */
-        vt__fused_points += c->round_fused;
+        vt__fused_points += c->round_fused != 0;
         bad = c->round_fused ? vt__ents_gather(c, &c->ents) /* the kernel ran the rule (vt__fuse_begin) */
             : lz  ? vt__lazy_round(c, x, lz, ef, compact, &c->ents)
             : e && c->round_tri > 0 && n % c->round_tri == 0 ? vt__tri_round(c, x, e, n, c->round_tri, ef, compact, &c->ents)
@@ -4189,6 +4200,7 @@ typedef struct vt__gemm {
     const vt__ukr_set *ks; /* the micro-kernels and their tile sizes */
     int set;               /* one chunk, C not read: the first k-block writes it (vt__gemm_set) */
     int tri;               /* square causal products (vt__mm_serial): VT__TRI_* below */
+    const void *fz;        /* A FUSED PRODUCT: the lazy rounding job applied to each finished tile (a vt__rjob), or NULL */
 } vt__gemm;
 
 /* CAUSAL PRODUCTS. Attention multiplies T x T matrices that are 0 on one
@@ -4462,6 +4474,7 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
     }
 }
 
+static void vt__lazy_tile(const void *fz, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb);
 static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gemm *g = (vt__gemm *)arg;
     int64_t task;
@@ -4470,11 +4483,9 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
         int64_t m0 = ti * g->mc, n0 = tj * g->nc;
         int64_t mb = VT__MIN(g->mc, g->M - m0), nb = VT__MIN(g->nc, g->N - n0), ch, i, j;
         double *C = g->C + m0 * g->ldc + n0;
-        if (g->nch == 1) { /* tiles of mc rows straight into C */
+        if (g->nch == 1) /* tiles of mc rows straight into C */
             vt__gemm_tile(g, tid, m0, mb, n0, nb, 0, C, g->ldc, g->set);
-            continue;
-        }
-        {
+        else {
             double *T = (double *)((unsigned char *)g->tbuf[tid] + g->tbytes - sizeof(double) * VT__MC * VT__NC);
             for (ch = 0; ch < g->nch; ch++) {
                 vt__gemm_tile(g, tid, m0, mb, n0, nb, ch, T, VT__NC, 1);
@@ -4482,6 +4493,7 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
                     for (j = 0; j < nb; j++) C[i * g->ldc + j] = VT__ACC(g->o, C[i * g->ldc + j] + T[i * VT__NC + j]);
             }
         }
+        if (g->fz) vt__lazy_tile(g->fz, tid, m0, mb, n0, nb); /* the tile is final: round it while it is in cache */
     }
 }
 
@@ -4502,12 +4514,14 @@ static void vt__gemm_sum_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gemm *g = (vt__gemm *)arg;
     int64_t m, n, ch;
     (void)tid;
-    for (m = lo; m < hi; m++)
+    for (m = lo; m < hi; m++) {
         for (ch = 0; ch < g->nch; ch++) {
             const double *P = g->part + ch * g->M * g->N + m * g->N;
             double *C = g->C + m * g->ldc;
             for (n = 0; n < g->N; n++) C[n] = VT__ACC(g->o, C[n] + P[n]);
         }
+        if (g->fz) vt__lazy_tile(g->fz, tid, m, 1, 0, g->N);
+    }
 }
 
 static void *vt__scratch(vt_ctx *c, size_t n);
@@ -4554,6 +4568,8 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
     if (M <= 0 || N <= 0 || K <= 0) return;
     memset(&g, 0, sizeof g);
     g.set = set;
+    g.fz = c->gfuse; /* (for this product only) */
+    c->gfuse = NULL;
     g.c = c; g.o = o; g.M = M; g.N = N; g.K = K;
     g.A = A; g.sam = sam; g.sak = sak; g.B = B; g.sbk = sbk; g.sbn = sbn; g.C = C; g.ldc = ldc;
     g.kchunk = (kchunk <= 0 || kchunk > K) ? K : kchunk;
@@ -5337,14 +5353,16 @@ VT__T512 static int64_t vt__lazy_pass512(double *x, double *keep, int64_t n, dou
 }
 #endif
 
-static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
-    vt__rjob *j = (vt__rjob *)arg;
+/* the trainer's rule on rows [r0, r1), columns [c0, c1) of a point with a
+   lazy bound, in blocks of up to 256 columns from c0 (where a block starts
+   changes no value, entry or NaN: each element is cast, or looked at with
+   its own bound, by the same rule) */
+static void vt__lazy_rows(const vt__rjob *j, vt__ents *t, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     const vt__lazy *z = j->lz;
     const vt__gbound_job *g = &z->gb;
-    vt__ents *t = &j->c->tents[tid];
     double ef2 = 2 * j->ef * VT__SAFE, e[256], keep[256];
     int64_t r, m, n0, i, nv;
-    for (r = lo; r < hi; r++) {
+    for (r = r0; r < r1; r++) {
         int64_t cb; /* the look's first column of its job's B statistics */
         double a1, a2, am, ath, s, s2, s3, W, xcap;
         vt__gbound_job gr;
@@ -5361,8 +5379,8 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
            looked at, and below it W + xcap 2^-50 is at least the look's
            e ef2 + |x| 2^-50: one width for the whole row */
         xcap = 2 * (s + z->capb);
-        for (n0 = 0; n0 < z->nc; n0 += 256) {
-            int64_t n = VT__MIN(256, z->nc - n0);
+        for (n0 = c0; n0 < c1; n0 += 256) {
+            int64_t n = VT__MIN(256, c1 - n0);
             double *x = j->x + r * z->nc + n0;
             int any = !(W < INFINITY && xcap < INFINITY); /* NaN or infinite statistics: look everywhere */
             i = 0;
@@ -5399,6 +5417,15 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
             } else vt__cast_block(x + nv, n - nv);
         }
     }
+}
+static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__rjob *j = (vt__rjob *)arg;
+    vt__lazy_rows(j, &j->c->tents[tid], lo, hi, 0, j->lz->nc);
+}
+/* A FUSED PRODUCT: the rule on a finished tile of the GEMM (vt__gemm_task) */
+static void vt__lazy_tile(const void *fz, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb) {
+    const vt__rjob *j = (const vt__rjob *)fz;
+    vt__lazy_rows(j, &j->c->tents[tid], m0, m0 + mb, n0, n0 + nb);
 }
 
 /* the trainer's rule for a point with a lazy bound (vt__cpu_round's twin) */
@@ -6749,6 +6776,47 @@ static void vt__bias_rows_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* A FUSED PRODUCT. The whole output of one product (C = A B + bias, no old
+   value) with a lazy bound, a correctly rounded product: the GEMM applies
+   vt__round's rule for it (vt__lazy_rows, the same width and bound) to
+   each tile as soon as the tile is final, while it is in cache, instead of
+   a pass over the output afterwards (14-19% of the verified step's extra
+   time at width 128 was that pass). Where a block of the rule starts
+   changes no value, entry or first NaN (vt__lazy_rows), so values are the
+   pass's; the threads' entries and first NaN are gathered (vt__ents_gather:
+   in index order, the smallest) into the output slot's own list, since a
+   kernel's other outputs may be fused too, and vt__round takes them from
+   there (c->round_fused = 2 + slot) to the exact evaluation as it took the
+   pass's. vt__no_gfuse (tests) turns it off. */
+static int vt__no_gfuse;
+static int64_t vt__gfused; /* tests: products rounded in their GEMM */
+static void vt__fused_product(vt__kern *k, vt__kout *o, const vt__lazy *z, int64_t M, int64_t N, int64_t K, const double *A,
+                              int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, const double *bias,
+                              int64_t kchunk) {
+    vt_ctx *c = k->c;
+    vt__rjob rj;
+    int t, slot = (int)(o - k->out);
+    for (t = 0; t < c->pool.n; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
+    rj.c = c; rj.x = C; rj.e = NULL; rj.lz = z; rj.tri = 0; rj.compact = 0;
+    rj.ef = c->d.bound == VT_BOUND_PROBABILISTIC ? 1 : 0.5; /* vt__round's xef for a correctly rounded product */
+    rj.gs = o->xp->gs; rj.gx = o->xp->gx;
+    if (bias) { /* C = bias, then C += A B */
+        vt__bias_job bj;
+        bj.o = k->o; bj.C = C; bj.bias = bias; bj.N = N; bj.acc = 0;
+        vt__parallel(&c->pool, M, M * N, vt__bias_rows_task, &bj);
+        c->gfuse = &rj;
+        vt__gemm_run(c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
+    } else {
+        c->gfuse = &rj;
+        vt__gemm_set(c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
+    }
+    c->gfuse = NULL;
+    c->fents[slot].n = 0;
+    c->fbad[slot] = vt__ents_gather(c, &c->fents[slot]);
+    o->fused = 2 + slot;
+    vt__gfused++;
+}
+
 static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                        int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, double *E, const double *bias,
                        int64_t kchunk, const vt__wstat *ws) {
@@ -6761,8 +6829,13 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
     if (E && E == o->e && M * N == o->n && !k->c->ncal && !vt__no_lazy) {
         vt__lazy *z = vt__gemm_lazy(k->c, ob, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk, ws);
         if (!z) return;
-        if (!z->gb.C0) o->lz = z;
-        else {
+        if (!z->gb.C0) {
+            o->lz = z;
+            if (o->xp && !o->acc && K > 0 && z->nb == 1 && z->nc == N && !vt__no_gfuse) {
+                vt__fused_product(k, o, z, M, N, K, A, sam, sak, B, sbk, sbn, C, bias, kchunk);
+                return;
+            }
+        } else {
             z->gb.E = E;
             vt__parallel(&k->c->pool, M, M * N, vt__gbound_task, &z->gb);
         }
@@ -13287,6 +13360,7 @@ VTDEF void vt_destroy(vt_ctx *c) {
     VT_FREE(c->sh.all.p, c->u);
     VT_FREE(c->sh.batch.p, c->u);
     for (i = 0; c->tents && i < c->pool.n; i++) VT_FREE(c->tents[i].e, c->u);
+    for (i = 0; i < VT_MAX_SRC; i++) VT_FREE(c->fents[i].e, c->u);
     VT_FREE(c->tents, c->u);
     VT_FREE(c->ents.e, c->u);
     VT_FREE(c->rents, c->u);

@@ -152,6 +152,7 @@ TEST(round_only_fails_verified_fixes) {
          (long long)r.log.corrections, r.last_loss);
     free(g_lsq.x);
     free(g_lsq.y);
+    g_lsq.x = NULL; g_lsq.y = NULL;
 }
 
 /* chunks in memory (no files): the trainer hands each step's chunk over,
@@ -491,6 +492,65 @@ TEST(lazy_bound_logs_what_the_written_bound_logs) {
     NOTE("GPT, 100 steps: %lld entries, logs of %zu bytes byte-identical", (long long)r1.log.entries, n1);
     free(b1);
     free(b2);
+}
+
+/* Products rounded in their GEMM, tile by tile (A FUSED PRODUCT in
+   vtrain.h), against the rounding point's own pass (vt__no_gfuse): the logs,
+   the states and the counts of exact evaluations, on one thread, on two
+   (the threads' lists merged), and in a chaos order; a least-squares fit
+   near its minimum puts thousands of products on a boundary, so the lists
+   carry entries to the exact evaluation; and its audit in another order
+   with the pass accepts the fused trainer's log. */
+TEST(fused_products_same_bits) {
+    static const char *ords[3] = {"threads:1", "threads:2", "threads:2,chaos:5"};
+    int64_t fused = vt__gfused, exact = 0;
+    int q, o, f;
+    for (q = 0; q < 2; q++)
+        for (o = 0; o < 3; o++) {
+            vt_program p = gpt_program();
+            vt_report r[2];
+            unsigned char *b[2] = {NULL, NULL};
+            size_t nb[2] = {0, 0};
+            if (q == 1) { p.setup = lsq_setup; p.step = lsq_step; p.on_step = NULL; p.user = &g_lsq; }
+            for (f = 0; f < 2; f++) {
+                vt_desc d = vt_desc_default();
+                vt_order_parse(&d.order, ords[o]);
+                d.log_path = f ? "build/t_gf1.vtlog" : "build/t_gf0.vtlog";
+                vt__no_gfuse = !f;
+                vt_run(&d, &p, q == 0 ? 30 : LSQ_STEPS, &r[f]);
+                vt__no_gfuse = 0;
+                CHECK(r[f].status == VT_OK, "program %d, %s: %s", q, ords[o], r[f].message);
+                b[f] = slurp(d.log_path, &nb[f]);
+            }
+            CHECK(!memcmp(r[0].digest, r[1].digest, 32), "program %d, %s: the states differ", q, ords[o]);
+            CHECK(r[0].log.exact == r[1].log.exact && r[0].log.entries == r[1].log.entries,
+                  "program %d, %s: %lld and %lld exact evaluations, %lld and %lld entries", q, ords[o], (long long)r[0].log.exact,
+                  (long long)r[1].log.exact, (long long)r[0].log.entries, (long long)r[1].log.entries);
+            CHECK(b[0] && b[1] && nb[0] == nb[1] && !memcmp(b[0], b[1], nb[0]), "program %d, %s: the logs differ (%zu and %zu bytes)",
+                  q, ords[o], nb[0], nb[1]);
+            if (q == 1) exact += r[1].log.exact;
+            free(b[0]);
+            free(b[1]);
+            if (q == 1 && o == 1) { /* the fused trainer's log, audited in another order without fusion */
+                vt_desc d = vt_desc_default();
+                vt_report ra;
+                vt_program pa = p;
+                d.role = VT_ROLE_AUDIT;
+                d.log_path = "build/t_gf1.vtlog";
+                vt_order_parse(&d.order, "threads:1,block:48");
+                vt__no_gfuse = 1;
+                vt_run(&d, &pa, LSQ_STEPS, &ra);
+                vt__no_gfuse = 0;
+                CHECK(ra.status == VT_OK && ra.steps == LSQ_STEPS && !memcmp(ra.digest, r[1].digest, 32), "audit: %s", ra.message);
+            }
+        }
+    free(g_lsq.x);
+    free(g_lsq.y);
+    g_lsq.x = NULL; g_lsq.y = NULL;
+    CHECK(vt__gfused > fused, "no product was rounded in its GEMM: the test compares the pass with itself");
+    CHECK(exact > 0, "no product value was evaluated exactly: the fused lists carried nothing");
+    NOTE("%lld products rounded in their GEMM; %lld exact evaluations in the least-squares runs", (long long)(vt__gfused - fused),
+         (long long)exact);
 }
 
 /* The attention kernels' fused rounding of their causal T x T points (A
@@ -1217,6 +1277,7 @@ int main(int argc, char **argv) {
     RUN(gpt_native_diverges);
     RUN(calibrated_and_probabilistic);
     RUN(lazy_bound_logs_what_the_written_bound_logs);
+    RUN(fused_products_same_bits);
     RUN(fused_causal_points_log_what_the_pass_logs);
     RUN(adamw_one_pass_same_bits);
     RUN(flat_parameters_same_bits);
