@@ -4753,8 +4753,9 @@ VT__T512 static void vt__rows4_sums512(const double *x0, int64_t so, int64_t K, 
     int64_t k;
     int p;
     vn[0] = vn[1] = _mm512_set1_pd(INFINITY);
-#define VT__L2(p, off) _mm512_abs_pd(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(x0 + 2 * (p) * so + (off))), \
-                                                      _mm256_loadu_pd(x0 + (2 * (p) + 1) * so + (off)), 1))
+#define VT__L2(p, off) /* line 2p's four values in lanes 0-3, line 2p + 1's in 4-7 (a masked load: so >= 4) */ \
+    _mm512_abs_pd(_mm512_mask_loadu_pd(_mm512_castpd256_pd512(_mm256_loadu_pd(x0 + 2 * (p) * so + (off))), 0xf0, \
+                                       x0 + (2 * (p) + 1) * so + (off) - 4))
 #define VT__S2(p, a)                                                                                                   \
     v1[p] = _mm512_add_pd(v1[p], a);                                                                                   \
     v2[p] = _mm512_fmadd_pd(a, a, v2[p]);                                                                              \
@@ -4770,11 +4771,13 @@ VT__T512 static void vt__rows4_sums512(const double *x0, int64_t so, int64_t K, 
     }
 #undef VT__L2
 #undef VT__S2
-    for (p = 0; p < 2; p++) {
-        V1[2 * p] = _mm512_castpd512_pd256(v1[p]); V1[2 * p + 1] = _mm512_extractf64x4_pd(v1[p], 1);
-        V2[2 * p] = _mm512_castpd512_pd256(v2[p]); V2[2 * p + 1] = _mm512_extractf64x4_pd(v2[p], 1);
-        VM[2 * p] = _mm512_castpd512_pd256(vm[p]); VM[2 * p + 1] = _mm512_extractf64x4_pd(vm[p], 1);
-        VN[2 * p] = _mm512_castpd512_pd256(vn[p]); VN[2 * p + 1] = _mm512_extractf64x4_pd(vn[p], 1);
+    for (p = 0; p < 2; p++) { /* the halves through memory (g++ 12 warns about the extract intrinsics) */
+        double h[4][8];
+        _mm512_storeu_pd(h[0], v1[p]); _mm512_storeu_pd(h[1], v2[p]); _mm512_storeu_pd(h[2], vm[p]); _mm512_storeu_pd(h[3], vn[p]);
+        V1[2 * p] = _mm256_loadu_pd(h[0]); V1[2 * p + 1] = _mm256_loadu_pd(h[0] + 4);
+        V2[2 * p] = _mm256_loadu_pd(h[1]); V2[2 * p + 1] = _mm256_loadu_pd(h[1] + 4);
+        VM[2 * p] = _mm256_loadu_pd(h[2]); VM[2 * p + 1] = _mm256_loadu_pd(h[2] + 4);
+        VN[2 * p] = _mm256_loadu_pd(h[3]); VN[2 * p + 1] = _mm256_loadu_pd(h[3] + 4);
     }
 }
 #endif

@@ -1123,9 +1123,11 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     /* the hook reads every output's x and e before its rounding point; the
        attention kernels' fused rounding (A FUSED CAUSAL POINT in vtrain.h)
-       would have rounded x already and written no e: the unfused path here
-       (test_replay compares the two paths' logs byte for byte) */
+       would have rounded x already and written no e, and a product rounded
+       in its GEMM (A FUSED PRODUCT) would have rounded x: the unfused paths
+       here (test_replay compares each pair of paths' logs byte for byte) */
     vt__no_fuse = 1;
+    vt__no_gfuse = 1;
     RUN(elementary_functions_accuracy);
     RUN(cosine_schedule_relative);
     RUN(gelu_tail_relative);

@@ -820,8 +820,10 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     /* cap_kernel reads the CPU's outputs before their rounding point: the
        attention kernels' fused rounding (A FUSED CAUSAL POINT in vtrain.h)
-       would have rounded them already and written no bound */
+       and a product's rounding in its GEMM (A FUSED PRODUCT) would have
+       rounded them already (and the first written no bound) */
     vt__no_fuse = 1;
+    vt__no_gfuse = 1;
     if (vt_digits_load("data/digits.csv", &g_digits) != VT_OK) { printf("%s\n0 passed, 1 failed\n", vt_last_error()); return 1; }
     if (chargpt_load(&g_text, "data/kjv_nt.txt") != VT_OK) { printf("%s\n0 passed, 1 failed\n", vt_last_error()); return 1; }
     c = vt_create(&d);
