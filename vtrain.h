@@ -4547,16 +4547,24 @@ static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
    +0 + x = x for every other x, NaN payloads included), without the pass
    that zeroes C and the first block's read of it. With more than one chunk
    the chunks' ordered sum starts from C, so C is zeroed first. */
+typedef struct { double *C; int64_t N, ldc; } vt__zrows_job;
+static void vt__zrows_task(void *arg, int64_t lo, int64_t hi, int tid) { /* rows [lo, hi) of C = +0 */
+    const vt__zrows_job *z = (const vt__zrows_job *)arg;
+    int64_t i, j;
+    (void)tid;
+    for (i = lo; i < hi; i++)
+        for (j = 0; j < z->N; j++) z->C[i * z->ldc + j] = 0.0;
+}
 static void vt__gemm_set(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                          int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk) {
-    int64_t i, j;
+    vt__zrows_job z;
     if (M <= 0 || N <= 0) return;
     if (K > 0 && (kchunk <= 0 || kchunk >= K)) {
         vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 1);
         return;
     }
-    for (i = 0; i < M; i++)
-        for (j = 0; j < N; j++) C[i * ldc + j] = 0.0;
+    z.C = C; z.N = N; z.ldc = ldc;
+    vt__parallel(&c->pool, M, M * N, vt__zrows_task, &z); /* (on the pool: the worker slept through it) */
     vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 0);
 }
 
