@@ -901,6 +901,7 @@ typedef struct vt_resnet {
     vt_resblock *blocks;
     int nblocks;
     vt_tensor *fcw, *fcb; /* (classes, features), (classes) */
+    void *u;              /* the context's allocator argument (vt_resnet_free gives blocks back through VT_FREE) */
 } vt_resnet;
 VTDEF vt_resnet_config vt_resnet_default(int depth);
 VTDEF vt_status vt_resnet_init(vt_ctx *c, vt_resnet *m, const vt_resnet_config *cfg, uint64_t seed);
@@ -6543,7 +6544,8 @@ static int vt__xsum_finish(const vt__xblk *z, int64_t m, int64_t nn, const vt__x
     return 1;
 }
 
-static int vt__xsum_fast(const vt__xblk *z, int64_t m, int64_t nn, double *out) {
+/* one entry on its own: the reference that test_bounds holds the grouped form (vt__exact_task) to */
+static VT__UNUSED int vt__xsum_fast(const vt__xblk *z, int64_t m, int64_t nn, double *out) {
     vt__xst st;
     if (z->K > ((int64_t)1 << 30)) return 0;
     memset(&st, 0, sizeof st);
@@ -6573,7 +6575,7 @@ static int vt__xsum_fast(const vt__xblk *z, int64_t m, int64_t nn, double *out) 
 #define VT__XK 512
 #define VT__XC 4096
 typedef struct { int64_t i, m, n; int b; } vt__xent;
-typedef struct { double *x; const vt__xprod *xp; const vt__xent *en; } vt__exact_job;
+typedef struct { double *x; const vt__xprod *xp; const vt__xent *en; void **wb; } vt__exact_job; /* wb: per thread, VT__XWORK bytes */
 
 static int vt__xent_cmp(const void *p, const void *q) {
     const vt__xent *a = (const vt__xent *)p, *b = (const vt__xent *)q;
@@ -6690,41 +6692,35 @@ static void vt__exact_cols(const vt__exact_job *j, const vt__xent *en, int ng, v
     }
 }
 
+/* a thread's work area: its group, the two pieces' buffers and a column's
+   (from the scratch arena, one per thread, vt__cpu_exact: the pieces are
+   4 MB, which malloc had mapped and unmapped, page faults and all, for
+   every chunk of every call) */
+#define VT__XGRP_BYTES ((sizeof(vt__xgrp) + 63) / 64 * 64)
+#define VT__XWORK (VT__XGRP_BYTES + sizeof(double) * (2 * VT__XG * VT__XK + 2 * VT__XC))
 static void vt__exact_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const vt__exact_job *j = (const vt__exact_job *)arg;
     const vt__xblk *b = j->xp->b;
-    vt__xgrp *w = (vt__xgrp *)malloc(sizeof(vt__xgrp));
-    double *col = NULL;
+    vt__xgrp *w = (vt__xgrp *)j->wb[tid];
+    double *bufs = (double *)((unsigned char *)j->wb[tid] + VT__XGRP_BYTES), *col = NULL;
     int64_t g0, q;
     int needa = 0, needb = 0, needc = 0, ng, ws;
-    (void)tid;
     for (q = lo; q < hi; q++) {
         const vt__xblk *z = &b[j->en[q].b];
         if (z->ws) { needc = 1; continue; }
         needa |= z->sak != 1;
         needb |= z->B && z->sbk != 1;
     }
-    if (w) { /* without the pieces the strided lines are read in place */
-        w->bufa = needa ? (double *)malloc(sizeof(double) * VT__XG * VT__XK) : NULL;
-        w->bufb = needb ? (double *)malloc(sizeof(double) * VT__XG * VT__XK) : NULL;
-        col = needc ? (double *)malloc(sizeof(double) * 2 * VT__XC) : NULL;
-    }
+    /* without the pieces the strided lines are read in place */
+    w->bufa = needa ? bufs : NULL;
+    w->bufb = needb ? bufs + VT__XG * VT__XK : NULL;
+    col = needc ? bufs + 2 * VT__XG * VT__XK : NULL;
     for (g0 = lo; g0 < hi; g0 += ng) { /* groups of one kind: ws blocks or not */
         ng = 1; ws = b[j->en[g0].b].ws != NULL;
         while (ng < VT__XG && g0 + ng < hi && (b[j->en[g0 + ng].b].ws != NULL) == ws) ng++;
-        if (w && ws && col) vt__exact_cols(j, j->en + g0, ng, w->st, col, col + VT__XC);
-        else if (w) vt__exact_group(j, j->en + g0, ng, w);
-        else /* out of memory: one at a time */
-            for (q = g0; q < g0 + ng; q++) {
-                const vt__xent *e = &j->en[q];
-                double v;
-                if (!vt__xsum_fast(&b[e->b], e->m, e->n, &v)) v = vt__xprod_value(b, j->xp->n, e->i);
-                j->x[e->i] = v;
-            }
+        if (ws) vt__exact_cols(j, j->en + g0, ng, w->st, col, col + VT__XC);
+        else vt__exact_group(j, j->en + g0, ng, w);
     }
-    if (w) { free(w->bufa); free(w->bufb); }
-    free(w);
-    free(col);
 }
 
 /* each entry's block, row and column, in the order of vt__exact_task */
@@ -6750,6 +6746,8 @@ static void vt__cpu_exact(vt_ctx *c, double *x, const vt__xprod *xp, const vt__e
     if (!en) return;
     vt__xent_fill(xp, at, en);
     j.x = x; j.xp = xp; j.en = en;
+    j.wb = vt__tbufs(c, VT__XWORK);
+    if (!j.wb) return;
     for (q = 0; q < xp->n; q++) work = VT__MAX(work, xp->b[q].K);
     vt__parallel(&c->pool, at->n, at->n * (work + 16) * 4, vt__exact_task, &j);
 }
@@ -13860,6 +13858,7 @@ VTDEF vt_status vt_resnet_init(vt_ctx *c, vt_resnet *m, const vt_resnet_config *
     bott = cfg->depth == 50;
     nb = bott ? n50 : n18;
     m->nblocks = nb[0] + nb[1] + nb[2] + nb[3];
+    m->u = c->u;
     m->blocks = (vt_resblock *)VT_MALLOC(sizeof(vt_resblock) * (size_t)m->nblocks, c->u);
     if (!m->blocks) return vt__fail(c, VT_ERR_NOMEM, "vt_resnet_init: out of memory");
     memset(m->blocks, 0, sizeof(vt_resblock) * (size_t)m->nblocks);
@@ -13907,7 +13906,7 @@ VTDEF vt_status vt_resnet_init(vt_ctx *c, vt_resnet *m, const vt_resnet_config *
 }
 
 VTDEF void vt_resnet_free(vt_resnet *m) {
-    if (m->blocks) free(m->blocks);
+    if (m->blocks) VT_FREE(m->blocks, m->u); /* (allocated with VT_MALLOC: a user's allocator takes it back) */
     m->blocks = NULL;
     m->nblocks = 0;
 }

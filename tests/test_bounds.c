@@ -826,6 +826,7 @@ TEST(exact_fast_path_matches_superaccumulator) {
         vt__xent xe[M1 * N1 + M2 * N2 + M3 * N3];
         vt__ents at;
         vt__exact_job ej;
+        void *wb[1];
         int64_t i, nbad = 0, nout = M1 * N1 + M2 * N2 + M3 * N3;
         for (i = 0; i < M1 * K1; i++) a1[i] = (float)vt_rng_normal(81, 0, (uint64_t)i);
         for (i = 0; i < N1 * K1; i++) b1[i] = (float)vt_rng_normal(81, 1, (uint64_t)i);
@@ -854,7 +855,10 @@ TEST(exact_fast_path_matches_superaccumulator) {
         vt__xent_fill(&xp, &at, xe);
         for (i = 0; i < nout; i++) x[i] = NAN;
         ej.x = x; ej.xp = &xp; ej.en = xe;
+        wb[0] = malloc(VT__XWORK); /* thread 0's work area (vt__cpu_exact takes them from the scratch arena) */
+        ej.wb = wb;
         vt__exact_task(&ej, 0, nout, 0);
+        free(wb[0]);
         for (i = 0; i < nout; i++) {
             double r = vt__xprod_value(blk, 3, i);
             if (memcmp(&r, &x[i], 8)) nbad++;

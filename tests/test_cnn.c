@@ -603,6 +603,7 @@ TEST(conv_exact_columns_are_the_definition) {
             vt__col_job cj;
             vt__xprod xp;
             vt__exact_job ej;
+            void *wb[1];
             vt__ents at;
             int64_t SC, SH, SW, KR, NC, nc, ns, rows, nout, i;
             double *S, *Mx, *A, *x;
@@ -639,8 +640,11 @@ TEST(conv_exact_columns_are_the_definition) {
             vt__xent_fill(&xp, &at, xe);
             for (i = 0; i < nout; i++) x[i] = NAN;
             ej.x = x; ej.xp = &xp; ej.en = xe;
+            wb[0] = malloc(VT__XWORK); /* thread 0's work area (vt__cpu_exact takes them from the scratch arena) */
+            ej.wb = wb;
             vt__exact_task(&ej, 0, 7, 0); /* a cut inside a column's run */
             vt__exact_task(&ej, 7, nout, 0);
+            free(wb[0]);
             for (i = 0; i < nout; i++) {
                 double r = vt__xprod_value(z, 2, i);
                 bad += memcmp(&r, &x[i], 8) != 0;
