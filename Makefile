@@ -21,7 +21,7 @@ LDLIBS  = -lm -lpthread
 B       = build
 
 EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nondeterminism_lab $(B)/btard_swarm $(B)/train_digits_cnn $(B)/train_resnet
-TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_btard_byz $(B)/test_btard_cnn $(B)/test_btard_join $(B)/test_shards $(B)/test_cnn
+TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_btard_byz $(B)/test_btard_cnn $(B)/test_btard_join $(B)/test_shards $(B)/test_cnn $(B)/test_alloc
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard $(B)/bench_cnn
 
 .PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript bench-torch bench-load clean compile-checks
@@ -46,7 +46,7 @@ $(B)/test_%: tests/test_%.c tests/test.h tests/allops.h vtrain.h examples/chargp
 # optimisation level under test: the fixtures that -O3 builds recorded
 # replay and re-train byte for byte from it, and code whose behaviour
 # depends on the level shows (an overrun in test_cnn did).
-TESTS_O1 = $(B)/test_grad $(B)/test_reference $(B)/test_fixtures $(B)/test_shards $(B)/test_cnn
+TESTS_O1 = $(B)/test_grad $(B)/test_reference $(B)/test_fixtures $(B)/test_shards $(B)/test_cnn $(B)/test_alloc
 $(TESTS_O1): CFLAGS := $(subst -O2,-O1 -DVTRAIN_NO_O3,$(CFLAGS))
 
 # BTARD (vtrain_btard.h) signs every message with Ed25519 from libsodium

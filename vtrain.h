@@ -19,8 +19,11 @@
        VTRAIN_STATIC        every function static (private copy per TU)
        VT_ASSERT(x)         your assert (default: <assert.h>)
        VT_MALLOC(sz,u)      allocator, all three or none; u is the
-       VT_REALLOC(p,sz,u)   context's user pointer (vt_desc.alloc_user)
-       VT_FREE(p,u)
+       VT_REALLOC(p,sz,u)   context's user pointer (vt_desc.alloc_user), NULL
+       VT_FREE(p,u)         in the functions that take no context (reading a
+                            transcript's files); a block goes back through
+                            VT_FREE with the u it was made with
+                            (tests/test_alloc.c)
        VTRAIN_NO_THREADS    no pthreads: everything on the calling thread
        VTRAIN_NO_SIMD       no AVX2 intrinsics even where the compiler targets
                             AVX2 and FMA (the plain-C kernels; the same results)
@@ -13021,6 +13024,7 @@ typedef struct vt__shjob {
     int64_t off, n;      /* the parameter's first value in the contributions; its count */
     double *g;
     int64_t *exact, *nan; /* per thread: exact sums; the first NaN's element (-1: none) */
+    void *u;              /* the context's allocator argument */
 } vt__shjob;
 
 static void vt__sh_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -13028,7 +13032,7 @@ static void vt__sh_task(void *arg, int64_t lo, int64_t hi, int tid) {
     float part[64];
     int64_t i, i0 = lo * 4096, i1 = VT__MIN(hi * 4096, j->n), ex = 0;
     int k, nan = 0, t = tid;
-    float *pp = j->S <= 64 ? part : (float *)VT_MALLOC(sizeof(float) * (size_t)j->S, NULL);
+    float *pp = j->S <= 64 ? part : (float *)VT_MALLOC(sizeof(float) * (size_t)j->S, j->u);
     if (!pp) { vt__first(&j->nan[t], i0); return; } /* (only native with more than 64 shards: reported as this element) */
     for (i = i0; i < i1; i++) {
         double *g = j->g + i;
@@ -13044,7 +13048,7 @@ static void vt__sh_task(void *arg, int64_t lo, int64_t hi, int tid) {
         }
     }
     j->exact[t] += ex;
-    if (pp != part) VT_FREE(pp, NULL);
+    if (pp != part) VT_FREE(pp, j->u);
 }
 
 static vt_status vt__shards_combine(vt_ctx *c) {
@@ -13076,7 +13080,7 @@ static vt_status vt__shards_combine(vt_ctx *c) {
         vt__shjob job;
         for (k = 0; k < S; k++) any |= sc[k].touched[i];
         if (!any) { pt->grad_fresh = 1; off += n; continue; } /* no shard gave it a gradient: still logically 0 */
-        job.sc = sc; job.S = S; job.off = off; job.n = n; job.g = vt__hw(c, pt->grad);
+        job.sc = sc; job.S = S; job.off = off; job.n = n; job.g = vt__hw(c, pt->grad); job.u = c->u;
         job.how = width == 8 ? 2 : c->d.mode == VT_MODE_NATIVE;
         job.exact = tcount; job.nan = tcount + c->pool.n;
         for (k = 0; k < c->pool.n; k++) { job.exact[k] = 0; job.nan[k] = -1; }
