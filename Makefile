@@ -24,7 +24,7 @@ EXAMPLES = $(B)/train_digits $(B)/train_chargpt $(B)/demo $(B)/vtrain $(B)/nonde
 TESTS    = $(B)/test_core $(B)/test_grad $(B)/test_reference $(B)/test_replay $(B)/test_transcript $(B)/test_fixtures $(B)/test_btard $(B)/test_btard_byz $(B)/test_btard_cnn $(B)/test_btard_join $(B)/test_shards $(B)/test_cnn $(B)/test_alloc
 BENCHES  = $(B)/bench_step $(B)/bench_logsize $(B)/bench_transcript $(B)/bench_btard $(B)/bench_cnn
 
-.PHONY: all demo lab fuzz test-asan test bench bench-gemm bench-step bench-logsize bench-transcript bench-torch bench-load clean compile-checks
+.PHONY: all demo lab fuzz test-asan test-tsan test bench bench-gemm bench-step bench-logsize bench-transcript bench-torch bench-load clean compile-checks
 .PHONY: swarm swarm-cnn swarm-resnet bench-btard bench-btard-mpi bench-dp test-mpi test-tcp test-dp test-bounds test-btard-byz
 
 all: $(EXAMPLES) $(TESTS) $(BENCHES)
@@ -162,9 +162,18 @@ fuzz: $(B)/fuzz_parsers
 ASAN_FLAGS = -std=c99 -O1 -g $(ARCH) -ffp-contract=off -fsanitize=address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror
 test-asan: | $(B)
 	@mkdir -p $(B)/asan
-	@for t in core grad reference replay transcript btard btard_cnn shards cnn; do \
+	@for t in core grad reference replay transcript btard btard_cnn shards cnn alloc; do \
 	  $(CC) $(ASAN_FLAGS) $(BT_FLAGS) tests/test_$$t.c -o $(B)/asan/test_$$t $(LDLIBS) $(BT_LIBS) || exit 1; done
-	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript $(B)/asan/test_btard $(B)/asan/test_btard_cnn $(B)/asan/test_shards $(B)/asan/test_cnn
+	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript $(B)/asan/test_btard $(B)/asan/test_btard_cnn $(B)/asan/test_shards $(B)/asan/test_cnn $(B)/asan/test_alloc
+
+# the pool and its users under ThreadSanitizer (a few minutes; a report
+# stops the program, which then counts as failed)
+TSAN_FLAGS = -std=c99 -O1 -g $(ARCH) -ffp-contract=off -fsanitize=thread -Wall -Wextra -Werror
+test-tsan: | $(B)
+	@mkdir -p $(B)/tsan
+	@for t in core replay alloc; do \
+	  $(CC) $(TSAN_FLAGS) tests/test_$$t.c -o $(B)/tsan/test_$$t $(LDLIBS) || exit 1; done
+	@TSAN_OPTIONS=halt_on_error=1 bash tests/run.sh $(B)/tsan/test_core $(B)/tsan/test_replay $(B)/tsan/test_alloc
 
 # Optional groups of `make test`: each needs tools a plain C machine may
 # lack. A missing group is skipped with one line that says what brings it

@@ -1515,14 +1515,16 @@ VT__T512 static __m512d vt__v8_sigmoid(__m512d x) {
    VTRAIN_SIMD is not "avx2"; vt__force_isa overrides (tests) */
 static VT__UNUSED int vt__isa512(void) {
 #ifdef VT__AVX512
-    static int have = -1; /* a benign race: every thread computes the same value */
+    static int have = -1; /* every thread computes the same value; relaxed atomics keep that race defined */
+    int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
     if (vt__force_isa >= 0) return vt__force_isa;
-    if (have < 0) {
+    if (h < 0) {
         const char *s = getenv("VTRAIN_SIMD");
         __builtin_cpu_init();
-        have = __builtin_cpu_supports("avx512f") && !(s && !strcmp(s, "avx2"));
+        h = __builtin_cpu_supports("avx512f") && !(s && !strcmp(s, "avx2"));
+        __atomic_store_n(&have, h, __ATOMIC_RELAXED);
     }
-    return have;
+    return h;
 #else
     (void)vt__force_isa;
     return 0;
@@ -2116,9 +2118,10 @@ static int64_t vt__claim(vt__pool *p, int64_t g, int tid) {
 
 /* run chunks of job g until none is left; wake the caller after the last */
 static void vt__run_chunks(vt__pool *p, int64_t g, int tid) {
-    int64_t i, lo, hi, left;
+    int64_t i, lo, hi, left, nchunk;
     while ((i = vt__claim(p, g, tid)) >= 0) {
-        vt__range(p->ntask, (int)p->nchunk, (int)i, &lo, &hi);
+        nchunk = p->nchunk; /* job g's, read before this chunk counts as done (the caller may then publish the next) */
+        vt__range(p->ntask, (int)nchunk, (int)i, &lo, &hi);
 #if VT__SPIN
         if (vt__pool_stall_us && tid != 0) {
             struct timespec ts;
@@ -2129,7 +2132,7 @@ static void vt__run_chunks(vt__pool *p, int64_t g, int tid) {
 #endif
         if (hi > lo) p->fn(p->arg, lo, hi, tid);
 #if VT__SPIN
-        left = p->nchunk - VT__ADD(&p->done, 1);
+        left = nchunk - VT__ADD(&p->done, 1);
         if (left == 0 && tid != 0) { /* the caller may be asleep */
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->cv_done);
