@@ -501,36 +501,53 @@ TEST(lazy_bound_logs_what_the_written_bound_logs) {
    near its minimum puts thousands of products on a boundary, so the lists
    carry entries to the exact evaluation; and its audit in another order
    with the pass accepts the fused trainer's log. */
+/* A program run twice, first with a test hook's path off (*off = 1), then
+   on: the states and, in verified mode, the logs byte for byte. what names
+   the case in messages; the logs are build/t_STEMf.vtlog (f = 0 off, 1 on);
+   r gets the two reports. */
+static void same_bits_both_ways(const char *what, vt_program p, vt_mode mode, const char *order, int64_t steps, int *off,
+                                const char *stem, vt_report r[2]) {
+    unsigned char *b[2] = {NULL, NULL};
+    size_t nb[2] = {0, 0};
+    char path[2][64];
+    int f;
+    for (f = 0; f < 2; f++) {
+        vt_desc d = vt_desc_default();
+        vt_program pf = p;
+        d.mode = mode;
+        vt_order_parse(&d.order, order);
+        snprintf(path[f], sizeof path[f], "build/t_%s%d.vtlog", stem, f);
+        d.log_path = mode == VT_MODE_VERIFIED ? path[f] : NULL;
+        *off = !f;
+        vt_run(&d, &pf, steps, &r[f]);
+        *off = 0;
+        CHECK(r[f].status == VT_OK, "%s, %s %s: %s", what, vt_mode_name(mode), order, r[f].message);
+        if (d.log_path) b[f] = slurp(d.log_path, &nb[f]);
+    }
+    CHECK(!memcmp(r[0].digest, r[1].digest, 32), "%s, %s %s: the states differ", what, vt_mode_name(mode), order);
+    if (mode == VT_MODE_VERIFIED)
+        CHECK(b[0] && b[1] && nb[0] == nb[1] && !memcmp(b[0], b[1], nb[0]), "%s, %s: the logs differ (%zu and %zu bytes)", what,
+              order, nb[0], nb[1]);
+    free(b[0]);
+    free(b[1]);
+}
+
 TEST(fused_products_same_bits) {
     static const char *ords[3] = {"threads:1", "threads:2", "threads:2,chaos:5"};
     int64_t fused = vt__gfused, exact = 0;
-    int q, o, f;
+    int q, o;
     for (q = 0; q < 2; q++)
         for (o = 0; o < 3; o++) {
             vt_program p = gpt_program();
             vt_report r[2];
-            unsigned char *b[2] = {NULL, NULL};
-            size_t nb[2] = {0, 0};
+            char what[32];
             if (q == 1) { p.setup = lsq_setup; p.step = lsq_step; p.on_step = NULL; p.user = &g_lsq; }
-            for (f = 0; f < 2; f++) {
-                vt_desc d = vt_desc_default();
-                vt_order_parse(&d.order, ords[o]);
-                d.log_path = f ? "build/t_gf1.vtlog" : "build/t_gf0.vtlog";
-                vt__no_gfuse = !f;
-                vt_run(&d, &p, q == 0 ? 30 : LSQ_STEPS, &r[f]);
-                vt__no_gfuse = 0;
-                CHECK(r[f].status == VT_OK, "program %d, %s: %s", q, ords[o], r[f].message);
-                b[f] = slurp(d.log_path, &nb[f]);
-            }
-            CHECK(!memcmp(r[0].digest, r[1].digest, 32), "program %d, %s: the states differ", q, ords[o]);
+            snprintf(what, sizeof what, "program %d", q);
+            same_bits_both_ways(what, p, VT_MODE_VERIFIED, ords[o], q == 0 ? 30 : LSQ_STEPS, &vt__no_gfuse, "gf", r);
             CHECK(r[0].log.exact == r[1].log.exact && r[0].log.entries == r[1].log.entries,
                   "program %d, %s: %lld and %lld exact evaluations, %lld and %lld entries", q, ords[o], (long long)r[0].log.exact,
                   (long long)r[1].log.exact, (long long)r[0].log.entries, (long long)r[1].log.entries);
-            CHECK(b[0] && b[1] && nb[0] == nb[1] && !memcmp(b[0], b[1], nb[0]), "program %d, %s: the logs differ (%zu and %zu bytes)",
-                  q, ords[o], nb[0], nb[1]);
             if (q == 1) exact += r[1].log.exact;
-            free(b[0]);
-            free(b[1]);
             if (q == 1 && o == 1) { /* the fused trainer's log, audited in another order without fusion */
                 vt_desc d = vt_desc_default();
                 vt_report ra;
@@ -796,34 +813,16 @@ TEST(broadcast_backward_same_bits) {
     static const vt_mode modes[] = {VT_MODE_VERIFIED, VT_MODE_FP64, VT_MODE_NATIVE};
     static const char *orders[] = {"threads:1", "threads:2", "threads:2,chaos:7"};
     vt_program q = {bcast_setup, bcast_step, NULL, NULL};
-    int m, o, f, k;
+    int m, o, k;
     int64_t runs = vt__bcast_fast_runs;
     for (k = 0; k < 2; k++)
         for (m = 0; m < 3; m++)
             for (o = 0; o < 3; o++) {
-                vt_program p = k == 0 ? gpt_program() : q;
                 vt_report r[2];
-                unsigned char *b[2] = {NULL, NULL};
-                size_t nb[2] = {0, 0};
+                char what[32];
                 if (k == 0 && o == 2) continue;
-                for (f = 0; f < 2; f++) {
-                    vt_desc d = vt_desc_default();
-                    d.mode = modes[m];
-                    vt_order_parse(&d.order, orders[o]);
-                    d.log_path = modes[m] == VT_MODE_VERIFIED ? (f ? "build/t_bc1.vtlog" : "build/t_bc0.vtlog") : NULL;
-                    vt__no_bcast_fast = !f;
-                    vt_run(&d, &p, k == 0 ? 20 : 6, &r[f]);
-                    vt__no_bcast_fast = 0;
-                    CHECK(r[f].status == VT_OK, "program %d, %s %s: %s", k, vt_mode_name(modes[m]), orders[o], r[f].message);
-                    if (d.log_path) b[f] = slurp(d.log_path, &nb[f]);
-                }
-                CHECK(!memcmp(r[0].digest, r[1].digest, 32), "program %d, %s %s: the states differ", k, vt_mode_name(modes[m]),
-                      orders[o]);
-                if (modes[m] == VT_MODE_VERIFIED)
-                    CHECK(b[0] && b[1] && nb[0] == nb[1] && !memcmp(b[0], b[1], nb[0]), "program %d, %s: the logs differ (%zu and %zu bytes)",
-                          k, orders[o], nb[0], nb[1]);
-                free(b[0]);
-                free(b[1]);
+                snprintf(what, sizeof what, "program %d", k);
+                same_bits_both_ways(what, k == 0 ? gpt_program() : q, modes[m], orders[o], k == 0 ? 20 : 6, &vt__no_bcast_fast, "bc", r);
             }
     CHECK(vt__bcast_fast_runs > runs, "the broadcast backward never took the pool's form: the test compares the gather with itself");
 }
@@ -834,6 +833,7 @@ TEST(flat_parameters_same_bits) {
     vt_program q = {flat_setup, flat_step, NULL, NULL};
     int m, o, f, k;
     for (k = 0; k < 5; k++) {
+        char what[32];
         /* 1: AdamW, a late parameter, clipping every step; 2: SGD, the same; 3 and 4:
            AdamW without a late one (clipping reads the blocks too), clipping every
            step, or no clipping (the optimizer sees fresh gradients) */
@@ -841,29 +841,11 @@ TEST(flat_parameters_same_bits) {
         g_flat_sgd = k == 2;
         g_flat_late = k <= 2;
         g_flat_clip = k == 4 ? 0 : 0.01;
+        snprintf(what, sizeof what, "program %d", k);
         for (m = 0; m < 3; m++)
             for (o = 0; o < 2; o++) {
                 vt_report r[2];
-                unsigned char *b[2] = {NULL, NULL};
-                size_t nb[2] = {0, 0};
-                for (f = 0; f < 2; f++) {
-                    vt_desc d = vt_desc_default();
-                    d.mode = modes[m];
-                    vt_order_parse(&d.order, orders[o]);
-                    d.log_path = modes[m] == VT_MODE_VERIFIED ? (f ? "build/t_flat1.vtlog" : "build/t_flat0.vtlog") : NULL;
-                    vt__no_flat = !f;
-                    vt_run(&d, &p, k == 0 ? 40 : 12, &r[f]);
-                    vt__no_flat = 0;
-                    CHECK(r[f].status == VT_OK, "program %d, %s %s: %s", k, vt_mode_name(modes[m]), orders[o], r[f].message);
-                    if (d.log_path) b[f] = slurp(d.log_path, &nb[f]);
-                }
-                CHECK(!memcmp(r[0].digest, r[1].digest, 32), "program %d, %s %s: weights or moments differ", k,
-                      vt_mode_name(modes[m]), orders[o]);
-                if (modes[m] == VT_MODE_VERIFIED)
-                    CHECK(b[0] && b[1] && nb[0] == nb[1] && !memcmp(b[0], b[1], nb[0]), "program %d, %s: the logs differ (%zu and %zu bytes)",
-                          k, orders[o], nb[0], nb[1]);
-                free(b[0]);
-                free(b[1]);
+                same_bits_both_ways(what, p, modes[m], orders[o], k == 0 ? 40 : 12, &vt__no_flat, "flat", r);
             }
     }
     /* the blocks are really used (else the comparison above compares the copies with themselves) */
