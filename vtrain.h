@@ -2194,17 +2194,22 @@ static vt__worker_arg *vt__pool_start(vt__pool *p, int n, void *u) {
     {
         int i;
         p->gen = 0; p->done = 0; p->nchunk = 0; p->quit = 0; p->sleepers = 0;
-        p->claim_mem = VT_MALLOC(sizeof(uint64_t) * VT__CLAIM_STRIDE * (size_t)(p->n + 1), u);
-        p->claim = (uint64_t *)p->claim_mem + (VT__CLAIM_STRIDE - ((uintptr_t)p->claim_mem / sizeof(uint64_t)) % VT__CLAIM_STRIDE) % VT__CLAIM_STRIDE;
-        memset(p->claim, 0, sizeof(uint64_t) * VT__CLAIM_STRIDE * (size_t)p->n);
         pthread_mutex_init(&p->mu, NULL);
         pthread_cond_init(&p->cv_go, NULL);
         pthread_cond_init(&p->cv_done, NULL);
+        p->claim_mem = VT_MALLOC(sizeof(uint64_t) * VT__CLAIM_STRIDE * (size_t)(p->n + 1), u);
         p->th = (pthread_t *)VT_MALLOC(sizeof(pthread_t) * p->n, u);
         wa = (vt__worker_arg *)VT_MALLOC(sizeof(vt__worker_arg) * p->n, u);
+        p->claim = NULL;
+        if (!p->claim_mem || !p->th || !wa) p->n = 1; /* out of memory: the caller alone (vt__parallel runs inline) */
+        else {
+            p->claim = (uint64_t *)p->claim_mem +
+                       (VT__CLAIM_STRIDE - ((uintptr_t)p->claim_mem / sizeof(uint64_t)) % VT__CLAIM_STRIDE) % VT__CLAIM_STRIDE;
+            memset(p->claim, 0, sizeof(uint64_t) * VT__CLAIM_STRIDE * (size_t)p->n);
+        }
         for (i = 1; i < p->n; i++) {
             wa[i].p = p; wa[i].tid = i;
-            pthread_create(&p->th[i], NULL, vt__worker, &wa[i]);
+            if (pthread_create(&p->th[i], NULL, vt__worker, &wa[i]) != 0) { p->n = i; break; } /* the threads there are */
         }
     }
 #else
@@ -2659,7 +2664,7 @@ struct vt_ctx {
     int round_fused;        /* the next vt__round's kernel applied the trainer's rule itself (vt__fuse_begin; CPU);
                                2 + slot: a product rounded in its GEMM (A FUSED PRODUCT), its entries in fents[slot] */
     vt__ents fents[VT_MAX_SRC]; int64_t fbad[VT_MAX_SRC]; /* A FUSED PRODUCT's entries and first NaN, per output slot */
-    const void *gfuse;      /* the next vt__gemm_go's fused rounding job (a vt__rjob), or NULL */
+    const struct vt__rjob *gfuse; /* the next vt__gemm_go's fused rounding job (A FUSED PRODUCT), or NULL */
     int pre_cast; int64_t pre_bad; /* >>optim: the next cast's values are binary32 already, their first NaN
                                       pre_bad (-1: none); vt__cpu_cast returns it without a pass */
     vt__ents ents;          /* entries of the current point, in index order */
@@ -3223,7 +3228,7 @@ static double vt__calib_factor(const vt_calib *t, int kind, int64_t n) {
     return 1.0; /* not calibrated: the sound bound */
 }
 
-typedef struct {
+typedef struct vt__rjob {
     vt_ctx *c;
     double *x;
     const double *e;
@@ -4207,7 +4212,7 @@ typedef struct vt__gemm {
     const vt__ukr_set *ks; /* the micro-kernels and their tile sizes */
     int set;               /* one chunk, C not read: the first k-block writes it (vt__gemm_set) */
     int tri;               /* square causal products (vt__mm_serial): VT__TRI_* below */
-    const void *fz;        /* A FUSED PRODUCT: the lazy rounding job applied to each finished tile (a vt__rjob), or NULL */
+    const vt__rjob *fz;    /* A FUSED PRODUCT: the lazy rounding job applied to each finished tile, or NULL */
 } vt__gemm;
 
 /* CAUSAL PRODUCTS. Attention multiplies T x T matrices that are 0 on one
@@ -4481,7 +4486,7 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
     }
 }
 
-static void vt__lazy_tile(const void *fz, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb);
+static void vt__lazy_tile(const vt__rjob *j, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb);
 static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gemm *g = (vt__gemm *)arg;
     int64_t task;
@@ -5441,8 +5446,7 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__lazy_rows(j, &j->c->tents[tid], lo, hi, 0, j->lz->nc);
 }
 /* A FUSED PRODUCT: the rule on a finished tile of the GEMM (vt__gemm_task) */
-static void vt__lazy_tile(const void *fz, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb) {
-    const vt__rjob *j = (const vt__rjob *)fz;
+static void vt__lazy_tile(const vt__rjob *j, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb) {
     vt__lazy_rows(j, &j->c->tents[tid], m0, m0 + mb, n0, n0 + nb);
 }
 
@@ -6805,26 +6809,18 @@ static void vt__bias_rows_task(void *arg, int64_t lo, int64_t hi, int tid) {
    pass's. vt__no_gfuse (tests) turns it off. */
 static int vt__no_gfuse;
 static int64_t vt__gfused; /* tests: products rounded in their GEMM */
-static void vt__fused_product(vt__kern *k, vt__kout *o, const vt__lazy *z, int64_t M, int64_t N, int64_t K, const double *A,
-                              int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, const double *bias,
-                              int64_t kchunk) {
+static void vt__fused_begin(vt__kern *k, vt__kout *o, const vt__lazy *z, double *C, vt__rjob *rj) {
     vt_ctx *c = k->c;
-    vt__rjob rj;
-    int t, slot = (int)(o - k->out);
+    int t;
     for (t = 0; t < c->pool.n; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
-    rj.c = c; rj.x = C; rj.e = NULL; rj.lz = z; rj.tri = 0; rj.compact = 0;
-    rj.ef = c->d.bound == VT_BOUND_PROBABILISTIC ? 1 : 0.5; /* vt__round's xef for a correctly rounded product */
-    rj.gs = o->xp->gs; rj.gx = o->xp->gx;
-    if (bias) { /* C = bias, then C += A B */
-        vt__bias_job bj;
-        bj.o = k->o; bj.C = C; bj.bias = bias; bj.N = N; bj.acc = 0;
-        vt__parallel(&c->pool, M, M * N, vt__bias_rows_task, &bj);
-        c->gfuse = &rj;
-        vt__gemm_run(c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
-    } else {
-        c->gfuse = &rj;
-        vt__gemm_set(c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
-    }
+    rj->c = c; rj->x = C; rj->e = NULL; rj->lz = z; rj->tri = 0; rj->compact = 0;
+    rj->ef = c->d.bound == VT_BOUND_PROBABILISTIC ? 1 : 0.5; /* vt__round's xef for a correctly rounded product */
+    rj->gs = o->xp->gs; rj->gx = o->xp->gx;
+    c->gfuse = rj; /* the product's vt__gemm_go takes it */
+}
+static void vt__fused_end(vt__kern *k, vt__kout *o) {
+    vt_ctx *c = k->c;
+    int slot = (int)(o - k->out);
     c->gfuse = NULL;
     c->fents[slot].n = 0;
     c->fbad[slot] = vt__ents_gather(c, &c->fents[slot]);
@@ -6837,6 +6833,8 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
                        int64_t kchunk, const vt__wstat *ws) {
     vt__ord so;
     const vt__ord *ob = k->o; /* the bound's gamma */
+    vt__rjob rj;
+    int fuse = 0;
     if (E && k->c->d.mode == VT_MODE_VERIFIED && !k->c->ncal && M > 0 && N > 0) {
         if (!vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias, kchunk)) return;
         ob = vt__sound_ord(k->o, &so);
@@ -6846,25 +6844,24 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
         if (!z) return;
         if (!z->gb.C0) {
             o->lz = z;
-            if (o->xp && !o->acc && K > 0 && z->nb == 1 && z->nc == N && !vt__no_gfuse) {
-                vt__fused_product(k, o, z, M, N, K, A, sam, sak, B, sbk, sbn, C, bias, kchunk);
-                return;
-            }
+            fuse = o->xp && !o->acc && K > 0 && z->nb == 1 && z->nc == N && !vt__no_gfuse;
+            if (fuse) vt__fused_begin(k, o, z, C, &rj);
         } else {
             z->gb.E = E;
             vt__parallel(&k->c->pool, M, M * N, vt__gbound_task, &z->gb);
         }
     } else if (E) vt__gemm_bound(k->c, ob, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, N, bias, kchunk, E);
-    if (!o->acc && !bias) {
+    if (!o->acc && !bias)
         vt__gemm_set(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
-        return;
+    else {
+        if (bias) { /* C = bias, or C += bias, row by row on the pool */
+            vt__bias_job bj;
+            bj.o = k->o; bj.C = C; bj.bias = bias; bj.N = N; bj.acc = o->acc;
+            vt__parallel(&k->c->pool, M, M * N, vt__bias_rows_task, &bj);
+        }
+        vt__gemm_run(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
     }
-    if (bias) { /* C = bias, or C += bias, row by row on the pool */
-        vt__bias_job bj;
-        bj.o = k->o; bj.C = C; bj.bias = bias; bj.N = N; bj.acc = o->acc;
-        vt__parallel(&k->c->pool, M, M * N, vt__bias_rows_task, &bj);
-    }
-    vt__gemm_run(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
+    if (fuse) vt__fused_end(k, o);
 }
 
 static void vt__mm(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
