@@ -3237,6 +3237,8 @@ typedef struct vt__rjob {
     const struct vt__lazy *lz; /* a product's bound, computed where needed (>>gemm) */
     double gs, gx;      /* a correctly rounded product's refinement (vt__xprod; gx 0: none) */
     int64_t tri;        /* vt__tri_round: the side of the square blocks */
+    int cast;           /* A FUSED CAST (no bound): 1 the first NaN only (fp64), 2 also x = RNE32(x) */
+    int64_t ld;         /* A FUSED CAST: the output's row length */
 } vt__rjob;
 
 static int vt__ents_push(vt_ctx *c, vt__ents *t, int64_t i, float r, int full) {
@@ -3661,6 +3663,12 @@ static int vt__no_fuse;
 static int64_t vt__fused_points; /* tests: how many points were fused */
 static void vt__fuse_row(const vt__rjob *j, int tid, double *x, double *e, int64_t b0, int64_t n) {
     int64_t i, n4 = VT__MIN(j->tri, (n + 3) / 4 * 4);
+    if (j->cast) { /* no bound (e unused): the row's values cast or checked by the pass's own task (its zeros
+                      above the diagonal neither change nor are NaN) */
+        (void)x; (void)e;
+        (j->cast == 2 ? vt__cast_task : vt__nan_task)((void *)j, b0, b0 + n, tid);
+        return;
+    }
     if (n < n4) { /* at most 3 (as stores: a loop here became a call of memset) */
         e[n] = 0;
         if (n + 1 < n4) e[n + 1] = 0;
@@ -3698,13 +3706,16 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
     if (c->status != VT_OK) return;
     if (kind >= 0 && kind < VT_OP_COUNT * 8) c->kstats[kind].runs++;
     if (c->d.mode == VT_MODE_FP64) {
-        bad = be->cast(c, x, n, 1);
+        vt__fused_points += c->round_fused == 1;
+        bad = c->round_fused >= 2 ? c->fbad[c->round_fused - 2] /* (A FUSED CAST) */
+            : c->round_fused ? vt__ents_gather(c, NULL) /* (rows checked as written: vt__fuse_begin) */
+            : be->cast(c, x, n, 1);
         if (bad >= 0) goto nonfinite;
         c->point++;
         return;
     }
     if (!c->in_step) { /* evaluation between steps: a plain cast, nothing logged */
-        bad = be->cast(c, x, n, 0);
+        bad = c->round_fused >= 2 && !e ? c->fbad[c->round_fused - 2] : be->cast(c, x, n, 0);
         if (bad >= 0) goto nonfinite;
         return;
     }
@@ -3761,8 +3772,9 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
     if (c->d.role == VT_ROLE_TRAIN || c->d.mode != VT_MODE_VERIFIED) {
         /* the trainer's rule; without a log (round-only, native, or training
            without one) the entries are only counted */
-        vt__fused_points += c->round_fused != 0;
-        bad = c->round_fused ? vt__ents_gather(c, &c->ents) /* the kernel ran the rule (vt__fuse_begin) */
+        vt__fused_points += c->round_fused == 1;
+        bad = c->round_fused >= 2 && !e ? c->fbad[c->round_fused - 2] /* its GEMM cast it (A FUSED CAST) */
+            : c->round_fused ? vt__ents_gather(c, &c->ents) /* the kernel ran the rule (vt__fuse_begin) */
             : lz  ? vt__lazy_round(c, x, lz, ef, compact, &c->ents)
             : e && c->round_tri > 0 && n % c->round_tri == 0 ? vt__tri_round(c, x, e, n, c->round_tri, ef, compact, &c->ents)
             : e ? be->round(c, x, e, n, ef, compact, &c->ents) : be->cast(c, x, n, 0);
@@ -5445,9 +5457,17 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__rjob *j = (vt__rjob *)arg;
     vt__lazy_rows(j, &j->c->tents[tid], lo, hi, 0, j->lz->nc);
 }
-/* A FUSED PRODUCT: the rule on a finished tile of the GEMM (vt__gemm_task) */
+/* A FUSED PRODUCT: the rule on a finished tile of the GEMM (vt__gemm_task);
+   A FUSED CAST: the cast or the NaN check, row by row (the passes' own
+   tasks on the tile's index ranges) */
 static void vt__lazy_tile(const vt__rjob *j, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb) {
-    vt__lazy_rows(j, &j->c->tents[tid], m0, m0 + mb, n0, n0 + nb);
+    int64_t r;
+    if (!j->cast) {
+        vt__lazy_rows(j, &j->c->tents[tid], m0, m0 + mb, n0, n0 + nb);
+        return;
+    }
+    for (r = m0; r < m0 + mb; r++)
+        (j->cast == 2 ? vt__cast_task : vt__nan_task)((void *)j, r * j->ld + n0, r * j->ld + n0 + nb, tid);
 }
 
 /* the trainer's rule for a point with a lazy bound (vt__cpu_round's twin) */
@@ -5957,10 +5977,16 @@ static void vt__out_init(vt_ctx *c, vt__kout *o, vt_op op, int slot, const vt_te
    >>rounding); if so j is its rule's job and the threads' lists are empty */
 static int vt__fuse_begin(vt_ctx *c, const vt__kout *o, vt__rjob *j) {
     int t;
-    if (!o->e || !o->tri || o->acc || o->lz || o->xp || c->d.mode != VT_MODE_VERIFIED || c->d.role != VT_ROLE_TRAIN ||
-        !c->in_step || c->ncal || vt__no_fuse || c->status != VT_OK)
-        return 0;
-    j->c = c; j->x = o->x; j->e = NULL; j->lz = NULL; j->gs = j->gx = 0; j->tri = o->tri;
+    if (!o->tri || o->acc || o->lz || o->xp || !c->in_step || c->ncal || vt__no_fuse || c->status != VT_OK) return 0;
+    if (c->d.mode != VT_MODE_VERIFIED && !o->e) { /* no bound: each row cast (checked in fp64) as written */
+        memset(j, 0, sizeof *j);
+        j->c = c; j->x = o->x; j->ef = 1; j->tri = o->tri;
+        j->cast = c->d.mode == VT_MODE_FP64 ? 1 : 2;
+        for (t = 0; t < c->pool.n; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
+        return 1;
+    }
+    if (!o->e || c->d.mode != VT_MODE_VERIFIED || c->d.role != VT_ROLE_TRAIN) return 0;
+    j->c = c; j->x = o->x; j->e = NULL; j->lz = NULL; j->gs = j->gx = 0; j->tri = o->tri; j->cast = 0; j->ld = 0;
     j->ef = c->d.bound == VT_BOUND_CALIBRATED ? vt__calib_factor(&c->calib, o->kind, o->n) : 1; /* as vt__round */
     j->compact = c->d.compact_log >= 0;
     for (t = 0; t < c->pool.n; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
@@ -6813,9 +6839,32 @@ static void vt__fused_begin(vt__kern *k, vt__kout *o, const vt__lazy *z, double 
     vt_ctx *c = k->c;
     int t;
     for (t = 0; t < c->pool.n; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
-    rj->c = c; rj->x = C; rj->e = NULL; rj->lz = z; rj->tri = 0; rj->compact = 0;
+    rj->c = c; rj->x = C; rj->e = NULL; rj->lz = z; rj->tri = 0; rj->compact = 0; rj->cast = 0; rj->ld = 0;
     rj->ef = c->d.bound == VT_BOUND_PROBABILISTIC ? 1 : 0.5; /* vt__round's xef for a correctly rounded product */
     rj->gs = o->xp->gs; rj->gx = o->xp->gx;
+    c->gfuse = rj; /* the product's vt__gemm_go takes it */
+}
+/* A FUSED CAST. Without a bound (fp64, native, round-only: vt__round's
+   cast, or fp64's NaN check) the same holds for its pass: each element is
+   cast, or looked at, alone, so the GEMM casts (checks) each tile as soon
+   as it is final, and the point takes the first NaN from fbad[slot]. In
+   fp64 that pass over every product was 6% of the step at width 256 and
+   the verified step had none (a fused product): the baselines pay what
+   verified pays. vt__no_gfuse turns it off too. */
+static int64_t vt__gcast; /* tests: products cast (checked) in their GEMM */
+static int vt__cast_fuse_ok(const vt__kern *k, const vt__kout *o, const double *C, const double *E, int64_t M, int64_t N,
+                            int64_t K) {
+    const vt_ctx *c = k->c;
+    return !E && !o->e && C == o->x && M * N == o->n && !o->acc && !o->fused && K > 0 && M > 0 && N > 0 &&
+           c->d.mode != VT_MODE_VERIFIED && !c->ncal && !vt__no_gfuse && c->status == VT_OK;
+}
+static void vt__cast_fuse_begin(vt__kern *k, double *C, int64_t N, vt__rjob *rj) {
+    vt_ctx *c = k->c;
+    int t;
+    for (t = 0; t < c->pool.n; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
+    memset(rj, 0, sizeof *rj);
+    rj->c = c; rj->x = C; rj->ef = 1; rj->ld = N;
+    rj->cast = c->d.mode == VT_MODE_FP64 ? 1 : 2; /* as vt__round: fp64 checks, the others cast (in a step or not) */
     c->gfuse = rj; /* the product's vt__gemm_go takes it */
 }
 static void vt__fused_end(vt__kern *k, vt__kout *o) {
@@ -6825,7 +6874,8 @@ static void vt__fused_end(vt__kern *k, vt__kout *o) {
     c->fents[slot].n = 0;
     c->fbad[slot] = vt__ents_gather(c, &c->fents[slot]);
     o->fused = 2 + slot;
-    vt__gfused++;
+    if (c->d.mode == VT_MODE_VERIFIED) vt__gfused++;
+    else vt__gcast++;
 }
 
 static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
@@ -6835,6 +6885,7 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
     const vt__ord *ob = k->o; /* the bound's gamma */
     vt__rjob rj;
     int fuse = 0;
+    if (o->fused >= 2) o->fused = 0; /* a second product into a fused output: the point's own pass after all */
     if (E && k->c->d.mode == VT_MODE_VERIFIED && !k->c->ncal && M > 0 && N > 0) {
         if (!vt__xprod_add(k->c, o, C, M, N, K, A, sam, sak, B, sbk, sbn, bias, kchunk)) return;
         ob = vt__sound_ord(k->o, &so);
@@ -6851,6 +6902,10 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
             vt__parallel(&k->c->pool, M, M * N, vt__gbound_task, &z->gb);
         }
     } else if (E) vt__gemm_bound(k->c, ob, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, N, bias, kchunk, E);
+    else if (vt__cast_fuse_ok(k, o, C, E, M, N, K)) {
+        fuse = 1;
+        vt__cast_fuse_begin(k, C, N, &rj);
+    }
     if (!o->acc && !bias)
         vt__gemm_set(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
     else {
@@ -7847,7 +7902,7 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
             double *pre = k->out[0].x + bh * T * T, *e = k->out[0].e ? k->out[0].e + bh * T * T : NULL;
             vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, Q, C3, 1, K, 1, C3, P, T, E, T, ws, tb);
             for (t = 0; t < T; t++) { /* the lower triangle, then the zeros above it */
-                double *er = j->fuse ? E + t * T : e ? e + t * T : NULL; /* fused: the row's bounds over E's */
+                double *er = j->fuse ? (E ? E + t * T : NULL) : e ? e + t * T : NULL; /* fused: the row's bounds over E's */
                 for (t2 = 0; t2 <= t; t2++) pre[t * T + t2] = j->scale * P[t * T + t2];
                 if (er)
                     for (t2 = 0; t2 <= t; t2++) er[t2] = 1.01 * (j->scale * E[t * T + t2] + VT__U * fabs(pre[t * T + t2]));
@@ -7894,7 +7949,7 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 double *y = k->out[0].x + row * T, *e = k->out[0].e ? k->out[0].e + row * T : NULL, eps_s;
                 double s = vt__softmax_row(k->o, (uint64_t)row, x, n, ex, &eps_s, NULL);
                 for (t2 = 0; t2 < n; t2++) y[t2] = ex[t2] / s;
-                if (j->fuse) e = ex; /* the row's bounds over its exponentials */
+                if (j->fuse && !j->rj.cast) e = ex; /* the row's bounds over its exponentials */
                 if (e)
                     for (t2 = 0; t2 < n; t2++) e[t2] = eps_s > 0 ? 1.01 * y[t2] * (eps_s + VT__U) : 0;
                 memset(y + n, 0, sizeof(double) * (size_t)(T - n)); /* above the diagonal: 0, exact */
@@ -7904,7 +7959,7 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 const double *y = vt__d(k->t) + row * T, *dy = vt__d(k->t->grad) + row * T;
                 double mag, D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, &mag), dD = vt__gsum(k->o, n) * mag;
                 const vt__kout *o = &k->out[0];
-                if (j->fuse) /* as vt__put writes them (not accumulated), the bounds into ex */
+                if (j->fuse && !j->rj.cast) /* as vt__put writes them (not accumulated), the bounds into ex */
                     for (t2 = 0; t2 < n; t2++) {
                         double dd = dy[t2] - D, v = y[t2] * dd;
                         o->x[row * T + t2] = v;
@@ -7952,7 +8007,7 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
                     if (j->fuse) { /* not accumulated: the loop below's values, then the row's rule on PE's bounds */
                         memcpy(X + t * T, P + t * T, sizeof(double) * (size_t)n);
                         memset(X + t * T + n, 0, sizeof(double) * (size_t)(T - n));
-                        vt__fuse_row(&j->rj, tid, X + t * T, PEu + t * T, bh * T * T + t * T, n);
+                        vt__fuse_row(&j->rj, tid, X + t * T, PEu ? PEu + t * T : NULL, bh * T * T + t * T, n);
                         continue;
                     }
                     for (t2 = 0; t2 < n; t2++) {

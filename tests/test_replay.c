@@ -809,6 +809,79 @@ static vt_status bcast_step(vt_ctx *c, int64_t s, void *u) {
     return vt_status_of(c);
 }
 
+/* A FUSED CAST (vtrain.h): without a bound (fp64, native, round-only) a
+   product's GEMM casts, or in fp64 checks, each tile as it finishes it, and
+   the attention kernels each causal row, instead of the point's own pass.
+   The states match the pass's (vt__no_gfuse, vt__no_fuse) in each mode on
+   one thread, two, and in a chaos order. */
+TEST(fused_casts_same_bits) {
+    static const vt_mode modes[] = {VT_MODE_FP64, VT_MODE_NATIVE, VT_MODE_ROUND_ONLY};
+    static const char *ords[] = {"threads:1", "threads:2", "threads:2,chaos:3"};
+    int64_t casts = vt__gcast, rows = vt__fused_points;
+    int m, o;
+    for (m = 0; m < 3; m++)
+        for (o = 0; o < 3; o++) {
+            vt_report r[2];
+            same_bits_both_ways("products", gpt_program(), modes[m], ords[o], 20, &vt__no_gfuse, "gc", r);
+            same_bits_both_ways("causal rows", gpt_program(), modes[m], ords[o], 20, &vt__no_fuse, "fc", r);
+        }
+    CHECK(vt__gcast > casts, "no product was cast in its GEMM: the test compares the pass with itself");
+    CHECK(vt__fused_points > rows, "no causal point was cast row by row: the test compares the pass with itself");
+}
+
+/* ... and a NaN stops the step at the same point and element either way:
+   the first NaN of a product is the smallest index over the tiles (a NaN
+   in x's row 37 fills output row 37, one in w's row 5 output column 5:
+   element 5, which the tile of row 0 holds), and in a causal point the
+   smallest over the rows (a NaN in token 6's key of head 1: pre[1, 6, 6]
+   first). */
+static void first_nan_message(vt_mode mode, const char *order, int att, char *msg, size_t n) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    float *v = (float *)malloc(sizeof(float) * 200 * 96);
+    int64_t i;
+    d.mode = mode;
+    vt_order_parse(&d.order, order);
+    c = vt_create(&d);
+    for (i = 0; i < 200 * 96; i++) v[i] = (float)(0.01 * sin(0.37 * (double)i));
+    if (!att) {
+        int64_t nx[2] = {200, 64}, nw[2] = {300, 64};
+        vt_tensor *w = vt_param(c, "w", 2, nw);
+        vt_init_const(c, w, 0.5);
+        vt__d(w)[5 * 64 + 7] = NAN;
+        v[37 * 64 + 3] = NAN;
+        vt_step_begin(c);
+        vt_linear(c, vt_from_f32(c, 2, nx, v), w, NULL);
+    } else { /* B 2, T 24, C 32 (2 heads of 16) */
+        int64_t nq[3] = {2, 24, 96};
+        v[6 * 96 + 32 + 16 + 3] = NAN; /* token 6, k part, head 1 */
+        vt_step_begin(c);
+        vt_attention(c, vt_from_f32(c, 3, nq, v), 2);
+    }
+    snprintf(msg, n, "%s: %s", vt_status_name(vt_status_of(c)), vt_error_message(c));
+    vt_destroy(c);
+    free(v);
+}
+TEST(fused_casts_name_the_first_nan) {
+    static const vt_mode modes[] = {VT_MODE_FP64, VT_MODE_NATIVE, VT_MODE_ROUND_ONLY};
+    static const char *ords[] = {"threads:1", "threads:2", "threads:3,chaos:5"};
+    static const char *want[2] = {"(linear[200x300]), element 5:", "(att_scores[2x2x24x24]), element 726:"};
+    int m, o, att, f;
+    for (att = 0; att < 2; att++)
+        for (m = 0; m < 3; m++)
+            for (o = 0; o < 3; o++) {
+                char msg[2][512];
+                for (f = 0; f < 2; f++) {
+                    vt__no_gfuse = vt__no_fuse = !f;
+                    first_nan_message(modes[m], ords[o], att, msg[f], sizeof msg[f]);
+                    vt__no_gfuse = vt__no_fuse = 0;
+                }
+                CHECK(!strcmp(msg[0], msg[1]), "%s %s: the pass says '%s', the fused form '%s'", vt_mode_name(modes[m]), ords[o],
+                      msg[0], msg[1]);
+                CHECK(strstr(msg[1], want[att]) != NULL, "%s %s: '%s' (wanted '%s')", vt_mode_name(modes[m]), ords[o], msg[1], want[att]);
+            }
+}
+
 TEST(broadcast_backward_same_bits) {
     static const vt_mode modes[] = {VT_MODE_VERIFIED, VT_MODE_FP64, VT_MODE_NATIVE};
     static const char *orders[] = {"threads:1", "threads:2", "threads:2,chaos:7"};
@@ -1260,6 +1333,8 @@ int main(int argc, char **argv) {
     RUN(calibrated_and_probabilistic);
     RUN(lazy_bound_logs_what_the_written_bound_logs);
     RUN(fused_products_same_bits);
+    RUN(fused_casts_same_bits);
+    RUN(fused_casts_name_the_first_nan);
     RUN(fused_causal_points_log_what_the_pass_logs);
     RUN(adamw_one_pass_same_bits);
     RUN(flat_parameters_same_bits);
