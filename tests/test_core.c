@@ -736,6 +736,66 @@ TEST(stat_rows4_matches_one_at_a_time) {
     NOTE("%lld statistics compared", (long long)compared);
 }
 
+/* native mode's column sums four columns at a time (vt__rsum4_f32) against
+   vt__rsum column by column, bit for bit: every length up to 3 blocks of
+   several sizes (the tails of the blocks and of the groups of four),
+   values of many magnitudes and both signs, so that the binary32 casts
+   round; and vt__rsum of a contiguous column (its vector form for stride
+   1), with binary32 accumulation and without */
+TEST(column_sums_four_at_once) {
+    static const int blocks[] = {1, 3, 4, 7, 16, 256};
+    int64_t compared = 0, differ = 0;
+    int bi, f32;
+    double *x = (double *)malloc(sizeof(double) * 800 * 11);
+    int64_t n, i, q;
+    for (i = 0; i < 800 * 11; i++) x[i] = pass_value(91, (uint64_t)i) * ldexp(1.0, (int)(i % 41) - 20);
+    for (f32 = 0; f32 < 2; f32++)
+        for (bi = 0; bi < 6; bi++)
+            for (n = 0; n <= 3 * blocks[bi] + 5 && n <= 800; n++) {
+                vt__ord o;
+                double got[4];
+                memset(&o, 0, sizeof o);
+                o.block = blocks[bi]; o.f32 = f32; o.fma = 1;
+#ifdef VT__AVX2
+                if (f32) vt__rsum4_f32(&o, x + 3, 11, n, got);
+                else
+#endif
+                    for (q = 0; q < 4; q++) got[q] = vt__rsum(&o, 0, x + 3 + q, 11, n);
+                for (q = 0; q < 4; q++) {
+                    double want = 0;
+                    int64_t k, b0;
+                    /* the scalar definition: lanes of 4 within each block, the leftovers to lane 0 */
+                    for (b0 = 0; b0 < n; b0 += o.block) {
+                        int64_t b1 = b0 + o.block < n ? b0 + o.block : n;
+                        double a[4] = {0, 0, 0, 0};
+#define ACC(v) (f32 ? (double)(float)(v) : (v))
+                        for (k = b0; k + 4 <= b1; k += 4) {
+                            int l;
+                            for (l = 0; l < 4; l++) a[l] = ACC(a[l] + x[(k + l) * 11 + 3 + q]);
+                        }
+                        for (; k < b1; k++) a[0] = ACC(a[0] + x[k * 11 + 3 + q]);
+                        want = ACC(want + ACC(ACC(a[0] + a[1]) + ACC(a[2] + a[3])));
+#undef ACC
+                    }
+                    compared++;
+                    differ += memcmp(&got[q], &want, 8) != 0;
+                    { /* and the column contiguous (vt__rsum's vector form for stride 1) */
+                        double col[800], r1;
+                        for (k = 0; k < n; k++) col[k] = x[k * 11 + 3 + q];
+                        r1 = vt__rsum(&o, 0, col, 1, n);
+                        differ += memcmp(&r1, &want, 8) != 0;
+                    }
+                    if (f32) {
+                        double r = vt__rsum(&o, 0, x + 3 + q, 11, n);
+                        differ += memcmp(&got[q], &r, 8) != 0;
+                    }
+                }
+            }
+    free(x);
+    CHECK(differ == 0, "%lld of %lld column sums differ", (long long)differ, (long long)compared);
+    NOTE("%lld column sums compared", (long long)compared);
+}
+
 TEST(verify_passes_avx512_match) {
     int have512 = 0, isa, rep, tri;
     int64_t compared = 0, differ = 0, looked = 0;
@@ -1037,6 +1097,7 @@ int main(void) {
     RUN(elementary_vector_bit_identical);
     RUN(gemm_causal_bit_identical);
     RUN(verify_passes_avx512_match);
+    RUN(column_sums_four_at_once);
     RUN(stat_rows4_matches_one_at_a_time);
     RUN(gemm_matches_reference);
     RUN(pool_stale_claim_refused);
