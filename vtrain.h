@@ -8079,11 +8079,12 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
             if (k->out[0].x) { /* datt (T,T) = dout (T,hs) V^T (hs,T), masked above the diagonal */
                 const vt__kout *o = &k->out[0];
                 double *X = o->x + bh * T * T, *E = o->e ? o->e + bh * T * T : NULL, *PEu = o->e ? PE : NULL;
-                vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, dout, C, 1, V, 1, C3, P, T, PEu, T, ws, tb);
+                /* fused (not accumulated): the product straight into X, whose rows are then zeroed above the
+                   diagonal (the tiles there are partly computed, partly skipped) */
+                vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, dout, C, 1, V, 1, C3, j->fuse ? X : P, T, PEu, T, ws, tb);
                 for (t = 0; t < T; t++) {
                     int64_t n = o->acc ? T : t + 1; /* the zeros above the diagonal: written at once unless added */
                     if (j->fuse) { /* not accumulated: the loop below's values, then the row's rule on PE's bounds */
-                        memcpy(X + t * T, P + t * T, sizeof(double) * (size_t)n);
                         memset(X + t * T + n, 0, sizeof(double) * (size_t)(T - n));
                         vt__fuse_row(&j->rj, tid, X + t * T, PEu ? PEu + t * T : NULL, bh * T * T + t * T, n);
                         continue;
