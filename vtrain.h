@@ -6342,10 +6342,11 @@ static void vt__binary_fwd_task(void *arg, int64_t lo, int64_t hi, int tid) {
         x[i] = v;
     }
 }
+static void vt__parallel_ew(vt__kern *k, int64_t n, int64_t cost, vt__task_fn fn, void *arg);
 static void vt__k_binary_fwd(vt__kern *k) {
     int64_t n = vt_numel(k->t);
     vt__same_everywhere(&k->out[0]);
-    vt__parallel(&k->c->pool, n, 4 * n, vt__binary_fwd_task, k); /* one operation per element: any split */
+    vt__parallel_ew(k, n, 4 * n, vt__binary_fwd_task, k); /* one operation per element: any split */
 }
 
 /* Backward of a broadcast operand s (slot si): ds[j] = sum over the r output
@@ -6916,19 +6917,23 @@ static void vt__fused_begin(vt__kern *k, vt__kout *o, const vt__lazy *z, double 
     rj->gs = o->xp->gs; rj->gx = o->xp->gx;
     c->gfuse = rj; /* the product's vt__gemm_go takes it */
 }
-/* A FUSED CAST. Without a bound (fp64, native, round-only: vt__round's
-   cast, or fp64's NaN check) the same holds for its pass: each element is
-   cast, or looked at, alone, so the GEMM casts (checks) each tile as soon
-   as it is final, and the point takes the first NaN from fbad[slot]. In
-   fp64 that pass over every product was 6% of the step at width 256 and
+/* A FUSED CAST. A point without a bound (every point in fp64, native and
+   round-only; in a verified trainer's step the ones whose values are the
+   same everywhere) is vt__round's cast, or in fp64 its NaN check, and that
+   pass too takes each element alone: so the GEMM casts (checks) each tile
+   as soon as it is final, an elementwise kernel each piece it wrote
+   (vt__parallel_ew), and the point takes the first NaN from fbad[slot]. In
+   fp64 the pass over every product was 6% of the step at width 256, while
    the verified step had none (a fused product): the baselines pay what
-   verified pays. vt__no_gfuse turns it off too. */
-static int64_t vt__gcast; /* tests: products cast (checked) in their GEMM */
+   verified pays. Not for an auditor (its points read the log first).
+   vt__no_gfuse turns it off too. */
+static int64_t vt__gcast; /* tests: outputs cast (checked) in their kernel */
 static int vt__cast_fuse_ok(const vt__kern *k, const vt__kout *o, const double *C, const double *E, int64_t M, int64_t N,
                             int64_t K) {
     const vt_ctx *c = k->c;
     return !E && !o->e && C == o->x && M * N == o->n && !o->acc && !o->fused && K > 0 && M > 0 && N > 0 &&
-           c->d.mode != VT_MODE_VERIFIED && !c->ncal && !vt__no_gfuse && c->status == VT_OK;
+           (c->d.mode != VT_MODE_VERIFIED || (c->d.role == VT_ROLE_TRAIN && c->in_step)) && !c->ncal && !vt__no_gfuse &&
+           c->status == VT_OK;
 }
 static void vt__cast_fuse_begin(vt__kern *k, double *C, int64_t N, vt__rjob *rj) {
     vt_ctx *c = k->c;
@@ -6937,7 +6942,6 @@ static void vt__cast_fuse_begin(vt__kern *k, double *C, int64_t N, vt__rjob *rj)
     memset(rj, 0, sizeof *rj);
     rj->c = c; rj->x = C; rj->ef = 1; rj->ld = N;
     rj->cast = c->d.mode == VT_MODE_FP64 ? 1 : 2; /* as vt__round: fp64 checks, the others cast (in a step or not) */
-    c->gfuse = rj; /* the product's vt__gemm_go takes it */
 }
 static void vt__fused_end(vt__kern *k, vt__kout *o) {
     vt_ctx *c = k->c;
@@ -6946,7 +6950,7 @@ static void vt__fused_end(vt__kern *k, vt__kout *o) {
     c->fents[slot].n = 0;
     c->fbad[slot] = vt__ents_gather(c, &c->fents[slot]);
     o->fused = 2 + slot;
-    if (c->d.mode == VT_MODE_VERIFIED) vt__gfused++;
+    if (o->e) vt__gfused++;
     else vt__gcast++;
 }
 
@@ -6977,6 +6981,7 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
     else if (vt__cast_fuse_ok(k, o, C, E, M, N, K)) {
         fuse = 1;
         vt__cast_fuse_begin(k, C, N, &rj);
+        k->c->gfuse = &rj; /* the product's vt__gemm_go takes it */
     }
     if (!o->acc && !bias)
         vt__gemm_set(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
@@ -7388,11 +7393,39 @@ static void vt__tanh_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* A FUSED CAST for an elementwise kernel whose one output out[0] it writes
+   element i of from the inputs' element i: fn runs on pieces of 4096 and
+   each piece is cast (checked) while in cache, instead of the point's pass */
+typedef struct { vt__task_fn fn; void *arg; vt__rjob rj; } vt__ewc_job;
+static void vt__ewc_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    vt__ewc_job *w = (vt__ewc_job *)arg;
+    int64_t a, b;
+    for (a = lo; a < hi; a = b) {
+        b = VT__MIN(hi, a + 4096);
+        w->fn(w->arg, a, b, tid);
+        (w->rj.cast == 2 ? vt__cast_task : vt__nan_task)(&w->rj, a, b, tid);
+    }
+}
+static void vt__parallel_ew(vt__kern *k, int64_t n, int64_t cost, vt__task_fn fn, void *arg) {
+    vt__kout *o = &k->out[0];
+    vt__ewc_job w;
+    int i, one = 1;
+    for (i = 1; i < VT_MAX_SRC; i++) one &= !k->out[i].x;
+    if (!one || !vt__cast_fuse_ok(k, o, o->x, NULL, 1, n, 1)) {
+        vt__parallel(&k->c->pool, n, cost, fn, arg);
+        return;
+    }
+    w.fn = fn; w.arg = arg;
+    vt__cast_fuse_begin(k, o->x, n, &w.rj);
+    vt__parallel(&k->c->pool, n, cost, vt__ewc_task, &w);
+    vt__fused_end(k, o);
+}
+
 static void vt__k_elementwise(vt__kern *k, vt__task_fn fn, int64_t cost) {
     vt__job j;
     int64_t n = vt_numel(k->t);
     j.k = k; j.R = n; j.C = 1; j.p = NULL;
-    vt__parallel(&k->c->pool, n, n * cost, fn, &j);
+    vt__parallel_ew(k, n, n * cost, fn, &j);
 }
 
 /* --- softmax family -------------------------------------------------------- */
@@ -9048,7 +9081,7 @@ static void vt__cpu_kernel(vt__kern *k) {
         j.k = k; j.R = n; j.C = 1;
         j.p = (k->bwd || k->o == &k->c->ord) ? k->t->extra : NULL;
         vt__same_everywhere(&k->out[0]);
-        vt__parallel(&k->c->pool, n, n * 40, vt__gelu_task, &j);
+        vt__parallel_ew(k, n, n * 40, vt__gelu_task, &j);
         break;
     }
     case VT_OP_TANH:

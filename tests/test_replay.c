@@ -810,16 +810,17 @@ static vt_status bcast_step(vt_ctx *c, int64_t s, void *u) {
 }
 
 /* A FUSED CAST (vtrain.h): without a bound (fp64, native, round-only) a
-   product's GEMM casts, or in fp64 checks, each tile as it finishes it, and
-   the attention kernels each causal row, instead of the point's own pass.
-   The states match the pass's (vt__no_gfuse, vt__no_fuse) in each mode on
-   one thread, two, and in a chaos order. */
+   product's GEMM casts, or in fp64 checks, each tile as it finishes it, the
+   attention kernels each causal row, and an elementwise kernel each piece
+   (in a verified trainer too: GELU, the adds), instead of the point's own
+   pass. The states (and verified logs) match the pass's (vt__no_gfuse,
+   vt__no_fuse) in each mode on one thread, two, and in a chaos order. */
 TEST(fused_casts_same_bits) {
-    static const vt_mode modes[] = {VT_MODE_FP64, VT_MODE_NATIVE, VT_MODE_ROUND_ONLY};
+    static const vt_mode modes[] = {VT_MODE_FP64, VT_MODE_NATIVE, VT_MODE_ROUND_ONLY, VT_MODE_VERIFIED};
     static const char *ords[] = {"threads:1", "threads:2", "threads:2,chaos:3"};
     int64_t casts = vt__gcast, rows = vt__fused_points;
     int m, o;
-    for (m = 0; m < 3; m++)
+    for (m = 0; m < 4; m++)
         for (o = 0; o < 3; o++) {
             vt_report r[2];
             same_bits_both_ways("products", gpt_program(), modes[m], ords[o], 20, &vt__no_gfuse, "gc", r);
@@ -832,9 +833,11 @@ TEST(fused_casts_same_bits) {
 /* ... and a NaN stops the step at the same point and element either way:
    the first NaN of a product is the smallest index over the tiles (a NaN
    in x's row 37 fills output row 37, one in w's row 5 output column 5:
-   element 5, which the tile of row 0 holds), and in a causal point the
+   element 5, which the tile of row 0 holds), in a causal point the
    smallest over the rows (a NaN in token 6's key of head 1: pre[1, 6, 6]
-   first). */
+   first), in an elementwise kernel over the pieces; in the three modes
+   without bounds and in verified (whose own passes the test compares
+   too). */
 static void first_nan_message(vt_mode mode, const char *order, int att, char *msg, size_t n) {
     vt_desc d = vt_desc_default();
     vt_ctx *c;
@@ -852,6 +855,12 @@ static void first_nan_message(vt_mode mode, const char *order, int att, char *ms
         v[37 * 64 + 3] = NAN;
         vt_step_begin(c);
         vt_linear(c, vt_from_f32(c, 2, nx, v), w, NULL);
+    } else if (att == 2) { /* GELU: NaNs at 15000 and 9000 (pieces of 4096, three threads) */
+        int64_t nx[2] = {200, 96};
+        v[15000] = NAN;
+        v[9000] = NAN;
+        vt_step_begin(c);
+        vt_gelu(c, vt_from_f32(c, 2, nx, v));
     } else { /* B 2, T 24, C 32 (2 heads of 16) */
         int64_t nq[3] = {2, 24, 96};
         v[6 * 96 + 32 + 16 + 3] = NAN; /* token 6, k part, head 1 */
@@ -863,12 +872,13 @@ static void first_nan_message(vt_mode mode, const char *order, int att, char *ms
     free(v);
 }
 TEST(fused_casts_name_the_first_nan) {
-    static const vt_mode modes[] = {VT_MODE_FP64, VT_MODE_NATIVE, VT_MODE_ROUND_ONLY};
+    static const vt_mode modes[] = {VT_MODE_FP64, VT_MODE_NATIVE, VT_MODE_ROUND_ONLY, VT_MODE_VERIFIED};
     static const char *ords[] = {"threads:1", "threads:2", "threads:3,chaos:5"};
-    static const char *want[2] = {"(linear[200x300]), element 5:", "(att_scores[2x2x24x24]), element 726:"};
+    static const char *want[3] = {"(linear[200x300]), element 5:", "(att_scores[2x2x24x24]), element 726:",
+                                  "(gelu[200x96]), element 9000:"};
     int m, o, att, f;
-    for (att = 0; att < 2; att++)
-        for (m = 0; m < 3; m++)
+    for (att = 0; att < 3; att++)
+        for (m = 0; m < 4; m++)
             for (o = 0; o < 3; o++) {
                 char msg[2][512];
                 for (f = 0; f < 2; f++) {
