@@ -3277,7 +3277,7 @@ typedef struct vt__rjob {
     double gs, gx;      /* a correctly rounded product's refinement (vt__xprod; gx 0: none) */
     int64_t tri;        /* vt__tri_round: the side of the square blocks */
     int cast;           /* A FUSED CAST (no bound): 1 the first NaN only (fp64), 2 also x = RNE32(x) */
-    int64_t ld;         /* A FUSED CAST: the output's row length */
+    int64_t ld, off;    /* A FUSED CAST: the product's row length, and its first element's index in x */
 } vt__rjob;
 
 static int vt__ents_push(vt_ctx *c, vt__ents *t, int64_t i, float r, int full) {
@@ -5539,7 +5539,7 @@ static void vt__lazy_tile(const vt__rjob *j, int tid, int64_t m0, int64_t mb, in
         return;
     }
     for (r = m0; r < m0 + mb; r++)
-        (j->cast == 2 ? vt__cast_task : vt__nan_task)((void *)j, r * j->ld + n0, r * j->ld + n0 + nb, tid);
+        (j->cast == 2 ? vt__cast_task : vt__nan_task)((void *)j, j->off + r * j->ld + n0, j->off + r * j->ld + n0 + nb, tid);
 }
 
 /* the trainer's rule for a point with a lazy bound (vt__cpu_round's twin) */
@@ -6912,7 +6912,7 @@ static void vt__fused_begin(vt__kern *k, vt__kout *o, const vt__lazy *z, double 
     vt_ctx *c = k->c;
     int t;
     for (t = 0; t < c->pool.n; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
-    rj->c = c; rj->x = C; rj->e = NULL; rj->lz = z; rj->tri = 0; rj->compact = 0; rj->cast = 0; rj->ld = 0;
+    rj->c = c; rj->x = C; rj->e = NULL; rj->lz = z; rj->tri = 0; rj->compact = 0; rj->cast = 0; rj->ld = 0; rj->off = 0;
     rj->ef = c->d.bound == VT_BOUND_PROBABILISTIC ? 1 : 0.5; /* vt__round's xef for a correctly rounded product */
     rj->gs = o->xp->gs; rj->gx = o->xp->gx;
     c->gfuse = rj; /* the product's vt__gemm_go takes it */
@@ -7065,6 +7065,19 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
     double *c0 = NULL, *capc = NULL;
     vt__ord so;
     const vt__ord *ob = k->o; /* the bound's gamma: sound for a correctly rounded product (vt__sound_ord) */
+    if (!o->e && vt__cast_fuse_ok(k, o, o->x, NULL, nb, mn, K)) { /* A FUSED CAST over the images' products:
+                                                                      each tile's index offset by its image's */
+        vt__rjob rj;
+        vt__cast_fuse_begin(k, o->x, nc, &rj);
+        for (b = 0; b < nb && c->status == VT_OK; b++) {
+            rj.off = b * mn;
+            c->gfuse = &rj;
+            vt__gemm_set(c, k->o, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, o->x + b * mn, nc, 0);
+            c->gfuse = NULL;
+        }
+        vt__fused_end(k, o);
+        return;
+    }
     if (!o->e || c->ncal || vt__no_lazy || nb * mn != o->n || mn <= 0) {
         for (b = 0; b < nb; b++)
             vt__mm(k, o, M, nc, K, A, sam, sak, B + b * nc, sbk, 1, o->x + b * mn, o->e ? o->e + b * mn : NULL, NULL, 0);

@@ -342,6 +342,61 @@ TEST(nan_in_batch_is_named) {
     vt_destroy(c);
 }
 
+/* A FUSED CAST over a convolution's images (vt__mm_batch without bounds: fp64,
+   native, round-only): each image's product cast (checked) tile by tile,
+   against the point's own pass (vt__no_gfuse): the digits CNN's states
+   after 4 steps in each mode, on one thread and on two; and a NaN in one
+   image names the same conv2d element either way. */
+static void cast_nan_message(vt_mode mode, const char *order, char *msg, size_t n) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    vt_resnet m;
+    vt_resnet_config cfg = vt_resnet_default(18);
+    static float x[3 * 3 * 8 * 8];
+    int64_t xs[4] = {3, 3, 8, 8};
+    d.mode = mode;
+    vt_order_parse(&d.order, order);
+    c = vt_create(&d);
+    cfg.width = 2;
+    vt_resnet_init(c, &m, &cfg, 1);
+    memset(x, 0, sizeof x);
+    x[2 * 192 + 77] = NAN; /* image 2 */
+    x[2 * 192 + 140] = NAN;
+    vt_step_begin(c);
+    vt_resnet_forward(c, &m, vt_from_f32(c, 4, xs, x));
+    snprintf(msg, n, "%s", vt_error_message(c));
+    vt_step_end(c);
+    vt_resnet_free(&m);
+    vt_destroy(c);
+}
+TEST(conv_fused_casts_same_bits) {
+    static const vt_mode modes[3] = {VT_MODE_FP64, VT_MODE_NATIVE, VT_MODE_ROUND_ONLY};
+    static const char *ords[2] = {"threads:1", "threads:2"};
+    int64_t casts = vt__gcast;
+    int m, o, f;
+    if (!load_digits()) { CHECK(0, "cannot load data/digits.csv"); return; }
+    for (m = 0; m < 3; m++)
+        for (o = 0; o < 2; o++) {
+            vt_report r[2];
+            char msg[2][512];
+            for (f = 0; f < 2; f++) {
+                vt_desc d = vt_desc_default();
+                vt_program p = cnn_program();
+                d.mode = modes[m];
+                vt_order_parse(&d.order, ords[o]);
+                vt__no_gfuse = !f;
+                vt_run(&d, &p, 4, &r[f]);
+                cast_nan_message(modes[m], ords[o], msg[f], sizeof msg[f]);
+                vt__no_gfuse = 0;
+                CHECK(r[f].status == VT_OK, "%s %s: %s", vt_mode_name(modes[m]), ords[o], r[f].message);
+            }
+            CHECK(!memcmp(r[0].digest, r[1].digest, 32), "%s %s: the states differ", vt_mode_name(modes[m]), ords[o]);
+            CHECK(!strcmp(msg[0], msg[1]) && strstr(msg[1], "conv2d"), "%s %s: the pass says '%s', the fused form '%s'",
+                  vt_mode_name(modes[m]), ords[o], msg[0], msg[1]);
+        }
+    CHECK(vt__gcast > casts, "no output was cast in its kernel: the test compares the pass with itself");
+}
+
 /* A convolution's products over all images share one bound computation
    (vt__mm_batch: lazy, with the old values the exact evaluation keeps where
    dx accumulates): every conv2d output's bound must be the bound of its own
@@ -714,6 +769,7 @@ int main(int argc, char **argv) {
     RUN(bad_shapes_are_clear_errors);
     RUN(cifar_loader);
     RUN(nan_in_batch_is_named);
+    RUN(conv_fused_casts_same_bits);
     RUN(conv_batched_bound_is_each_images_bound);
     RUN(conv_source_gather_and_statistics_match_the_matrix);
     RUN(conv_exact_columns_are_the_definition);
