@@ -3486,6 +3486,11 @@ static void vt__nan_task(void *arg, int64_t lo, int64_t hi, int tid) {
     if (bad >= 0) vt__first(&t->bad, bad);
 }
 
+/* A FUSED CAST's work on x[lo, hi): the cast (j->cast 2) or fp64's check (1) */
+static void vt__cast_span(const vt__rjob *j, int64_t lo, int64_t hi, int tid) {
+    (j->cast == 2 ? vt__cast_task : vt__nan_task)((void *)(uintptr_t)j, lo, hi, tid);
+}
+
 /* --- log record encoding --------------------------------------------------- */
 
 /* A record goes into two bodies while the step runs: the full one (header
@@ -3705,7 +3710,7 @@ static void vt__fuse_row(const vt__rjob *j, int tid, double *x, double *e, int64
     if (j->cast) { /* no bound (e unused): the row's values cast or checked by the pass's own task (its zeros
                       above the diagonal neither change nor are NaN) */
         (void)x; (void)e;
-        (j->cast == 2 ? vt__cast_task : vt__nan_task)((void *)j, b0, b0 + n, tid);
+        vt__cast_span(j, b0, b0 + n, tid);
         return;
     }
     if (n < n4) { /* at most 3 (as stores: a loop here became a call of memset) */
@@ -4322,6 +4327,18 @@ static int vt__tri_krange(int tri, int64_t r0, int64_t nr, int64_t n, int64_t k0
    Each reads its source in the order its layout is contiguous. Copies only:
    how they move the values changes none of them. */
 
+#ifdef VT__AVX2
+/* a 4 x 4 transpose in registers: v[q] becomes lane q of the four inputs */
+static void vt__tr4(__m256d *v) {
+    __m256d t0 = _mm256_unpacklo_pd(v[0], v[1]), t1 = _mm256_unpackhi_pd(v[0], v[1]);
+    __m256d t2 = _mm256_unpacklo_pd(v[2], v[3]), t3 = _mm256_unpackhi_pd(v[2], v[3]);
+    v[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    v[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    v[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    v[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+#endif
+
 /* p[k w + c] = src[c ld + k] for c < w, k in [klo, khi): w streams along k
    into one interleaved panel (w = 6, 8, 12 or 16: the tile sizes), four k
    at a time as 4 x 4 transposes in registers where AVX2 has them */
@@ -4332,14 +4349,11 @@ static void vt__pack_streams(double *p, const double *src, int64_t ld, int64_t k
     for (; k + 4 <= khi; k += 4) {
         for (c = 0; c + 4 <= w; c += 4) {
             const double *s = src + c * ld + k;
-            __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + ld), r2 = _mm256_loadu_pd(s + 2 * ld), r3 = _mm256_loadu_pd(s + 3 * ld);
-            __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
-            __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
-            double *d = p + k * w + c;
-            _mm256_storeu_pd(d, _mm256_permute2f128_pd(t0, t2, 0x20));
-            _mm256_storeu_pd(d + w, _mm256_permute2f128_pd(t1, t3, 0x20));
-            _mm256_storeu_pd(d + 2 * w, _mm256_permute2f128_pd(t0, t2, 0x31));
-            _mm256_storeu_pd(d + 3 * w, _mm256_permute2f128_pd(t1, t3, 0x31));
+            __m256d v[4];
+            int q;
+            for (q = 0; q < 4; q++) v[q] = _mm256_loadu_pd(s + q * ld);
+            vt__tr4(v);
+            for (q = 0; q < 4; q++) _mm256_storeu_pd(p + (k + q) * w + c, v[q]);
         }
         if (c + 2 == w) { /* the last two streams (w = 6) */
             const double *s = src + c * ld + k;
@@ -4438,21 +4452,15 @@ static void vt__pack_streams32(float *p, const double *src, int64_t ld, int64_t 
     int c;
 #ifdef VT__AVX2
     for (; k + 4 <= khi; k += 4) {
+        int q;
         for (c = 0; c + 4 <= w; c += 4) {
-            const double *s = src + c * ld + k;
-            __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + ld), r2 = _mm256_loadu_pd(s + 2 * ld), r3 = _mm256_loadu_pd(s + 3 * ld);
-            __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
-            __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
-            float *d = p + k * w + c;
-            _mm_storeu_ps(d, _mm256_cvtpd_ps(_mm256_permute2f128_pd(t0, t2, 0x20)));
-            _mm_storeu_ps(d + w, _mm256_cvtpd_ps(_mm256_permute2f128_pd(t1, t3, 0x20)));
-            _mm_storeu_ps(d + 2 * w, _mm256_cvtpd_ps(_mm256_permute2f128_pd(t0, t2, 0x31)));
-            _mm_storeu_ps(d + 3 * w, _mm256_cvtpd_ps(_mm256_permute2f128_pd(t1, t3, 0x31)));
+            __m256d v[4];
+            for (q = 0; q < 4; q++) v[q] = _mm256_loadu_pd(src + (c + q) * ld + k);
+            vt__tr4(v);
+            for (q = 0; q < 4; q++) _mm_storeu_ps(p + (k + q) * w + c, _mm256_cvtpd_ps(v[q]));
         }
-        for (; c < w; c++) {
-            int q;
+        for (; c < w; c++)
             for (q = 0; q < 4; q++) p[(k + q) * w + c] = (float)src[c * ld + k + q];
-        }
     }
 #endif
     for (; k < khi; k++)
@@ -4836,14 +4844,6 @@ static VT__UNUSED double vt__stat_th(int L, double mn) {
    and sqrtpd are per lane what addsd, maxsd, minsd and sqrt are. Short
    lines (attention's heads: 16 values) paid ~200 instructions a line, most
    of them in that combination and the line's call overhead. */
-static void vt__tr4(__m256d *v) {
-    __m256d t0 = _mm256_unpacklo_pd(v[0], v[1]), t1 = _mm256_unpackhi_pd(v[0], v[1]);
-    __m256d t2 = _mm256_unpacklo_pd(v[2], v[3]), t3 = _mm256_unpackhi_pd(v[2], v[3]);
-    v[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
-    v[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
-    v[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
-    v[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
-}
 #ifdef VT__AVX512
 /* the four lines' lane sums of vt__stat_rows4 (all K long) at once, two
    lines to a register (lanes 0-3 line q, 4-7 line q + 1): each lane takes
@@ -5539,7 +5539,7 @@ static void vt__lazy_tile(const vt__rjob *j, int tid, int64_t m0, int64_t mb, in
         return;
     }
     for (r = m0; r < m0 + mb; r++)
-        (j->cast == 2 ? vt__cast_task : vt__nan_task)((void *)j, j->off + r * j->ld + n0, j->off + r * j->ld + n0 + nb, tid);
+        vt__cast_span(j, j->off + r * j->ld + n0, j->off + r * j->ld + n0 + nb, tid);
 }
 
 /* the trainer's rule for a point with a lazy bound (vt__cpu_round's twin) */
@@ -6928,10 +6928,9 @@ static void vt__fused_begin(vt__kern *k, vt__kout *o, const vt__lazy *z, double 
    verified pays. Not for an auditor (its points read the log first).
    vt__no_gfuse turns it off too. */
 static int64_t vt__gcast; /* tests: outputs cast (checked) in their kernel */
-static int vt__cast_fuse_ok(const vt__kern *k, const vt__kout *o, const double *C, const double *E, int64_t M, int64_t N,
-                            int64_t K) {
+static int vt__cast_fuse_ok(const vt__kern *k, const vt__kout *o, const double *C, int64_t M, int64_t N, int64_t K) {
     const vt_ctx *c = k->c;
-    return !E && !o->e && C == o->x && M * N == o->n && !o->acc && !o->fused && K > 0 && M > 0 && N > 0 &&
+    return !o->e && C == o->x && M * N == o->n && !o->acc && !o->fused && K > 0 && M > 0 && N > 0 &&
            (c->d.mode != VT_MODE_VERIFIED || (c->d.role == VT_ROLE_TRAIN && c->in_step)) && !c->ncal && !vt__no_gfuse &&
            c->status == VT_OK;
 }
@@ -6978,7 +6977,7 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
             vt__parallel(&k->c->pool, M, M * N, vt__gbound_task, &z->gb);
         }
     } else if (E) vt__gemm_bound(k->c, ob, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, N, bias, kchunk, E);
-    else if (vt__cast_fuse_ok(k, o, C, E, M, N, K)) {
+    else if (vt__cast_fuse_ok(k, o, C, M, N, K)) {
         fuse = 1;
         vt__cast_fuse_begin(k, C, N, &rj);
         k->c->gfuse = &rj; /* the product's vt__gemm_go takes it */
@@ -7065,8 +7064,8 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
     double *c0 = NULL, *capc = NULL;
     vt__ord so;
     const vt__ord *ob = k->o; /* the bound's gamma: sound for a correctly rounded product (vt__sound_ord) */
-    if (!o->e && vt__cast_fuse_ok(k, o, o->x, NULL, nb, mn, K)) { /* A FUSED CAST over the images' products:
-                                                                      each tile's index offset by its image's */
+    if (vt__cast_fuse_ok(k, o, o->x, nb, mn, K)) { /* A FUSED CAST over the images' products: each
+                                                     tile's index offset by its image's */
         vt__rjob rj;
         vt__cast_fuse_begin(k, o->x, nc, &rj);
         for (b = 0; b < nb && c->status == VT_OK; b++) {
@@ -7416,7 +7415,7 @@ static void vt__ewc_task(void *arg, int64_t lo, int64_t hi, int tid) {
     for (a = lo; a < hi; a = b) {
         b = VT__MIN(hi, a + 4096);
         w->fn(w->arg, a, b, tid);
-        (w->rj.cast == 2 ? vt__cast_task : vt__nan_task)(&w->rj, a, b, tid);
+        vt__cast_span(&w->rj, a, b, tid);
     }
 }
 static void vt__parallel_ew(vt__kern *k, int64_t n, int64_t cost, vt__task_fn fn, void *arg) {
@@ -7424,7 +7423,7 @@ static void vt__parallel_ew(vt__kern *k, int64_t n, int64_t cost, vt__task_fn fn
     vt__ewc_job w;
     int i, one = 1;
     for (i = 1; i < VT_MAX_SRC; i++) one &= !k->out[i].x;
-    if (!one || !vt__cast_fuse_ok(k, o, o->x, NULL, 1, n, 1)) {
+    if (!one || !vt__cast_fuse_ok(k, o, o->x, 1, n, 1)) {
         vt__parallel(&k->c->pool, n, cost, fn, arg);
         return;
     }
