@@ -215,7 +215,7 @@ define compile_check
 	else echo "fail $(1)" > $(CCR)/$(1); echo "compile check $(1): FAILED"; cat $(B)/cc_$(1).log; fi
 endef
 
-CC_CHECKS = c99_gcc two_tus static no_threads no_simd \
+CC_CHECKS = c99_gcc two_tus static no_threads no_simd posix_late \
             btard_c99_gcc btard_two_tus btard_static btard_no_threads btard_order
 ifeq ($(HAVE_GXX),1)
 CC_CHECKS += cxx_gpp two_tus_cxx btard_cxx_gpp
@@ -239,6 +239,15 @@ $(CC_TARGETS): | cc-clear
 
 cc-c99_gcc:
 	$(call compile_check,c99_gcc,$(CC) -std=c99 -pedantic $(WFLAGS) tests/compile/single.c -o $(B)/cc_c99_gcc $(LDLIBS))
+# a system header before vtrain.h under -std=c99: the #error that says to
+# include vtrain.h first, and a build once _POSIX_C_SOURCE is on the line
+cc-posix_late:
+	@if ! $(CC) -std=c99 $(WFLAGS0) tests/compile/posix_late.c -o $(B)/cc_posix_late $(LDLIBS) > $(B)/cc_posix_late.log 2>&1 \
+	    && grep -q 'include vtrain.h first' $(B)/cc_posix_late.log \
+	    && $(CC) -std=c99 -D_POSIX_C_SOURCE=200809L $(WFLAGS0) tests/compile/posix_late.c -o $(B)/cc_posix_late $(LDLIBS) >> $(B)/cc_posix_late.log 2>&1 \
+	    && ./$(B)/cc_posix_late >> $(B)/cc_posix_late.log 2>&1; \
+	then echo "ok posix_late" > $(CCR)/posix_late; echo "compile check posix_late: ok"; \
+	else echo "fail posix_late" > $(CCR)/posix_late; echo "compile check posix_late: FAILED"; cat $(B)/cc_posix_late.log; fi
 cc-two_tus:
 	$(call compile_check,two_tus,$(CC) -std=c99 $(WFLAGS0) tests/compile/impl.c tests/compile/user.c -o $(B)/cc_two_tus $(LDLIBS))
 cc-static:

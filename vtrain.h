@@ -61,6 +61,10 @@
    your own code keeps its flags): the character GPT's verified step is
    13-17% faster than at -O2 (bench/step.c, three alternating rounds on a
    2-core Xeon, 2026-12-01); VTRAIN_NO_O3 keeps your level (to debug at -O0).
+   Under -std=c99 or -std=c11, include vtrain.h before any system header in
+   the file that defines VTRAIN_IMPLEMENTATION (it defines _POSIX_C_SOURCE
+   for itself), or compile with -D_POSIX_C_SOURCE=200809L; else it stops
+   with an #error that says so.
 
    CONTENTS (grep-able banners, "// >>name" style, in this order)
        >>public types        >>public functions    (the API, in the header part)
@@ -1281,6 +1285,15 @@ VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
 #if defined(__AVX2__) && defined(__FMA__) && !defined(VTRAIN_NO_SIMD)
 #include <immintrin.h>
 #define VT__AVX2 1
+#endif
+/* The _POSIX_C_SOURCE at the top of this file only counts when no system
+   header came before it: under -std=c99 or -std=c11 a header included
+   first leaves clock_gettime, nanosleep, fileno and ftruncate undeclared,
+   and the clock would fall back to clock(), the process's CPU time, which
+   runs twice as fast as the wall clock on two threads (every step time and
+   benchmark halved in effect). Refused instead of built that way. */
+#if !defined(_WIN32) && !defined(CLOCK_MONOTONIC)
+#error "vtrain.h: the implementation needs POSIX (clock_gettime, nanosleep, fileno, ftruncate), which a system header included before vtrain.h left undeclared under -std=c99/-std=c11: include vtrain.h first in the file that defines VTRAIN_IMPLEMENTATION, or compile with -D_POSIX_C_SOURCE=200809L"
 #endif
 
 /* Arithmetic written in a kernel must run exactly as written: a compiler
