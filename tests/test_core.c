@@ -796,6 +796,65 @@ TEST(column_sums_four_at_once) {
     NOTE("%lld column sums compared", (long long)compared);
 }
 
+/* The bounded column sums (vt__colsum_task: sums, magnitudes and smallest
+   nonzero magnitudes of a chunk's columns in row order) on this machine's
+   walk (AVX-512's 32 or 8 columns at a time where it has it) against the
+   scalar definition of each column: vector columns [0, C - C % 4) take
+   vminpd's rule (the second operand where either is NaN), the others the
+   scalar compare, so NaN, zero and infinite values are in the matrix; and
+   on AVX-512 against the AVX2 walk (vt__colsum_ymm). */
+TEST(bounded_column_sums_match_the_definition) {
+    static const int64_t widths[] = {1, 5, 8, 13, 32, 40, 71, 131, 384};
+    int64_t compared = 0, differ = 0, wi;
+    vt__ord o;
+    vt__kern k;
+    memset(&o, 0, sizeof o);
+    o.block = 256; o.fma = 1;
+    memset(&k, 0, sizeof k);
+    k.o = &o;
+    for (wi = 0; wi < 9; wi++) {
+        int64_t C = widths[wi], R = 70, chunk = 23, nch = (R + chunk - 1) / chunk, i, c, r, ch;
+        double *x = (double *)malloc(sizeof(double) * (size_t)(R * C)), *out[2];
+        int ymm;
+        for (i = 0; i < R * C; i++) {
+            uint64_t h = (uint64_t)i * 0x9e3779b97f4a7c15ull >> 40;
+            x[i] = h % 29 == 0 ? 0.0 : h % 31 == 0 ? NAN : h % 37 == 0 ? -INFINITY : pass_value(17, (uint64_t)i) * ldexp(1.0, (int)(h % 21) - 10);
+        }
+        for (ymm = 0; ymm < 2; ymm++) {
+            vt__colsum_job j;
+            memset(&j, 0, sizeof j);
+            j.k = &k; j.X = x; j.R = R; j.C = C; j.chunk = chunk; j.nch = nch; j.bound = 1;
+            out[ymm] = (double *)malloc(sizeof(double) * (size_t)(3 * nch * C));
+            j.part = out[ymm]; j.mag = j.part + nch * C; j.mn = j.mag + nch * C;
+            vt__colsum_ymm = ymm;
+            vt__colsum_task(&j, 0, nch, 0);
+            vt__colsum_ymm = 0;
+        }
+        for (ch = 0; ch < nch; ch++)
+            for (c = 0; c < C; c++) {
+                double p = 0, g = 0, n = INFINITY;
+                int vec = 0;
+#ifdef VT__AVX2
+                vec = c < C - C % 4;
+#endif
+                for (r = ch * chunk; r < R && r < (ch + 1) * chunk; r++) {
+                    double v = x[r * C + c], a = fabs(v);
+                    p += v; g += a;
+                    if (vec) { double m = a == 0 ? INFINITY : a; n = n < m ? n : m; }
+                    else if (a != 0 && a < n) n = a;
+                }
+                for (i = 0; i < 2; i++) {
+                    const double *P = out[i] + ch * C, *G = P + nch * C, *N = G + nch * C;
+                    differ += memcmp(&P[c], &p, 8) != 0 || memcmp(&G[c], &g, 8) != 0 || memcmp(&N[c], &n, 8) != 0;
+                    compared++;
+                }
+            }
+        free(x); free(out[0]); free(out[1]);
+    }
+    CHECK(differ == 0, "%lld of %lld chunk columns differ from the definition", (long long)differ, (long long)compared);
+    NOTE("%lld chunk columns compared (AVX-512 walk and AVX2 walk)", (long long)compared);
+}
+
 TEST(verify_passes_avx512_match) {
     int have512 = 0, isa, rep, tri;
     int64_t compared = 0, differ = 0, looked = 0;
@@ -1098,6 +1157,7 @@ int main(void) {
     RUN(gemm_causal_bit_identical);
     RUN(verify_passes_avx512_match);
     RUN(column_sums_four_at_once);
+    RUN(bounded_column_sums_match_the_definition);
     RUN(stat_rows4_matches_one_at_a_time);
     RUN(gemm_matches_reference);
     RUN(pool_stale_claim_refused);
