@@ -4592,6 +4592,7 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
 }
 
 static void vt__lazy_tile(const vt__rjob *j, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb);
+static VT__UNUSED int vt__gemm_via_t; /* tests: every chunk through the tile buffer (the two must agree) */
 static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gemm *g = (vt__gemm *)arg;
     int64_t task;
@@ -4605,6 +4606,17 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
         else {
             double *T = (double *)((unsigned char *)g->tbuf[tid] + g->tbytes - sizeof(double) * VT__MC * VT__NC);
             for (ch = 0; ch < g->nch; ch++) {
+                if (!g->o->f32) { /* a chunk of one k-block: its partial added to C by the micro-kernel's
+                                     store (t + acc, as the loop below), not through T */
+                    int64_t kc, nblk, rot;
+                    int rev;
+                    uint64_t fm;
+                    vt__gemm_blocks(g, ch, &kc, &nblk, &rot, &rev, &fm);
+                    if (nblk == 1 && !vt__gemm_via_t) {
+                        vt__gemm_tile(g, tid, m0, mb, n0, nb, ch, C, g->ldc, 0);
+                        continue;
+                    }
+                }
                 vt__gemm_tile(g, tid, m0, mb, n0, nb, ch, T, VT__NC, 1);
                 for (i = 0; i < mb; i++)
                     for (j = 0; j < nb; j++) C[i * g->ldc + j] = VT__ACC(g->o, C[i * g->ldc + j] + T[i * VT__NC + j]);

@@ -1050,6 +1050,54 @@ TEST(gemm_causal_bit_identical) {
     NOTE("%lld elements compared", (long long)compared);
 }
 
+/* A chunked product (kchunk: the per-sequence sums of a weight gradient)
+   whose chunk is one k-block adds each chunk's partial to C in the micro-
+   kernel's store; a chunk of several blocks goes through the tile buffer.
+   Both against everything through the buffer (vt__gemm_via_t), bit for bit,
+   in four orders (chaos: blocks of 7 to 512, so both kinds of chunk), on one
+   and two threads, each kernel set, with old values in C (signed zeros
+   among them). */
+TEST(gemm_chunks_added_in_the_kernel) {
+    static const char *ords[4] = {"threads:1", "threads:2,block:64", "threads:2,chaos:5", "threads:1,nofma,block:48"};
+    static const int64_t shapes[][4] = {{13, 17, 257, 64}, {37, 130, 300, 100}, {96, 128, 512, 64}, {64, 40, 1030, 37}, {5, 300, 200, 200}};
+    int64_t compared = 0, differ = 0;
+    int oi, isa, si, via;
+    for (oi = 0; oi < 4; oi++) {
+        vt_desc d = vt_desc_default();
+        vt_ctx *c;
+        CHECK(vt_order_parse(&d.order, ords[oi]) == VT_OK, "order %s", ords[oi]);
+        c = vt_create(&d);
+        for (isa = 0; isa < 2; isa++) {
+#ifdef VT__AVX512
+            __builtin_cpu_init();
+            if (isa == 1 && !__builtin_cpu_supports("avx512f")) break;
+#else
+            if (isa == 1) break;
+#endif
+            for (si = 0; si < 5; si++) {
+                int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], kchunk = shapes[si][3], i;
+                double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
+                double *C[2];
+                for (i = 0; i < M * K; i++) A[i] = (float)vt_rng_normal(21, (uint64_t)si, (uint64_t)i);
+                for (i = 0; i < K * N; i++) B[i] = (float)vt_rng_normal(22, (uint64_t)si, (uint64_t)i);
+                for (via = 0; via < 2; via++) {
+                    C[via] = (double *)malloc(sizeof(double) * (size_t)(M * N));
+                    for (i = 0; i < M * N; i++) C[via][i] = i % 5 == 0 ? (i % 2 ? -0.0 : 0.0) : (float)vt_rng_normal(23, (uint64_t)si, (uint64_t)i);
+                    vt__gemm_via_t = via;
+                    gemm_once(c, isa, M, N, K, A, si & 1, B, 0, C[via], kchunk);
+                    vt__gemm_via_t = 0;
+                }
+                for (i = 0; i < M * N; i++) differ += memcmp(&C[0][i], &C[1][i], 8) != 0;
+                compared += M * N;
+                free(A); free(B); free(C[0]); free(C[1]);
+            }
+        }
+        vt_destroy(c);
+    }
+    CHECK(differ == 0, "%lld of %lld outputs differ from the tile buffer's", (long long)differ, (long long)compared);
+    NOTE("%lld outputs compared", (long long)compared);
+}
+
 TEST(gemm_matches_reference) {
     static const int64_t shapes[][3] = {{1, 1, 1}, {13, 17, 257}, {37, 130, 300}, {101, 203, 97}, {200, 40, 1030}};
     int isa, si, v;
@@ -1160,6 +1208,7 @@ int main(void) {
     RUN(bounded_column_sums_match_the_definition);
     RUN(stat_rows4_matches_one_at_a_time);
     RUN(gemm_matches_reference);
+    RUN(gemm_chunks_added_in_the_kernel);
     RUN(pool_stale_claim_refused);
     return TEST_SUMMARY();
 }
