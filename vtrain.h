@@ -4606,6 +4606,11 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
         else {
             double *T = (double *)((unsigned char *)g->tbuf[tid] + g->tbytes - sizeof(double) * VT__MC * VT__NC);
             for (ch = 0; ch < g->nch; ch++) {
+                if (ch == 0 && g->set) { /* C not read (vt__gemm_set): the first chunk's partial written to it, as
+                                            C = +0 + partial would be (a partial is never -0: see vt__gemm_set) */
+                    vt__gemm_tile(g, tid, m0, mb, n0, nb, 0, C, g->ldc, 1);
+                    continue;
+                }
                 if (!g->o->f32) { /* a chunk of one k-block: its partial added to C by the micro-kernel's
                                      store (t + acc, as the loop below), not through T */
                     int64_t kc, nblk, rot;
@@ -4688,7 +4693,7 @@ static void vt__gemm_set(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
                          int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk) {
     vt__zrows_job z;
     if (M <= 0 || N <= 0) return;
-    if (K > 0 && (kchunk <= 0 || kchunk >= K)) {
+    if (K > 0 && (kchunk <= 0 || kchunk >= K || (!o->f32 && !vt__gemm_via_t))) { /* (chunks: the first writes C) */
         vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 1);
         return;
     }
@@ -4730,6 +4735,11 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
            an ordered sum; per-element results are the same as the tiled path */
         g.part = (double *)vt__scratch(c, sizeof(double) * (size_t)(g.nch * M * N));
         if (!g.part) return;
+        if (set) { /* the ordered sum starts from C */
+            vt__zrows_job z;
+            z.C = C; z.N = N; z.ldc = ldc;
+            vt__parallel(&c->pool, M, M * N, vt__zrows_task, &z);
+        }
         vt__parallel(&c->pool, g.nch, 2 * M * N * K, vt__gemm_chunk_task, &g);
         vt__parallel(&c->pool, M, M * N * g.nch, vt__gemm_sum_task, &g);
         return;

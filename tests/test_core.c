@@ -1056,7 +1056,8 @@ TEST(gemm_causal_bit_identical) {
    Both against everything through the buffer (vt__gemm_via_t), bit for bit,
    in four orders (chaos: blocks of 7 to 512, so both kinds of chunk), on one
    and two threads, each kernel set, with old values in C (signed zeros
-   among them). */
+   among them); and C = A B without its old value (vt__gemm_set: the first
+   chunk writes C where the buffer's path zeroed it and added). */
 TEST(gemm_chunks_added_in_the_kernel) {
     static const char *ords[4] = {"threads:1", "threads:2,block:64", "threads:2,chaos:5", "threads:1,nofma,block:48"};
     static const int64_t shapes[][4] = {{13, 17, 257, 64}, {37, 130, 300, 100}, {96, 128, 512, 64}, {64, 40, 1030, 37}, {5, 300, 200, 200}};
@@ -1085,6 +1086,13 @@ TEST(gemm_chunks_added_in_the_kernel) {
                     for (i = 0; i < M * N; i++) C[via][i] = i % 5 == 0 ? (i % 2 ? -0.0 : 0.0) : (float)vt_rng_normal(23, (uint64_t)si, (uint64_t)i);
                     vt__gemm_via_t = via;
                     gemm_once(c, isa, M, N, K, A, si & 1, B, 0, C[via], kchunk);
+                    vt__gemm_via_t = 0;
+                }
+                for (i = 0; i < M * N; i++) differ += memcmp(&C[0][i], &C[1][i], 8) != 0;
+                compared += M * N;
+                for (via = 0; via < 2; via++) { /* C = A B, its old value (NaN) never read: the first chunk writes it */
+                    vt__gemm_via_t = via;
+                    gemm_set_once(c, isa, M, N, K, A, si & 1, B, 0, C[via], kchunk);
                     vt__gemm_via_t = 0;
                 }
                 for (i = 0; i < M * N; i++) differ += memcmp(&C[0][i], &C[1][i], 8) != 0;
