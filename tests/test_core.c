@@ -1050,6 +1050,17 @@ TEST(gemm_causal_bit_identical) {
     NOTE("%lld elements compared", (long long)compared);
 }
 
+/* whether kernel set isa (0 base, 1 AVX-512) runs in this build on this CPU */
+static int isa_here(int isa) {
+    if (isa == 0) return 1;
+#ifdef VT__AVX512
+    __builtin_cpu_init();
+    return isa == 1 && __builtin_cpu_supports("avx512f");
+#else
+    return 0;
+#endif
+}
+
 /* A chunked product (kchunk: the per-sequence sums of a weight gradient)
    whose chunk is one k-block adds each chunk's partial to C in the micro-
    kernel's store; a chunk of several blocks goes through the tile buffer.
@@ -1069,12 +1080,7 @@ TEST(gemm_chunks_added_in_the_kernel) {
         CHECK(vt_order_parse(&d.order, ords[oi]) == VT_OK, "order %s", ords[oi]);
         c = vt_create(&d);
         for (isa = 0; isa < 2; isa++) {
-#ifdef VT__AVX512
-            __builtin_cpu_init();
-            if (isa == 1 && !__builtin_cpu_supports("avx512f")) break;
-#else
-            if (isa == 1) break;
-#endif
+            if (!isa_here(isa)) break;
             for (si = 0; si < 5; si++) {
                 int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], kchunk = shapes[si][3], i;
                 double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
@@ -1114,12 +1120,7 @@ TEST(gemm_matches_reference) {
     d.order.threads = 2;
     c = vt_create(&d);
     for (isa = 0; isa < 2; isa++) {
-#ifdef VT__AVX512
-        __builtin_cpu_init();
-        if (isa == 1 && !__builtin_cpu_supports("avx512f")) break;
-#else
-        if (isa == 1) break;
-#endif
+        if (!isa_here(isa)) break;
         for (si = 0; si < 5; si++)
             for (v = 0; v < 4; v++) {
                 int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], i, bad = 0, kchunk = (v & 1) ? 100 : 0;
