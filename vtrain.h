@@ -7627,7 +7627,8 @@ static void vt__softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
                     vt__put(o, r * n + i, v, dS > 0 ? 1.01 * (p * dS + VT__U * fabs(q) + VT__U * fabs(v)) : 0);
                 }
             } else {
-                double mag, D = vt__rdot(k->o, (uint64_t)r, dy, 1, y, 1, n, &mag), dD = vt__gsum(k->o, n) * mag;
+                double mag = 0, D = vt__rdot(k->o, (uint64_t)r, dy, 1, y, 1, n, o->e ? &mag : NULL); /* (no bound: no magnitude) */
+                double dD = vt__gsum(k->o, n) * mag;
                 for (i = 0; i < n; i++) {
                     double dd = dy[i] - D, v = y[i] * dd;
                     vt__put(o, r * n + i, v, dD > 0 ? 1.01 * (fabs(y[i]) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0);
@@ -8194,8 +8195,9 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 else if (e) memset(e + n, 0, sizeof(double) * (size_t)(T - n));
             } else {
                 const double *y = vt__d(k->t) + row * T, *dy = vt__d(k->t->grad) + row * T;
-                double mag, D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, &mag), dD = vt__gsum(k->o, n) * mag;
                 const vt__kout *o = &k->out[0];
+                double mag = 0, D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, o->e ? &mag : NULL); /* (no bound: no magnitude) */
+                double dD = vt__gsum(k->o, n) * mag;
                 if (j->fuse && !j->rj.cast) /* as vt__put writes them (not accumulated), the bounds into ex */
                     for (t2 = 0; t2 < n; t2++) {
                         double dd = dy[t2] - D, v = y[t2] * dd;
