@@ -8174,11 +8174,46 @@ static double vt__att_dsm_e(double y, double dd, double v, double dD) {
     return dD > 0 ? 1.01 * (fabs(y) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0;
 }
 
+/* sum_i |a_i b_i| of rows a + q ld, b + q ld (q < 4) over their first n0 + q
+   terms, each as vt__rdot sums it (t += |a_i b_i| in i order from +0): lane
+   q of one register is row q's sum, the same products and additions in the
+   same order, after a 4 x 4 transpose of four columns of the four rows; the
+   last terms of the longer rows on their own. One row's chain of dependent
+   additions took 4 cycles a term, the attention softmax backward's
+   largest cost in verified mode at T 256. */
+static void vt__absdot_rows4(const double *a, const double *b, int64_t ld, int64_t n0, double *out) {
+    int64_t i = 0, q;
+#ifdef VT__AVX2
+    const __m256d sign = _mm256_set1_pd(-0.0);
+    __m256d acc = _mm256_setzero_pd();
+#define VT__P(q) _mm256_andnot_pd(sign, _mm256_mul_pd(_mm256_loadu_pd(a + (q) * ld + i), _mm256_loadu_pd(b + (q) * ld + i)))
+    for (; i + 4 <= n0; i += 4) {
+        __m256d p0 = VT__P(0), p1 = VT__P(1), p2 = VT__P(2), p3 = VT__P(3);
+        __m256d t0 = _mm256_unpacklo_pd(p0, p1), t1 = _mm256_unpackhi_pd(p0, p1);
+        __m256d t2 = _mm256_unpacklo_pd(p2, p3), t3 = _mm256_unpackhi_pd(p2, p3);
+        acc = _mm256_add_pd(acc, _mm256_permute2f128_pd(t0, t2, 0x20)); /* column i: (p0[0], p1[0], p2[0], p3[0]) */
+        acc = _mm256_add_pd(acc, _mm256_permute2f128_pd(t1, t3, 0x20));
+        acc = _mm256_add_pd(acc, _mm256_permute2f128_pd(t0, t2, 0x31));
+        acc = _mm256_add_pd(acc, _mm256_permute2f128_pd(t1, t3, 0x31));
+    }
+#undef VT__P
+    _mm256_storeu_pd(out, acc);
+#else
+    out[0] = out[1] = out[2] = out[3] = 0;
+#endif
+    for (q = 0; q < 4; q++) {
+        int64_t k;
+        double t = out[q];
+        for (k = i; k < n0 + q; k++) t += fabs(a[q * ld + k] * b[q * ld + k]);
+        out[q] = t;
+    }
+}
+
 static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__att_job *j = (vt__att_job *)arg;
     vt__kern *k = j->k;
     int64_t bh, t, t2, T = j->T;
-    double *ex = j->ws + (int64_t)tid * j->wsn;
+    double *ex = j->ws + (int64_t)tid * j->wsn, mag4[4] = {0, 0, 0, 0};
     for (bh = lo; bh < hi; bh++)
         for (t = 0; t < T; t++) {
             int64_t row = bh * T + t, n = t + 1;
@@ -8196,8 +8231,12 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
             } else {
                 const double *y = vt__d(k->t) + row * T, *dy = vt__d(k->t->grad) + row * T;
                 const vt__kout *o = &k->out[0];
-                double mag = 0, D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, o->e ? &mag : NULL); /* (no bound: no magnitude) */
-                double dD = vt__gsum(k->o, n) * mag;
+                int four = o->e && t / 4 * 4 + 4 <= T && !vt__stat_one; /* the magnitudes four rows at a time */
+                double mag = 0, D, dD;
+                if (four && t % 4 == 0) vt__absdot_rows4(dy, y, T, n, mag4);
+                D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, o->e && !four ? &mag : NULL); /* (no bound: no magnitude) */
+                if (four) mag = mag4[t % 4];
+                dD = vt__gsum(k->o, n) * mag;
                 if (j->fuse && !j->rj.cast) /* as vt__put writes them (not accumulated), the bounds into ex */
                     for (t2 = 0; t2 < n; t2++) {
                         double dd = dy[t2] - D, v = y[t2] * dd;

@@ -888,6 +888,34 @@ TEST(row_max_is_the_loops) {
     NOTE("%lld rows compared", (long long)compared);
 }
 
+TEST(absdot_rows4_is_rdots) {
+    /* the attention softmax backward's four rows' sum |dy y| at once
+       against vt__rdot's, bit for bit (row q of n0 + q terms), with zeros,
+       infinities and values over 40 binades in the rows */
+    static const int64_t n0s[] = {1, 2, 3, 4, 5, 7, 8, 13, 64, 125};
+    int64_t compared = 0, differ = 0, ni, i, q;
+    double a[4 * 132], b[4 * 132], out[4];
+    vt__ord o;
+    memset(&o, 0, sizeof o);
+    o.block = 256; o.fma = 1;
+    for (i = 0; i < 4 * 132; i++) {
+        uint64_t h = ((uint64_t)i + 7) * 0x9e3779b97f4a7c15ull >> 40;
+        a[i] = h % 53 == 0 ? 0.0 : h % 97 == 0 ? INFINITY : pass_value(21, (uint64_t)i) * ldexp(1.0, (int)(h % 41) - 20);
+        b[i] = h % 59 == 0 ? -0.0 : pass_value(22, (uint64_t)i);
+    }
+    for (ni = 0; ni < 10; ni++) {
+        vt__absdot_rows4(a, b, 132, n0s[ni], out);
+        for (q = 0; q < 4; q++) {
+            double m;
+            vt__rdot(&o, 0, a + q * 132, 1, b + q * 132, 1, n0s[ni] + q, &m);
+            differ += memcmp(&m, &out[q], 8) != 0;
+            compared++;
+        }
+    }
+    CHECK(differ == 0, "%lld of %lld rows' magnitudes differ from vt__rdot's", (long long)differ, (long long)compared);
+    NOTE("%lld rows compared", (long long)compared);
+}
+
 TEST(verify_passes_avx512_match) {
     int have512 = 0, isa, rep, tri;
     int64_t compared = 0, differ = 0, looked = 0;
@@ -1245,6 +1273,7 @@ int main(void) {
     RUN(gemm_kernels_bit_identical);
     RUN(elementary_vector_bit_identical);
     RUN(row_max_is_the_loops);
+    RUN(absdot_rows4_is_rdots);
     RUN(gemm_causal_bit_identical);
     RUN(verify_passes_avx512_match);
     RUN(column_sums_four_at_once);
