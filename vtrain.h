@@ -4728,6 +4728,12 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
         int64_t mtiles = (M + VT__MC - 1) / VT__MC, mr = g.ks->mr;
         int64_t split = nt == 1 ? 1 : VT__MAX(1, VT__MIN(mtiles, (2 * nt + g.tn - 1) / g.tn));
         g.mc = (((M + split - 1) / split + mr - 1) / mr) * mr;
+    } else if (nt > 1) { /* chunked (a weight gradient): tiles of at most VT__MC rows (the chunk tile), at least
+                            two per thread, of nearly equal height: with VT__MC rows a 128-row gradient was a
+                            96-row and a 32-row tile per column panel, and one thread took both tall ones */
+        int64_t mtiles = (M + VT__MC - 1) / VT__MC, mr = g.ks->mr;
+        int64_t split = VT__MAX(mtiles, (2 * nt + g.tn - 1) / g.tn);
+        g.mc = VT__MIN(VT__MC, (((M + split - 1) / split + mr - 1) / mr) * mr);
     }
     g.tm = (M + g.mc - 1) / g.mc;
     if (g.nch > 1 && g.tm * g.tn < nt && nt > 1) {
