@@ -7531,11 +7531,6 @@ static void vt__k_elementwise(vt__kern *k, vt__task_fn fn, int64_t cost) {
 
 /* --- softmax family -------------------------------------------------------- */
 
-/* Shared by softmax, log-softmax and cross-entropy, for one row x[0,n) of
-   binary32 values: m = max x, t_j = x_j - m and ex_j = exp(t_j) (vtrain's
-   own exp) are the same bits on every machine; s = sum ex_j in any order is
-   not: |s - s*| <= eps_s s*, eps_s = gsum(n) (positive terms; 0 when n <= 2,
-   where one addition gives the same sum everywhere). Writes ex. */
 /* the largest of x[0, n) as the loop below finds it: NaNs skipped, -inf
    when there is nothing else, and of equal values the first (only zeros can
    tell: -0 before +0 gives -0). Sixteen lanes of maxpd (x, m): a NaN x or a
@@ -7568,6 +7563,11 @@ static double vt__row_max(const double *x, int64_t n) {
     return m;
 }
 
+/* Shared by softmax, log-softmax and cross-entropy, for one row x[0,n) of
+   binary32 values: m = max x, t_j = x_j - m and ex_j = exp(t_j) (vtrain's
+   own exp) are the same bits on every machine; s = sum ex_j in any order is
+   not: |s - s*| <= eps_s s*, eps_s = gsum(n) (positive terms; 0 when n <= 2,
+   where one addition gives the same sum everywhere). Writes ex. */
 static double vt__softmax_row(const vt__ord *o, uint64_t key, const double *x, int64_t n, double *ex, double *eps_s,
                               double *mx) {
     int64_t j;
@@ -8237,7 +8237,7 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
             } else {
                 const double *y = vt__d(k->t) + row * T, *dy = vt__d(k->t->grad) + row * T;
                 const vt__kout *o = &k->out[0];
-                int four = o->e && t / 4 * 4 + 4 <= T && !vt__stat_one; /* the magnitudes four rows at a time */
+                int four = o->e && t / 4 * 4 + 4 <= T; /* the magnitudes four rows at a time */
                 double mag = 0, D, dD;
                 if (four && t % 4 == 0) vt__absdot_rows4(dy, y, T, n, mag4);
                 D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, o->e && !four ? &mag : NULL); /* (no bound: no magnitude) */
