@@ -4723,17 +4723,15 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
     g.nc = nt == 1 ? VT__NC : VT__NC / 2; /* on more threads each tile packs its own B panel: half as wide */
     g.tn = (N + g.nc - 1) / g.nc;
     g.mc = VT__MC;
-    if (g.nch == 1) { /* a few tall tiles per column panel: B is packed once per tile; on more threads two
-                         tiles per thread of nearly equal height (whole micro-panels), for idle threads to claim */
-        int64_t mtiles = (M + VT__MC - 1) / VT__MC, mr = g.ks->mr;
-        int64_t split = nt == 1 ? 1 : VT__MAX(1, VT__MIN(mtiles, (2 * nt + g.tn - 1) / g.tn));
+    if (g.nch == 1 || nt > 1) { /* tiles of nearly equal height (whole micro-panels), on more threads two or
+                                   more per thread for idle threads to claim. Unchunked: a few tall tiles per
+                                   column panel (B is packed once per tile). Chunked (a weight gradient): at
+                                   most VT__MC rows (the chunk tile); with VT__MC rows a 128-row gradient was a
+                                   96-row and a 32-row tile per column panel, and one thread took both tall ones */
+        int64_t mtiles = (M + VT__MC - 1) / VT__MC, mr = g.ks->mr, want = (2 * nt + g.tn - 1) / g.tn;
+        int64_t split = g.nch > 1 ? VT__MAX(mtiles, want) : nt == 1 ? 1 : VT__MAX(1, VT__MIN(mtiles, want));
         g.mc = (((M + split - 1) / split + mr - 1) / mr) * mr;
-    } else if (nt > 1) { /* chunked (a weight gradient): tiles of at most VT__MC rows (the chunk tile), at least
-                            two per thread, of nearly equal height: with VT__MC rows a 128-row gradient was a
-                            96-row and a 32-row tile per column panel, and one thread took both tall ones */
-        int64_t mtiles = (M + VT__MC - 1) / VT__MC, mr = g.ks->mr;
-        int64_t split = VT__MAX(mtiles, (2 * nt + g.tn - 1) / g.tn);
-        g.mc = VT__MIN(VT__MC, (((M + split - 1) / split + mr - 1) / mr) * mr);
+        if (g.nch > 1) g.mc = VT__MIN(VT__MC, g.mc);
     }
     g.tm = (M + g.mc - 1) / g.mc;
     if (g.nch > 1 && g.tm * g.tn < nt && nt > 1) {
