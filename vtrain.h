@@ -4274,7 +4274,7 @@ typedef struct vt__gemm {
     const double *B; int64_t sbk, sbn;
     double *C; int64_t ldc;
     int64_t kchunk, nch;
-    int64_t mc, nc, tm, tn;
+    int64_t mc, nc, tm, tn; /* tiles: tm rows of tiles (vt__gemm_row0) by tn columns of nc */
     double *part;          /* chunk-parallel partials (nch * M * N) */
     void **tbuf;           /* per-thread packing buffers */
     size_t tbytes;
@@ -4591,6 +4591,17 @@ static void vt__gemm_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, in
     }
 }
 
+/* The first row of tile row ti (ti = tm: M). The micro-panels of mr rows
+   are dealt out evenly, so tiles differ by at most one panel: 256 rows on
+   two threads (22 panels of 12) were tiles of 48, 48, 48 | 48, 48, 16 rows
+   (one thread 144, the other 112); now 36, 48, 48 | 36, 48, 40. No tile is
+   taller than mc (tm mc >= M, mc a whole number of panels) or empty
+   (tm <= the panels). */
+static int64_t vt__gemm_row0(const vt__gemm *g, int64_t ti) {
+    int64_t mr = g->ks->mr, panels = (g->M + mr - 1) / mr;
+    return VT__MIN(g->M, mr * (ti * panels / g->tm));
+}
+
 static void vt__lazy_tile(const vt__rjob *j, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb);
 static VT__UNUSED int vt__gemm_via_t; /* tests: every chunk through the tile buffer (the two must agree) */
 static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
@@ -4598,10 +4609,10 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
     int64_t task;
     for (task = lo; task < hi; task++) {
         int64_t ti = task / g->tn, tj = task % g->tn;
-        int64_t m0 = ti * g->mc, n0 = tj * g->nc;
-        int64_t mb = VT__MIN(g->mc, g->M - m0), nb = VT__MIN(g->nc, g->N - n0), ch, i, j;
+        int64_t m0 = vt__gemm_row0(g, ti), n0 = tj * g->nc;
+        int64_t mb = vt__gemm_row0(g, ti + 1) - m0, nb = VT__MIN(g->nc, g->N - n0), ch, i, j;
         double *C = g->C + m0 * g->ldc + n0;
-        if (g->nch == 1) /* tiles of mc rows straight into C */
+        if (g->nch == 1) /* tiles of at most mc rows straight into C */
             vt__gemm_tile(g, tid, m0, mb, n0, nb, 0, C, g->ldc, g->set);
         else {
             double *T = (double *)((unsigned char *)g->tbuf[tid] + g->tbytes - sizeof(double) * VT__MC * VT__NC);

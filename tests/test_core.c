@@ -1208,6 +1208,45 @@ TEST(gemm_matches_reference) {
     vt_destroy(c);
 }
 
+
+/* vt__gemm_row0's tiles: row 0 to M in order, each nonempty, a whole number
+   of micro-panels (the last may be cut by M), at most mc rows, and within
+   one panel of each other, for every tile count that mc allows. The tiles
+   of 256 rows dealt as before (tiles of mc rows, the rest last) fail the
+   last condition (48 against 16). */
+TEST(gemm_tiles_even) {
+    static const int mrs[2] = {6, 12};
+    int r, bad = 0, shown = 0;
+    for (r = 0; r < 2; r++) {
+        vt__ukr_set ks;
+        vt__gemm g;
+        int64_t M, mc;
+        memset(&ks, 0, sizeof ks);
+        memset(&g, 0, sizeof g);
+        ks.mr = mrs[r];
+        g.ks = &ks;
+        for (M = 1; M <= 700; M++)
+            for (mc = ks.mr; mc <= VT__MC; mc += ks.mr) {
+                int64_t ti, lo = INT64_MAX, hi = 0, panels = (M + ks.mr - 1) / ks.mr;
+                int before = bad;
+                g.M = M;
+                g.mc = mc;
+                g.tm = (M + mc - 1) / mc;
+                if (vt__gemm_row0(&g, 0) != 0 || vt__gemm_row0(&g, g.tm) != M) bad++;
+                for (ti = 0; ti < g.tm; ti++) {
+                    int64_t a = vt__gemm_row0(&g, ti), b = vt__gemm_row0(&g, ti + 1), np = (b - a + ks.mr - 1) / ks.mr;
+                    if (b <= a || b - a > mc || a % ks.mr != 0 || (b != M && b % ks.mr != 0)) bad++;
+                    lo = np < lo ? np : lo;
+                    hi = np > hi ? np : hi;
+                }
+                if (hi - lo > 1 || panels < g.tm) bad++;
+                if (bad > before && ++shown <= 3)
+                    CHECK(0, "mr %d, M %lld, mc %lld: %lld tiles of %lld to %lld panels, or not covering [0, M) in order", ks.mr,
+                          (long long)M, (long long)mc, (long long)g.tm, (long long)lo, (long long)hi);
+            }
+    }
+    CHECK(bad == 0, "%d uneven or misplaced tiles", bad);
+}
 /* --- the thread pool ------------------------------------------------------------
    A worker that loaded the claim word of a finished job must not claim a
    chunk of the next one (85e4f81: it could, when the next job had more
@@ -1280,6 +1319,7 @@ int main(void) {
     RUN(bounded_column_sums_match_the_definition);
     RUN(stat_rows4_matches_one_at_a_time);
     RUN(gemm_matches_reference);
+    RUN(gemm_tiles_even);
     RUN(gemm_chunks_added_in_the_kernel);
     RUN(pool_stale_claim_refused);
     return TEST_SUMMARY();
