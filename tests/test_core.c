@@ -1173,6 +1173,52 @@ TEST(gemm_chunks_added_in_the_kernel) {
     NOTE("%lld outputs compared", (long long)compared);
 }
 
+/* SHARED B PANELS: on two threads a product of two or more tile rows packs
+   B once for all tiles; every output bit must be what tiles packing their
+   own panels give (vt__gemm_no_prepack), for chunked and unchunked
+   products, B read along rows or columns, one or more column tiles, and
+   orders whose k-blocks differ per chunk (chaos: 7 to 512). */
+TEST(gemm_shared_panels_bit_identical) {
+    static const char *ords[4] = {"threads:2", "threads:2,block:64", "threads:2,chaos:5", "threads:2,chaos:11,nofma"};
+    static const int64_t shapes[][4] = {{200, 130, 256, 0}, {150, 600, 70, 0}, {128, 96, 1030, 100}, {300, 40, 300, 37}, {100, 1100, 40, 0}};
+    int64_t compared = 0, differ = 0;
+    int oi, isa, si, tb, set;
+    for (oi = 0; oi < 4; oi++) {
+        vt_desc d = vt_desc_default();
+        vt_ctx *c;
+        CHECK(vt_order_parse(&d.order, ords[oi]) == VT_OK, "order %s", ords[oi]);
+        c = vt_create(&d);
+        for (isa = 0; isa < 2; isa++) {
+            if (!isa_here(isa)) break;
+            for (si = 0; si < 5; si++)
+                for (tb = 0; tb < 2; tb++)
+                    for (set = 0; set < 2; set++) {
+                        int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], kchunk = shapes[si][3], i;
+                        double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
+                        double *C[2];
+                        int own;
+                        for (i = 0; i < M * K; i++) A[i] = (float)vt_rng_normal(24, (uint64_t)si, (uint64_t)i);
+                        for (i = 0; i < K * N; i++) B[i] = (float)vt_rng_normal(25, (uint64_t)si, (uint64_t)i);
+                        for (own = 0; own < 2; own++) {
+                            C[own] = (double *)malloc(sizeof(double) * (size_t)(M * N));
+                            for (i = 0; i < M * N; i++) C[own][i] = (float)vt_rng_normal(26, (uint64_t)si, (uint64_t)i);
+                            vt__gemm_no_prepack = own;
+                            if (set) gemm_set_once(c, isa, M, N, K, A, si & 1, B, tb, C[own], kchunk);
+                            else gemm_once(c, isa, M, N, K, A, si & 1, B, tb, C[own], kchunk);
+                            vt__gemm_no_prepack = 0;
+                        }
+                        for (i = 0; i < M * N; i++) differ += memcmp(&C[0][i], &C[1][i], 8) != 0;
+                        compared += M * N;
+                        free(A); free(B); free(C[0]); free(C[1]);
+                    }
+        }
+        CHECK(vt_status_of(c) == VT_OK, "order %s: %s", ords[oi], vt_error_message(c));
+        vt_destroy(c);
+    }
+    CHECK(differ == 0, "%lld of %lld outputs differ between shared and per-tile B panels", (long long)differ, (long long)compared);
+    NOTE("%lld outputs compared", (long long)compared);
+}
+
 TEST(gemm_matches_reference) {
     static const int64_t shapes[][3] = {{1, 1, 1}, {13, 17, 257}, {37, 130, 300}, {101, 203, 97}, {200, 40, 1030}};
     int isa, si, v;
@@ -1320,6 +1366,7 @@ int main(void) {
     RUN(stat_rows4_matches_one_at_a_time);
     RUN(gemm_matches_reference);
     RUN(gemm_tiles_even);
+    RUN(gemm_shared_panels_bit_identical);
     RUN(gemm_chunks_added_in_the_kernel);
     RUN(pool_stale_claim_refused);
     return TEST_SUMMARY();
