@@ -4282,6 +4282,8 @@ typedef struct vt__gemm {
     int set;               /* one chunk, C not read: the first k-block writes it (vt__gemm_set) */
     int tri;               /* square causal products (vt__mm_serial): VT__TRI_* below */
     const vt__rjob *fz;    /* A FUSED PRODUCT: the lazy rounding job applied to each finished tile, or NULL */
+    const double *bias;    /* vt__gemm_run_bias: the row put into (bacc: added to) C before the products */
+    int bacc;
     double *bpre;          /* SHARED B PANELS: B packed once for all tiles, or NULL (each tile packs its own) */
     int64_t *boff, bcol;   /* chunk ch's first panel at bpre + tj bcol + boff[ch] (column tile tj) */
 } vt__gemm;
@@ -4608,6 +4610,19 @@ static int64_t vt__gemm_row0(const vt__gemm *g, int64_t ti) {
 static void vt__lazy_tile(const vt__rjob *j, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb);
 static VT__UNUSED int vt__gemm_via_t; /* tests: every chunk through the tile buffer (the two must agree) */
 static VT__UNUSED int vt__gemm_no_prepack; /* benches and tests: every tile packs its own B panel */
+/* C's rows [m0, m0 + mb), columns [n0, n0 + nb): = bias, or += bias
+   (vt__gemm_run_bias): one IEEE operation per element, the same in any split */
+static void vt__gemm_put_bias(const vt__gemm *g, int64_t m0, int64_t mb, int64_t n0, int64_t nb) {
+    int64_t i, j;
+    for (i = m0; i < m0 + mb; i++) {
+        double *c = g->C + i * g->ldc + n0;
+        const double *b = g->bias + n0;
+        if (!g->bacc) memcpy(c, b, sizeof(double) * (size_t)nb);
+        else
+            for (j = 0; j < nb; j++) c[j] = VT__ACC(g->o, c[j] + b[j]);
+    }
+}
+
 static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gemm *g = (vt__gemm *)arg;
     int64_t task;
@@ -4616,6 +4631,7 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
         int64_t m0 = vt__gemm_row0(g, ti), n0 = tj * g->nc;
         int64_t mb = vt__gemm_row0(g, ti + 1) - m0, nb = VT__MIN(g->nc, g->N - n0), ch, i, j;
         double *C = g->C + m0 * g->ldc + n0;
+        if (g->bias) vt__gemm_put_bias(g, m0, mb, n0, nb);
         if (g->nch == 1) /* tiles of at most mc rows straight into C */
             vt__gemm_tile(g, tid, m0, mb, n0, nb, 0, C, g->ldc, g->set);
         else {
@@ -4692,6 +4708,7 @@ static void vt__gemm_sum_task(void *arg, int64_t lo, int64_t hi, int tid) {
     int64_t m, n, ch;
     (void)tid;
     for (m = lo; m < hi; m++) {
+        if (g->bias) vt__gemm_put_bias(g, m, 1, 0, g->N);
         for (ch = 0; ch < g->nch; ch++) {
             const double *P = g->part + ch * g->M * g->N + m * g->N;
             double *C = g->C + m * g->ldc;
@@ -4709,13 +4726,25 @@ static size_t vt__gemm_tbytes(const vt__ord *o);
 
 static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                         int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk,
-                        int set);
+                        int set, const double *bias, int bacc);
 
 /* C (+)= A B as described above. C must already hold C0 + bias (the op
    layer initialises it). */
 static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                          int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk) {
-    vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 0);
+    vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 0, NULL, 0);
+}
+
+/* C = bias + A B (bacc: C = (C + bias) + A B), bias a row of N: what
+   vt__gemm_run computes after a pass that sets (adds) the bias row by row,
+   bit for bit, without that pass: each tile puts the bias into its own
+   part of C just before its first k-block (while in cache, on the thread
+   that then adds to it), the chunk-parallel sum into each row before the
+   chunks. The same additions in the same order. */
+static void vt__gemm_run_bias(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
+                              int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk,
+                              const double *bias, int bacc) {
+    vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 0, bias, bacc);
 }
 
 /* C = A B, C's old value never read: what vt__gemm_run computes from C = 0,
@@ -4737,22 +4766,28 @@ static void vt__gemm_set(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int6
     vt__zrows_job z;
     if (M <= 0 || N <= 0) return;
     if (K > 0 && (kchunk <= 0 || kchunk >= K || (!o->f32 && !vt__gemm_via_t))) { /* (chunks: the first writes C) */
-        vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 1);
+        vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 1, NULL, 0);
         return;
     }
     z.C = C; z.N = N; z.ldc = ldc;
     vt__parallel(&c->pool, M, M * N, vt__zrows_task, &z); /* (on the pool: the worker slept through it) */
-    vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 0);
+    vt__gemm_run(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk);
 }
 
 static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                         int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk,
-                        int set) {
+                        int set, const double *bias, int bacc) {
     vt__gemm g;
     int nt = c->pool.n;
-    if (M <= 0 || N <= 0 || K <= 0) return;
+    if (M <= 0 || N <= 0) return;
     memset(&g, 0, sizeof g);
     g.set = set;
+    g.bias = bias; g.bacc = bacc;
+    if (K <= 0) { /* no product: the bias alone */
+        g.o = o; g.C = C; g.ldc = ldc;
+        if (bias) vt__gemm_put_bias(&g, 0, M, 0, N);
+        return;
+    }
     g.fz = c->gfuse; /* (for this product only) */
     c->gfuse = NULL;
     g.c = c; g.o = o; g.M = M; g.N = N; g.K = K;
@@ -6975,22 +7010,6 @@ static const vt__ord *vt__sound_ord(const vt__ord *o, vt__ord *tmp) {
     return tmp;
 }
 
-/* rows [lo, hi) of C = bias (acc 0) or C += bias (acc 1): one IEEE
-   operation per element, the same in any split */
-typedef struct { const vt__ord *o; double *C; const double *bias; int64_t N; int acc; } vt__bias_job;
-static void vt__bias_rows_task(void *arg, int64_t lo, int64_t hi, int tid) {
-    const vt__bias_job *b = (const vt__bias_job *)arg;
-    int64_t i, j, N = b->N;
-    (void)tid;
-    for (i = lo; i < hi; i++) {
-        double *c = b->C + i * N;
-        if (!b->acc)
-            memcpy(c, b->bias, sizeof(double) * (size_t)N);
-        else
-            for (j = 0; j < N; j++) c[j] = VT__ACC(b->o, c[j] + b->bias[j]);
-    }
-}
-
 /* A FUSED PRODUCT. The whole output of one product (C = A B + bias, no old
    value) with a lazy bound, a correctly rounded product: the GEMM applies
    vt__round's rule for it (vt__lazy_rows, the same width and bound) to
@@ -7082,12 +7101,7 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
     if (!o->acc && !bias)
         vt__gemm_set(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
     else {
-        if (bias) { /* C = bias, or C += bias, row by row on the pool */
-            vt__bias_job bj;
-            bj.o = k->o; bj.C = C; bj.bias = bias; bj.N = N; bj.acc = o->acc;
-            vt__parallel(&k->c->pool, M, M * N, vt__bias_rows_task, &bj);
-        }
-        vt__gemm_run(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
+        vt__gemm_run_bias(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk, bias, o->acc);
     }
     if (fuse) vt__fused_end(k, o);
 }
