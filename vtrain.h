@@ -4671,7 +4671,13 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
    run, with each chunk's own k-blocks (vt__gemm_blocks); a tile reads the
    panel where it packed its own. The same copies of the same values: no
    result changes. A panel holds nb <= nc columns rounded up to a whole
-   micro-panel (nc + 32 doubles a k). */
+   micro-panel (nc + 32 doubles a k). The panels are a copy of B, held in
+   the op's scratch while the product runs: above VT__PREPACK_MAX bytes
+   (a weight gradient of a wide layer over a long batch) the tiles pack
+   their own, as before, rather than hold a second B. */
+#ifndef VT__PREPACK_MAX
+#define VT__PREPACK_MAX (64.0 * 1024 * 1024)
+#endif
 static void vt__gemm_prepack_task(void *arg, int64_t lo, int64_t hi, int tid) { /* task: (column tile, chunk) */
     vt__gemm *g = (vt__gemm *)arg;
     int64_t task;
@@ -4728,8 +4734,8 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
                         int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk,
                         int set, const double *bias, int bacc);
 
-/* C (+)= A B as described above. C must already hold C0 + bias (the op
-   layer initialises it). */
+/* C (+)= A B as described above. C must already hold C0 (+ bias, where
+   the caller adds it: vt__gemm_run_bias puts it in itself). */
 static void vt__gemm_run(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                          int64_t sak, const double *B, int64_t sbk, int64_t sbn, double *C, int64_t ldc, int64_t kchunk) {
     vt__gemm_go(c, o, M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, kchunk, 0, NULL, 0);
@@ -4831,20 +4837,25 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
         g.mc = ((g.mc / 2 + g.ks->mr - 1) / g.ks->mr) * g.ks->mr;
         g.tm = (M + g.mc - 1) / g.mc;
     }
-    if (nt > 1 && g.tm > 1 && !o->f32 && !vt__gemm_no_prepack) { /* SHARED B PANELS */
-        int64_t ch, kc, nblk, rot;
+    if (nt > 1 && g.tm > 1 && !o->f32 && !vt__gemm_no_prepack) { /* SHARED B PANELS, within VT__PREPACK_MAX */
+        int64_t ch, kc, nblk, rot, bcol = 0;
         int rev;
         uint64_t fm;
-        g.boff = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)g.nch);
-        if (!g.boff) return;
-        for (ch = 0, g.bcol = 0; ch < g.nch; ch++) {
+        for (ch = 0; ch < g.nch; ch++) {
             vt__gemm_blocks(&g, ch, &kc, &nblk, &rot, &rev, &fm);
-            g.boff[ch] = g.bcol;
-            g.bcol += nblk * kc * (g.nc + 32);
+            bcol += nblk * kc * (g.nc + 32);
         }
-        g.bpre = (double *)vt__scratch(c, sizeof(double) * (size_t)(g.tn * g.bcol));
-        if (!g.bpre) return;
-        vt__parallel(&c->pool, g.tn * g.nch, N * K, vt__gemm_prepack_task, &g);
+        if ((double)g.tn * (double)bcol * sizeof(double) <= VT__PREPACK_MAX) {
+            g.boff = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)g.nch);
+            g.bpre = (double *)vt__scratch(c, sizeof(double) * (size_t)(g.tn * bcol));
+            if (!g.boff || !g.bpre) return;
+            for (ch = 0; ch < g.nch; ch++) {
+                vt__gemm_blocks(&g, ch, &kc, &nblk, &rot, &rev, &fm);
+                g.boff[ch] = g.bcol;
+                g.bcol += nblk * kc * (g.nc + 32);
+            }
+            vt__parallel(&c->pool, g.tn * g.nch, N * K, vt__gemm_prepack_task, &g);
+        }
     }
     vt__parallel(&c->pool, g.tm * g.tn, 2 * M * N * K, vt__gemm_task, &g);
 }
