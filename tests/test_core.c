@@ -1219,6 +1219,55 @@ TEST(gemm_shared_panels_bit_identical) {
     NOTE("%lld outputs compared", (long long)compared);
 }
 
+/* vt__gemm_run_bias: C = bias + A B (or (C + bias) + A B) with the bias put
+   in by each tile (or row of the chunk-parallel sum), bit for bit what a
+   pass that sets or adds the bias and then vt__gemm_run give: tiled and
+   chunk-parallel (few tiles, a long chunked K), chunked and not, K = 0,
+   on one and two threads and in native mode (binary32 additions). */
+TEST(gemm_bias_inside_bit_identical) {
+    static const char *ords[3] = {"threads:1", "threads:2", "threads:2,chaos:3"};
+    static const int64_t shapes[][4] = {{300, 130, 70, 0}, {200, 40, 300, 37}, {10, 20, 1000, 100}, {50, 30, 0, 0}};
+    int64_t compared = 0, differ = 0;
+    int oi, si, bacc, native;
+    for (native = 0; native < 2; native++)
+        for (oi = 0; oi < 3; oi++) {
+            vt_desc d = vt_desc_default();
+            vt_ctx *c;
+            CHECK(vt_order_parse(&d.order, ords[oi]) == VT_OK, "order %s", ords[oi]);
+            if (native) d.mode = VT_MODE_NATIVE;
+            c = vt_create(&d);
+            c->ord.f32 = native;
+            for (si = 0; si < 4; si++)
+                for (bacc = 0; bacc < 2; bacc++) {
+                    int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], kchunk = shapes[si][3], i, j;
+                    double *A = (double *)malloc(sizeof(double) * (size_t)(M * K + 1)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N + 1));
+                    double *bias = (double *)malloc(sizeof(double) * (size_t)N), *C[2];
+                    int way;
+                    for (i = 0; i < M * K; i++) A[i] = (float)vt_rng_normal(27, (uint64_t)si, (uint64_t)i);
+                    for (i = 0; i < K * N; i++) B[i] = (float)vt_rng_normal(28, (uint64_t)si, (uint64_t)i);
+                    for (j = 0; j < N; j++) bias[j] = j % 7 == 0 ? -0.0 : (float)vt_rng_normal(29, (uint64_t)si, (uint64_t)j);
+                    for (way = 0; way < 2; way++) {
+                        C[way] = (double *)malloc(sizeof(double) * (size_t)(M * N));
+                        for (i = 0; i < M * N; i++) C[way][i] = (float)vt_rng_normal(30, (uint64_t)si, (uint64_t)i);
+                        if (way == 0) {
+                            for (i = 0; i < M; i++)
+                                for (j = 0; j < N; j++)
+                                    C[0][i * N + j] = bacc ? VT__ACC(&c->ord, C[0][i * N + j] + bias[j]) : bias[j];
+                            vt__gemm_run(c, &c->ord, M, N, K, A, K, 1, B, N, 1, C[0], N, kchunk);
+                        } else
+                            vt__gemm_run_bias(c, &c->ord, M, N, K, A, K, 1, B, N, 1, C[1], N, kchunk, bias, bacc);
+                        vt__arena_reset(&c->scratch);
+                    }
+                    for (i = 0; i < M * N; i++) differ += memcmp(&C[0][i], &C[1][i], 8) != 0;
+                    compared += M * N;
+                    free(A); free(B); free(bias); free(C[0]); free(C[1]);
+                }
+            vt_destroy(c);
+        }
+    CHECK(differ == 0, "%lld of %lld outputs differ from the bias pass then the product", (long long)differ, (long long)compared);
+    NOTE("%lld outputs compared", (long long)compared);
+}
+
 TEST(gemm_matches_reference) {
     static const int64_t shapes[][3] = {{1, 1, 1}, {13, 17, 257}, {37, 130, 300}, {101, 203, 97}, {200, 40, 1030}};
     int isa, si, v;
@@ -1367,6 +1416,7 @@ int main(void) {
     RUN(gemm_matches_reference);
     RUN(gemm_tiles_even);
     RUN(gemm_shared_panels_bit_identical);
+    RUN(gemm_bias_inside_bit_identical);
     RUN(gemm_chunks_added_in_the_kernel);
     RUN(pool_stale_claim_refused);
     return TEST_SUMMARY();
