@@ -4838,22 +4838,19 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
         g.tm = (M + g.mc - 1) / g.mc;
     }
     if (nt > 1 && g.tm > 1 && !o->f32 && !vt__gemm_no_prepack) { /* SHARED B PANELS, within VT__PREPACK_MAX */
-        int64_t ch, kc, nblk, rot, bcol = 0;
+        int64_t ch, kc, nblk, rot;
         int rev;
         uint64_t fm;
+        g.boff = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)g.nch);
+        if (!g.boff) return;
         for (ch = 0; ch < g.nch; ch++) {
             vt__gemm_blocks(&g, ch, &kc, &nblk, &rot, &rev, &fm);
-            bcol += nblk * kc * (g.nc + 32);
+            g.boff[ch] = g.bcol;
+            g.bcol += nblk * kc * (g.nc + 32);
         }
-        if ((double)g.tn * (double)bcol * sizeof(double) <= VT__PREPACK_MAX) {
-            g.boff = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)g.nch);
-            g.bpre = (double *)vt__scratch(c, sizeof(double) * (size_t)(g.tn * bcol));
-            if (!g.boff || !g.bpre) return;
-            for (ch = 0; ch < g.nch; ch++) {
-                vt__gemm_blocks(&g, ch, &kc, &nblk, &rot, &rev, &fm);
-                g.boff[ch] = g.bcol;
-                g.bcol += nblk * kc * (g.nc + 32);
-            }
+        if ((double)g.tn * (double)g.bcol * sizeof(double) <= VT__PREPACK_MAX) {
+            g.bpre = (double *)vt__scratch(c, sizeof(double) * (size_t)(g.tn * g.bcol));
+            if (!g.bpre) return;
             vt__parallel(&c->pool, g.tn * g.nch, N * K, vt__gemm_prepack_task, &g);
         }
     }
