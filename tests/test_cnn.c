@@ -431,7 +431,7 @@ static void cv_lazy_vs_written(vt__kern *k, const vt__kout *o, const double *e) 
         vt__lazy_round(c, x1, o->lz, vt__pow2(sh), 0, &c->ents);
         na = c->ents.n;
         a.e = (vt__entry *)realloc(a.e, sizeof(vt__entry) * (size_t)(na + 1));
-        memcpy(a.e, c->ents.e, sizeof(vt__entry) * (size_t)na);
+        if (na) memcpy(a.e, c->ents.e, sizeof(vt__entry) * (size_t)na); /* (no entries: ents.e may be NULL) */
         c->ents.n = 0;
         vt__cpu_round(c, x2, e, o->n, vt__pow2(sh), 0, &c->ents);
         g_cv_open += na;
