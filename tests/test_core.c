@@ -1127,6 +1127,14 @@ static int isa_here(int isa) {
 #endif
 }
 
+/* a context trained in order `ord` (and mode), the parse checked */
+static vt_ctx *order_ctx(const char *ord, vt_mode mode) {
+    vt_desc d = vt_desc_default();
+    CHECK(vt_order_parse(&d.order, ord) == VT_OK, "order %s", ord);
+    d.mode = mode;
+    return vt_create(&d);
+}
+
 /* A chunked product (kchunk: the per-sequence sums of a weight gradient)
    whose chunk is one k-block adds each chunk's partial to C in the micro-
    kernel's store; a chunk of several blocks goes through the tile buffer.
@@ -1141,10 +1149,7 @@ TEST(gemm_chunks_added_in_the_kernel) {
     int64_t compared = 0, differ = 0;
     int oi, isa, si, via;
     for (oi = 0; oi < 4; oi++) {
-        vt_desc d = vt_desc_default();
-        vt_ctx *c;
-        CHECK(vt_order_parse(&d.order, ords[oi]) == VT_OK, "order %s", ords[oi]);
-        c = vt_create(&d);
+        vt_ctx *c = order_ctx(ords[oi], VT_MODE_VERIFIED);
         for (isa = 0; isa < 2; isa++) {
             if (!isa_here(isa)) break;
             for (si = 0; si < 5; si++) {
@@ -1189,10 +1194,7 @@ TEST(gemm_shared_panels_bit_identical) {
     int64_t compared = 0, differ = 0;
     int oi, isa, si, tb, set;
     for (oi = 0; oi < 4; oi++) {
-        vt_desc d = vt_desc_default();
-        vt_ctx *c;
-        CHECK(vt_order_parse(&d.order, ords[oi]) == VT_OK, "order %s", ords[oi]);
-        c = vt_create(&d);
+        vt_ctx *c = order_ctx(ords[oi], VT_MODE_VERIFIED);
         for (isa = 0; isa < 2; isa++) {
             if (!isa_here(isa)) break;
             for (si = 0; si < 5; si++)
@@ -1236,11 +1238,7 @@ TEST(gemm_bias_inside_bit_identical) {
     int oi, si, bacc, native;
     for (native = 0; native < 2; native++)
         for (oi = 0; oi < 3; oi++) {
-            vt_desc d = vt_desc_default();
-            vt_ctx *c;
-            CHECK(vt_order_parse(&d.order, ords[oi]) == VT_OK, "order %s", ords[oi]);
-            if (native) d.mode = VT_MODE_NATIVE;
-            c = vt_create(&d);
+            vt_ctx *c = order_ctx(ords[oi], native ? VT_MODE_NATIVE : VT_MODE_VERIFIED);
             c->ord.f32 = native;
             for (si = 0; si < 4; si++)
                 for (bacc = 0; bacc < 2; bacc++) {
