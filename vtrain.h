@@ -4118,6 +4118,7 @@ static void vt__ukr32(int64_t kc, const float *a, const float *b, double *t, int
 #define VT__MR5 12
 #define VT__NR5 16
 #define VT__NRF5 32
+typedef char vt__tile_fits[VT__MR5 * VT__NR5 <= 12 * 16 ? 1 : -1]; /* vt__gemm_chunks_tile's L */
 #define VT__R12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
 VT__T512 static void vt__ukr64_avx512(int64_t kc, const double *a, const double *b, double *t, int64_t ldt, int mr,
@@ -4286,6 +4287,8 @@ typedef struct vt__gemm {
     int bacc;
     double *bpre;          /* SHARED B PANELS: B packed once for all tiles, or NULL (each tile packs its own) */
     int64_t *boff, bcol;   /* chunk ch's first panel at bpre + tj bcol + boff[ch] (column tile tj) */
+    double **apk;          /* CHUNKS PER MICRO-TILE: per thread, A's panels of every chunk, or NULL */
+    unsigned char *cfma;   /* ... and each chunk's fma choice (its one k-block's) */
 } vt__gemm;
 
 /* CAUSAL PRODUCTS. Attention multiplies T x T matrices that are 0 on one
@@ -4623,6 +4626,44 @@ static void vt__gemm_put_bias(const vt__gemm *g, int64_t m0, int64_t mb, int64_t
     }
 }
 
+/* CHUNKS PER MICRO-TILE. A chunked product (a weight gradient: the sum
+   over each sequence, then the sequences' sums in order) whose chunks are
+   one k-block each added every chunk's partial to the tile's C in the
+   micro-kernel's store, one chunk after another: the tile of C went
+   through the caches once per chunk (8 times for B8 T64), along rows whose
+   stride, a power of two, folds them onto a quarter of L2's sets (a 512 x
+   2048 gradient ran at 0.67x OpenBLAS's speed on two threads, Zen 4).
+   Here a tile packs A's panels of every chunk once, then each micro-tile
+   runs all the chunks in order into a copy of its C held in L1 (ldt nr),
+   written back once: per element t = t + acc chunk after chunk, the same
+   operations in the same order (the first chunk writes t where the
+   product sets C). B's panels are the shared ones (SHARED B PANELS). */
+static void vt__gemm_chunks_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb) {
+    int MR = g->ks->mr, NR = g->ks->nr;
+    int64_t mbr = (mb + MR - 1) / MR * MR, ch, ir, jr, i, j;
+    double *ap = g->apk[tid], L[12 * 16]; /* the largest micro-tile (AVX-512: VT__MR5 x VT__NR5) */
+    const double *bp0 = (const double *)g->bpre + n0 / g->nc * g->bcol;
+    for (ch = 0; ch < g->nch; ch++) { /* A's panels, chunk after chunk */
+        int64_t k0 = ch * g->kchunk;
+        vt__pack_a64(g, ap + k0 * mbr, m0, mb, k0, VT__MIN(g->K, k0 + g->kchunk) - k0);
+    }
+    for (jr = 0; jr < nb; jr += NR)
+        for (ir = 0; ir < mb; ir += MR) {
+            int mr = (int)VT__MIN(MR, mb - ir), nr = (int)VT__MIN(NR, nb - jr);
+            double *C = g->C + (m0 + ir) * g->ldc + n0 + jr;
+            if (!g->set)
+                for (i = 0; i < mr; i++)
+                    for (j = 0; j < nr; j++) L[i * nr + j] = C[i * g->ldc + j];
+            for (ch = 0; ch < g->nch; ch++) {
+                int64_t k0 = ch * g->kchunk, kb = VT__MIN(g->K, k0 + g->kchunk) - k0;
+                g->ks->k64(kb, ap + k0 * mbr + ir * kb, bp0 + g->boff[ch] + jr * kb, L, nr, mr, nr, ch == 0 && g->set,
+                           g->cfma[ch]);
+            }
+            for (i = 0; i < mr; i++)
+                for (j = 0; j < nr; j++) C[i * g->ldc + j] = L[i * nr + j];
+        }
+}
+
 static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gemm *g = (vt__gemm *)arg;
     int64_t task;
@@ -4632,7 +4673,8 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
         int64_t mb = vt__gemm_row0(g, ti + 1) - m0, nb = VT__MIN(g->nc, g->N - n0), ch, i, j;
         double *C = g->C + m0 * g->ldc + n0;
         if (g->bias) vt__gemm_put_bias(g, m0, mb, n0, nb);
-        if (g->nch == 1) /* tiles of at most mc rows straight into C */
+        if (g->apk) vt__gemm_chunks_tile(g, tid, m0, mb, n0, nb);
+        else if (g->nch == 1) /* tiles of at most mc rows straight into C */
             vt__gemm_tile(g, tid, m0, mb, n0, nb, 0, C, g->ldc, g->set);
         else {
             double *T = (double *)((unsigned char *)g->tbuf[tid] + g->tbytes - sizeof(double) * VT__MC * VT__NC);
@@ -4666,15 +4708,17 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
    panels once per tile: at width 512 packing was 8% of a verified step
    (perf, Zen 4, 2 threads), and a weight gradient's B was packed once for
    each of its tiles of up to 96 rows. OpenBLAS packs B once for all its
-   threads. A binary64 product of two or more tile rows now packs every
-   (column tile, chunk, k-block) panel once, on the pool, before the tiles
-   run, with each chunk's own k-blocks (vt__gemm_blocks); a tile reads the
+   threads. A binary64 product of two or more tile rows on more threads,
+   or a chunked one on any (CHUNKS PER MICRO-TILE reads every chunk's
+   panels), now packs every (column tile, chunk, k-block) panel once, on
+   the pool, before the tiles run, with each chunk's own k-blocks (vt__gemm_blocks); a tile reads the
    panel where it packed its own. The same copies of the same values: no
    result changes. A panel holds nb <= nc columns rounded up to a whole
    micro-panel (nc + 32 doubles a k). The panels are a copy of B, held in
    the op's scratch while the product runs: above VT__PREPACK_MAX bytes
    (a weight gradient of a wide layer over a long batch) the tiles pack
-   their own, as before, rather than hold a second B. */
+   their own, as before, rather than hold a second B (and chunked products
+   run their chunks one after another). */
 #ifndef VT__PREPACK_MAX
 #define VT__PREPACK_MAX (64.0 * 1024 * 1024)
 #endif
@@ -4837,7 +4881,9 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
         g.mc = ((g.mc / 2 + g.ks->mr - 1) / g.ks->mr) * g.ks->mr;
         g.tm = (M + g.mc - 1) / g.mc;
     }
-    if (nt > 1 && g.tm > 1 && !o->f32 && !vt__gemm_no_prepack) { /* SHARED B PANELS, within VT__PREPACK_MAX */
+    if ((nt > 1 || g.nch > 1) && g.tm > 1 && !o->f32 && !vt__gemm_no_prepack) { /* SHARED B PANELS, within
+                                                                                  VT__PREPACK_MAX (one thread: for
+                                                                                  CHUNKS PER MICRO-TILE) */
         int64_t ch, kc, nblk, rot;
         int rev;
         uint64_t fm;
@@ -4852,6 +4898,25 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
             g.bpre = (double *)vt__scratch(c, sizeof(double) * (size_t)(g.tn * g.bcol));
             if (!g.bpre) return;
             vt__parallel(&c->pool, g.tn * g.nch, N * K, vt__gemm_prepack_task, &g);
+        }
+    }
+    if (g.bpre && g.nch > 1 && !o->f32 && !vt__gemm_via_t &&
+        (double)nt * (double)g.mc * (double)K * sizeof(double) <= VT__PREPACK_MAX) { /* CHUNKS PER MICRO-TILE */
+        int64_t ch, kc, nblk, rot;
+        int rev, one = 1, t;
+        uint64_t fm;
+        g.cfma = (unsigned char *)vt__scratch(c, (size_t)g.nch);
+        if (!g.cfma) return;
+        for (ch = 0; ch < g.nch && one; ch++) {
+            vt__gemm_blocks(&g, ch, &kc, &nblk, &rot, &rev, &fm);
+            one = nblk == 1;
+            g.cfma[ch] = (unsigned char)(fm & 1);
+        }
+        if (one) {
+            g.apk = (double **)vt__scratch(c, sizeof(double *) * (size_t)nt);
+            if (!g.apk) return;
+            for (t = 0; t < nt; t++)
+                if (!(g.apk[t] = (double *)vt__scratch(c, sizeof(double) * (size_t)(g.mc * K)))) return;
         }
     }
     vt__parallel(&c->pool, g.tm * g.tn, 2 * M * N * K, vt__gemm_task, &g);

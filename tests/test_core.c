@@ -1142,7 +1142,10 @@ static vt_ctx *order_ctx(const char *ord, vt_mode mode) {
    in four orders (chaos: blocks of 7 to 512, so both kinds of chunk), on one
    and two threads, each kernel set, with old values in C (signed zeros
    among them); and C = A B without its old value (vt__gemm_set: the first
-   chunk writes C where the buffer's path zeroed it and added). */
+   chunk writes C where the buffer's path zeroed it and added). Products of
+   two or more tile rows whose chunks are all one k-block run CHUNKS PER
+   MICRO-TILE (every chunk into a micro-tile's copy of C) instead, on one
+   thread and on two: the same comparison covers that path. */
 TEST(gemm_chunks_added_in_the_kernel) {
     static const char *ords[4] = {"threads:1", "threads:2,block:64", "threads:2,chaos:5", "threads:1,nofma,block:48"};
     static const int64_t shapes[][4] = {{13, 17, 257, 64}, {37, 130, 300, 100}, {96, 128, 512, 64}, {64, 40, 1030, 37}, {5, 300, 200, 200}};
