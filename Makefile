@@ -396,10 +396,13 @@ bench-logsize: $(B)/bench_logsize
 bench-step: $(B)/bench_step
 	./$(B)/bench_step
 # bench-gemm: ours against OpenBLAS's kernel for our kernel's ISA (the bench
-# refuses an older one); on an AVX-512 machine also our AVX2 kernel against
-# OpenBLAS's AVX2 (Haswell) kernel
+# refuses an older one), square and the bench GPT's layer products at width
+# 512; on an AVX-512 machine also our AVX2 kernel against OpenBLAS's AVX2
+# (Haswell) kernel
 bench-gemm: $(B)/bench_gemm
 	./$(B)/bench_gemm
+	@echo; echo 'layer products of the bench GPT at width 512 (B8 T64):'
+	./$(B)/bench_gemm --layers 512 --threads 1,2 --rounds 5
 	@if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then echo; echo 'the AVX2 kernels: VTRAIN_SIMD=avx2 OPENBLAS_CORETYPE=Haswell'; \
 	  VTRAIN_SIMD=avx2 OPENBLAS_CORETYPE=Haswell ./$(B)/bench_gemm; fi
 # vtrain's step beside PyTorch binary32, binary64 and the paper's method (installs nothing)
