@@ -1369,9 +1369,10 @@ static void pool_chunk(void *arg, int64_t lo, int64_t hi, int tid) {
 TEST(pool_stale_claim_refused) {
 #if VT__SPIN
     vt__pool p;
-    vt__worker_arg *wa = vt__pool_start(&p, 2, NULL);
+    vt__worker_arg *wa;
     int round, i, twice = 0, missed = 0;
-    vt__pool_race_us = 2000;
+    vt__pool_race_us = 2000; /* set before the workers start and reset after they stop: they read it unguarded */
+    wa = vt__pool_start(&p, 2, NULL);
     for (round = 0; round < 6; round++) {
         pool_job small, big;
         memset(&small, 0, sizeof small);
@@ -1382,8 +1383,8 @@ TEST(pool_stale_claim_refused) {
         for (i = 0; i < 2; i++) twice += small.runs[i] > 1, missed += small.runs[i] < 1;
         for (i = 0; i < 16; i++) twice += big.runs[i] > 1, missed += big.runs[i] < 1;
     }
-    vt__pool_race_us = 0;
     vt__pool_stop(&p, wa, NULL);
+    vt__pool_race_us = 0;
     CHECK(twice == 0 && missed == 0, "%d chunks ran twice and %d never ran: a stale claim took a chunk of the next job", twice, missed);
 #else
     NOTE("no atomics in this build: the pool runs under its mutex, where a stale claim cannot happen");
