@@ -4711,8 +4711,8 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
    threads. A binary64 product of two or more tile rows on more threads,
    or a chunked one on any (CHUNKS PER MICRO-TILE reads every chunk's
    panels), now packs every (column tile, chunk, k-block) panel once, on
-   the pool, before the tiles run, with each chunk's own k-blocks (vt__gemm_blocks); a tile reads the
-   panel where it packed its own. The same copies of the same values: no
+   the pool, before the tiles run, with each chunk's own k-blocks
+   (vt__gemm_blocks); a tile reads the panel where it packed its own. The same copies of the same values: no
    result changes. A panel holds nb <= nc columns rounded up to a whole
    micro-panel (nc + 32 doubles a k). The panels are a copy of B, held in
    the op's scratch while the product runs: above VT__PREPACK_MAX bytes
@@ -4881,9 +4881,8 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
         g.mc = ((g.mc / 2 + g.ks->mr - 1) / g.ks->mr) * g.ks->mr;
         g.tm = (M + g.mc - 1) / g.mc;
     }
-    if ((nt > 1 || g.nch > 1) && g.tm > 1 && !o->f32 && !vt__gemm_no_prepack) { /* SHARED B PANELS, within
-                                                                                  VT__PREPACK_MAX (one thread: for
-                                                                                  CHUNKS PER MICRO-TILE) */
+    /* SHARED B PANELS, within VT__PREPACK_MAX (on one thread for CHUNKS PER MICRO-TILE) */
+    if ((nt > 1 || g.nch > 1) && g.tm > 1 && !o->f32 && !vt__gemm_no_prepack) {
         int64_t ch, kc, nblk, rot;
         int rev;
         uint64_t fm;
@@ -4900,8 +4899,10 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
             vt__parallel(&c->pool, g.tn * g.nch, N * K, vt__gemm_prepack_task, &g);
         }
     }
+    /* CHUNKS PER MICRO-TILE: where every chunk is one k-block, B's panels are shared and A's panels of a
+       tile (mc K doubles a thread) fit in VT__PREPACK_MAX */
     if (g.bpre && g.nch > 1 && !o->f32 && !vt__gemm_via_t &&
-        (double)nt * (double)g.mc * (double)K * sizeof(double) <= VT__PREPACK_MAX) { /* CHUNKS PER MICRO-TILE */
+        (double)nt * (double)g.mc * (double)K * sizeof(double) <= VT__PREPACK_MAX) {
         int64_t ch, kc, nblk, rot;
         int rev, one = 1, t;
         uint64_t fm;
