@@ -36,7 +36,14 @@
    dW = dY^T X summed per sequence (T rows a chunk, then the chunks in
    order), beside cblas_dgemm with the same operands and transposes (one
    sum over all R rows: the peer's natural product). Rows: the kind and the
-   shape, then as above. */
+   shape, then as above.
+
+   --native times native mode's products instead (binary32 micro-kernels
+   on operands converted to binary32 while packing, sums rounded to
+   binary32 after each addition; the weight gradient in one chunk per
+   thread, as native runs it) beside cblas_sgemm on binary32 copies of the
+   same operands: the binary32 GEMM that "verified over native" is
+   measured against. No bound in this mode ("+bound" reads "-"). */
 #define VTRAIN_IMPLEMENTATION
 #include "../vtrain.h"
 #include <cblas.h>
@@ -56,8 +63,10 @@ typedef struct {
     int64_t M, N, K, sam, sak, sbk, sbn, kchunk;
     int ta, tb;
     double *A, *B, *C, *E;
+    float *Af, *Bf, *Cf; /* --native: binary32 copies for cblas_sgemm */
     int bound;
 } job;
+static int native32; /* --native */
 
 static void run_ours(job *j) {
     if (j->bound) vt__gemm_bound(j->c, &j->c->ord, j->M, j->N, j->K, j->A, j->sam, j->sak, j->B, j->sbk, j->sbn, NULL, j->N, NULL, j->kchunk, j->E);
@@ -66,6 +75,12 @@ static void run_ours(job *j) {
 }
 
 static void run_blas(job *j) {
+    if (native32) {
+        cblas_sgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans, (int)j->M, (int)j->N,
+                    (int)j->K, 1.0f, j->Af, (int)(j->ta ? j->sak : j->sam), j->Bf, (int)(j->tb ? j->sbn : j->sbk), 0.0f, j->Cf,
+                    (int)j->N);
+        return;
+    }
     cblas_dgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans, (int)j->M, (int)j->N,
                 (int)j->K, 1.0, j->A, (int)(j->ta ? j->sak : j->sam), j->B, (int)(j->tb ? j->sbn : j->sbk), 0.0, j->C, (int)j->N);
 }
@@ -153,11 +168,23 @@ static void measure(job *jp, int threads, int rounds, const char *label) {
     j.E = (double *)malloc(sizeof(double) * (size_t)(j.M * j.N));
     for (i = 0; i < j.M * j.K; i++) j.A[i] = (float)vt_rng_normal(1, 0, (uint64_t)i);
     for (i = 0; i < j.K * j.N; i++) j.B[i] = (float)vt_rng_normal(1, 1, (uint64_t)i);
+    j.Af = j.Bf = j.Cf = NULL;
+    if (native32) {
+        j.Af = (float *)malloc(sizeof(float) * (size_t)(j.M * j.K));
+        j.Bf = (float *)malloc(sizeof(float) * (size_t)(j.K * j.N));
+        j.Cf = (float *)malloc(sizeof(float) * (size_t)(j.M * j.N));
+        for (i = 0; i < j.M * j.K; i++) j.Af[i] = (float)j.A[i];
+        for (i = 0; i < j.K * j.N; i++) j.Bf[i] = (float)j.B[i];
+    }
     j.bound = 0; run_ours(&j); run_blas(&j); /* warm-up: pages, packing buffers, threads */
     for (r = 0; r < rounds + 1 && r < 64; r++) {
         int k, q;
         for (k = 0; k < 3; k++) {
             double t0, c0;
+            if (native32 && k == 1) { /* no bound */
+                if (r > 0) w[1][r - 1] = w[0][r - 1];
+                continue;
+            }
             if (threads > 1) settle();
             t0 = vt__now(); c0 = cpu_now();
             j.bound = k == 1;
@@ -182,11 +209,16 @@ static void measure(job *jp, int threads, int rounds, const char *label) {
         m0 = median(w[0], rounds); m1 = median(w[1], rounds); m2 = median(w[2], rounds);
         snprintf(sa, sizeof sa, "%.2f (%.2f-%.2f)", ma, lo_a, hi_a);
         snprintf(sb, sizeof sb, "%.2f (%.2f-%.2f)", mb, lo_b, hi_b);
-        printf("%-22s %-7d %9.1f %9.1f %9.1f   %-19s %-19s %9.2f %9.2f\n", label, threads, fl / m0 * 1e-9,
-               fl / m1 * 1e-9, fl / m2 * 1e-9, sa, sb, best2 / best0, cpu[2] / cpu[0]);
+        if (native32)
+            printf("%-22s %-7d %9.1f %9s %9.1f   %-19s %-19s %9.2f %9.2f\n", label, threads, fl / m0 * 1e-9, "-",
+                   fl / m2 * 1e-9, sa, "-", best2 / best0, cpu[2] / cpu[0]);
+        else
+            printf("%-22s %-7d %9.1f %9.1f %9.1f   %-19s %-19s %9.2f %9.2f\n", label, threads, fl / m0 * 1e-9,
+                   fl / m1 * 1e-9, fl / m2 * 1e-9, sa, sb, best2 / best0, cpu[2] / cpu[0]);
         fflush(stdout);
     }
     free(j.A); free(j.B); free(j.C); free(j.E);
+    free(j.Af); free(j.Bf); free(j.Cf);
 }
 
 int main(int argc, char **argv) {
@@ -207,8 +239,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsz = parse_list(argv[++i], sizes, 8);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) nth = parse_list(argv[++i], ths, 4);
         else if (!strcmp(argv[i], "--layers") && i + 1 < argc) nlay = parse_list(argv[++i], layers, 8);
+        else if (!strcmp(argv[i], "--native")) native32 = 1;
         else {
-            fprintf(stderr, "usage: bench_gemm [--rounds R] [--sizes 256,512,1024 | --layers 128,512] [--threads 1,2]\n");
+            fprintf(stderr, "usage: bench_gemm [--rounds R] [--sizes 256,512,1024 | --layers 128,512] [--threads 1,2] [--native]\n");
             return 2;
         }
     }
@@ -219,8 +252,8 @@ int main(int argc, char **argv) {
     for (si = 0; si < nsz; si++)
         if (sizes[si] < 1 || sizes[si] > 8192) { fprintf(stderr, "bench_gemm: --sizes: %d is not in 1..8192\n", sizes[si]); return 2; }
     cpu_model(model, sizeof model);
-    printf("CPU: %s\nours: the %s micro-kernel; peer: OpenBLAS cblas_dgemm, core %s (%s), OPENBLAS_THREAD_TIMEOUT=%s\n", model,
-           ours, core, openblas_get_config(), getenv("OPENBLAS_THREAD_TIMEOUT") ? getenv("OPENBLAS_THREAD_TIMEOUT") : "(unset)");
+    printf("CPU: %s\nours: the %s micro-kernel%s; peer: OpenBLAS %s, core %s (%s), OPENBLAS_THREAD_TIMEOUT=%s\n", model,
+           ours, native32 ? " (native: binary32)" : "", native32 ? "cblas_sgemm" : "cblas_dgemm", core, openblas_get_config(), getenv("OPENBLAS_THREAD_TIMEOUT") ? getenv("OPENBLAS_THREAD_TIMEOUT") : "(unset)");
     if (!strcmp(ours, "avx512") ? !in_list(core, avx512_cores) : !strcmp(ours, "avx2") ? !in_list(core, avx2_cores) : 0) {
         fprintf(stderr,
                 "bench_gemm: refusing to compare: our %s kernel against OpenBLAS's %s core, which is not its best kernel "
@@ -239,6 +272,7 @@ int main(int argc, char **argv) {
         vt_desc d = vt_desc_default();
         vt_ctx *c;
         d.order.threads = ths[ti];
+        if (native32) d.mode = VT_MODE_NATIVE;
         c = vt_create(&d);
         openblas_set_num_threads(ths[ti]);
         cpu_thread_only = ths[ti] == 1;
@@ -256,8 +290,9 @@ int main(int argc, char **argv) {
                             j.M = R; j.N = OC; j.K = IN; j.sam = IN; j.sak = 1; j.sbk = 1; j.sbn = IN; j.tb = 1;
                         } else if (kind == 1) { /* dX = dY W: dY (R, OC) */
                             j.M = R; j.N = IN; j.K = OC; j.sam = OC; j.sak = 1; j.sbk = IN; j.sbn = 1;
-                        } else { /* dW = dY^T X, per sequence of 64 rows */
-                            j.M = OC; j.N = IN; j.K = R; j.sam = 1; j.sak = OC; j.sbk = IN; j.sbn = 1; j.ta = 1; j.kchunk = 64;
+                        } else { /* dW = dY^T X, per sequence of 64 rows (native: one chunk per thread) */
+                            j.M = OC; j.N = IN; j.K = R; j.sam = 1; j.sak = OC; j.sbk = IN; j.sbn = 1; j.ta = 1;
+                            j.kchunk = native32 ? (R + ths[ti] - 1) / ths[ti] : 64; /* as vt__row_chunk */
                         }
                         snprintf(label, sizeof label, "%s %lldx%lldx%lld", kind == 0 ? "fwd" : kind == 1 ? "dX" : "dW",
                                  (long long)j.M, (long long)j.N, (long long)j.K);
