@@ -4517,12 +4517,9 @@ static void vt__pack_b32(const vt__gemm *g, float *bp, int64_t n0, int64_t nb, i
                 const double *src = g->B + (k0 + k) * g->sbk + n0 + jr;
                 for (j = 0; j < NRF; j++) p[k * NRF + j] = (float)src[j];
             }
-        } else if (full && g->sbk == 1) {
-            for (j = 0; j < NRF; j++) {
-                const double *src = g->B + (n0 + jr + j) * g->sbn + k0;
-                for (k = 0; k < kb; k++) p[k * NRF + j] = (float)src[k];
-            }
-        } else
+        } else if (full && g->sbk == 1) /* columns contiguous along k (B = W^T): NRF streams in, one out */
+            vt__pack_streams32(p, g->B + (n0 + jr) * g->sbn + k0, g->sbn, 0, kb, NRF);
+        else
             for (k = 0; k < kb; k++)
                 for (j = 0; j < NRF; j++)
                     p[k * NRF + j] = (jr + j < nb) ? (float)g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0f;

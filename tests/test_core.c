@@ -1348,6 +1348,64 @@ TEST(gemm_tiles_even) {
     }
     CHECK(bad == 0, "%d uneven or misplaced tiles", bad);
 }
+/* Native mode's products against the definition of native: per k-block
+   (default order: blocks of o.block in k order, fma), a binary32
+   accumulator from +0 with one fmaf per k, then t = the accumulator (the
+   first block of a product that sets C) or RNE32(t + accumulator). Every
+   operand layout the packing has a path for (A by rows or by columns, B
+   by rows or by columns, i.e. W^T as a linear's forward reads it), edge
+   panels on every side, one and several k-blocks, both kernel sets, into
+   an old C and setting C: bit for bit. The kernel comparisons above run
+   both kernel sets through the same packing, so a packing error common to
+   both would pass them; this does not. */
+TEST(native_gemm_matches_its_definition) {
+    static const int64_t shapes[][3] = {{37, 70, 300}, {96, 128, 256}, {13, 33, 600}, {50, 100, 31}};
+    static const char *ords[2] = {"threads:1", "threads:2"};
+    int64_t compared = 0, differ = 0;
+    int oi, si, v, isa;
+    for (oi = 0; oi < 2; oi++) {
+        vt_ctx *c = order_ctx(ords[oi], VT_MODE_NATIVE);
+        int64_t kc = c->ord.block;
+        CHECK(c->ord.f32 == 1 && c->ord.fma == 1 && !c->ord.chaos, "native's default order: f32 %d fma %d chaos %d", c->ord.f32,
+              c->ord.fma, c->ord.chaos);
+        for (isa = 0; isa < 2; isa++) {
+            if (!isa_here(isa)) break;
+            for (si = 0; si < 4; si++)
+                for (v = 0; v < 8; v++) { /* v: A transposed, B transposed, set (else into an old C) */
+                    int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], i, m, n, k, k0;
+                    int ta = v & 1, tb = (v >> 1) & 1, set = (v >> 2) & 1;
+                    double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
+                    double *C = (double *)malloc(sizeof(double) * (size_t)(M * N)), *R = (double *)malloc(sizeof(double) * (size_t)(M * N));
+                    for (i = 0; i < M * K; i++) A[i] = (float)vt_rng_normal(30, (uint64_t)si, (uint64_t)i);
+                    for (i = 0; i < K * N; i++) B[i] = (float)vt_rng_normal(31, (uint64_t)si, (uint64_t)i);
+                    for (i = 0; i < M * N; i++) C[i] = R[i] = (float)vt_rng_normal(32, (uint64_t)si, (uint64_t)i);
+                    if (set) gemm_set_once(c, isa, M, N, K, A, ta, B, tb, C, 0);
+                    else gemm_once(c, isa, M, N, K, A, ta, B, tb, C, 0);
+                    for (m = 0; m < M; m++)
+                        for (n = 0; n < N; n++) {
+                            double t = R[m * N + n];
+                            for (k0 = 0; k0 < K; k0 += kc) {
+                                float acc = 0.0f;
+                                for (k = k0; k < K && k < k0 + kc; k++) /* (A, B as gemm_once lays them out) */
+                                    acc = fmaf((float)(ta ? A[k * M + m] : A[m * K + k]), (float)(tb ? B[n * K + k] : B[k * N + n]), acc);
+                                t = set && k0 == 0 ? (double)acc : (double)(float)(t + (double)acc);
+                            }
+                            compared++;
+                            if (memcmp(&t, &C[m * N + n], 8) && !differ++)
+                                CHECK(0, "%s %s %lldx%lldx%lld ta %d tb %d set %d (%lld,%lld): the definition %.9g, the product %.9g",
+                                      ords[oi], isa ? "AVX-512" : "base", (long long)M, (long long)N, (long long)K, ta, tb, set,
+                                      (long long)m, (long long)n, t, C[m * N + n]);
+                        }
+                    free(A); free(B); free(C); free(R);
+                }
+        }
+        CHECK(vt_status_of(c) == VT_OK, "order %s: %s", ords[oi], vt_error_message(c));
+        vt_destroy(c);
+    }
+    CHECK(differ == 0, "%lld of %lld native products differ from native's definition", (long long)differ, (long long)compared);
+    NOTE("%lld outputs compared", (long long)compared);
+}
+
 /* --- the thread pool ------------------------------------------------------------
    A worker that loaded the claim word of a finished job must not claim a
    chunk of the next one (85e4f81: it could, when the next job had more
@@ -1425,6 +1483,7 @@ int main(void) {
     RUN(gemm_shared_panels_bit_identical);
     RUN(gemm_bias_inside_bit_identical);
     RUN(gemm_chunks_added_in_the_kernel);
+    RUN(native_gemm_matches_its_definition);
     RUN(pool_stale_claim_refused);
     return TEST_SUMMARY();
 }
