@@ -4486,9 +4486,25 @@ static void vt__pack_streams32(float *p, const double *src, int64_t ld, int64_t 
     for (; k < khi; k++)
         for (c = 0; c < w; c++) p[k * w + c] = (float)src[c * ld + k];
 }
+/* vt__pack_rows for the binary32 kernels: np panels of w values a k (panel
+   j at p + j ps), each source row src + k ld read once, in order, and cast */
+static void vt__pack_rows32(float *p, int64_t ps, int64_t np, const double *src, int64_t ld, int64_t kb, int w) {
+    int64_t k, j;
+    int c;
+    for (k = 0; k < kb; k++) {
+        const double *s = src + k * ld;
+        float *d = p + k * w;
+        for (j = 0; j < np; j++, s += w, d += ps)
+            for (c = 0; c < w; c++) d[c] = (float)s[c];
+    }
+}
 static void vt__pack_a32(const vt__gemm *g, float *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
     int i, MR = g->ks->mr;
+    if (g->sam == 1 && g->sak != 1 && !g->tri && mb >= MR) { /* columns contiguous along m: the full panels row by row */
+        vt__pack_rows32(ap, MR * kb, mb / MR, g->A + k0 * g->sak + m0, g->sak, kb, MR);
+        if (mb % MR == 0) return;
+    }
     for (ir = 0; ir < mb; ir += MR) {
         float *p = ap + ir * kb;
         int full = ir + MR <= mb;
@@ -4498,6 +4514,7 @@ static void vt__pack_a32(const vt__gemm *g, float *ap, int64_t m0, int64_t mb, i
             vt__pack_streams32(p, g->A + (m0 + ir) * g->sam + k0, g->sam, klo, khi, MR);
         else if (full && g->sam == 1) { /* columns contiguous along m (A^T): MR values per k, in order */
             const double *src = g->A + k0 * g->sak + m0 + ir;
+            if (!g->tri && g->sak != 1) continue; /* done above */
             for (k = klo; k < khi; k++)
                 for (i = 0; i < MR; i++) p[k * MR + i] = (float)src[k * g->sak + i];
         } else
@@ -4507,17 +4524,14 @@ static void vt__pack_a32(const vt__gemm *g, float *ap, int64_t m0, int64_t mb, i
     }
 }
 static void vt__pack_b32(const vt__gemm *g, float *bp, int64_t n0, int64_t nb, int64_t k0, int64_t kb) {
-    int64_t jr, k;
+    int64_t jr, k, nfull = g->sbn == 1 ? nb / g->ks->nrf * g->ks->nrf : 0;
     int j, NRF = g->ks->nrf;
-    for (jr = 0; jr < nb; jr += NRF) {
+    if (nfull) /* rows of B contiguous along n: each row once, into every panel */
+        vt__pack_rows32(bp, NRF * kb, nfull / NRF, g->B + k0 * g->sbk + n0, g->sbk, kb, NRF);
+    for (jr = nfull; jr < nb; jr += NRF) {
         float *p = bp + jr * kb;
         int full = jr + NRF <= nb;
-        if (full && g->sbn == 1) {
-            for (k = 0; k < kb; k++) {
-                const double *src = g->B + (k0 + k) * g->sbk + n0 + jr;
-                for (j = 0; j < NRF; j++) p[k * NRF + j] = (float)src[j];
-            }
-        } else if (full && g->sbk == 1) /* columns contiguous along k (B = W^T): NRF streams in, one out */
+        if (full && g->sbk == 1) /* columns contiguous along k (B = W^T): NRF streams in, one out */
             vt__pack_streams32(p, g->B + (n0 + jr) * g->sbn + k0, g->sbn, 0, kb, NRF);
         else
             for (k = 0; k < kb; k++)
