@@ -90,14 +90,27 @@ for sig in KILL STOP; do
   victim=$(cat $k.pids/rank2.pid 2>/dev/null)
   t0=$(date +%s%N)
   [ -n "$victim" ] && kill -$sig "$victim"
-  wait $job
+  # the promise is that every other rank stops within the deadline: time
+  # that, not Open MPI's teardown around a stopped rank (which once held a
+  # full run until the 120 s timeout after all three had named rank 2)
+  for i in $(seq 1 400); do
+    alive=0; others=0
+    for f in $k.pids/rank*.pid; do
+      p=$(cat "$f" 2>/dev/null); [ -z "$p" ] || [ "$p" = "$victim" ] && continue
+      others=$((others + 1))
+      kill -0 "$p" 2>/dev/null && [ "$(ps -o stat= -p "$p" 2>/dev/null | cut -c1)" != Z ] && alive=1
+    done
+    [ $alive = 0 ] && break
+    sleep 0.05
+  done
   t1=$(date +%s%N)
   [ "$sig" = STOP ] && kill -KILL "$victim" 2>/dev/null
+  wait $job
   secs=$(( (t1 - t0) / 1000000000 ))
-  echo "     (SIG$sig to rank 2: the job ended after ${secs} s; rank 0 said: $(grep '^rank 0:' $k.out | head -1))"
+  echo "     (SIG$sig to rank 2: the other ranks ended after ${secs} s; rank 0 said: $(grep '^rank 0:' $k.out | head -1))"
   check "SIG$sig of rank 2: rank 0 stops naming rank 2" "grep -q '^rank 0: .*rank 2 sent nothing' $k.out"
   check "SIG$sig of rank 2: every other rank names it too" "[ \$(grep -c 'rank 2 sent nothing' $k.out) -eq 3 ]"
-  check "SIG$sig of rank 2: within the 3 s deadline (+ 4 s)" "[ $secs -le 7 ]"
+  check "SIG$sig of rank 2: within the 3 s deadline (+ 4 s)" "[ $secs -le 7 ] && [ $others -eq 3 ]"
   check "SIG$sig of rank 2: the transcript audits to its last leaf" "$P audit $k gpt | grep -q 'audit ok'"
   run -np 2 $P train $k gpt 4 24 --resume >/dev/null
   check "SIG$sig of rank 2: resumed on 2 ranks, the leaves of an unbroken run" "$P same $D/ref24 $k >/dev/null"
