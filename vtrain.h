@@ -4524,8 +4524,8 @@ static void vt__pack_a32(const vt__gemm *g, float *ap, int64_t m0, int64_t mb, i
     }
 }
 static void vt__pack_b32(const vt__gemm *g, float *bp, int64_t n0, int64_t nb, int64_t k0, int64_t kb) {
-    int64_t jr, k, nfull = g->sbn == 1 ? nb / g->ks->nrf * g->ks->nrf : 0;
     int j, NRF = g->ks->nrf;
+    int64_t jr, k, nfull = g->sbn == 1 ? nb / NRF * NRF : 0;
     if (nfull) /* rows of B contiguous along n: each row once, into every panel */
         vt__pack_rows32(bp, NRF * kb, nfull / NRF, g->B + k0 * g->sbk + n0, g->sbk, kb, NRF);
     for (jr = nfull; jr < nb; jr += NRF) {
@@ -4643,7 +4643,8 @@ static void vt__gemm_put_bias(const vt__gemm *g, int64_t m0, int64_t mb, int64_t
    micro-kernel's store, one chunk after another: the tile of C went
    through the caches once per chunk (8 times for B8 T64), along rows whose
    stride, a power of two, folds them onto a quarter of L2's sets (a 512 x
-   2048 gradient ran at 0.67x OpenBLAS's speed on two threads, Zen 4).
+   2048 gradient ran at 0.76x OpenBLAS's speed on two threads, Zen 4:
+   bench_gemm --layers 512).
    Here a tile packs A's panels of every chunk once, then each micro-tile
    runs all the chunks in order into a copy of its C held in L1 (ldt nr),
    written back once: per element t = t + acc chunk after chunk, the same
@@ -4723,8 +4724,8 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
    or a chunked one on any (CHUNKS PER MICRO-TILE reads every chunk's
    panels), now packs every (column tile, chunk, k-block) panel once, on
    the pool, before the tiles run, with each chunk's own k-blocks
-   (vt__gemm_blocks); a tile reads the panel where it packed its own. The same copies of the same values: no
-   result changes. A panel holds nb <= nc columns rounded up to a whole
+   (vt__gemm_blocks); a tile reads the panel where it packed its own. The
+   same copies of the same values: no result changes. A panel holds nb <= nc columns rounded up to a whole
    micro-panel (nc + 32 doubles a k). The panels are a copy of B, held in
    the op's scratch while the product runs: above VT__PREPACK_MAX bytes
    (a weight gradient of a wide layer over a long batch) the tiles pack
@@ -4895,36 +4896,27 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
     /* SHARED B PANELS, within VT__PREPACK_MAX (on one thread for CHUNKS PER MICRO-TILE) */
     if ((nt > 1 || g.nch > 1) && g.tm > 1 && !o->f32 && !vt__gemm_no_prepack) {
         int64_t ch, kc, nblk, rot;
-        int rev;
+        int rev, one = 1, t;
         uint64_t fm;
         g.boff = (int64_t *)vt__scratch(c, sizeof(int64_t) * (size_t)g.nch);
-        if (!g.boff) return;
-        for (ch = 0; ch < g.nch; ch++) {
+        g.cfma = (unsigned char *)vt__scratch(c, (size_t)g.nch);
+        if (!g.boff || !g.cfma) return;
+        for (ch = 0; ch < g.nch; ch++) { /* each chunk's panels, and whether it is one k-block (and its fma) */
             vt__gemm_blocks(&g, ch, &kc, &nblk, &rot, &rev, &fm);
             g.boff[ch] = g.bcol;
             g.bcol += nblk * kc * (g.nc + 32);
+            one &= nblk == 1;
+            g.cfma[ch] = (unsigned char)(fm & 1);
         }
         if ((double)g.tn * (double)g.bcol * sizeof(double) <= VT__PREPACK_MAX) {
             g.bpre = (double *)vt__scratch(c, sizeof(double) * (size_t)(g.tn * g.bcol));
             if (!g.bpre) return;
             vt__parallel(&c->pool, g.tn * g.nch, N * K, vt__gemm_prepack_task, &g);
         }
-    }
-    /* CHUNKS PER MICRO-TILE: where every chunk is one k-block, B's panels are shared and A's panels of a
-       tile (mc K doubles a thread) fit in VT__PREPACK_MAX */
-    if (g.bpre && g.nch > 1 && !o->f32 && !vt__gemm_via_t &&
-        (double)nt * (double)g.mc * (double)K * sizeof(double) <= VT__PREPACK_MAX) {
-        int64_t ch, kc, nblk, rot;
-        int rev, one = 1, t;
-        uint64_t fm;
-        g.cfma = (unsigned char *)vt__scratch(c, (size_t)g.nch);
-        if (!g.cfma) return;
-        for (ch = 0; ch < g.nch && one; ch++) {
-            vt__gemm_blocks(&g, ch, &kc, &nblk, &rot, &rev, &fm);
-            one = nblk == 1;
-            g.cfma[ch] = (unsigned char)(fm & 1);
-        }
-        if (one) {
+        /* CHUNKS PER MICRO-TILE: every chunk one k-block, B's panels shared, and A's panels of a tile
+           (mc K doubles a thread) within VT__PREPACK_MAX */
+        if (g.bpre && g.nch > 1 && one && !vt__gemm_via_t &&
+            (double)nt * (double)g.mc * (double)K * sizeof(double) <= VT__PREPACK_MAX) {
             g.apk = (double **)vt__scratch(c, sizeof(double *) * (size_t)nt);
             if (!g.apk) return;
             for (t = 0; t < nt; t++)
