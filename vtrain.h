@@ -700,7 +700,13 @@ typedef struct vt_leaf_info {
 } vt_leaf_info;
 VTDEF void vt_leaf_hash(vt_leaf_info *l); /* fills l->leaf from the rest */
 VTDEF void vt_merkle_root(const unsigned char (*leaves)[32], int64_t n, unsigned char root[32]);
-/* the audit path of leaf i (at most 64 hashes); returns its length, -1 on bad input */
+/* the audit path of leaf i (at most 64 hashes); returns its length, -1 on
+   bad input. vt_merkle_verify checks a path for leaf i of a tree of n
+   leaves; a path can verify for other (i, n) pairs of the same root too
+   (the shape of a tree does not fix n), so n must come from the run
+   commitment (root.txt's steps, which its run hash binds) and not from
+   whoever sends the proof, and the caller must check that the leaf is of
+   step i (vt_leaf_info.step is inside the hashed leaf). */
 VTDEF int vt_merkle_proof(const unsigned char (*leaves)[32], int64_t n, int64_t i, unsigned char (*path)[32]);
 VTDEF int vt_merkle_verify(const unsigned char leaf[32], int64_t i, int64_t n, const unsigned char (*path)[32], int len,
                            const unsigned char root[32]);
@@ -753,7 +759,8 @@ typedef enum vt_dispute_outcome {
     VT_DISPUTE_NONE,          /* the roots agree: nothing to dispute */
     VT_DISPUTE_TRAINER_LOSES, /* the trainer answered malformed or inconsistently, or not at all */
     VT_DISPUTE_AUDITOR_LOSES, /* the auditor's challenge is malformed (its own files disagree) */
-    VT_DISPUTE_INVALID        /* no game: the transcripts are of different programs or lengths */
+    VT_DISPUTE_INVALID,       /* no game: the transcripts are of different programs or lengths, or not verified */
+    VT_DISPUTE_NO_FAULT       /* the judge found both leaves valid executions of the step: nobody is wrong */
 } vt_dispute_outcome;
 #define VT_CLAIM_BYTES 220 /* a claim on the wire: "VTCL", lo, hi, left, right, the leaf */
 typedef struct vt_claim { /* trainer -> auditor, one round */
@@ -805,30 +812,59 @@ VTDEF vt_status vt_transcript_settings(const char *dir, vt_desc *d);
    count in *n), from its metadata */
 VTDEF vt_status vt_checkpoint_counters(const char *path, int64_t *step, int64_t *t, int max, int *n);
 typedef enum vt_verdict { VT_VERDICT_NONE, VT_VERDICT_TRAINER_WRONG, VT_VERDICT_AUDITOR_WRONG } vt_verdict;
-/* the judge: loads the state (its digest must equal agreed->state, or the
-   trainer loses), re-executes `trainer->step` with the chunk (its hash must
-   equal trainer->chunk) in any order, and compares the resulting leaf with
-   the trainer's and the auditor's claims */
+/* The judge (d->mode must be verified: the other modes keep no log, and
+   give no verdict). vt_judge_both loads the state (its digest must equal
+   agreed->state, or the trainer loses) and re-executes `trainer->step`
+   from it twice, in any order: with the trainer's chunk (its hash must
+   equal trainer->chunk) and with the auditor's (auditor->chunk). A party
+   is wrong when its own chunk does not replay to its own leaf: the
+   trainer if its does not (whatever the auditor's does), else the auditor
+   if its does not. When both do, both are valid executions and nobody is
+   convicted (VT_VERDICT_NONE): two honest runs in two orders may log
+   different entries for the same values, or, where the bound leaves a
+   rounding undecided for both, choose differently (the log's freedom).
+   vt_judge has the trainer's chunk alone: the trainer is wrong if it does
+   not reproduce the trainer's leaf; if it does, no fault when the
+   auditor's leaf has the same state and batch (a chunk-only difference),
+   else "the auditor is wrong", which an honest auditor whose own chunk is
+   valid may not deserve: rule with vt_judge_both where the auditor's
+   chunk is at hand (vt_dispute_transcripts does). */
 VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
                           const unsigned char *chunk, size_t chunk_len, const vt_leaf_info *trainer,
                           const vt_leaf_info *auditor, char *why, size_t whylen);
+VTDEF vt_verdict vt_judge_both(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
+                               const unsigned char *tchunk, size_t tlen, const vt_leaf_info *trainer, const unsigned char *achunk,
+                               size_t alen, const vt_leaf_info *auditor, char *why, size_t whylen);
 /* The whole game between two transcripts of one program on this machine:
    the trainer's (its answers come from its commits.bin, checked against
    its root.txt) and the auditor's (its own run, or a replay). d gives the
    judge's order and backend; the run's own settings come from the
-   trainer's manifest. The outcome, the verdict and why are in the report. */
+   trainer's manifest (verified transcripts only: others are refused, no
+   game). From the first differing step the judge goes on to the first
+   whose state or batch differ (leaves that differ in their log chunks
+   alone are no fault) and rules with vt_judge_both on a state rebuilt
+   from the trainer's own files: any of them missing, unreadable or
+   malformed loses the trainer the game; only this machine's own trouble
+   (memory, backend, its temporary files) gives no verdict. The outcome,
+   the verdict and why are in the report. */
 typedef struct vt_dispute_report {
     vt_dispute_outcome outcome;
     vt_verdict verdict;      /* VT_VERDICT_NONE unless a party loses or the judge rules */
     int64_t step;            /* the first differing step, -1 if none was found */
     int64_t nsteps;
     int rounds;
-    double judge_seconds;
+    double judge_seconds;    /* the judge's re-executions of the step */
     char message[1024];
     /* set by the caller before the call (or left 0): called after each
        round with the node [lo, hi) that was asked and the game after it */
     void (*on_round)(const struct vt_dispute *g, int64_t lo, int64_t hi, void *user);
     void *user;
+    /* the judge's other cost: rebuilding the trainer's state before the
+       step, a replay of this many steps (from the trainer's last
+       checkpoint before it, the auditor's for its optimizer counters, and
+       from step 0 where there is none or the counters differ) */
+    int64_t replayed_steps;
+    double rebuild_seconds;
 } vt_dispute_report;
 VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, const char *trainer_dir, const char *auditor_dir,
                                        vt_dispute_report *r);
@@ -11082,9 +11118,12 @@ static vt_status vt__chunk_read(vt_ctx *c) {
     if (vt__read_exact(c, r->f, h, sizeof h, path, "a chunk header") != VT_OK) return c->status;
     if (memcmp(h, "VTCK", 4) && memcmp(h, "VTCR", 4)) return vt__fail(c, VT_ERR_FORMAT, "'%s': no chunk at byte %lld (corrupted)", path, (long long)at);
     blen = vt__get_u64(h + 20);
-    if ((int64_t)blen < 0 || at + VT__CHUNK_HDR + (int64_t)blen + 32 > r->fsize)
-        return vt__fail(c, VT_ERR_TRUNCATED, "'%s': chunk of step %lld claims %llu bytes, the file has %lld left (truncated)", path,
-                        (long long)c->step_no, (unsigned long long)blen, (long long)(r->fsize - at - VT__CHUNK_HDR));
+    {   /* blen against the bytes left before any sum (a length near 2^64 must not wrap) */
+        int64_t left = r->fsize - at - VT__CHUNK_HDR; /* >= 0: the header was read */
+        if (left < 32 || blen > (uint64_t)(left - 32))
+            return vt__fail(c, VT_ERR_TRUNCATED, "'%s': the chunk of step %lld claims %llu body bytes, the file has %lld left after its header "
+                                                 "(truncated or corrupted)", path, (long long)c->step_no, (unsigned long long)blen, (long long)left);
+    }
     c->fed.n = 0;
     if (c->fed.cap < blen + 1) {
         unsigned char *q = (unsigned char *)VT_REALLOC(c->fed.p, (size_t)blen + 1, c->u);
@@ -11601,12 +11640,26 @@ static int vt__exists(const char *path) {
     return f != NULL;
 }
 
-/* write bytes to path atomically: a temporary file, flushed to the disk, renamed */
+/* write bytes to path atomically: a temporary file, flushed to the disk,
+   renamed. The temporary is created exclusively (O_EXCL: a link planted
+   under its name is never followed, and a file that appears under it
+   between the remove and the open makes the write fail, not go elsewhere);
+   a stale one a killed writer left is removed first. */
 static vt_status vt__write_atomic(vt_ctx *c, const char *path, const void *a, size_t na, const void *b, size_t nb) {
     char tmp[700];
     FILE *f;
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
+#if !defined(_WIN32)
+    {
+        int fd;
+        remove(tmp);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+        if (fd >= 0 && !f) close(fd);
+    }
+#else
     f = fopen(tmp, "wb");
+#endif
     if (!f) return vt__fail(c, VT_ERR_IO, "cannot create '%s'", tmp);
     if (fwrite(a, 1, na, f) != na || (nb && fwrite(b, 1, nb, f) != nb) || fflush(f) != 0) {
         fclose(f);
@@ -12391,11 +12444,51 @@ VTDEF vt_status vt_transcript_check(const char *dir, int64_t *nsteps) {
    number), trainer_order (an order string) and trainer_ckpt_every (a
    positive count). Mode sets the audit's mode; bound and lambda must
    agree with the log's header (vt__log_header_check). */
+/* each key once: the lines' keys sorted (n log n; a 1 MiB manifest of
+   distinct keys is checked in milliseconds, where comparing each line with
+   all before it took 20 s); the second line of the first repeated key (in
+   line order) is named. The lines are well formed (checked before). */
+typedef struct { const char *k; size_t n; int line; } vt__mkey;
+static int vt__mkey_cmp(const void *x, const void *y) {
+    const vt__mkey *a = (const vt__mkey *)x, *b = (const vt__mkey *)y;
+    int c = memcmp(a->k, b->k, a->n < b->n ? a->n : b->n);
+    if (c) return c;
+    if (a->n != b->n) return a->n < b->n ? -1 : 1;
+    return a->line - b->line;
+}
+static vt_status vt__manifest_dups(const char *text, const char *path) {
+    const char *p;
+    vt__mkey *ks;
+    size_t n = 0, cap = 1, i;
+    int worst = 0;
+    char key[128];
+    for (p = text + 18; *p; p = strchr(p, '\n') + 1) cap++;
+    ks = (vt__mkey *)VT_MALLOC(sizeof *ks * cap, NULL);
+    if (!ks) return vt__tls_fail(VT_ERR_NOMEM, "out of memory checking '%s'", path);
+    for (p = text + 18; *p; p = strchr(p, '\n') + 1) {
+        ks[n].k = p;
+        ks[n].n = (size_t)(strstr(p, " = ") - p);
+        ks[n].line = (int)n + 2;
+        n++;
+    }
+    qsort(ks, n, sizeof *ks, vt__mkey_cmp);
+    for (i = 1; i < n; i++)
+        if (ks[i].n == ks[i - 1].n && !memcmp(ks[i].k, ks[i - 1].k, ks[i].n) && (!worst || ks[i].line < ks[worst].line)) worst = (int)i;
+    if (worst) {
+        snprintf(key, sizeof key, "%.*s", (int)ks[worst].n, ks[worst].k);
+        i = (size_t)ks[worst].line;
+        VT_FREE(ks, NULL);
+        return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d: key '%s' appears twice", path, (int)i, key);
+    }
+    VT_FREE(ks, NULL);
+    return VT_OK;
+}
+
 /* vtrain.shards (optional: a program with shards, >>step) is a count in 2..VT_MAX_SHARDS */
 static vt_status vt__manifest_check_s(const char *text, size_t n, const char *path, int *mode, int *bound, double *lambda, int *shards) {
     static const char *const vkeys[7] = {"vtrain.version", "vtrain.mode", "vtrain.bound", "vtrain.lambda", "vtrain.trainer_order",
                                         "vtrain.trainer_ckpt_every", "vtrain.shards"};
-    const char *p = text + 18, *q;
+    const char *p = text + 18;
     char key[128], v[256];
     int have[7] = {0, 0, 0, 0, 0, 0, 1}, k, line = 1;
     *shards = 1;
@@ -12411,9 +12504,6 @@ static vt_status vt__manifest_check_s(const char *text, size_t n, const char *pa
         key[kl] = 0;
         memcpy(v, eq + 3, vl);
         v[vl] = 0;
-        for (q = text + 18; q < p; q = strchr(q, '\n') + 1)
-            if (!strncmp(q, key, kl) && !strncmp(q + kl, " = ", 3))
-                return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d: key '%s' appears twice", path, line, key);
         if (strncmp(key, "vtrain.", 7)) continue;
         for (k = 0; k < 7 && strcmp(key, vkeys[k]); k++) {}
         if (k == 7) return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d: '%s' is not a key vtrain %s writes", path, line, key, VTRAIN_VERSION_STRING);
@@ -12459,7 +12549,7 @@ static vt_status vt__manifest_check_s(const char *text, size_t n, const char *pa
     }
     for (k = 0; k < 6; k++)
         if (!have[k]) return vt__tls_fail(VT_ERR_FORMAT, "'%s' lacks '%s'", path, vkeys[k]);
-    return VT_OK;
+    return vt__manifest_dups(text, path);
 }
 
 /* the form without shards (the fuzzer and tests/test_transcript.c call it) */
@@ -12559,8 +12649,16 @@ static int64_t vt__chunk_offset(vt_ctx *c, FILE *f, int64_t fsize, int64_t step,
             vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld", path, (long long)step);
             return -1;
         }
-        at += VT__CHUNK_HDR + (int64_t)vt__get_u64(ch + 20) + 32;
-        if (at > fsize) { vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends inside step %lld's chunk", path, (long long)s); return -1; }
+        {   /* the length against the bytes left before any sum, as vt__chunk_read */
+            uint64_t bl = vt__get_u64(ch + 20);
+            int64_t left = fsize - at - VT__CHUNK_HDR;
+            if (left < 32 || bl > (uint64_t)(left - 32)) {
+                vt__fail(c, VT_ERR_TRUNCATED, "'%s': the chunk of step %lld claims %llu body bytes, the file has %lld left after its header "
+                                              "(truncated or corrupted)", path, (long long)s, (unsigned long long)bl, (long long)(left > 0 ? left : 0));
+                return -1;
+            }
+            at += VT__CHUNK_HDR + (int64_t)bl + 32;
+        }
         s++;
     }
     return at;
@@ -12580,6 +12678,23 @@ static int64_t vt__commit_offset(vt_ctx *c, FILE *f, int64_t step, const char *p
     return at;
 }
 
+/* the step of a checkpoint's file name, or -1: only the exact name
+   vt__ckpt_path writes (ckpt-%08lld.safetensors) counts, so a stray file
+   ("ckpt-15.safetensors", "ckpt-+0010.safetensors") never stands for a
+   checkpoint nor hides a real one below it */
+static int64_t vt__ckpt_name_step(const char *name) {
+    char canon[64];
+    int64_t s = 0;
+    const char *p = name + 5;
+    if (strncmp(name, "ckpt-", 5) || *p < '0' || *p > '9') return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (s > (INT64_MAX - 9) / 10) return -1;
+        s = s * 10 + (*p - '0');
+    }
+    snprintf(canon, sizeof canon, "ckpt-%08lld.safetensors", (long long)s);
+    return strcmp(canon, name) ? -1 : s;
+}
+
 static int64_t vt__last_checkpoint(const char *dir, int64_t at_most) {
     int64_t best = -1;
 #if !defined(_WIN32)
@@ -12587,9 +12702,8 @@ static int64_t vt__last_checkpoint(const char *dir, int64_t at_most) {
     struct dirent *e;
     if (!d) return -1;
     while ((e = readdir(d)) != NULL) {
-        long long s;
-        char tail[32];
-        if (sscanf(e->d_name, "ckpt-%lld.%31s", &s, tail) == 2 && !strcmp(tail, "safetensors") && s > best && s <= at_most) best = s;
+        int64_t s = vt__ckpt_name_step(e->d_name);
+        if (s > best && s <= at_most) best = s;
     }
     closedir(d);
 #else
@@ -12598,12 +12712,51 @@ static int64_t vt__last_checkpoint(const char *dir, int64_t at_most) {
     return best;
 }
 
+/* whole commitment records in b[0, len) (a record cut by a kill is not counted) */
+static int64_t vt__commit_records(const unsigned char *b, size_t len) {
+    size_t p = VT__COMMIT_HDR;
+    int64_t k = 0;
+    while (p + 112 <= len) {
+        size_t rl = 112 + 32 * (size_t)vt__get_u32(b + p + 108) + 32;
+        if (rl > len - p) break;
+        p += rl;
+        k++;
+    }
+    return k;
+}
+
 /* a resume with no checkpoint to start from (killed before its first):
    the run starts again at step 0 in the same directory. The manifest was
    checked (the same program); the log and the commitments are replaced
-   from their headers on, and root.txt (it described the old files) goes. */
+   from their headers on, and root.txt (it described the old files) goes.
+   Only a run that never reached a checkpoint restarts: with root.txt (a
+   finished run, or one whose checkpoints were removed: root.txt is written
+   at each checkpoint) or with more commitments than the steps before the
+   first checkpoint the manifest names, the files hold committed steps that
+   a restart would cut, and the resume is refused before anything is cut. */
 static vt_status vt__restart(vt_ctx *c) {
     char path[700];
+    vt__join(path, sizeof path, c->tdir, "root.txt");
+    if (vt__exists(path))
+        return vt__fail(c, VT_ERR_STATE, "resume: '%s' holds a finished transcript (root.txt) and no checkpoint to resume from: nothing to "
+                                         "resume; to train it again, remove the directory or train into another one", c->tdir);
+    {
+        size_t n, len;
+        int64_t every = 0, recs = 0;
+        char v[64];
+        unsigned char *m, *b;
+        vt__join(path, sizeof path, c->tdir, "manifest.txt");
+        m = vt__read_file(path, &n, 1 << 20);
+        if (m && vt__manifest_find((const char *)m, "vtrain.trainer_ckpt_every", v, sizeof v) && !vt__dec(v, &every)) every = 0;
+        VT_FREE(m, NULL);
+        b = vt__read_file(c->commitpath, &len, (size_t)1 << 40);
+        if (b) recs = vt__commit_records(b, len);
+        VT_FREE(b, NULL);
+        if (every > 0 && recs > every)
+            return vt__fail(c, VT_ERR_STATE, "resume: '%s' commits %lld steps, past its first checkpoint (after %lld steps), but holds no "
+                                             "checkpoint (removed?): a restart would cut committed steps; train into another directory",
+                            c->commitpath, (long long)recs, (long long)every);
+    }
     if (c->logf) {
         fflush(c->logf);
         if (ftruncate(fileno(c->logf), 0) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->logpath);
@@ -12685,7 +12838,7 @@ VTDEF vt_status vt_resume(vt_ctx *c) {
         if (!c->tdir[0]) return vt__fail(c, VT_ERR_ARG, "audit_from needs a transcript directory");
         step = c->d.audit_from;
         vt__ckpt_path(c->tdir, step, path, sizeof path);
-        if (!vt__exists(path)) return vt__fail(c, VT_ERR_ARG, "the transcript has no checkpoint at step %lld", (long long)step);
+        if (!vt__exists(path)) return vt__fail(c, VT_ERR_ARG, "the transcript has no checkpoint at step %lld ('%s' cannot be read)", (long long)step, path);
         if (vt_checkpoint_load(c, path) != VT_OK) return c->status;
         if (c->step_no != step)
             return vt__fail(c, VT_ERR_MISMATCH, "'%s' says it holds the state after %lld steps, its name says %lld", path,
@@ -12924,53 +13077,155 @@ VTDEF vt_status vt_transcript_state_before(const vt_desc *d, const vt_program *p
     return vt_transcript_state_from(d, p, dir, k > 0 ? k : 0, step, ckpt_out);
 }
 
-VTDEF vt_status vt_transcript_state_from(const vt_desc *d, const vt_program *p, const char *dir, int64_t from, int64_t step,
-                                         const char *ckpt_out) {
+/* failures of the machine that runs a replay or a judgement, not of the
+   files it reads: its memory and its backend */
+static int vt__machine_fault(vt_status st) { return st == VT_ERR_NOMEM || st == VT_ERR_BACKEND; }
+
+/* vt_transcript_state_from, saying whose fault a failure is: *own = 1 when
+   it is this machine's (its memory or backend, the caller's program or
+   settings, the output file it writes), 0 when it comes from dir's files:
+   one missing, unreadable or malformed (the manifest, the log, the
+   commitments, the checkpoint it starts from), or a replay of them that
+   differs from their own commitments. A dispute rules on that: a trainer
+   answers for every file of its transcript. */
+static vt_status vt__state_from(const vt_desc *d, const vt_program *p, const char *dir, int64_t from, int64_t step, const char *ckpt_out,
+                                int *own) {
     vt_desc dd = *d;
     vt_ctx *c;
     vt_report r;
     vt_status st;
+    *own = 1;
     if (from < 0 || from > step) return vt__tls_fail(VT_ERR_ARG, "replaying '%s' from step %lld to step %lld: no such range", dir, (long long)from, (long long)step);
     dd.role = VT_ROLE_AUDIT;
     dd.transcript = dir;
     dd.log_path = NULL;
     dd.log_memory = 0;
     dd.audit_from = from;
-    c = vt_create(&dd);
-    if (!c) return vt_last_status();
-    st = p->setup ? p->setup(c, p->user) : VT_OK;
-    if (st == VT_OK) st = vt_resume(c);
-    if (st == VT_OK) st = vt_run_ctx(c, p, step, &r);
-    if (st == VT_OK) st = vt_checkpoint_save(c, ckpt_out);
+    c = vt_create(&dd); /* reads dir's manifest, log header and commitments */
+    if (!c) {
+        st = vt_last_status();
+        *own = vt__machine_fault(st) || st == VT_ERR_ARG || st == VT_ERR_STATE; /* (those two: the caller's vt_desc) */
+        return st;
+    }
+    st = p->setup ? p->setup(c, p->user) : VT_OK; /* the caller's program */
+    if (st == VT_OK) {
+        st = vt_resume(c); /* dir's checkpoint `from`, and its log and commitments up to it */
+        if (st != VT_OK) *own = vt__machine_fault(st);
+    }
+    if (st == VT_OK) {
+        st = vt_run_ctx(c, p, step, &r); /* dir's log, checked against dir's commitments */
+        if (st != VT_OK) *own = vt__machine_fault(st) || st == VT_ERR_ARG || st == VT_ERR_STATE; /* (those two: the program's calls) */
+    }
+    if (st == VT_OK) st = vt_checkpoint_save(c, ckpt_out); /* this machine's file */
     if (st != VT_OK) vt__tls_fail(st, "replaying the transcript to step %lld: %s", (long long)step, vt_error_message(c));
     vt_destroy(c);
     return st;
 }
 
-/* failures that say nothing about either party: the judge's machine */
+VTDEF vt_status vt_transcript_state_from(const vt_desc *d, const vt_program *p, const char *dir, int64_t from, int64_t step,
+                                         const char *ckpt_out) {
+    int own;
+    return vt__state_from(d, p, dir, from, step, ckpt_out, &own);
+}
+
+/* failures that say nothing about either party: the judge's machine (its
+   memory, its backend) and the caller's program (its calls out of order,
+   its arguments) */
 static int vt__judge_own_fault(vt_status st) {
     return st == VT_ERR_NOMEM || st == VT_ERR_BACKEND || st == VT_ERR_STATE || st == VT_ERR_ARG;
 }
 
-VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
-                          const unsigned char *chunk, size_t chunk_len, const vt_leaf_info *trainer,
-                          const vt_leaf_info *auditor, char *why, size_t whylen) {
+/* One execution of `step` for the judge: the state from state_ckpt (none
+   at step 0), whose digest must be agreed->state, then the step fed with
+   chunk, whose hash must be `committed`; the leaf it gives in *out.
+   Returns 0 (executed: compare *out), 1 (the state is not the agreed
+   one: whoever supplied it is at fault), 2 (the chunk is not the
+   committed one or does not replay: its party is at fault), 3 (the
+   judge's own machine or program failed: nobody is). why says which. */
+static int vt__judge_exec(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt, int64_t step,
+                          const unsigned char *chunk, size_t chunk_len, const unsigned char committed[32], const char *who,
+                          vt_leaf_info *out, char *why, size_t whylen) {
     vt_desc dd = *d;
     vt_ctx *c;
-    vt_leaf_info mine;
     unsigned char sha[32];
-    vt_verdict v = VT_VERDICT_TRAINER_WRONG;
-    vt_leaf_info chk;
+    int res = 0;
     dd.role = VT_ROLE_AUDIT;
     dd.transcript = NULL;
     dd.log_path = NULL;
     dd.commit_path = NULL;
     dd.log_memory = 1;
     dd.audit_from = 0;
+    c = vt_create(&dd);
+    if (!c) { snprintf(why, whylen, "the judge could not start: %.300s", vt_last_error()); return 3; }
+    if (p->setup && p->setup(c, p->user) != VT_OK) { snprintf(why, whylen, "setup failed: %.300s", vt_error_message(c)); res = 3; goto out; }
+    if (step > 0) {
+        unsigned char dg[32];
+        if (!state_ckpt || vt_checkpoint_load(c, state_ckpt) != VT_OK) {
+            snprintf(why, whylen, "the trainer's state before step %lld is unusable: %.300s", (long long)step, vt_error_message(c));
+            res = vt__judge_own_fault(vt_status_of(c)) ? 3 : 1;
+            goto out;
+        }
+        vt_weights_digest(c, dg);
+        if (!agreed || memcmp(dg, agreed->state, 32) || c->step_no != step) {
+            snprintf(why, whylen, "the state the trainer supplied is not the agreed state after step %lld", (long long)(step - 1));
+            res = 1;
+            goto out;
+        }
+    }
+    c->step_no = step;
+    /* the committed hash covers the chunk's header and records, not its checksum */
+    vt_sha256(chunk, chunk_len >= 32 ? chunk_len - 32 : 0, sha);
+    if (memcmp(sha, committed, 32)) {
+        snprintf(why, whylen, "the log chunk %s supplied for step %lld is not the one it committed", who, (long long)step);
+        res = 2;
+        goto out;
+    }
+    vt_feed_chunk(c, chunk, chunk_len);
+    if (vt_step_begin(c) == VT_OK) {
+        vt_status st = p->step(c, step, p->user);
+        if (st != VT_OK && vt_status_of(c) == VT_OK) vt__fail(c, st, "step %lld: the program's step function failed (%s)", (long long)step, vt_status_name(st));
+    }
+    vt_step_end(c);
+    if (vt_status_of(c) != VT_OK) {
+        /* the chunk did not replay (implausible entry, desync, a malformed
+           record, a NaN): its party's fault; the judge's own trouble
+           (memory, a backend, the program's calls) is nobody's */
+        if (vt__judge_own_fault(vt_status_of(c))) {
+            snprintf(why, whylen, "the judge could not re-execute step %lld (%.300s)", (long long)step, vt_error_message(c));
+            res = 3;
+        } else {
+            snprintf(why, whylen, "re-executing step %lld with %s's log failed: %.300s", (long long)step, who, vt_error_message(c));
+            res = 2;
+        }
+        goto out;
+    }
+    out->step = step;
+    vt_weights_digest(c, out->state);
+    memcpy(out->chunk, sha, 32);
+    {
+        vt_sha256_ctx bs = c->batch;
+        vt_sha256_final(&bs, out->batch);
+    }
+    vt_leaf_hash(out);
+out:
+    vt_destroy(c);
+    return res;
+}
+
+/* the judge's rule (THE JUDGE in the >>transcript essay); *no_fault is set
+   when it finds both leaves valid executions (no verdict, and none due) */
+static vt_verdict vt__judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
+                            const unsigned char *tchunk, size_t tlen, const vt_leaf_info *trainer, const unsigned char *achunk, size_t alen,
+                            const vt_leaf_info *auditor, int *no_fault, char *why, size_t whylen) {
+    vt_leaf_info tl, al, chk;
+    char tw[400], aw[400];
+    int t, a, tok, aok, same;
+    const char *what;
+    *no_fault = 0;
     why[0] = 0;
     /* the claims come from a game that checked them; anything else is the
        caller's mistake, and rules against nobody */
-    if (!trainer || (trainer->step > 0 && (!agreed || agreed->step != trainer->step - 1)) || !chunk) {
+    if (!trainer || (trainer->step > 0 && (!agreed || agreed->step != trainer->step - 1)) || !tchunk) {
         snprintf(why, whylen, "the judge needs the trainer's leaf, its log chunk and the agreed leaf of the step before: no verdict");
         return VT_VERDICT_NONE;
     }
@@ -12980,68 +13235,82 @@ VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_i
         snprintf(why, whylen, "the trainer's leaf for step %lld does not hash to itself (not from a game): no verdict", (long long)trainer->step);
         return VT_VERDICT_NONE;
     }
-    if (auditor && !memcmp(auditor->leaf, trainer->leaf, 32)) {
-        snprintf(why, whylen, "the trainer and the auditor hold the same leaf for step %lld: nothing to judge", (long long)trainer->step);
+    if (auditor) {
+        chk = *auditor;
+        vt_leaf_hash(&chk);
+        if (memcmp(chk.leaf, auditor->leaf, 32) || auditor->step != trainer->step) {
+            snprintf(why, whylen, "the auditor's leaf is not a leaf of step %lld that hashes to itself (not from a game): no verdict", (long long)trainer->step);
+            return VT_VERDICT_NONE;
+        }
+        if (!memcmp(auditor->leaf, trainer->leaf, 32)) {
+            snprintf(why, whylen, "the trainer and the auditor hold the same leaf for step %lld: nothing to judge", (long long)trainer->step);
+            return VT_VERDICT_NONE;
+        }
+    }
+    if (d->mode != VT_MODE_VERIFIED) {
+        snprintf(why, whylen, "only a verified run's step can be judged: mode %s keeps no rounding log, so two honest machines compute "
+                              "different steps: no verdict", vt_mode_name(d->mode));
         return VT_VERDICT_NONE;
     }
-    c = vt_create(&dd);
-    if (!c) { snprintf(why, whylen, "the judge could not start: %s", vt_last_error()); return VT_VERDICT_NONE; }
-    if (p->setup && p->setup(c, p->user) != VT_OK) { snprintf(why, whylen, "setup failed: %s", vt_error_message(c)); v = VT_VERDICT_NONE; goto out; }
-    if (trainer->step > 0) {
-        unsigned char dg[32];
-        if (!state_ckpt || vt_checkpoint_load(c, state_ckpt) != VT_OK) {
-            snprintf(why, whylen, "the trainer's state before step %lld is unusable: %s", (long long)trainer->step, vt_error_message(c));
-            if (vt__judge_own_fault(vt_status_of(c))) v = VT_VERDICT_NONE;
-            goto out;
+    same = auditor && !memcmp(auditor->state, trainer->state, 32) && !memcmp(auditor->batch, trainer->batch, 32);
+    t = vt__judge_exec(d, p, agreed, state_ckpt, trainer->step, tchunk, tlen, trainer->chunk, "the trainer", &tl, tw, sizeof tw);
+    if (t == 3) { snprintf(why, whylen, "%.390s: no verdict", tw); return VT_VERDICT_NONE; }
+    if (t == 1) { snprintf(why, whylen, "%s", tw); return VT_VERDICT_TRAINER_WRONG; }
+    tok = t == 0 && !memcmp(tl.leaf, trainer->leaf, 32);
+    what = t == 0 && memcmp(tl.batch, trainer->batch, 32) ? "batch" : "state";
+    if (!tok && t == 0)
+        snprintf(tw, sizeof tw, "step %lld re-executed from the agreed state with the trainer's log gives another %s than the trainer committed",
+                 (long long)trainer->step, what);
+    if (!achunk || !auditor) { /* the trainer's chunk alone */
+        if (!tok) {
+            snprintf(why, whylen, "%s%s", tw, auditor && t == 0 && !memcmp(auditor->leaf, tl.leaf, 32) ? " (the auditor's leaf is right)" : "");
+            return VT_VERDICT_TRAINER_WRONG;
         }
-        vt_weights_digest(c, dg);
-        if (!agreed || memcmp(dg, agreed->state, 32) || c->step_no != trainer->step) {
-            snprintf(why, whylen, "the state the trainer supplied is not the agreed state after step %lld", (long long)(trainer->step - 1));
-            goto out;
+        if (same) {
+            *no_fault = 1;
+            snprintf(why, whylen, "step %lld re-executed from the agreed state reproduces the trainer's leaf, and the auditor's leaf differs only "
+                                  "in its log chunk (the same state and batch): no fault", (long long)trainer->step);
+            return VT_VERDICT_NONE;
         }
-    }
-    c->step_no = trainer->step;
-    /* the committed hash covers the chunk's header and records, not its checksum */
-    vt_sha256(chunk, chunk_len >= 32 ? chunk_len - 32 : 0, sha);
-    if (c->d.mode == VT_MODE_VERIFIED && memcmp(sha, trainer->chunk, 32)) {
-        snprintf(why, whylen, "the log chunk the trainer supplied for step %lld is not the one it committed", (long long)trainer->step);
-        goto out;
-    }
-    if (c->d.mode == VT_MODE_VERIFIED) vt_feed_chunk(c, chunk, chunk_len);
-    vt_step_begin(c);
-    if (vt_status_of(c) == VT_OK) p->step(c, trainer->step, p->user);
-    vt_step_end(c);
-    if (vt_status_of(c) != VT_OK) {
-        /* the trainer's chunk did not replay (implausible entry, desync, a
-           malformed record, a NaN): the trainer's fault; the judge's own
-           trouble (memory, a backend, i/o) is nobody's */
-        snprintf(why, whylen, "re-executing step %lld with the trainer's log failed: %s", (long long)trainer->step, vt_error_message(c));
-        if (vt__judge_own_fault(vt_status_of(c))) {
-            v = VT_VERDICT_NONE;
-            snprintf(why, whylen, "the judge could not re-execute step %lld (%s): no verdict", (long long)trainer->step, vt_error_message(c));
-        }
-        goto out;
-    }
-    mine.step = trainer->step;
-    vt_weights_digest(c, mine.state);
-    memcpy(mine.chunk, c->d.mode == VT_MODE_VERIFIED ? sha : trainer->chunk, 32);
-    {
-        vt_sha256_ctx bs = c->batch;
-        vt_sha256_final(&bs, mine.batch);
-    }
-    vt_leaf_hash(&mine);
-    if (!memcmp(mine.leaf, trainer->leaf, 32)) {
-        v = VT_VERDICT_AUDITOR_WRONG;
         snprintf(why, whylen, "step %lld re-executed from the agreed state reproduces the trainer's leaf%s", (long long)trainer->step,
-                 auditor && memcmp(auditor->leaf, mine.leaf, 32) ? "; the auditor's leaf is wrong" : "");
-    } else {
-        snprintf(why, whylen, "step %lld re-executed from the agreed state gives another %s than the trainer committed%s",
-                 (long long)trainer->step, memcmp(mine.batch, trainer->batch, 32) ? "batch" : "state",
-                 auditor && !memcmp(auditor->leaf, mine.leaf, 32) ? " (the auditor's leaf is right)" : "");
+                 auditor ? "; the auditor's leaf is not what the trainer's valid log gives (its own log was not judged)" : "");
+        return VT_VERDICT_AUDITOR_WRONG;
     }
-out:
-    vt_destroy(c);
-    return v;
+    a = vt__judge_exec(d, p, agreed, state_ckpt, auditor->step, achunk, alen, auditor->chunk, "the auditor", &al, aw, sizeof aw);
+    if (a == 3 || a == 1) { snprintf(why, whylen, "%.390s: no verdict", aw); return VT_VERDICT_NONE; } /* (1: the state loaded once already) */
+    aok = a == 0 && !memcmp(al.leaf, auditor->leaf, 32);
+    if (!aok && a == 0)
+        snprintf(aw, sizeof aw, "with the auditor's log it gives another %s than the auditor committed",
+                 memcmp(al.batch, auditor->batch, 32) ? "batch" : "state");
+    if (!tok) {
+        snprintf(why, whylen, "%s; %s", tw, aok ? "the auditor's log reproduces the auditor's leaf" : "the auditor's leaf is not reproduced either");
+        return VT_VERDICT_TRAINER_WRONG;
+    }
+    if (!aok) {
+        snprintf(why, whylen, "step %lld re-executed from the agreed state reproduces the trainer's leaf; the auditor's leaf is wrong (%s)",
+                 (long long)trainer->step, aw);
+        return VT_VERDICT_AUDITOR_WRONG;
+    }
+    *no_fault = 1;
+    snprintf(why, whylen, "step %lld re-executed from the agreed state reproduces each party's leaf with its own log: both are valid "
+                          "executions (%s): no fault", (long long)trainer->step,
+             same ? "they differ only in their log chunks: the two runs logged different entries for the same values"
+                  : "their states differ where the bound left a rounding undecided and each run logged its own choice: the log's freedom");
+    return VT_VERDICT_NONE;
+}
+
+VTDEF vt_verdict vt_judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
+                          const unsigned char *chunk, size_t chunk_len, const vt_leaf_info *trainer,
+                          const vt_leaf_info *auditor, char *why, size_t whylen) {
+    int nf;
+    return vt__judge(d, p, agreed, state_ckpt, chunk, chunk_len, trainer, NULL, 0, auditor, &nf, why, whylen);
+}
+
+VTDEF vt_verdict vt_judge_both(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
+                               const unsigned char *tchunk, size_t tlen, const vt_leaf_info *trainer, const unsigned char *achunk,
+                               size_t alen, const vt_leaf_info *auditor, char *why, size_t whylen) {
+    int nf;
+    return vt__judge(d, p, agreed, state_ckpt, tchunk, tlen, trainer, achunk, alen, auditor, &nf, why, whylen);
 }
 
 VTDEF vt_status vt_transcript_settings(const char *dir, vt_desc *d) {
@@ -13094,17 +13363,42 @@ VTDEF vt_status vt_checkpoint_counters(const char *path, int64_t *step, int64_t 
     return VT_OK;
 }
 
-/* a temporary file name for a state the dispute needs (the system's
-   temporary directory: neither party's transcript is written to) */
-static void vt__tmp_path(char *buf, size_t n, const char *what) {
-    static int seq;
-    const char *dir = getenv("TMPDIR");
+/* A private directory for the states the dispute needs, in the system's
+   temporary directory (neither party's transcript is written to): made by
+   mkdtemp, so its name cannot be guessed and only this user can create a
+   file (or plant a link) in it. On Windows (no mkdtemp) the per-user
+   %TEMP% itself, with names of this process. 1 when made. */
+static int vt__tmp_dir(char *buf, size_t n) {
 #if !defined(_WIN32)
-    long pid = (long)getpid();
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, n, "%s/vtrain-judge-XXXXXX", dir && dir[0] ? dir : "/tmp");
+    if (!mkdtemp(buf)) {
+        vt__tls_fail(VT_ERR_IO, "the judge cannot create a private temporary directory '%s'", buf);
+        return 0;
+    }
 #else
-    long pid = 0;
+    static int seq;
+    const char *dir = getenv("TEMP");
+    snprintf(buf, n, "%s/vtrain-judge-%d", dir && dir[0] ? dir : ".", seq++);
 #endif
-    snprintf(buf, n, "%s/vtrain-%s-%ld-%d.safetensors", dir && dir[0] ? dir : "/tmp", what, pid, seq++);
+    return 1;
+}
+static void vt__tmp_file(char *buf, size_t n, const char *tdir, const char *what) {
+#if !defined(_WIN32)
+    snprintf(buf, n, "%s/%s.safetensors", tdir, what);
+#else
+    snprintf(buf, n, "%s-%s.safetensors", tdir, what);
+#endif
+}
+static void vt__tmp_dir_remove(const char *tdir) {
+    char f[760];
+    vt__tmp_file(f, sizeof f, tdir, "trainer-state");
+    remove(f);
+    vt__tmp_file(f, sizeof f, tdir, "auditor-state");
+    remove(f);
+#if !defined(_WIN32)
+    rmdir(tdir);
+#endif
 }
 
 /* the report's outcome; returns VT_OK (the game was played to an end) */
@@ -13125,41 +13419,67 @@ static vt_status vt__dreport(vt_dispute_report *r, vt_dispute_outcome o, vt_verd
    compared with the ones the auditor's own state carries, and when the two
    differ (or the auditor has none) the trainer's state is replayed from
    step 0 instead, trusting no checkpoint. 0 with r filled in when the
-   trainer cannot produce it (the trainer loses) or the machine failed. */
+   trainer cannot produce it (any file of its transcript missing,
+   unreadable or malformed, or a replay that leaves its own commitments:
+   the trainer loses) or this machine failed (its memory, its backend, its
+   temporary files: no verdict). The cost is a replay: from the trainer's
+   last checkpoint, or from step 0 when it has none before q or the
+   counters differ (either party can force that), plus the auditor's own
+   replay for its counters; r->replayed_steps counts them all. */
 static int vt__dispute_state(const vt_desc *d, const vt_program *p, const char *a, const char *b, int64_t q, const char *out,
-                             vt_dispute_report *r) {
-    int64_t ka = vt__last_checkpoint(a, q), sa, sb, ta[64], tb[64];
-    int na, nb, same = 0, k;
-    char other[700];
-    vt_status st = vt_transcript_state_from(d, p, a, ka > 0 ? ka : 0, q, out);
+                             const char *other, vt_dispute_report *r) {
+    int64_t ka = vt__last_checkpoint(a, q), kb, sa, sb, ta[64], tb[64];
+    int na, nb, same = 0, k, own = 1, ownb;
+    double t0 = vt__now();
+    vt_status st;
+    if (ka < 0) ka = 0;
+    st = vt__state_from(d, p, a, ka, q, out, &own);
+    r->replayed_steps += q - ka;
     if (st == VT_OK && ka > 0) {
-        vt__tmp_path(other, sizeof other, "auditor-state");
-        if (vt_transcript_state_before(d, p, b, q, other) == VT_OK && vt_checkpoint_counters(out, &sa, ta, 64, &na) == VT_OK &&
+        kb = vt__last_checkpoint(b, q);
+        if (kb < 0) kb = 0;
+        r->replayed_steps += q - kb;
+        if (vt__state_from(d, p, b, kb, q, other, &ownb) == VT_OK && vt_checkpoint_counters(out, &sa, ta, 64, &na) == VT_OK &&
             vt_checkpoint_counters(other, &sb, tb, 64, &nb) == VT_OK && na == nb) {
             for (k = 0, same = 1; k < na; k++) same &= ta[k] == tb[k];
         }
         remove(other);
-        if (!same) st = vt_transcript_state_from(d, p, a, 0, q, out);
+        if (!same) {
+            st = vt__state_from(d, p, a, 0, q, out, &own);
+            r->replayed_steps += q;
+        }
     }
+    r->rebuild_seconds += vt__now() - t0;
     if (st == VT_OK) return 1;
-    if (vt__judge_own_fault(st) || st == VT_ERR_IO)
+    if (own)
         vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_NONE, "step %lld: the trainer's state before it could not be rebuilt on this machine (%s): no verdict",
                     (long long)q, vt_last_error());
     else
-        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_TRAINER_WRONG, "step %lld: the trainer cannot produce its state before it (%s): the trainer loses",
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_TRAINER_WRONG, "step %lld: the trainer cannot produce its state before it from its own files (%s): the trainer loses",
                     (long long)q, vt_last_error());
     return 0;
 }
 
+/* a party's log chunk of step q into *chunk; 0 when it cannot produce it
+   (why says so), with *own set when that is this machine's memory */
+static int vt__dispute_chunk(const char *dir, int64_t q, unsigned char **chunk, size_t *len, int *own, char *why, size_t whylen) {
+    vt_status st = vt_transcript_chunk(dir, q, chunk, len);
+    *own = st == VT_ERR_NOMEM;
+    if (st == VT_OK) return 1;
+    snprintf(why, whylen, "%.500s", vt_last_error());
+    return 0;
+}
+
 VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, const char *a, const char *b, vt_dispute_report *r) {
-    vt_leaf_info *la = NULL, *lb = NULL;
-    int64_t na = 0, nb = 0, lo, hi, q;
-    unsigned char ra[32], pa[32], pb[32], *chunk = NULL;
-    size_t clen = 0;
+    vt_leaf_info *la = NULL, *lb = NULL, tleaf, agreed;
+    int64_t na = 0, nb = 0, lo, hi, q, s;
+    unsigned char ra[32], pa[32], pb[32], *chunk = NULL, *achunk = NULL;
+    size_t clen = 0, alen = 0;
     vt_dispute g;
     vt_desc jd = *d;
-    char state[700], why[600];
+    char tdir[700], state[760], other[760], why[900], before[300], cw[600];
     double t0;
+    int own, no_fault = 0;
     void (*on_round)(const struct vt_dispute *, int64_t, int64_t, void *) = r->on_round;
     void *user = r->user;
     memset(r, 0, sizeof *r);
@@ -13168,7 +13488,8 @@ VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, co
     memset(ra, 0, sizeof ra);
     r->step = -1;
     r->verdict = VT_VERDICT_NONE;
-    state[0] = 0;
+    tdir[0] = 0;
+    before[0] = 0;
     /* each party's files must agree with themselves: the trainer answers
        for the root it published, the auditor challenges with its own */
     if (vt_transcript_check(a, &na) != VT_OK)
@@ -13183,6 +13504,17 @@ VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, co
     if (na != nb)
         return vt__dreport(r, VT_DISPUTE_INVALID, VT_VERDICT_NONE, "the transcripts commit %lld and %lld steps: no game, no verdict", (long long)na,
                            (long long)nb);
+    /* the judge runs the trainer's program with the trainer's settings; a
+       step can be judged only where the log pins it (the same program: the
+       auditor's mode is the same) */
+    if (vt_transcript_settings(a, &jd) != VT_OK)
+        return vt__dreport(r, VT_DISPUTE_TRAINER_LOSES, VT_VERDICT_TRAINER_WRONG, "the trainer's manifest is unusable (%s): the trainer loses",
+                           vt_last_error());
+    if (jd.mode != VT_MODE_VERIFIED)
+        return vt__dreport(r, VT_DISPUTE_INVALID, VT_VERDICT_NONE,
+                           "the transcripts were trained in mode %s: only verified transcripts can be judged (without a rounding log two "
+                           "honest machines or orders compute different steps, so a re-execution proves nothing): no game, no verdict",
+                           vt_mode_name(jd.mode));
     if (vt_transcript_leaves(a, &la, &na) != VT_OK || vt_transcript_leaves(b, &lb, &nb) != VT_OK || vt_transcript_root(a, ra, NULL, NULL) != VT_OK) {
         vt_free_leaves(la);
         snprintf(why, sizeof why, "%.580s", vt_last_error()); /* (vt__tls_fail writes the buffer vt_last_error reads) */
@@ -13205,27 +13537,67 @@ VTDEF vt_status vt_dispute_transcripts(const vt_desc *d, const vt_program *p, co
         vt_free_leaves(lb);
         return vt__dreport(r, g.outcome, g.outcome == VT_DISPUTE_TRAINER_LOSES ? VT_VERDICT_TRAINER_WRONG : VT_VERDICT_NONE, "%s", g.message);
     }
-    q = r->step = g.result;
-    /* the judge runs the trainer's program with the trainer's settings */
-    if (vt_transcript_settings(a, &jd) != VT_OK) {
-        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_TRAINER_WRONG, "step %lld: the trainer's manifest is unusable (%s): the trainer loses", (long long)q,
-                    vt_last_error());
+    q = g.result;
+    /* CHUNK-ONLY DIFFERENCES. Two honest runs of one program in two orders
+       may log different entries at a step and hold the same weights (an
+       entry is logged where a run's own interval straddles a rounding
+       boundary; the other run's may not): their leaves differ in the chunk
+       hash alone. Such a step is nobody's fault, and a poisoning after it
+       must still be found, so the judge goes to the first step s >= q
+       whose state or batch differ. Both transcripts are at hand here, and
+       the trainer's leaves are the ones its root commits to (checked
+       above); between machines the trainer would reveal leaf s with its
+       audit path (vt_merkle_proof). The trainer's log up to s is still
+       checked: its state before s is rebuilt by replaying it against its
+       own commitments. When every state and batch agree, the judge looks
+       at q itself: there both chunks must replay to their own leaves. */
+    for (s = q; s < na && !memcmp(la[s].state, lb[s].state, 32) && !memcmp(la[s].batch, lb[s].batch, 32); s++) {}
+    if (s > q && s < na)
+        snprintf(before, sizeof before, "the leaves of steps %lld..%lld differ at most in their log chunks (the same states and batches: no fault); ", (long long)q,
+                 (long long)(s - 1));
+    if (s == na) s = q;
+    r->step = s;
+    tleaf = s == q ? g.disputed_trainer : la[s];
+    if (s > 0) agreed = s == q ? g.agreed : la[s - 1];
+    if (!vt__tmp_dir(tdir, sizeof tdir)) {
+        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_NONE, "%sstep %lld: %s: no verdict", before, (long long)s, vt_last_error());
+        tdir[0] = 0;
         goto out;
     }
-    vt__tmp_path(state, sizeof state, "trainer-state");
-    if (q > 0 && !vt__dispute_state(&jd, p, a, b, q, state, r)) goto out;
-    if (vt_transcript_chunk(a, q, &chunk, &clen) != VT_OK) {
-        vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_TRAINER_WRONG, "step %lld: the trainer cannot produce its log chunk (%s): the trainer loses",
-                    (long long)q, vt_last_error());
+    vt__tmp_file(state, sizeof state, tdir, "trainer-state");
+    vt__tmp_file(other, sizeof other, tdir, "auditor-state");
+    if (s > 0 && !vt__dispute_state(&jd, p, a, b, s, state, other, r)) {
+        snprintf(why, sizeof why, "%.890s", r->message);
+        vt__dreport(r, r->outcome, r->verdict, "%s%s", before, why);
         goto out;
+    }
+    if (!vt__dispute_chunk(a, s, &chunk, &clen, &own, cw, sizeof cw)) {
+        vt__dreport(r, VT_DISPUTE_FOUND, own ? VT_VERDICT_NONE : VT_VERDICT_TRAINER_WRONG, "%sstep %lld: the trainer cannot produce its log chunk (%s): %s",
+                    before, (long long)s, cw, own ? "no verdict" : "the trainer loses");
+        goto out;
+    }
+    if (!vt__dispute_chunk(b, s, &achunk, &alen, &own, cw, sizeof cw)) {
+        if (own) {
+            vt__dreport(r, VT_DISPUTE_FOUND, VT_VERDICT_NONE, "%sstep %lld: the auditor's log chunk could not be read here (%s): no verdict", before,
+                        (long long)s, cw);
+            goto out;
+        }
+        achunk = NULL; /* the auditor cannot back its leaf: the judge rules on the trainer's chunk alone */
     }
     t0 = vt__now();
-    r->verdict = vt_judge(&jd, p, q > 0 ? &g.agreed : NULL, q > 0 ? state : NULL, chunk, clen, &g.disputed_trainer, &lb[q], why, sizeof why);
+    r->verdict = vt__judge(&jd, p, s > 0 ? &agreed : NULL, s > 0 ? state : NULL, chunk, clen, &tleaf, achunk, alen, &lb[s], &no_fault, why,
+                           sizeof why);
     r->judge_seconds = vt__now() - t0;
-    vt__dreport(r, VT_DISPUTE_FOUND, r->verdict, "first differing step %lld after %d rounds; the judge: %s", (long long)q, g.rounds, why);
+    if (!achunk && r->verdict == VT_VERDICT_AUDITOR_WRONG) {
+        size_t k = strlen(why);
+        snprintf(why + k, sizeof why - k, "; the auditor cannot produce its own log chunk (%.200s)", cw);
+    }
+    vt__dreport(r, no_fault ? VT_DISPUTE_NO_FAULT : VT_DISPUTE_FOUND, r->verdict, "first differing step %lld after %d rounds; %sthe judge: %s",
+                (long long)q, g.rounds, before, why);
 out:
-    if (state[0]) remove(state);
+    if (tdir[0]) vt__tmp_dir_remove(tdir);
     VT_FREE(chunk, NULL);
+    VT_FREE(achunk, NULL);
     vt_free_leaves(la);
     vt_free_leaves(lb);
     return VT_OK;

@@ -404,7 +404,9 @@ static int cmd_audit(int argc, char **argv) {
                    "Replays the transcript RUN from step 0 (or from its checkpoint at STEP) with another reduction\n"
                    "order (default chaos:1) and compares every step's leaf (weights and optimizer state, log chunk,\n"
                    "batch) with the trainer's; at the end checks the Merkle root. Reports the first differing step\n"
-                   "and what differs.\n");
+                   "and what differs. With --from STEP (a checkpoint below the step count) steps 0..STEP-1 are not\n"
+                   "verified (the checkpoint is trusted): such an audit reports itself incomplete and exits 1.\n"
+                   "Only a verified transcript's audit is a proof; any other mode's exits 1 and says so.\n");
             return 0;
         }
         if ((k = flag_int(argc, argv, &i, "--from", 0, MAX_STEPS, &x)) != 0) {
@@ -419,11 +421,32 @@ static int cmd_audit(int argc, char **argv) {
     d.transcript = dir;
     p = tool_program();
     if (use_cnn) T.g.steps = P.steps;
+    if (d.audit_from >= T.g.steps) {
+        fprintf(stderr, "error: --from: %lld is not below the run's %lld steps (from there nothing would be replayed)\n", (long long)d.audit_from,
+                (long long)T.g.steps);
+        return 2;
+    }
+    {   /* only a verified run's audit is a proof */
+        char mode[32];
+        if (vt_manifest_get(dir, "vtrain.mode", mode, sizeof mode) == VT_OK && strcmp(mode, "verified")) {
+            vt_run(&d, &p, T.g.steps, &r);
+            printf("AUDIT IS NO PROOF: '%s' was trained in mode %s, which keeps no rounding log: a replay on another machine or in another "
+                   "order may differ from an honest trainer and match a dishonest one (this replay: %s)\n", dir, mode,
+                   r.status == VT_OK ? "every leaf equal" : r.message);
+            return 1;
+        }
+    }
     printf("auditing '%s' (%lld steps) from step %lld\n", dir, (long long)T.g.steps, (long long)d.audit_from);
     vt_run(&d, &p, T.g.steps, &r);
     if (r.status != VT_OK) {
         if (r.first_bad_step >= 0) printf("AUDIT FAILED at step %lld: %s\n", (long long)r.first_bad_step, r.message);
         else printf("AUDIT FAILED: %s\n", r.message);
+        return 1;
+    }
+    if (d.audit_from > 0) { /* steps before --from were not replayed: their checkpoint was trusted */
+        printf("AUDIT INCOMPLETE: steps %lld..%lld replayed and equal, root verified; steps 0..%lld were NOT verified (checkpoint %lld "
+               "was trusted): audit without --from for a full audit\n",
+               (long long)d.audit_from, (long long)(d.audit_from + r.steps - 1), (long long)(d.audit_from - 1), (long long)d.audit_from);
         return 1;
     }
     if (r.root_steps != d.audit_from + r.steps) { /* the manifest's train.steps stop short of the commitments */
@@ -465,11 +488,16 @@ static int cmd_dispute(int argc, char **argv) {
         if (k) continue;
         if (!strcmp(argv[i], "--help")) {
             printf("usage: vtrain dispute RUN_A RUN_B [--order ORDER] [--threads N] [--backend cpu|cuda]\n"
-                   "Plays the dispute game: A (the trainer) is challenged by B (the auditor's own run of the same\n"
-                   "manifest). Each transcript must back its own root. The auditor bisects over the leaves, checking\n"
-                   "each of A's answers against A's Merkle root, to the first step they disagree on; A supplies the\n"
-                   "state before it and its log chunk, and the judge re-executes that one step (with ORDER) and rules.\n"
-                   "Exit status 0: a verdict or no dispute; 1: no verdict could be reached.\n");
+                   "Plays the dispute game: A (the trainer) is challenged by B (the auditor's transcript of the same\n"
+                   "manifest: its own run, in any order). Both must be verified transcripts, each must back its own\n"
+                   "root. The auditor bisects over the leaves, checking each of A's answers against A's Merkle root, to\n"
+                   "the first step they disagree on; steps whose leaves differ only in their log chunks (two honest\n"
+                   "orders may log different entries for the same weights) are no fault, and the judge goes on to the\n"
+                   "first step whose state or batch differ. A's state before that step is rebuilt from A's own files\n"
+                   "(a replay from A's last checkpoint before it, or from step 0: any file of A's missing or bad loses\n"
+                   "A the game), and the judge re-executes the step (with ORDER) with A's log chunk and with B's: a\n"
+                   "party whose own chunk does not reproduce its own leaf is wrong; when both do, nobody is.\n"
+                   "Exit status 0: a verdict, no fault or no dispute; 1: no verdict could be reached.\n");
             return 0;
         }
         if (argv[i][0] != '-' && !a) a = argv[i];
@@ -484,8 +512,11 @@ static int cmd_dispute(int argc, char **argv) {
     r.on_round = on_round;
     if (vt_dispute_transcripts(&d, &p, a, b, &r) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 1; }
     printf("%s\n", r.message);
-    if (r.outcome == VT_DISPUTE_FOUND && r.verdict != VT_VERDICT_NONE) printf("judge: %.2f s, one step\n", r.judge_seconds);
+    if ((r.outcome == VT_DISPUTE_FOUND || r.outcome == VT_DISPUTE_NO_FAULT) && r.judge_seconds > 0)
+        printf("judge: rebuilt the trainer's state before step %lld by replaying %lld steps (%.2f s), then re-executed that step with "
+               "each party's log (%.2f s)\n", (long long)r.step, (long long)r.replayed_steps, r.rebuild_seconds, r.judge_seconds);
     if (r.outcome == VT_DISPUTE_NONE) { printf("no dispute\n"); return 0; }
+    if (r.outcome == VT_DISPUTE_NO_FAULT) { printf("verdict: no fault (neither A nor B is wrong)\n"); return 0; }
     printf("verdict: %s\n", r.verdict == VT_VERDICT_TRAINER_WRONG   ? "the trainer (A) is wrong"
                              : r.verdict == VT_VERDICT_AUDITOR_WRONG ? "the auditor (B) is wrong"
                                                                      : "none");
