@@ -23,6 +23,14 @@ expect() {
   else bad "$name: exit $got (want $rc), output does not match /$pat/" "$out"; fi
 }
 
+# expectj: the same, PATTERN matched against the whole output joined into one line
+expectj() {
+  local name=$1 rc=$2 pat=$3 out got; shift 3
+  out=$(timeout 300 "$@" 2>&1); got=$?
+  if [ "$got" = "$rc" ] && printf '%s\n' "$out" | tr '\n' ' ' | grep -Eq -- "$pat"; then ok "$name"
+  else bad "$name: exit $got (want $rc), output does not match /$pat/" "$out"; fi
+}
+
 # --- flags: each bad value exits 2, names the flag, and writes nothing ---------
 T="$W/never"
 while IFS='|' read -r args pat; do
@@ -118,20 +126,72 @@ expect "train another program" 0 "done: 30 steps" $V train "$W/o" --steps 30 $SM
 expect "dispute: different programs" 1 "different programs: no game, no verdict" $V dispute "$A" "$W/o"
 expect "audit: a poisoned run fails at its step" 1 "AUDIT FAILED at step 17" $V audit "$W/p" --threads 1
 
+# the trainer answers for every file of its transcript: one missing or bogus file loses it the game (q > 0 as at q = 0)
+rm -rf "$W/p1"; cp -r "$W/p" "$W/p1"; rm "$W/p1/log.vtlog"
+expectj "dispute: poisoned trainer without its log" 0 "cannot open the log file.*verdict: the trainer \(A\) is wrong" $V dispute "$W/p1" "$A"
+rm -rf "$W/p1"; cp -r "$W/p" "$W/p1"; echo junk > "$W/p1/ckpt-15.safetensors"
+expect "dispute: poisoned trainer with a stray ckpt-15.safetensors" 0 "verdict: the trainer \(A\) is wrong" $V dispute "$W/p1" "$A"
+rm -rf "$W/p1"; cp -r "$W/p" "$W/p1"; rm "$W/p1/ckpt-00000010.safetensors"; ln -s /nonexistent "$W/p1/ckpt-00000010.safetensors"
+expectj "dispute: poisoned trainer with a dangling checkpoint link" 0 "ckpt-00000010.safetensors.*verdict: the trainer \(A\) is wrong" $V dispute "$W/p1" "$A"
+# a chunk length near 2^63: a truncation named with its step, no overflow, no huge allocation
+setblen() { python3 - "$1" "$2" <<'PY'
+import struct, sys
+path, S = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(path, 'rb').read())
+at = 16 + struct.unpack_from('<I', b, 12)[0] + 32
+for s in range(S):
+    at += 28 + struct.unpack_from('<Q', b, at + 20)[0] + 32
+struct.pack_into('<Q', b, at + 20, 0x7ffffffffffffff0)
+open(path, 'wb').write(b)
+PY
+}
+rm -rf "$W/p1"; cp -r "$W/p" "$W/p1"; setblen "$W/p1/log.vtlog" 10
+expectj "dispute: poisoned trainer with a chunk length of 2^63" 0 "chunk of step 10 claims 9223372036854775792 body bytes.*verdict: the trainer \(A\) is wrong" $V dispute "$W/p1" "$A"
+expect "audit: a chunk length of 2^63" 1 "AUDIT FAILED at step 10: .*the chunk of step 10 claims .* \(truncated or corrupted\)" $V audit "$W/p1" --threads 1
+rm -rf "$W/a5"; cp -r "$A" "$W/a5"; setblen "$W/a5/log.vtlog" 12
+expect "audit --from 20: a chunk length of 2^63 before it" 1 "AUDIT FAILED: .*the chunk of step 12 claims" $V audit "$W/a5" --threads 1 --from 20
+# --from: the steps before it are not verified, and say so
+expect "audit --from: incomplete, says what was not verified" 1 "AUDIT INCOMPLETE: steps 20\.\.29 replayed.*steps 0\.\.19 were NOT verified" $V audit "$W/p" --threads 1 --from 20
+expect "audit --from the step count is refused" 2 "--from: 30 is not below the run's 30 steps" $V audit "$A" --from 30
+# two honest runs in two orders whose leaves differ in a log chunk alone: nobody is convicted, and a
+# poisoning after that difference is still found (the reviewer's runs: step 35 differs in its chunk)
+MID="--layers 2 --width 64 --heads 4 --context 32 --batch 4 --threads 2"
+# shellcheck disable=SC2086
+{ $V train "$W/m1" --steps 100 $MID --ckpt-every 50 && $V train "$W/m6" --steps 100 $MID --ckpt-every 50 --order chaos:6 &&
+  $V train "$W/q6" --steps 100 $MID --ckpt-every 50 --order chaos:6 --poison-at 60; } > /dev/null 2>&1
+expectj "dispute: honest runs differing in a chunk (m1 m6)" 0 "differ only in their log chunks.*verdict: no fault" $V dispute "$W/m1" "$W/m6"
+expect "dispute: honest runs differing in a chunk (m6 m1)" 0 "verdict: no fault" $V dispute "$W/m6" "$W/m1"
+expectj "dispute: poisoning after a chunk-only difference" 0 "first differing step 35 .*step 60.*verdict: the trainer \(A\) is wrong" $V dispute "$W/q6" "$W/m1"
+expect "dispute: honest trainer, auditor poisoned after a chunk-only difference" 0 "verdict: the auditor \(B\) is wrong" $V dispute "$W/m1" "$W/q6"
+expect "dispute: the judge's cost is stated" 0 "rebuilt the trainer's state before step 60 by replaying [0-9]+ steps" $V dispute "$W/q6" "$W/m1"
+
+# resume never cuts committed steps: a finished run without checkpoints is refused and kept
+R="$W/rf"
+# shellcheck disable=SC2086
+$V train "$R" --steps 30 $SMALL --ckpt-every 1000 > /dev/null 2>&1
+before=$(cat "$R/commits.bin" "$R/log.vtlog" "$R/root.txt" | sha256sum)
+# shellcheck disable=SC2086
+expect "resume of a finished run without a checkpoint is refused" 1 "finished transcript \(root.txt\) and no checkpoint" $V train "$R" --resume --steps 30 $SMALL --ckpt-every 1000
+if [ "$(cat "$R/commits.bin" "$R/log.vtlog" "$R/root.txt" | sha256sum)" = "$before" ]; then ok "the refused resume changed nothing"; else bad "the refused resume changed the transcript"; fi
+rm -rf "$W/rc"; cp -r "$A" "$W/rc"; rm "$W/rc"/ckpt-*.safetensors "$W/rc/root.txt"
+# shellcheck disable=SC2086
+expect "resume past the first checkpoint with the checkpoints removed is refused" 1 "commits 30 steps, past its first checkpoint" $V train "$W/rc" --resume --steps 30 $SMALL --ckpt-every 10
+
 # a trainer killed (kill -9) before its first checkpoint resumes; nothing it left blocks the next command
 K="$W/k"
 # shellcheck disable=SC2086
-$V train "$K" --steps 400 $SMALL --ckpt-every 1000 > /dev/null 2>&1 &
+# (4000 steps, about half a second here: the kill must come before the end, or there is nothing to resume)
+$V train "$K" --steps 4000 $SMALL --ckpt-every 100000 > /dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 400); do
+for _ in $(seq 1 2000); do
   [ -f "$K/commits.bin" ] && [ "$(stat -c %s "$K/commits.bin")" -gt 20000 ] && break
-  sleep 0.05
+  sleep 0.005
 done
 kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-if [ -f "$K/ckpt-00000400.safetensors" ] || [ -f "$K/root.txt" ]; then bad "resume: the trainer was not killed before its first checkpoint"; fi
+if [ -f "$K/root.txt" ]; then bad "resume: the trainer was not killed before its first checkpoint"; fi
 # shellcheck disable=SC2086
-expect "resume after kill -9 before the first checkpoint" 0 "done: 400 steps" $V train "$K" --resume --steps 400 $SMALL --ckpt-every 1000
-expect "audit of the resumed run" 0 "audit passed: 400 steps replayed" $V audit "$K" --threads 1
+expect "resume after kill -9 before the first checkpoint" 0 "done: 4000 steps" $V train "$K" --resume --steps 4000 $SMALL --ckpt-every 100000
+expect "audit of the resumed run" 0 "audit passed: 4000 steps replayed" $V audit "$K" --threads 1
 rm -rf "$W/k2"; mkdir -p "$W/k2"
 # shellcheck disable=SC2086
 expect "resume with no transcript at all" 1 "resume: cannot read" $V train "$W/k2" --resume --steps 5 $SMALL

@@ -1112,6 +1112,108 @@ TEST(dispute_malformed_answers) {
     }
 }
 
+/* the review's findings on files and names: only canonical checkpoint
+   names count; the judge's temporary files follow no planted link; a
+   manifest's duplicate keys are found in n log n; disputes over runs with
+   no rounding log are refused; a resume never cuts a finished run */
+TEST(transcript_review_findings) {
+    vt_report r;
+    vt_dispute_report dr;
+    FILE *f;
+    char link[700], buf[64];
+    int k;
+    size_t n;
+    cp_r("build/tr_a", "build/tr_s");
+    spit("build/tr_s/ckpt-45.safetensors", (const unsigned char *)"junk", 4);
+    spit("build/tr_s/ckpt-00000050.safetensors.bak", (const unsigned char *)"junk", 4);
+    spit("build/tr_s/ckpt-+0000060.safetensors", (const unsigned char *)"junk", 4);
+    CHECK(vt__last_checkpoint("build/tr_s", 100) == 80 && vt__last_checkpoint("build/tr_s", 79) == 40, "stray names: %lld",
+          (long long)vt__last_checkpoint("build/tr_s", 79));
+    /* a link planted at every name the old judge used, and at "<path>.tmp" of an atomic write */
+    rm_rf("build/tr_tmp");
+    mkdir("build/tr_tmp", 0777);
+    spit("build/tr_victim", (const unsigned char *)"precious", 8);
+    for (k = 0; k < 4; k++) {
+        snprintf(link, sizeof link, "build/tr_tmp/vtrain-trainer-state-%ld-%d.safetensors.tmp", (long)getpid(), k);
+        if (symlink("../tr_victim", link)) {}
+    }
+    setenv("TMPDIR", "build/tr_tmp", 1);
+    dr = dispute("build/tr_p", "build/tr_b");
+    unsetenv("TMPDIR");
+    CHECK(dr.verdict == VT_VERDICT_TRAINER_WRONG && dr.step == 57, "dispute with TMPDIR set: %s", dr.message);
+    f = fopen("build/tr_victim", "rb");
+    n = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f) fclose(f);
+    CHECK(n == 8 && !memcmp(buf, "precious", 8), "the victim file was overwritten");
+    {
+        vt_desc d = vt_desc_default();
+        vt_ctx *c = vt_create(&d);
+        if (symlink("tr_victim", "build/tr_atomic.tmp")) {}
+        CHECK(c && vt__write_atomic(c, "build/tr_atomic", "new", 3, NULL, 0) == VT_OK, "atomic write: %s", c ? vt_error_message(c) : "");
+        f = fopen("build/tr_victim", "rb");
+        n = f ? fread(buf, 1, sizeof buf, f) : 0;
+        if (f) fclose(f);
+        CHECK(n == 8 && !memcmp(buf, "precious", 8), "the atomic write followed the planted link");
+        vt_destroy(c);
+    }
+    {   /* duplicate keys, at any distance, in a large manifest: found, fast */
+        size_t cap = 1 << 20, m = 0;
+        char *t = (char *)malloc(cap + 400);
+        int mode, bound, i;
+        double lam;
+        time_t t0 = time(NULL);
+        m += (size_t)sprintf(t, "vtrain-manifest 1\n");
+        for (i = 0; m + 40 < cap; i++) m += (size_t)sprintf(t + m, "k%07d = 1\n", i);
+        m += (size_t)sprintf(t + m, "vtrain.version = x\nvtrain.mode = verified\nvtrain.bound = sound\nvtrain.lambda = 1\n"
+                                    "vtrain.trainer_order = threads:1\nvtrain.trainer_ckpt_every = 5\n");
+        CHECK(vt__manifest_check(t, m, "big", &mode, &bound, &lam) == VT_OK, "big manifest: %s", vt_last_error());
+        m += (size_t)sprintf(t + m, "k0000007 = 2\n");
+        CHECK(vt__manifest_check(t, m, "big", &mode, &bound, &lam) == VT_ERR_FORMAT && strstr(vt_last_error(), "key 'k0000007' appears twice"),
+              "duplicate: %s", vt_last_error());
+        CHECK(difftime(time(NULL), t0) < 3, "a 1 MiB manifest took %.0f s", difftime(time(NULL), t0));
+        free(t);
+    }
+    {   /* two honest runs with no rounding log, two orders: no game */
+        vt_mode modes[2] = {VT_MODE_NATIVE, VT_MODE_ROUND_ONLY};
+        for (k = 0; k < 2; k++) {
+            vt_desc d = vt_desc_default();
+            vt_program p = program();
+            rm_rf("build/tr_n1");
+            rm_rf("build/tr_n2");
+            d.manifest = manifest;
+            d.ckpt_every = 4;
+            d.mode = modes[k];
+            d.transcript = "build/tr_n1";
+            vt_order_parse(&d.order, "chaos:11");
+            vt_run(&d, &p, 12, &r);
+            d.transcript = "build/tr_n2";
+            vt_order_parse(&d.order, "chaos:12");
+            vt_run(&d, &p, 12, &r);
+            dr = dispute("build/tr_n1", "build/tr_n2");
+            CHECK(dr.outcome == VT_DISPUTE_INVALID && dr.verdict == VT_VERDICT_NONE && strstr(dr.message, "only verified"), "%s: %s",
+                  vt_mode_name(modes[k]), dr.message);
+            dr = dispute("build/tr_n2", "build/tr_n1");
+            CHECK(dr.verdict == VT_VERDICT_NONE, "%s, reversed: %s", vt_mode_name(modes[k]), dr.message);
+        }
+    }
+    {   /* a finished run whose checkpoints are gone: a resume is refused, nothing cut */
+        unsigned char *before, *after;
+        size_t nb, na;
+        cp_r("build/tr_a", "build/tr_s");
+        remove("build/tr_s/ckpt-00000040.safetensors");
+        remove("build/tr_s/ckpt-00000080.safetensors");
+        remove("build/tr_s/ckpt-00000120.safetensors");
+        before = slurp("build/tr_s/commits.bin", &nb);
+        CHECK(train("build/tr_s", "threads:2", 1, &r) == VT_ERR_STATE && strstr(r.message, "finished transcript"), "resume: %s", r.message);
+        remove("build/tr_s/root.txt");
+        CHECK(train("build/tr_s", "threads:2", 1, &r) == VT_ERR_STATE && strstr(r.message, "past its first checkpoint"), "resume: %s", r.message);
+        after = slurp("build/tr_s/commits.bin", &na);
+        CHECK(before && after && na == nb && !memcmp(before, after, na), "the refused resume changed commits.bin");
+        free(before);
+        free(after);
+    }
+}
+
 /* --- parsers on hostile input ------------------------------------------------------ */
 
 /* every file in tests/fuzz/regress (inputs the fuzzers once found, and
@@ -1247,6 +1349,7 @@ int main(int argc, char **argv) {
     RUN(dispute_judge_rules);
     RUN(dispute_every_branch);
     RUN(dispute_malformed_answers);
+    RUN(transcript_review_findings);
     RUN(parsers_on_regression_inputs);
     chargpt_free(&P.g);
     return TEST_SUMMARY();
