@@ -12448,6 +12448,13 @@ VTDEF vt_status vt_transcript_check(const char *dir, int64_t *nsteps) {
    distinct keys is checked in milliseconds, where comparing each line with
    all before it took 20 s); the second line of the first repeated key (in
    line order) is named. The lines are well formed (checked before). */
+/* " = " in the line [p, eol), or NULL (bounded: the sanitizers' strstr
+   and strchr measure the whole rest of the text at every call) */
+static const char *vt__line_eq(const char *p, const char *eol) {
+    for (; p + 3 <= eol; p++)
+        if (p[0] == ' ' && p[1] == '=' && p[2] == ' ') return p;
+    return NULL;
+}
 typedef struct { const char *k; size_t n; int line; } vt__mkey;
 static int vt__mkey_cmp(const void *x, const void *y) {
     const vt__mkey *a = (const vt__mkey *)x, *b = (const vt__mkey *)y;
@@ -12456,18 +12463,19 @@ static int vt__mkey_cmp(const void *x, const void *y) {
     if (a->n != b->n) return a->n < b->n ? -1 : 1;
     return a->line - b->line;
 }
-static vt_status vt__manifest_dups(const char *text, const char *path) {
-    const char *p;
+static vt_status vt__manifest_dups(const char *text, size_t len, const char *path) {
+    const char *p, *eol, *end = text + len;
     vt__mkey *ks;
     size_t n = 0, cap = 1, i;
     int worst = 0;
     char key[128];
-    for (p = text + 18; *p; p = strchr(p, '\n') + 1) cap++;
+    for (p = text + 18; p < end; p = eol + 1) { eol = (const char *)memchr(p, '\n', (size_t)(end - p)); cap++; }
     ks = (vt__mkey *)VT_MALLOC(sizeof *ks * cap, NULL);
     if (!ks) return vt__tls_fail(VT_ERR_NOMEM, "out of memory checking '%s'", path);
-    for (p = text + 18; *p; p = strchr(p, '\n') + 1) {
+    for (p = text + 18; p < end; p = eol + 1) {
+        eol = (const char *)memchr(p, '\n', (size_t)(end - p));
         ks[n].k = p;
-        ks[n].n = (size_t)(strstr(p, " = ") - p);
+        ks[n].n = (size_t)(vt__line_eq(p, eol) - p);
         ks[n].line = (int)n + 2;
         n++;
     }
@@ -12488,15 +12496,17 @@ static vt_status vt__manifest_dups(const char *text, const char *path) {
 static vt_status vt__manifest_check_s(const char *text, size_t n, const char *path, int *mode, int *bound, double *lambda, int *shards) {
     static const char *const vkeys[7] = {"vtrain.version", "vtrain.mode", "vtrain.bound", "vtrain.lambda", "vtrain.trainer_order",
                                         "vtrain.trainer_ckpt_every", "vtrain.shards"};
-    const char *p = text + 18;
+    const char *p = text + 18, *eol;
     char key[128], v[256];
     int have[7] = {0, 0, 0, 0, 0, 0, 1}, k, line = 1;
     *shards = 1;
     if (strlen(text) != n || n < 18 || strncmp(text, "vtrain-manifest 1\n", 18) || text[n - 1] != '\n')
         return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain manifest (version 1, text lines)", path);
-    for (; *p; p = strchr(p, '\n') + 1) {
-        const char *eol = strchr(p, '\n'), *eq = strstr(p, " = ");
+    for (; *p; p = eol + 1) {
+        const char *eq;
         size_t kl, vl;
+        eol = (const char *)memchr(p, '\n', (size_t)(text + n - p)); /* (the text ends in a newline) */
+        eq = vt__line_eq(p, eol);
         line++;
         if (!eq || eq > eol || !vt__key_ok(p, kl = (size_t)(eq - p)) || (vl = (size_t)(eol - eq - 3)) >= sizeof v)
             return vt__tls_fail(VT_ERR_FORMAT, "'%s' line %d is not 'key = value' (keys are letters, digits, . _ -)", path, line);
@@ -12549,7 +12559,7 @@ static vt_status vt__manifest_check_s(const char *text, size_t n, const char *pa
     }
     for (k = 0; k < 6; k++)
         if (!have[k]) return vt__tls_fail(VT_ERR_FORMAT, "'%s' lacks '%s'", path, vkeys[k]);
-    return vt__manifest_dups(text, path);
+    return vt__manifest_dups(text, n, path);
 }
 
 /* the form without shards (the fuzzer and tests/test_transcript.c call it) */
