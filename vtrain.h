@@ -2697,6 +2697,8 @@ typedef struct vt__logrd {
     int noshape;        /* ... and there is no shape: trust the replay's own headers */
     vt__buf shape;      /* record headers of the last full chunk */
     uint64_t shape_records;
+    int have_full;      /* a full chunk was read (its headers are shape, none if it had no records) */
+    int table;          /* the log header's op table; -1: none read (chunks fed in memory) */
     size_t spos;        /* read position in shape */
     int64_t step;       /* step of the loaded chunk */
     unsigned char sha[32];
@@ -2874,14 +2876,22 @@ static void vt__buf_varint(vt_ctx *c, vt__buf *b, uint64_t v) {
     vt__buf_put(c, b, t, (size_t)n);
 }
 
-/* reads a varint at *pos from p[0..n); 0 on truncation or overlong */
+/* reads a varint at *pos from p[0..n); 0 on truncation or on a form
+   vt__buf_varint never writes: a last byte of 0 after others (overlong) or
+   bits above bit 63. One value, one encoding: a chunk's bytes, and so its
+   hash, are fixed by what it says. */
 static int vt__get_varint(const unsigned char *p, size_t n, size_t *pos, uint64_t *v) {
     uint64_t r = 0;
     int sh = 0;
     while (*pos < n && sh < 64) {
         unsigned char x = p[(*pos)++];
+        if (sh == 63 && x > 1) return 0;
         r |= (uint64_t)(x & 127) << sh;
-        if (!(x & 128)) { *v = r; return 1; }
+        if (!(x & 128)) {
+            if (sh && !x) return 0;
+            *v = r;
+            return 1;
+        }
         sh += 7;
     }
     return 0;
@@ -3277,6 +3287,7 @@ static int vt__kind_in_table(int64_t kind, int table) {
 }
 static void vt__kind_name(int kind, char *buf, size_t n) {
     int op = kind / 8, slot = kind % 8;
+    if (kind < 0 || op >= VT_OP_COUNT) { snprintf(buf, n, "kind %d (no such op)", kind); return; }
     const char *sl = (unsigned)op < VT_OP_COUNT ? vt__ops[op].slots : NULL;
     if (sl) { /* the slot-th word of the op's slot names */
         int k;
@@ -3365,12 +3376,16 @@ static int vt__compact_ok(double x, double e) {
    keys. COMPACT ENTRIES says why the decoding is unique. */
 static int vt__decode_entry(double x, double e, int full, uint32_t v, float *r, int32_t *kl, int32_t *kh) {
     double w = vt__widen(x, e);
-    int32_t kr;
+    int64_t kr;
     *kl = vt__key((float)(x - w));
     *kh = vt__key((float)(x + w));
     if (!full && (int64_t)*kh - *kl > 255) return 1;
     if (full) { *r = vt__bitsf(v); kr = vt__key(*r); }
-    else { kr = *kl + (int32_t)((v - (uint32_t)*kl) & 0xFFu); *r = vt__unkey(kr); }
+    else { /* in 64 bits: *kl + 255 passes INT32_MAX only for a NaN's key (the caller refuses a NaN x) */
+        kr = (int64_t)*kl + (int64_t)((v - (uint32_t)*kl) & 0xFFu);
+        if (kr > *kh) return 2;
+        *r = vt__unkey((int32_t)kr);
+    }
     return (*r != *r || kr < *kl || kr > *kh) ? 2 : 0;
 }
 
@@ -3613,10 +3628,10 @@ static vt_status vt__log_get_record(vt_ctx *c, int kind, int ndim, const int64_t
     {
         int64_t d64[VT_MAX_DIMS] = {0, 0, 0, 0};
         for (i = 0; i < (int)lnd; i++) d64[i] = (int64_t)ld[i];
-        vt__pt_name((int)lk, (int)lnd, d64, have, sizeof have);
+        vt__pt_name(lk < (uint64_t)INT32_MAX ? (int)lk : INT32_MAX, (int)lnd, d64, have, sizeof have);
     }
-    same = (int)lk == kind && (int)lnd == ndim;
-    for (i = 0; same && i < ndim; i++) same = (int64_t)ld[i] == dims[i];
+    same = lk == (uint64_t)kind && lnd == (uint64_t)ndim; /* as read: a kind + 2^32 is another kind */
+    for (i = 0; same && i < ndim; i++) same = ld[i] == (uint64_t)dims[i];
     if (!same)
         return vt__fail(c, VT_ERR_DESYNC, "log desync at step %lld, point %lld: log has %s, replay is %s",
                         (long long)c->step_no, (long long)c->point, have, want);
@@ -3629,11 +3644,12 @@ static vt_status vt__log_get_record(vt_ctx *c, int kind, int ndim, const int64_t
         if (!vt__get_varint(p, len, &r->pos, &v))
             return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld (%s): truncated entry %lld",
                             (long long)c->step_no, (long long)c->point, have, (long long)k);
+        if ((v >> 1) >= (uint64_t)(n - 1 - prev)) /* prev + 1 + delta >= n, asked without overflow (prev < n) */
+            return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld (%s): entry %lld's index %lld + %llu is out of range %lld",
+                            (long long)c->step_no, (long long)c->point, have, (long long)k, (long long)(prev + 1),
+                            (unsigned long long)(v >> 1), (long long)n);
         e->i = prev + 1 + (int64_t)(v >> 1);
         e->full = (int)(v & 1);
-        if (e->i >= n || e->i < 0)
-            return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld (%s): entry index %lld out of range %lld",
-                            (long long)c->step_no, (long long)c->point, have, (long long)e->i, (long long)n);
         if (r->pos + (e->full ? 4 : 1) > len)
             return vt__fail(c, VT_ERR_FORMAT, "log corrupt at step %lld, point %lld (%s): truncated entry %lld",
                             (long long)c->step_no, (long long)c->point, have, (long long)k);
@@ -3894,7 +3910,15 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
             double xv = gx[k];
             int32_t kl, kh;
             float r;
-            int d = vt__decode_entry(xv, e ? ge[k] : 0, en->full, en->v, &r, &kl, &kh);
+            int d;
+            if (xv != xv) { /* the replay's own value: no interval to read an entry in (the trainer's was a number) */
+                vt__pt_name(kind, ndim, dims, nm, sizeof nm);
+                vt__fail(c, VT_ERR_NONFINITE, "the replay made NaN at step %lld, point %lld (%s), index %lld, where the log "
+                         "has an entry: the trainer's value there was a number",
+                         (long long)c->step_no, (long long)c->point, nm, (long long)en->i);
+                return;
+            }
+            d = vt__decode_entry(xv, e ? ge[k] : 0, en->full, en->v, &r, &kl, &kh);
             if (d) {
                 vt__pt_name(kind, ndim, dims, nm, sizeof nm);
                 if (d == 1)
@@ -10552,8 +10576,10 @@ VTDEF vt_status vt_optim_step(vt_ctx *c, vt_optim *o, double lr) {
        same double everywhere, but a schedule the program computes with a
        libm may differ between machines. The contract allows 32 binary64
        ulps (64u relative) there, and the chaos order moves lr by up to 8
-       ulps, as another machine's libm might. */
-    if (c->ord.chaos && lr > 0) {
+       ulps, as another machine's libm might: a normal lr only (8 ulps of a
+       subnormal one are more than 64u of it, and its bits could wrap), and
+       not within 8 ulps of overflow. */
+    if (c->ord.chaos && lr >= 0x1p-1022 && lr < 0x1p1023) {
         uint64_t b, h;
         memcpy(&b, &lr, 8);
         h = vt__mix(b ^ c->ord.seed ^ (uint64_t)c->step_no);
@@ -10774,8 +10800,12 @@ VTDEF double vt_lr_cosine(int64_t step, int64_t warmup, int64_t total, double ma
    into the step's commitment. A reader never trusts a length: every length
    is checked against the bytes left in the file before it is used; the
    header's other fields are checked by vt__log_header_check, a chunk's
-   counts against its records, and an audit that reaches the last step
-   refuses any byte after its chunk (what checks each field: >>transcript).
+   counts against its records (a record's kind against the header's op
+   table), and an audit of a transcript that reaches its last step refuses
+   any byte after that step's chunk (what checks each field: >>transcript;
+   a bare log names no last step, so its reader stops where the caller's
+   program does). Every varint has one encoding (vt__get_varint), so a
+   chunk's bytes, and its hash, are fixed by what it says.
    ========================================================================== */
 
 /* 1: vtrain 0.1.0 (libm's exp, log, tanh and cos); 2: vtrain 0.2.0, whose
@@ -10898,6 +10928,7 @@ static vt_status vt__log_open_read(vt_ctx *c) {
                                                   "audit it with a newer vtrain", path, table, VTRAIN_VERSION_STRING, VT__OP_TABLE);
             return vt__fail(c, VT_ERR_FORMAT, "'%s': unknown bound mode %d", path, bound);
         }
+        c->rd.table = table;
         c->d.bound = (vt_bound_mode)p[1];
         c->ord.bmode = c->d.bound;
         u = vt__get_u64(p + 4); memcpy(&c->ord.lambda, &u, 8);
@@ -10974,7 +11005,7 @@ static vt_status vt__log_header_check(vt_ctx *c) {
 static vt_status vt__chunk_write(vt_ctx *c) {
     unsigned char h[VT__CHUNK_HDR];
     int repeat = !c->force_full && c->step_no % 64 != 0 && c->shape_prev.n == c->shape_cur.n &&
-                 !memcmp(c->shape_prev.p, c->shape_cur.p, c->shape_cur.n);
+                 (!c->shape_cur.n || !memcmp(c->shape_prev.p, c->shape_cur.p, c->shape_cur.n));
     const vt__buf *body = repeat ? &c->cbody : &c->chunk;
     memcpy(h, repeat ? "VTCR" : "VTCK", 4);
     vt__put_u64(h + 4, (uint64_t)c->step_no);
@@ -11007,6 +11038,9 @@ VTDEF void vt_step_chunk_sha(const vt_ctx *c, unsigned char out[32]) { memcpy(ou
 
 VTDEF vt_status vt_feed_chunk(vt_ctx *c, const unsigned char *bytes, size_t len) {
     if (!c->d.log_memory || c->d.role != VT_ROLE_AUDIT) return vt__fail(c, VT_ERR_STATE, "vt_feed_chunk: only an auditor with log_memory takes chunks");
+    if (c->d.mode != VT_MODE_VERIFIED) /* it would never read it: a replay that ignores the log must not look like an audit */
+        return vt__fail(c, VT_ERR_STATE, "vt_feed_chunk: this auditor runs mode %s, which reads no log: audit in verified mode",
+                        vt_mode_name(c->d.mode));
     c->fed.n = 0;
     if (!vt__buf_put(c, &c->fed, bytes, len)) return c->status;
     c->have_fed = 1;
@@ -11026,7 +11060,7 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
        chunk fed in memory (the judge's one step) replays without them: the
        records are then matched by position and count, and the step's result
        is checked against its commitment anyway */
-    r->noshape = repeat && !r->shape.n;
+    r->noshape = repeat && !r->have_full;
     if (r->noshape && !c->d.log_memory)
         return vt__fail(c, VT_ERR_FORMAT, "%s: step %lld's chunk reuses the record headers of an earlier full chunk, and none was read: "
                                           "start the audit at a step whose chunk is full (every 64th step, and checkpoints)",
@@ -11056,12 +11090,16 @@ static vt_status vt__chunk_accept(vt_ctx *c, const unsigned char *h, const unsig
         size_t q = 0;
         uint64_t nrec = 0, want = vt__get_u32(h + 12), nent = 0;
         int ok = 1;
-        if (!repeat) { r->shape.n = 0; r->shape_records = 0; }
+        if (!repeat) { r->shape.n = 0; r->shape_records = 0; r->have_full = 1; }
         while (ok && q < r->chunk.n) {
             size_t h0 = q;
             uint64_t v, nd, ne, k;
             if (!repeat) {
                 ok = vt__get_varint(r->chunk.p, r->chunk.n, &q, &v) && vt__get_varint(r->chunk.p, r->chunk.n, &q, &nd) && nd <= VT_MAX_DIMS;
+                if (ok && r->table >= 0 && !vt__kind_in_table(v > (uint64_t)INT32_MAX ? -1 : (int64_t)v, r->table))
+                    return vt__fail(c, VT_ERR_FORMAT, "%s: step %lld's chunk, record %llu: kind %llu is not in op table %d, the one "
+                                                      "the log's header names (edited or corrupted)",
+                                    src, (long long)c->step_no, (unsigned long long)nrec, (unsigned long long)v, r->table);
                 for (k = 0; ok && k < nd; k++) ok = vt__get_varint(r->chunk.p, r->chunk.n, &q, &v);
                 if (ok) vt__buf_put(c, &r->shape, r->chunk.p + h0, q - h0);
             }
@@ -11421,6 +11459,9 @@ static vt_status vt__commit_step(vt_ctx *c) {
                          path, (unsigned long long)vt__get_u64(tr + 4), vt__get_u32(tr + 108), (long long)c->step_no, (unsigned)n);
             else if (memcmp(tr + 76, batch, 32))
                 vt__fail(c, VT_ERR_MISMATCH, "step %lld: the batch differs from the trainer's (data order or data)", (long long)c->step_no);
+            else if (memcmp(tr + 44, c->last_chunk_sha, 32) && c->d.mode != VT_MODE_VERIFIED)
+                vt__fail(c, VT_ERR_MISMATCH, "step %lld: the trainer committed a log chunk (it ran verified), and this auditor runs mode %s, "
+                         "which reads no log: audit in verified mode", (long long)c->step_no, vt_mode_name(c->d.mode));
             else if (memcmp(tr + 44, c->last_chunk_sha, 32))
                 vt__fail(c, VT_ERR_MISMATCH, "step %lld: the log chunk's hash differs from the one the trainer committed", (long long)c->step_no);
             else {
@@ -14176,6 +14217,7 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
     c->sh.S = c->sh.hi = dd.shards > 1 ? dd.shards : 1;
     c->sh.cur = -1;
     c->man_shards = 1;
+    c->rd.table = -1;
     c->u = dd.alloc_user;
     if (c->d.order.threads <= 0) c->d.order.threads = vt__ncpu();
     if (c->d.order.block <= 0) c->d.order.block = 256;

@@ -157,6 +157,267 @@ TEST(round_only_fails_verified_fixes) {
 
 /* chunks in memory (no files): the trainer hands each step's chunk over,
    the auditor is fed them one by one; state digests agree every step */
+/* --- crafted chunks: what a trainer who edits its log can write ----------- */
+
+/* One step, every entry logged (values over 40 binades, so log_softmax
+   logs some): x is trained by AdamW on sum(log_softmax(x) * w) + CE. */
+enum { CR_R = 8, CR_C = 64 };
+static float g_crx[CR_R * CR_C], g_crw[CR_R * CR_C];
+static int32_t g_crt[CR_R];
+static vt_tensor *g_crp;
+static vt_optim *g_cro;
+static vt_status crafted_setup(vt_ctx *c, void *u) {
+    int64_t n[2] = {CR_R, CR_C};
+    vt_adamw_desc ad = vt_adamw_default();
+    (void)u;
+    g_crp = vt_param(c, "x", 2, n);
+    vt_write_f32(c, g_crp, g_crx);
+    g_cro = vt_adamw_create(c, &ad);
+    return vt_status_of(c);
+}
+static vt_status crafted_step(vt_ctx *c, int64_t s, void *u) {
+    int64_t n[2] = {CR_R, CR_C}, nt[1] = {CR_R};
+    vt_tensor *w = vt_from_f32(c, 2, n, g_crw), *tg = vt_from_i32(c, 1, nt, g_crt);
+    (void)s; (void)u;
+    vt_backward(c, vt_add(c, vt_sum(c, vt_mul(c, vt_log_softmax(c, g_crp), w)), vt_cross_entropy(c, g_crp, tg)));
+    vt_optim_step(c, g_cro, 1e-3);
+    return vt_status_of(c);
+}
+/* a chunk's records, decoded (the full form) and written back */
+typedef struct { uint64_t kind, nd, dims[VT_MAX_DIMS], ne, v[64]; uint32_t pay[64]; } crafted_rec;
+static int crafted_parse(const unsigned char *ch, crafted_rec *r, int max) {
+    size_t q = 0, blen = (size_t)vt__get_u64(ch + 20);
+    const unsigned char *b = ch + VT__CHUNK_HDR;
+    int n = 0;
+    uint64_t k;
+    while (q < blen && n < max) {
+        crafted_rec *x = &r[n++];
+        vt__get_varint(b, blen, &q, &x->kind);
+        vt__get_varint(b, blen, &q, &x->nd);
+        for (k = 0; k < x->nd; k++) vt__get_varint(b, blen, &q, &x->dims[k]);
+        vt__get_varint(b, blen, &q, &x->ne);
+        if (x->ne > 64) return -1;
+        for (k = 0; k < x->ne; k++) {
+            vt__get_varint(b, blen, &q, &x->v[k]);
+            if (x->v[k] & 1) { x->pay[k] = vt__get_u32(b + q); q += 4; }
+            else x->pay[k] = b[q++];
+        }
+    }
+    return n;
+}
+static size_t crafted_put_varint(unsigned char *p, uint64_t v) {
+    size_t n = 0;
+    do { unsigned char x = (unsigned char)(v & 127); v >>= 7; if (v) x |= 128; p[n++] = x; } while (v);
+    return n;
+}
+/* the chunk of `nrec` records after the header of `orig`, counts and checksum made to fit */
+static size_t crafted_build(const unsigned char *orig, const crafted_rec *r, int nrec, unsigned char *o) {
+    unsigned char *b = o + VT__CHUNK_HDR;
+    size_t q = 0;
+    uint64_t k, nent = 0;
+    int i;
+    memcpy(o, orig, VT__CHUNK_HDR);
+    for (i = 0; i < nrec; i++) {
+        q += crafted_put_varint(b + q, r[i].kind);
+        q += crafted_put_varint(b + q, r[i].nd);
+        for (k = 0; k < r[i].nd; k++) q += crafted_put_varint(b + q, r[i].dims[k]);
+        q += crafted_put_varint(b + q, r[i].ne);
+        nent += r[i].ne;
+        for (k = 0; k < r[i].ne; k++) {
+            q += crafted_put_varint(b + q, r[i].v[k]);
+            if (r[i].v[k] & 1) { vt__put_u32(b + q, r[i].pay[k]); q += 4; }
+            else b[q++] = (unsigned char)r[i].pay[k];
+        }
+    }
+    vt__put_u32(o + 12, (uint32_t)nrec);
+    vt__put_u32(o + 16, (uint32_t)nent);
+    vt__put_u64(o + 20, q);
+    vt_sha256(o, VT__CHUNK_HDR + q, o + VT__CHUNK_HDR + q);
+    return VT__CHUNK_HDR + q + 32;
+}
+/* an auditor of one step fed `ch`: its status and message */
+static vt_status crafted_audit(vt_mode mode, const unsigned char *ch, size_t n, char *msg, size_t mn) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    vt_status st;
+    d.mode = mode;
+    d.log_memory = 1;
+    d.role = VT_ROLE_AUDIT;
+    vt_order_parse(&d.order, "threads:1,chaos:5");
+    c = vt_create(&d);
+    if (!c) { snprintf(msg, mn, "%s", vt_last_error()); return vt_last_status(); }
+    crafted_setup(c, NULL);
+    if (vt_feed_chunk(c, ch, n) == VT_OK && vt_step_begin(c) == VT_OK) crafted_step(c, 0, NULL);
+    vt_step_end(c);
+    st = vt_status_of(c);
+    snprintf(msg, mn, "%s", vt_error_message(c));
+    vt_destroy(c);
+    return st;
+}
+
+/* Each is a chunk whose checksum and counts fit (a trainer can write them):
+   the reader refuses an entry index past the point's end however large its
+   delta (it was a signed overflow), a kind that is another kind modulo 2^32,
+   a varint with a needless zero byte (the same values from other bytes,
+   another hash), and an auditor in a mode that reads no log refuses chunks
+   rather than replaying without them. */
+TEST(crafted_chunks_refused) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    const unsigned char *ch;
+    unsigned char *orig = NULL, *o = (unsigned char *)malloc(1 << 16);
+    size_t n = 0, m;
+    crafted_rec *r = (crafted_rec *)malloc(sizeof(crafted_rec) * 64), *r2 = (crafted_rec *)malloc(sizeof(crafted_rec) * 64);
+    int nrec, k, ri = -1;
+    char msg[512];
+    vt_status st;
+    for (k = 0; k < CR_R * CR_C; k++) {
+        uint64_t h = vt_rng_u64(1, (uint64_t)(k / CR_C), (uint64_t)(k % CR_C));
+        g_crx[k] = (float)ldexp((h & 1 ? -1.0 : 1.0) * (1 + (double)((h >> 8) & 0xffffff) * 0x1p-24), (int)((h >> 40) % 40) - 20);
+        g_crw[k] = (float)vt_rng_normal(2, (uint64_t)(k / CR_C), (uint64_t)(k % CR_C));
+    }
+    for (k = 0; k < CR_R; k++) g_crt[k] = k;
+    d.log_memory = 1;
+    vt_order_parse(&d.order, "threads:1");
+    c = vt_create(&d);
+    crafted_setup(c, NULL);
+    vt_step_begin(c); crafted_step(c, 0, NULL); vt_step_end(c);
+    if (vt_step_chunk(c, &ch, &n) == VT_OK) { orig = (unsigned char *)malloc(n); memcpy(orig, ch, n); }
+    vt_destroy(c);
+    CHECK(orig && n < (1 << 15), "no chunk");
+    if (!orig) return;
+    nrec = crafted_parse(orig, r, 64);
+    CHECK(nrec > 0, "chunk not parsed");
+    for (k = 0; k < nrec; k++)
+        if (r[k].ne >= 2 && ri < 0) ri = k;
+    CHECK(ri >= 0, "no record with two entries: the test's data no longer makes entries");
+    /* the honest chunk, rebuilt, replays (the builder is faithful) */
+    m = crafted_build(orig, r, nrec, o);
+    CHECK(m == n && !memcmp(o, orig, n), "rebuilt chunk differs");
+    st = crafted_audit(VT_MODE_VERIFIED, o, m, msg, sizeof msg);
+    CHECK(st == VT_OK, "honest chunk: %s", msg);
+    if (ri >= 0) { /* an index delta of 2^63 - 1 */
+        memcpy(r2, r, sizeof(crafted_rec) * (size_t)nrec);
+        r2[ri].v[1] = ((((uint64_t)1 << 63) - 1) << 1) | (r2[ri].v[1] & 1);
+        m = crafted_build(orig, r2, nrec, o);
+        st = crafted_audit(VT_MODE_VERIFIED, o, m, msg, sizeof msg);
+        CHECK(st == VT_ERR_FORMAT && strstr(msg, "out of range"), "index delta 2^63-1: %s", msg);
+    }
+    memcpy(r2, r, sizeof(crafted_rec) * (size_t)nrec); /* a kind + 2^32 */
+    r2[0].kind += (uint64_t)1 << 32;
+    m = crafted_build(orig, r2, nrec, o);
+    st = crafted_audit(VT_MODE_VERIFIED, o, m, msg, sizeof msg);
+    CHECK(st == VT_ERR_DESYNC && strstr(msg, "no such op"), "kind + 2^32: %s", msg);
+    { /* the first record's count written with a needless zero byte */
+        size_t q = 0, pos = VT__CHUNK_HDR, blen;
+        uint64_t v, nd, kk;
+        m = crafted_build(orig, r, nrec, o);
+        blen = (size_t)vt__get_u64(o + 20);
+        vt__get_varint(o + pos, blen, &q, &v);
+        vt__get_varint(o + pos, blen, &q, &nd);
+        for (kk = 0; kk < nd; kk++) vt__get_varint(o + pos, blen, &q, &v);
+        memmove(o + pos + q + 2, o + pos + q + 1, blen - q - 1);
+        o[pos + q] |= 0x80;
+        o[pos + q + 1] = 0;
+        vt__put_u64(o + 20, blen + 1);
+        vt_sha256(o, VT__CHUNK_HDR + blen + 1, o + VT__CHUNK_HDR + blen + 1);
+        st = crafted_audit(VT_MODE_VERIFIED, o, m + 1, msg, sizeof msg);
+        CHECK(st == VT_ERR_FORMAT, "overlong varint: %s", msg);
+    }
+    { /* the decoder itself: one encoding per value */
+        static const unsigned char over[2] = {0x81, 0x00}, big[10] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02},
+                                   top[10] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, zero[1] = {0};
+        size_t q;
+        uint64_t v;
+        q = 0; CHECK(!vt__get_varint(over, 2, &q, &v), "overlong 1 accepted");
+        q = 0; CHECK(!vt__get_varint(big, 10, &q, &v), "bits above 63 accepted");
+        q = 0; CHECK(vt__get_varint(top, 10, &q, &v) && v == UINT64_MAX, "2^64 - 1 refused");
+        q = 0; CHECK(vt__get_varint(zero, 1, &q, &v) && v == 0, "0 refused");
+    }
+    st = crafted_audit(VT_MODE_ROUND_ONLY, orig, n, msg, sizeof msg);
+    CHECK(st == VT_ERR_STATE && strstr(msg, "reads no log"), "round-only auditor fed a chunk: %s", msg);
+    st = crafted_audit(VT_MODE_NATIVE, (const unsigned char *)"garbage", 8, msg, sizeof msg);
+    CHECK(st == VT_ERR_STATE && strstr(msg, "reads no log"), "native auditor fed junk: %s", msg);
+    free(orig); free(o); free(r); free(r2);
+}
+
+/* A program whose steps round nothing (a relu of exact values) writes full
+   chunks of no records and then short ones: its honest log audits (a short
+   chunk after a full one with no records was refused as having none). A
+   header naming op table 0 over avgpool2d records (op table 1) is refused,
+   and a chaos auditor of a subnormal learning rate replays (its bits wrapped
+   to NaN). */
+static vt_tensor *g_zw;
+static vt_optim *g_zo;
+static double g_zlr;
+static vt_status zero_setup(vt_ctx *c, void *u) {
+    int64_t n[1] = {4};
+    (void)u;
+    g_zw = vt_param(c, "w", 1, n);
+    vt_init_const(c, g_zw, 1.0);
+    return vt_status_of(c);
+}
+static vt_status zero_step(vt_ctx *c, int64_t s, void *u) { (void)s; (void)u; vt_relu(c, g_zw); return vt_status_of(c); }
+static vt_status pool_setup(vt_ctx *c, void *u) {
+    int64_t n[4] = {1, 1, 4, 4};
+    (void)u;
+    g_zw = vt_param(c, "x", 4, n);
+    vt_init_normal(c, g_zw, 1, 0, 1.0);
+    g_zo = vt_sgd_create(c, NULL);
+    return vt_status_of(c);
+}
+static vt_status pool_step(vt_ctx *c, int64_t s, void *u) {
+    (void)s; (void)u;
+    vt_backward(c, vt_sum(c, vt_avgpool2d(c, g_zw, 2, 2, 0)));
+    vt_optim_step(c, g_zo, g_zlr);
+    return vt_status_of(c);
+}
+TEST(log_edge_cases) {
+    vt_desc d = vt_desc_default();
+    vt_report r;
+    vt_program z = {zero_setup, zero_step, NULL, NULL}, pz = {pool_setup, pool_step, NULL, NULL};
+    size_t n;
+    unsigned char *b;
+    int k;
+    d.log_path = "build/t_zero.vtlog";
+    vt_run(&d, &z, 3, &r);
+    CHECK(r.status == VT_OK && r.log.points == 0, "training: %s", r.message);
+    d.role = VT_ROLE_AUDIT;
+    vt_run(&d, &z, 3, &r);
+    CHECK(r.status == VT_OK && r.steps == 3, "audit of a log with no records: %s", r.message);
+    d = vt_desc_default();
+    d.log_path = "build/t_table.vtlog";
+    g_zlr = 0.1;
+    vt_run(&d, &pz, 2, &r);
+    CHECK(r.status == VT_OK, "training: %s", r.message);
+    b = slurp(d.log_path, &n);
+    CHECK(b && n > 48 && b[19] == 1, "the header's op table byte");
+    if (b && n > 48) {
+        uint32_t hl = vt__get_u32(b + 12);
+        FILE *f;
+        b[19] = 0; /* the header now names op table 0, its checksum made to fit */
+        vt_sha256(b, 16 + hl, b + 16 + hl);
+        f = fopen(d.log_path, "wb");
+        if (f) { fwrite(b, 1, n, f); fclose(f); }
+        d.role = VT_ROLE_AUDIT;
+        vt_run(&d, &pz, 2, &r);
+        CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "not in op table 0"), "op table 0 over avgpool2d: %s", r.message);
+    }
+    free(b);
+    for (k = 0; k < 2; k++) {
+        static const char *const ord[2] = {"chaos:1", "chaos:3"};
+        d = vt_desc_default();
+        d.log_path = "build/t_lr.vtlog";
+        g_zlr = k ? 1.5e-323 : 4.9406564584124654e-324;
+        vt_run(&d, &pz, 2, &r);
+        CHECK(r.status == VT_OK, "training with lr %g: %s", g_zlr, r.message);
+        d.role = VT_ROLE_AUDIT;
+        vt_order_parse(&d.order, ord[k]);
+        vt_run(&d, &pz, 2, &r);
+        CHECK(r.status == VT_OK, "chaos audit with lr %g: %s", g_zlr, r.message);
+    }
+}
+
 TEST(memory_chunks_replay) {
     vt_desc dt = vt_desc_default(), da = vt_desc_default();
     vt_ctx *t, *a;
@@ -1338,6 +1599,8 @@ int main(int argc, char **argv) {
     RUN(mlp_replays_across_orders);
     RUN(mlp_native_diverges);
     RUN(memory_chunks_replay);
+    RUN(crafted_chunks_refused);
+    RUN(log_edge_cases);
     RUN(gpt_replays_across_orders);
     RUN(gpt_native_diverges);
     RUN(calibrated_and_probabilistic);
