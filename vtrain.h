@@ -3383,8 +3383,7 @@ static int vt__decode_entry(double x, double e, int full, uint32_t v, float *r, 
     if (full) { *r = vt__bitsf(v); kr = vt__key(*r); }
     else { /* in 64 bits: *kl + 255 passes INT32_MAX only for a NaN's key (the caller refuses a NaN x) */
         kr = (int64_t)*kl + (int64_t)((v - (uint32_t)*kl) & 0xFFu);
-        if (kr > *kh) return 2;
-        *r = vt__unkey((int32_t)kr);
+        *r = vt__unkey((int32_t)VT__MIN(kr, (int64_t)INT32_MAX));
     }
     return (*r != *r || kr < *kl || kr > *kh) ? 2 : 0;
 }
