@@ -11574,11 +11574,21 @@ static vt_status vt__commit_step(vt_ctx *c) {
 
    DISPUTE: vt_dispute_transcripts plays the game between two transcripts:
    each must back its own root first (the trainer answers for the root it
-   published; an auditor whose files disagree makes no claim), the programs
-   and step counts must match (else no game, no verdict), agreeing roots
-   end it (no dispute), every answer crosses as bytes and is checked (a bad
-   or missing one loses the trainer the game), and a found step goes to the
-   judge with the trainer's bound settings.
+   published; an auditor whose files disagree makes no claim), both must be
+   verified and the programs and step counts must match (else no game, no
+   verdict), agreeing roots end it (no dispute), every answer crosses as
+   bytes and is checked (a bad or missing one loses the trainer the game).
+   From the first differing step it goes on to the first whose state or
+   batch differ (two honest logs may differ in a chunk alone), and that
+   step goes to the judge with the trainer's bound settings, on a state
+   rebuilt from the trainer's own files (any of them missing, unreadable
+   or malformed loses the trainer the game; only this machine's memory,
+   backend or temporary files give no verdict). The judge replays the step
+   with each party's chunk: a party whose own chunk does not reproduce its
+   own leaf is wrong; both valid is no fault. The step-by-step API
+   (vt_dispute_begin ...) stops at the first differing leaf; past a
+   chunk-only step it needs the later leaf revealed with its proof, which
+   it does not carry yet.
    ========================================================================== */
 
 VTDEF void vt_leaf_hash(vt_leaf_info *l) {
