@@ -397,7 +397,9 @@ typedef struct vt_optim vt_optim;
 
 typedef struct vt_desc {
     vt_mode mode;             /* default VT_MODE_VERIFIED */
-    vt_bound_mode bound;      /* default VT_BOUND_SOUND */
+    vt_bound_mode bound;      /* default VT_BOUND_SOUND; an auditor takes both from the log's header (a transcript's
+                                 manifest must agree with it), since they say what the trainer logged: its own
+                                 entries are checked against the sound bound whatever the trainer used */
     double lambda;            /* probabilistic bound: 0 means 12 */
     const vt_calib *calib;    /* calibrated bound: the table (trainer) */
     vt_role role;             /* VT_ROLE_TRAIN or VT_ROLE_AUDIT */
