@@ -721,8 +721,14 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    H(echo), H(rest))][echo][evidence][content]. The session hash binds every
    signature to this run's configuration and roster. The echo in exchange
    x + 1 is the sender's view of exchange x: the SHA-256 of each member's
-   envelope it holds (zeros: none). So one exchange later every peer sees
-   what every other peer holds:
+   envelope it holds (zeros: none); a round's first exchange has no echo.
+   A peer holds an envelope only if its header names the slot, its echo has
+   that length (none, or 32 n bytes) and its signature holds, however it
+   came (from its sender, forwarded, relayed or fetched): anything else is
+   none. So whatever one honest peer holds and echoes, every honest peer
+   can take (0.2.4 held an envelope from its sender on its header alone,
+   and f members holding a badly signed one split the honest views). One
+   exchange later every peer sees what every other peer holds:
      fast path: every member's envelope of x + 1 is in, and each echo equals
        my view. Then my view is every honest peer's, and a member whose slot
        is empty in it is banned: silent, and every honest peer agrees it
@@ -890,6 +896,9 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    | late messages                            | one deadline T; a restart                  | banned (SILENT)                 |
    | withhold a message from some peers       | slow path: f relay rounds (<= (f+1) T),    | none: unprovable, relayed around|
    |                                          | fetch; one more T waiting for the deprived |                                 |
+   | badly signed envelope, or an echo of the | one signature check; then as withheld (it  | none, as withholding; banned    |
+   | wrong length (to some or all)            | counts as none: asked for, slow path)      | (SILENT) if nobody gets a valid |
+   |                                          |                                            | one                             |
    | deviating echo to some or all (lying)    | slow path (<= f T) per exchange            | none: unprovable (bounded: one  |
    |                                          |                                            | slow path per exchange)         |
    | equivocate (two signed envelopes)        | slow path, one restart                     | banned (EQUIVOCATION), proof    |
@@ -3541,6 +3550,14 @@ static int vt__bt_env_make(vt_btard_peer *p, int x, const unsigned char *echo, s
     return 1;
 }
 
+/* the echo an envelope of exchange x carries: none in a round's first
+   exchange, else the sender's view of x - 1, 32 bytes per member. Any other
+   length is not an envelope of x: the slow path reads 32 n bytes of every
+   echo it counts. */
+static size_t vt__bt_echo_len(const vt_btard_peer *p, int x) {
+    return x > 1 ? 32 * (size_t)p->n : 0;
+}
+
 /* keep an envelope as my view's entry for (x, j) */
 static void vt__bt_hold(vt_btard_peer *p, int x, int j, unsigned char *m, size_t n) {
     VT_FREE(VT__XENV(p, x, j), NULL);
@@ -3590,7 +3607,7 @@ static void vt__bt_flood(vt_btard_peer *p) {
    victim, equivocate_* signs a second envelope for the victim (half the
    members for equivocate_half), flood adds junk. */
 static int vt__bt_env_send(vt_btard_peer *p, int x, const unsigned char *content, size_t cl) {
-    size_t el = x > 1 ? 32 * (size_t)p->n : 0;
+    size_t el = vt__bt_echo_len(p, x);
     unsigned char *echo = NULL, *mine;
     int kind = p->kind[x], v = -1, half = 0, wa = vt__bt_kind_attack(kind, 0), ea = vt__bt_kind_attack(kind, 1), j;
     if (el) {
@@ -3661,16 +3678,32 @@ static int vt__bt_parts_left(vt_btard_peer *p, void *u); /* >>peer: the parts be
    for timeout / 8 (the spread of honest delivery: what is in flight is in
    by then), I ask each member that has gone on, once, for the envelopes I
    lack (VT__PH_ASK: their ranks); it answers with those it holds
-   (VT__PH_FWD, vt__bt_answer), and I take one as that sender's if its
-   header names this step, round, exchange and sender and its signature
-   holds. Without it the few a dying peer's last broadcast reached went on
-   at once, the others waited the exchange out (and its slow path), and
-   the few, finding more than half of the others missing, stopped as cut
-   off (0.2.3: tcp_kill9, tcp_hung; test_btard_byz dies_mid_broadcast_*). */
-static int vt__bt_env_signed(vt_btard_peer *p, const unsigned char *m, size_t n, int x, int rank) {
+   (VT__PH_FWD, vt__bt_answer), and I take one as that sender's if it
+   passes vt__bt_env_ok. Without it the few a dying peer's last broadcast
+   reached went on at once, the others waited the exchange out (and its
+   slow path), and the few, finding more than half of the others missing,
+   stopped as cut off (0.2.3: tcp_kill9, tcp_hung; test_btard_byz
+   dies_mid_broadcast_*). */
+
+/* May m enter my view as `rank`'s envelope of exchange x: its header names
+   this step, round, exchange and sender, its echo has the length x's echo
+   has (vt__bt_echo_len), and its signature holds. Whatever I hold I echo,
+   relay and forward, so I hold nothing another honest peer could refuse:
+   an envelope from its sender, from a member I asked and by a fetch all
+   pass this check (and my own envelope). Anything else counts as none, and
+   is asked for like a missing one. Before 0.2.5 an envelope straight from
+   its sender was held on its header alone: a Byzantine that sent a badly
+   signed envelope to f members, and to them an echo naming it, had those
+   f count it in the slow path while the others, who refused the copy they
+   asked for, banned it as silent: honest views split (test_btard_byz
+   badly_signed_split_counts_as_none). And an echo of any length was held,
+   of which the slow path read 32 n bytes (bad_echo_lengths_count_as_none). */
+static int vt__bt_env_ok(vt_btard_peer *p, const unsigned char *m, size_t n, int x, int rank) {
     vt__bt_env e;
     unsigned char he[32], hr[32], sm[141];
-    if (!vt__bt_env_parse(m, n, &e) || e.step != p->step || e.round != p->rd || e.x != x || e.sender != rank) return 0;
+    if (!vt__bt_env_parse(m, n, &e) || e.step != p->step || e.round != p->rd || e.x != x || e.sender != rank ||
+        e.echo_len != vt__bt_echo_len(p, x))
+        return 0;
     vt_sha256(e.echo, e.echo_len, he);
     vt_sha256(e.echo + e.echo_len, e.rest_len, hr);
     vt__bt_sigmsg_env(p, e.hdr, he, hr, sm);
@@ -3686,10 +3719,10 @@ static void vt__bt_fwd_take(vt_btard_peer *p, int x, int j) {
         if (!p->asked[q]) continue;
         while ((m = vt__bt_mb_take(p, p->mem[q], vt__bt_tag(p, VT__PH_FWD, VT__BT_SUB(x, p->mem[j])), &n)) != NULL) {
             if (!VT__XENV(p, x, j)) {
-                if (vt__bt_env_signed(p, m, n, x, p->mem[j])) { vt__bt_hold(p, x, j, m, n); p->st.fetched++; continue; }
+                if (vt__bt_env_ok(p, m, n, x, p->mem[j])) { vt__bt_hold(p, x, j, m, n); p->st.fetched++; continue; }
             } else {
                 vt_sha256(m, n, d);
-                if (memcmp(d, VT__XDIG(p, x, j), 32) && vt__bt_env_signed(p, m, n, x, p->mem[j])) vt__bt_proof(p, VT__XENV(p, x, j), VT__XLEN(p, x, j), m, n);
+                if (memcmp(d, VT__XDIG(p, x, j), 32) && vt__bt_env_ok(p, m, n, x, p->mem[j])) vt__bt_proof(p, VT__XENV(p, x, j), VT__XLEN(p, x, j), m, n);
             }
             VT_FREE(m, NULL);
         }
@@ -3739,18 +3772,16 @@ static void vt__bt_answer(vt_btard_peer *p, int from, uint64_t tag, const unsign
 }
 
 /* take from the mailbox what came for exchange x (from its senders, or as
-   members I asked sent it); envelopes whose header does not name this step,
-   round, exchange and sender count as none */
+   members I asked sent it); envelopes that fail vt__bt_env_ok count as none */
 static int vt__bt_env_left(vt_btard_peer *p, void *u) {
     vt__bt_envwait *w = (vt__bt_envwait *)u;
     int j, left = 0;
     for (j = 0; j < p->n; j++) {
         unsigned char *m;
         size_t n;
-        vt__bt_env e;
         if (j == p->me || VT__XENV(p, w->x, j)) continue;
         m = vt__bt_mb_take(p, p->mem[j], vt__bt_tag(p, VT__PH_ENV, w->x), &n);
-        if (m && vt__bt_env_parse(m, n, &e) && e.step == p->step && e.round == p->rd && e.x == w->x && e.sender == p->mem[j]) {
+        if (m && vt__bt_env_ok(p, m, n, w->x, p->mem[j])) {
             vt__bt_hold(p, w->x, j, m, n);
             continue;
         }
@@ -4009,8 +4040,8 @@ static void vt__bt_ds_take(vt_btard_peer *p, int x, int r, int q, const unsigned
         vt_sha256(it, il, d);
         if (memcmp(d, list + 32 * (size_t)i, 32)) return; /* q signed another list */
         if (memcmp(it, "BTE2", 4) || (int64_t)vt__bt_g64(it + 4) != p->step || (int)vt__bt_g32(it + 12) != p->rd ||
-            (int)vt__bt_g32(it + 16) != x || vt__bt_g32(it + 24) != il - 128)
-            continue;
+            (int)vt__bt_g32(it + 16) != x || vt__bt_g32(it + 24) != il - 128 || il - 128 != vt__bt_echo_len(p, x))
+            continue; /* not an item of x; an echo of another length is none (vt__bt_env_ok) */
         j = p->pos[vt__bt_g32(it + 20) < (uint32_t)p->N ? (int)vt__bt_g32(it + 20) : 0];
         if ((int)vt__bt_g32(it + 20) >= p->N || j < 0 || p->mem[j] != (int)vt__bt_g32(it + 20)) continue;
         if (vt__bt_ds_has(p, j, d) || p->ds_cnt[j] >= 2) continue;
@@ -4078,6 +4109,13 @@ static int vt__bt_ds_left(vt_btard_peer *p, void *u) {
     return left;
 }
 
+/* the echo that member j's one accepted relay item carries (32 n bytes), or
+   NULL: none, or two (its own equivocation) */
+static const unsigned char *vt__bt_ds_echo(const vt_btard_peer *p, int j) {
+    if (p->ds_cnt[j] != 1 || p->ds_item[j * 2].n != 128 + 32 * (size_t)p->n) return NULL;
+    return p->ds_item[j * 2].p + 128;
+}
+
 /* The count rule on the agreed echoes for slot s of exchange y: its agreed
    digest into d (1), or 0 with the reason to ban its sender. f + 1 echoes
    include an honest one; an honest sender's envelope is in every honest
@@ -4087,9 +4125,9 @@ static int vt__bt_count(vt_btard_peer *p, int s, unsigned char d[32], vt_btard_r
     int j, k, nd = 0, cz = 0, cnt[64], best = -1;
     unsigned char dig[64][32];
     for (j = 0; j < p->n; j++) {
-        const unsigned char *e;
-        if (p->ds_cnt[j] != 1) continue; /* none, or two echoes: its own equivocation */
-        e = p->ds_item[j * 2].p + 128 + 32 * (size_t)s;
+        const unsigned char *e = vt__bt_ds_echo(p, j);
+        if (!e) continue;
+        e += 32 * (size_t)s;
         if (vt__bt_zero32(e)) { cz++; continue; }
         for (k = 0; k < nd; k++) if (!memcmp(dig[k], e, 32)) break;
         if (k == nd) { if (nd == 64) continue; memcpy(dig[nd], e, 32); cnt[nd++] = 0; }
@@ -4117,7 +4155,7 @@ static int vt__bt_fetch_left(vt_btard_peer *p, void *u) {
             size_t n;
             while (w->need[s] && (m = vt__bt_mb_take(p, q, vt__bt_tag(p, VT__PH_FETCH, VT__BT_SUB(w->y, s)), &n)) != NULL) {
                 vt_sha256(m, n, d);
-                if (memcmp(d, w->want + 32 * (size_t)s, 32)) { VT_FREE(m, NULL); continue; }
+                if (memcmp(d, w->want + 32 * (size_t)s, 32) || !vt__bt_env_ok(p, m, n, w->y, p->mem[s])) { VT_FREE(m, NULL); continue; }
                 if (VT__XENV(p, w->y, s)) vt__bt_proof(p, VT__XENV(p, w->y, s), VT__XLEN(p, w->y, s), m, n);
                 vt__bt_hold(p, w->y, s, m, n);
                 p->st.fetched++;
@@ -4195,8 +4233,7 @@ static int vt__bt_slow(vt_btard_peer *p, int y) {
        sent the others another envelope, they will prove it */
     for (j = 0; j < p->n; j++) {
         const unsigned char *e;
-        if (j == p->me || p->ds_cnt[j] != 1 || !VT__XENV(p, x, j)) continue;
-        e = p->ds_item[j * 2].p + 128;
+        if (j == p->me || !(e = vt__bt_ds_echo(p, j)) || !VT__XENV(p, x, j)) continue;
         for (s = 0; s < p->n; s++) {
             const unsigned char *d = agreed + 32 * (size_t)s;
             if (!vt__bt_zero32(d) && !vt__bt_zero32(e + 32 * (size_t)s) && memcmp(e + 32 * (size_t)s, d, 32)) break;
@@ -4214,7 +4251,7 @@ static int vt__bt_slow(vt_btard_peer *p, int y) {
         const unsigned char *d = agreed + 32 * (size_t)s;
         if (memcmp(VT__XDIG(p, y, s), d, 32)) { need[s] = 1; continue; }
         for (j = 0; j < p->n; j++)
-            if (j != p->me && p->ds_cnt[j] == 1 && memcmp(p->ds_item[j * 2].p + 128 + 32 * (size_t)s, d, 32) &&
+            if (j != p->me && vt__bt_ds_echo(p, j) && memcmp(vt__bt_ds_echo(p, j) + 32 * (size_t)s, d, 32) &&
                 !vt__bt_attacking(p, VT_ATTACK_SILENT))
                 p->net->send(p->net, p->mem[j], vt__bt_tag(p, VT__PH_FETCH, VT__BT_SUB(y, s)), VT__XENV(p, y, s), VT__XLEN(p, y, s));
     }

@@ -2,10 +2,13 @@
    own attack switches do not: a transport wrapper around an attacker's
    endpoint sends one message kind differently to one honest peer
    (equivocation) or not at all (withholding), whatever the protocol puts in
-   it; a lying aggregator adds a spike to its aggregate (the spike attack:
-   hash and scalars consistent with the spiked aggregate); the commit-reveal
-   secrets of the default configuration are predicted; a
-   rogue endpoint floods a peer with messages for far-future steps.
+   it, or crafts envelopes that not every honest peer can check (a broken
+   signature, an echo of the wrong length, an echo naming an envelope to
+   some and nothing to the others: 0.2.5's tests); a lying aggregator adds
+   a spike to its aggregate (the spike attack: hash and scalars consistent
+   with the spiked aggregate); the commit-reveal secrets of the default
+   configuration are predicted; a rogue endpoint floods a peer with
+   messages for far-future steps.
 
    Every test checks every honest peer: identical weights, identical ban
    lists, nobody honest banned. Written against the protocol of
@@ -20,7 +23,21 @@ static vt_btard_digits g_d;
 
 /* ---- a Byzantine transport ------------------------------------------------------ */
 
-enum { BYZ_EQUIVOCATE = 1, BYZ_WITHHOLD };
+/* BYZ_EQUIVOCATE, BYZ_WITHHOLD: one message kind (phase, sub) from
+   from_step on, to the victim. The crafted modes act in the first round of
+   step from_step only, on envelopes of exchange sub (and the two splits
+   on the next exchange's, which echoes it), and send no relays, answers
+   or fetches there:
+     BYZ_SPLIT       sub's envelope, its signature broken, to the ranks
+                     below `split` only; the next envelope's echo names it
+                     to them and names nothing to the others, its
+                     signature broken too
+     BYZ_ECHO_SPLIT  sub's envelope to every member as it is; the next
+                     envelope signed twice, its echo naming sub's envelope
+                     to the ranks below `split` and nothing to the others
+     BYZ_ECHO_LEN    sub's envelope with an echo of echo_len bytes,
+                     validly signed, to everyone */
+enum { BYZ_EQUIVOCATE = 1, BYZ_WITHHOLD, BYZ_SPLIT, BYZ_ECHO_SPLIT, BYZ_ECHO_LEN };
 
 typedef struct {
     vt_net net;          /* what the attacker's peer talks through (first member) */
@@ -28,11 +45,62 @@ typedef struct {
     int mode, phase, sub, victim;
     int64_t from_step;
     int64_t hits;        /* messages altered or withheld */
+    int split;           /* the splits: the ranks below it are told of sub's envelope */
+    size_t echo_len;     /* BYZ_ECHO_LEN */
+    vt_btard_peer *self; /* the attacker's peer (its session, to sign with) */
+    unsigned char sent[32]; /* the splits: the digest of sub's envelope as sent */
 } byz_net;
 
 static int tag_phase(uint64_t tag) { return (int)((tag >> 16) & 0xFF); }
 static int tag_sub(uint64_t tag) { return (int)(tag & 0xFFFF); }
 static int64_t tag_step(uint64_t tag) { return (int64_t)((tag >> 32) & 0xFFFFFF); }
+static int tag_round(uint64_t tag) { return (int)((tag >> 24) & 0xFF); }
+
+/* sign envelope q (n bytes) again with the attacker's key, over what it now holds */
+static void byz_sign(byz_net *b, unsigned char *q, size_t n) {
+    vt__bt_env e;
+    unsigned char he[32], hr[32], sm[141];
+    if (!vt__bt_env_parse(q, n, &e)) return;
+    vt_sha256(e.echo, e.echo_len, he);
+    vt_sha256(e.echo + e.echo_len, e.rest_len, hr);
+    vt__bt_sigmsg_env(b->self, e.hdr, he, hr, sm);
+    vt__bt_sign_raw(g_keys[b->net.rank].sk, sm, sizeof sm, q + 32);
+}
+
+/* the crafted modes (above): one copy to one recipient */
+static int byz_craft(byz_net *b, int to, uint64_t tag, const unsigned char *p, size_t n) {
+    int ph = tag_phase(tag), sub = tag_sub(tag), rc;
+    size_t nn = n, el;
+    unsigned char *q;
+    if (tag_step(tag) != b->from_step || tag_round(tag) != 0) return b->in->send(b->in, to, tag, p, n);
+    if (ph == VT__PH_DS || ph == VT__PH_FWD || ph == VT__PH_FETCH) { b->hits++; return 0; }
+    if (ph != VT__PH_ENV || (sub != b->sub && (b->mode == BYZ_ECHO_LEN || sub != b->sub + 1))) return b->in->send(b->in, to, tag, p, n);
+    b->hits++;
+    if (b->mode == BYZ_SPLIT && sub == b->sub && to >= b->split) return 0;
+    el = vt__bt_g32(p + 24);
+    if (b->mode == BYZ_ECHO_LEN) nn = n - el + b->echo_len;
+    q = (unsigned char *)calloc(nn, 1);
+    if (b->mode == BYZ_ECHO_LEN) { /* the same envelope, its echo cut or padded with zeros, signed */
+        memcpy(q, p, VT__BT_EH);
+        vt__bt_p32(q + 24, (uint32_t)b->echo_len);
+        memcpy(q + VT__BT_EH, p + VT__BT_EH, el < b->echo_len ? el : b->echo_len);
+        memcpy(q + VT__BT_EH + b->echo_len, p + VT__BT_EH + el, n - VT__BT_EH - el);
+        byz_sign(b, q, nn);
+    } else {
+        memcpy(q, p, n);
+        if (sub == b->sub + 1) { /* the echo of my own slot: what the few got, or nothing */
+            unsigned char *mine = q + VT__BT_EH + 32 * (size_t)b->self->pos[b->net.rank];
+            if (to < b->split) memcpy(mine, b->sent, 32);
+            else memset(mine, 0, 32);
+            byz_sign(b, q, nn);
+        }
+        if (b->mode == BYZ_SPLIT) q[40] ^= 1; /* its signature no longer holds */
+        if (sub == b->sub) vt_sha256(q, nn, b->sent);
+    }
+    rc = b->in->send(b->in, to, tag, q, nn);
+    free(q);
+    return rc;
+}
 
 /* a message kind: its phase, and for envelopes the exchange (sub; -1: any) */
 static int byz_hit(byz_net *b, uint64_t tag) {
@@ -44,6 +112,7 @@ static int byz_hit(byz_net *b, uint64_t tag) {
 static int byz_one(byz_net *b, int to, uint64_t tag, const void *p, size_t n) {
     unsigned char *q;
     int rc;
+    if (b->mode >= BYZ_SPLIT) return byz_craft(b, to, tag, (const unsigned char *)p, n);
     if (!byz_hit(b, tag) || (to != b->victim && b->victim != -2)) return b->in->send(b->in, to, tag, p, n); /* -2: every peer */
     b->hits++;
     if (b->mode == BYZ_WITHHOLD) return 0;
@@ -58,7 +127,7 @@ static int byz_send(vt_net *t, int to, uint64_t tag, const void *p, size_t n) { 
 static int byz_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, const unsigned char *to) {
     byz_net *b = (byz_net *)t;
     int i, rc = 0;
-    if (!byz_hit(b, tag)) return b->in->bcast(b->in, tag, p, n, to);
+    if (b->mode < BYZ_SPLIT && !byz_hit(b, tag)) return b->in->bcast(b->in, tag, p, n, to);
     for (i = 0; i < t->size; i++)
         if (i != t->rank && (!to || to[i]) && byz_one(b, i, tag, p, n) < 0) rc = -1;
     return rc;
@@ -108,6 +177,8 @@ typedef struct {
     vt_btard_attack atk[16];
     int mode, phase, sub, victim;
     int64_t from_step;
+    int split;            /* the crafted modes (byz_net) */
+    size_t echo_len;
     double delay[16];     /* seconds added to every message a peer sends (a slow link) */
     /* results */
     int done[16];
@@ -159,12 +230,15 @@ static void run(scenario *s, const vt_btard_cfg *cfg) {
         vt_net *use = e[i];
         if (s->byz[i]) {
             byz_wrap(&bn[i], e[i], s->mode, s->phase, s->sub, s->victim, s->from_step);
+            bn[i].split = s->split;
+            bn[i].echo_len = s->echo_len;
             use = &bn[i].net;
         } else if (s->lossy) { /* honest, behind a network that loses one phase */
             byz_wrap(&bn[i], e[i], BYZ_WITHHOLD, s->lossy, -1, -2, 0);
             use = &bn[i].net;
         }
         p[i] = peer_create(cfg, &t, use, i, s->atk[i].kind != VT_ATTACK_NONE ? &s->atk[i] : NULL);
+        if (s->byz[i]) bn[i].self = p[i];
         jb[i].p = p[i]; jb[i].steps = s->steps; jb[i].done = 0;
     }
     for (i = 0; i < s->n; i++) pthread_create(&th[i], NULL, run_job, &jb[i]);
@@ -314,6 +388,163 @@ TEST(withholding_switches_ban_no_honest_peer) {
                                              VT_ATTACK_WITHHOLD_CHUNK, VT_ATTACK_WITHHOLD_HALF,   VT_ATTACK_LYING_ECHO,
                                              VT_ATTACK_LATE};
     switches(k, (int)(sizeof k / sizeof k[0]), 0, VT_BAN_SILENT);
+}
+
+/* ---- what honest peers cannot check must not split them (0.2.4). 5 peers,
+   rank 4 Byzantine: in step 2 its envelope of exchange x, its signature
+   broken, goes to ranks 0 and 1 only (f of them), and its envelope of x + 1
+   echoes it to them and echoes nothing to 2 and 3 (its signature broken
+   too); it relays, answers and fetches nothing in that step. 0.2.4 held an
+   envelope that came from its sender on its header alone: 0 and 1 held it,
+   2 and 3 refused the copy they asked 0 and 1 for, and in the slow path
+   each counted its own copy of the attacker's echo, so 0 and 1 agreed on
+   the envelope and 2 and 3 banned rank 4 as silent: two views, and every
+   honest peer stopped as cut off. Now a badly signed envelope counts as
+   none wherever it comes from, and rank 4 is banned as silent by every
+   honest peer in step 2. Every honest peer's weights, bans, membership and
+   view digest are compared. ----------------------------------------------- */
+static void split(int mode, int x, uint64_t seed) {
+    static const char *xn[] = {"", "COMMIT", "PARTS", "AGG", "REVEAL", "SCALARS", "FIN"};
+    const char *what = mode == BYZ_ECHO_SPLIT ? "signed echo split" : "badly signed split";
+    scenario s;
+    vt_btard_cfg cfg = cfg_of(seed);
+    int i;
+    scenario_init(&s, 5, 5);
+    s.byz[4] = 1;
+    s.mode = mode;
+    s.sub = x;
+    s.split = 2;
+    s.from_step = 2;
+    run(&s, &cfg);
+    CHECK(s.hits > 0, "%s of %s: the wrapper never fired", what, xn[x]);
+    CHECK(!s.honest_banned && s.views_agree, "%s of %s: %d honest bans, views agree %d: %s", what, xn[x], s.honest_banned, s.views_agree, s.why);
+    for (i = 0; i < 4; i++) CHECK(s.done[i] == s.steps, "%s of %s: honest peer %d finished %d of %d steps", what, xn[x], i, s.done[i], s.steps);
+    if (mode == BYZ_ECHO_SPLIT)
+        CHECK(s.ban_at[4] >= 2 && s.ban_why[4] == VT_BAN_EQUIVOCATION, "%s of %s: the signer of two envelopes banned at step %lld for %s, want EQUIVOCATION",
+              what, xn[x], (long long)s.ban_at[4], s.ban_why[4] >= 0 ? vt_btard_reason_name((vt_btard_reason)s.ban_why[4]) : "nothing");
+    else
+        CHECK(s.ban_at[4] == 2 && s.ban_why[4] == VT_BAN_SILENT, "%s of %s: its sender banned at step %lld for %s, want step 2, SILENT", what, xn[x],
+              (long long)s.ban_at[4], s.ban_why[4] >= 0 ? vt_btard_reason_name((vt_btard_reason)s.ban_why[4]) : "nothing");
+}
+TEST(badly_signed_split_counts_as_none) {
+    int x;
+    for (x = VT__K_COMMIT; x <= VT__K_SCALARS; x++) split(BYZ_SPLIT, x, 1500 + (uint64_t)x);
+}
+/* ---- an envelope enters a peer's view only whole: its echo as long as its
+   exchange's (none in the first, 32 bytes per member in the others), its
+   signature holding, whichever way it came: from its sender, from a member
+   asked, relayed, or fetched. 0.2.4 held one from its sender on its header
+   alone and took echoes of any length, of which the slow path then read
+   32 n bytes (a FIN with an empty echo: a heap read past its end under
+   AddressSanitizer). Three peers here, rank 1 signing, rank 2 relaying and
+   answering, rank 0 taking. ----------------------------------------------- */
+static int env_taken(vt_btard_peer *const *p, int x, const unsigned char *env, size_t n, int path) {
+    vt_btard_peer *p0 = p[0];
+    unsigned char *m = (unsigned char *)malloc(n);
+    int got;
+    memcpy(m, env, n);
+    if (path == 0) { /* from its sender */
+        vt__bt_envwait w;
+        memset(&w, 0, sizeof w);
+        w.x = x;
+        vt__bt_mb_put(p0, 1, vt__bt_tag(p0, VT__PH_ENV, x), m, n);
+        vt__bt_env_left(p0, &w);
+    } else if (path == 1) { /* from a member I asked */
+        p0->asked[2] = 1;
+        vt__bt_mb_put(p0, 2, vt__bt_tag(p0, VT__PH_FWD, VT__BT_SUB(x, 1)), m, n);
+        vt__bt_fwd_take(p0, x, 1);
+        p0->asked[2] = 0;
+    } else if (path == 2) { /* fetched: its digest the agreed one */
+        unsigned char need[3] = {0, 1, 0}, want[96];
+        vt__bt_fwait fw;
+        memset(want, 0, sizeof want);
+        vt_sha256(env, n, want + 32);
+        fw.y = x; fw.need = need; fw.want = want; fw.left = 0;
+        vt__bt_mb_put(p0, 2, vt__bt_tag(p0, VT__PH_FETCH, VT__BT_SUB(x, 1)), m, n);
+        vt__bt_fetch_left(p0, &fw);
+    } else { /* relayed by rank 2 in relay round 2: the item [header, signature][H(rest)][echo] */
+        vt__bt_env e;
+        unsigned char *it = (unsigned char *)malloc(n + 32);
+        size_t il = 0;
+        free(m);
+        if (vt__bt_env_parse(env, n, &e)) {
+            memcpy(it, env, VT__BT_EH);
+            vt_sha256(e.echo + e.echo_len, e.rest_len, it + VT__BT_EH);
+            memcpy(it + 128, e.echo, e.echo_len);
+            il = 128 + e.echo_len;
+        }
+        memset(p[2]->ds_cnt, 0, 3);
+        memset(p[2]->ds_fresh, 0, 6);
+        vt__bt_ds_accept(p[2], 1, it, il, NULL, 0);
+        vt__bt_ds_send(p[2], x, 2);
+        memset(p0->ds_cnt, 0, 3);
+        vt__bt_ds_take(p0, x, 2, 2, p[2]->sb.p, p[2]->sb.n);
+        free(it);
+        got = p0->ds_cnt[1] == 1;
+        memset(p0->ds_cnt, 0, 3);
+        return got;
+    }
+    got = VT__XENV(p0, x, 1) != NULL;
+    vt__bt_hold(p0, x, 1, NULL, 0);
+    return got;
+}
+TEST(bad_echo_lengths_count_as_none) {
+    static const char *path[] = {"from its sender", "forwarded", "fetched", "relayed"};
+    /* exchange, echo length, signature broken, taken */
+    static const struct { int x, el, bad_sig, want; } c[] = {
+        {VT__K_COMMIT, 0, 0, 1},  {VT__K_COMMIT, 96, 0, 0}, {VT__K_COMMIT, 32, 0, 0}, {VT__K_COMMIT, 0, 1, 0},
+        {VT__K_FIN, 96, 0, 1},    {VT__K_FIN, 0, 0, 0},     {VT__K_FIN, 64, 0, 0},    {VT__K_FIN, 128, 0, 0},
+        {VT__K_FIN, 97, 0, 0},    {VT__K_FIN, 95, 0, 0},    {VT__K_FIN, 96, 1, 0},
+    };
+    vt_net **e = vt_net_inproc_create(3, 0);
+    vt_btard_cfg cfg = cfg_of(95);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_peer *p[3];
+    vt__bt_buf b;
+    unsigned char echo[128], content[8] = "content";
+    int i, k, q;
+    memset(&b, 0, sizeof b);
+    memset(echo, 0x5A, sizeof echo);
+    for (i = 0; i < 3; i++) {
+        p[i] = peer_create(&cfg, &t, e[i], i, NULL);
+        vt__bt_partition(p[i]);
+        vt__bt_round_reset(p[i]);
+    }
+    for (k = 0; k < (int)(sizeof c / sizeof c[0]); k++) {
+        CHECK(vt__bt_env_make(p[1], c[k].x, echo, (size_t)c[k].el, content, sizeof content, &b), "no envelope made");
+        if (c[k].bad_sig) b.p[40] ^= 1;
+        for (q = 0; q < 4; q++) {
+            int got = env_taken(p, c[k].x, b.p, b.n, q);
+            CHECK(got == c[k].want, "exchange %d, an echo of %d bytes (3 members)%s, %s: %s", c[k].x, c[k].el, c[k].bad_sig ? ", its signature broken" : "",
+                  path[q], got ? "taken" : "refused");
+        }
+    }
+    free(b.p);
+    for (i = 0; i < 3; i++) vt_btard_peer_destroy(p[i]);
+    for (i = 0; i < 3; i++) e[i]->destroy(e[i]);
+}
+/* the same in a swarm: rank 4's FIN (exchange 6) with an echo of 0 or
+   32 (n + 1) bytes, validly signed, to every peer, in step 2; it relays,
+   answers and fetches nothing there. Every honest peer takes it for none
+   (and then lacks it alike): run under AddressSanitizer, 0.2.4 read past
+   the item in the count rule. */
+TEST(bad_echo_lengths_in_a_swarm) {
+    static const size_t len[] = {0, 32 * 6};
+    int k;
+    for (k = 0; k < 2; k++) {
+        scenario s;
+        vt_btard_cfg cfg = cfg_of(1520 + (uint64_t)k);
+        scenario_init(&s, 5, 4);
+        s.byz[4] = 1;
+        s.mode = BYZ_ECHO_LEN;
+        s.sub = VT__K_FIN;
+        s.echo_len = len[k];
+        s.from_step = 2;
+        run(&s, &cfg);
+        CHECK(s.hits > 0, "FIN with an echo of %zu bytes: the wrapper never fired", len[k]);
+        CHECK(!s.honest_banned && s.views_agree, "FIN with an echo of %zu bytes: %d honest bans, views agree %d: %s", len[k], s.honest_banned, s.views_agree,
+              s.why);
+    }
 }
 
 /* ---- 16 peers, 7 sending their commitment to half the members only (the
@@ -617,6 +848,9 @@ int main(int argc, char **argv) {
     RUN(equivocated_to_one_honest_peer);
     RUN(signed_equivocation_bans_the_signer);
     RUN(withholding_switches_ban_no_honest_peer);
+    RUN(badly_signed_split_counts_as_none);
+    RUN(bad_echo_lengths_count_as_none);
+    RUN(bad_echo_lengths_in_a_swarm);
     RUN(withhold_half_16_peers_slow_honest_link);
     RUN(dies_mid_broadcast_minority_8_peers);
     RUN(dies_mid_broadcast_minority_16_peers);
