@@ -743,7 +743,8 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
        echoes name the same envelope -> that envelope (one of them is
        honest); f + 1 empty echoes, or no digest with f + 1 -> silent (an
        honest sender's envelope is in every honest echo, n - f >= f + 1 of
-       them). Whoever holds an agreed envelope sends it to the members whose
+       them), counted exactly however many different digests the echoes
+       name. Whoever holds an agreed envelope sends it to the members whose
        echo lacks it (a fetch), checked against the agreed digest.
      equivocation: two valid signatures of one sender over different
        envelopes for one (step, round, exchange) - seen directly, or as two
@@ -4120,27 +4121,39 @@ static const unsigned char *vt__bt_ds_echo(const vt_btard_peer *p, int j) {
    digest into d (1), or 0 with the reason to ban its sender. f + 1 echoes
    include an honest one; an honest sender's envelope is in every honest
    echo (so at least n - f >= f + 1 of them), and no other envelope of it
-   exists. */
+   exists.
+   Counted exactly, whatever the number of different digests: f + 1 >= n / 2
+   of the at most n echoes is more than a third of them, and one pass that
+   keeps two candidates (a digest that matches one adds to it, another takes
+   a free one, else both lose one: Misra and Gries' frequent items) keeps
+   every digest named by more than a third; a second pass counts the two.
+   Before 0.2.5 a table of 64 digests dropped the 65th different digest and
+   later ones: from n = 129 on, 64 Byzantines each naming another fake
+   hid an honest envelope and had its sender banned as silent (test_btard_byz
+   count_rule_counts_every_digest). */
 static int vt__bt_count(vt_btard_peer *p, int s, unsigned char d[32], vt_btard_reason *why) {
-    int j, k, nd = 0, cz = 0, cnt[64], best = -1;
-    unsigned char dig[64][32];
+    const unsigned char *cand[2] = {NULL, NULL}, *e;
+    int j, k, cz = 0, c[2] = {0, 0}, best = -1;
     for (j = 0; j < p->n; j++) {
-        const unsigned char *e = vt__bt_ds_echo(p, j);
-        if (!e) continue;
+        if (!(e = vt__bt_ds_echo(p, j))) continue;
         e += 32 * (size_t)s;
         if (vt__bt_zero32(e)) { cz++; continue; }
-        for (k = 0; k < nd; k++) if (!memcmp(dig[k], e, 32)) break;
-        if (k == nd) { if (nd == 64) continue; memcpy(dig[nd], e, 32); cnt[nd++] = 0; }
-        cnt[k]++;
+        if (c[0] && !memcmp(cand[0], e, 32)) c[0]++;
+        else if (c[1] && !memcmp(cand[1], e, 32)) c[1]++;
+        else if (!c[0]) { cand[0] = e; c[0] = 1; }
+        else if (!c[1]) { cand[1] = e; c[1] = 1; }
+        else { c[0]--; c[1]--; }
     }
     if (cz >= p->f + 1) { *why = VT_BAN_SILENT; return 0; }
-    for (k = 0; k < nd; k++)
-        if (cnt[k] >= p->f + 1) {
-            if (best >= 0) { *why = VT_BAN_EQUIVOCATION; return 0; }
-            best = k;
-        }
+    for (k = 0; k < 2; k++) {
+        if (!cand[k] || (k == 1 && cand[0] && !memcmp(cand[0], cand[1], 32))) continue;
+        for (j = 0, c[k] = 0; j < p->n; j++) c[k] += (e = vt__bt_ds_echo(p, j)) != NULL && !memcmp(e + 32 * (size_t)s, cand[k], 32);
+        if (c[k] < p->f + 1) continue;
+        if (best >= 0) { *why = VT_BAN_EQUIVOCATION; return 0; }
+        best = k;
+    }
     if (best < 0) { *why = VT_BAN_SILENT; return 0; }
-    memcpy(d, dig[best], 32);
+    memcpy(d, cand[best], 32);
     return 1;
 }
 

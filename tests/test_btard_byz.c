@@ -547,6 +547,82 @@ TEST(bad_echo_lengths_in_a_swarm) {
     }
 }
 
+/* ---- the count rule counts every digest: against its definition (count
+   each distinct digest; SILENT for f + 1 empty echoes or no digest with
+   f + 1, EQUIVOCATION for two), with as many distinct digests as members.
+   0.2.4 kept a table of 64 digests: with 129 members, 64 Byzantines each
+   naming another fake for an honest slot hid the 65 honest echoes, and the
+   honest sender was banned as silent. ------------------------------------ */
+static int count_def(const vt_btard_peer *p, int s, unsigned char d[32], vt_btard_reason *why) {
+    int j, k, cz = 0, best = -1;
+    for (j = 0; j < p->n; j++) cz += p->ds_cnt[j] == 1 && vt__bt_zero32(p->ds_item[2 * j].p + 128 + 32 * (size_t)s);
+    if (cz >= p->f + 1) { *why = VT_BAN_SILENT; return 0; }
+    for (j = 0; j < p->n; j++) {
+        const unsigned char *e = p->ds_item[2 * j].p + 128 + 32 * (size_t)s;
+        int c = 0, first = 1;
+        if (p->ds_cnt[j] != 1 || vt__bt_zero32(e)) continue;
+        for (k = 0; k < p->n; k++)
+            if (p->ds_cnt[k] == 1 && !memcmp(p->ds_item[2 * k].p + 128 + 32 * (size_t)s, e, 32)) { c++; if (k < j) first = 0; }
+        if (!first || c < p->f + 1) continue;
+        if (best >= 0) { *why = VT_BAN_EQUIVOCATION; return 0; }
+        best = j;
+    }
+    if (best < 0) { *why = VT_BAN_SILENT; return 0; }
+    memcpy(d, p->ds_item[2 * best].p + 128 + 32 * (size_t)s, 32);
+    return 1;
+}
+TEST(count_rule_counts_every_digest) {
+    static vt_btard_peer P; /* only what the count rule reads: n, f, the accepted items */
+    vt_btard_peer *p = &P;
+    int N = 160, j, trial, s, ok, ok2;
+    unsigned char d[32], d2[32], honest[32];
+    vt_btard_reason why = VT_BAN_COUNT, why2 = VT_BAN_COUNT;
+    p->ds_cnt = (unsigned char *)calloc((size_t)N, 1);
+    p->ds_item = (vt__bt_buf *)calloc((size_t)N * 2, sizeof(vt__bt_buf));
+    for (j = 0; j < N; j++) {
+        p->ds_item[2 * j].n = 128 + 32 * (size_t)N;
+        p->ds_item[2 * j].p = (unsigned char *)calloc(p->ds_item[2 * j].n, 1);
+    }
+    /* 129 members: the 65 honest echoes name slot 100's envelope, 64 Byzantine ones 64 different fakes */
+    p->n = 129; p->f = 64; s = 100;
+    memset(honest, 0xAB, 32);
+    for (j = 0; j < p->n; j++) {
+        unsigned char *e = p->ds_item[2 * j].p + 128 + 32 * (size_t)s;
+        p->ds_item[2 * j].n = 128 + 32 * (size_t)p->n;
+        p->ds_cnt[j] = 1;
+        memcpy(e, honest, 32);
+        if (j < 64) { memset(e, 0, 32); e[0] = (unsigned char)(j + 1); e[1] = 0x77; }
+    }
+    ok = vt__bt_count(p, s, d, &why);
+    CHECK(ok && !memcmp(d, honest, 32), "129 members, 64 fakes each named once, the honest envelope 65 times: %s",
+          ok ? "another digest agreed" : vt_btard_reason_name(why));
+    /* against the definition: up to 160 members, 1 to n different digests, empty echoes, members with none or two items */
+    for (trial = 0; trial < 3000; trial++) {
+        int n = 1 + (int)(vt_rng_u64(7, (uint64_t)trial, 0) % (uint64_t)N), pool = 1 + (int)(vt_rng_u64(7, (uint64_t)trial, 1) % 4);
+        if (pool == 4) pool = n;
+        p->n = n; p->f = (n - 1) / 2; s = (int)(vt_rng_u64(7, (uint64_t)trial, 2) % (uint64_t)n);
+        for (j = 0; j < n; j++) {
+            uint64_t r = vt_rng_u64(7, (uint64_t)trial, 3 + (uint64_t)j);
+            unsigned char *e = p->ds_item[2 * j].p + 128 + 32 * (size_t)s;
+            p->ds_item[2 * j].n = 128 + 32 * (size_t)n;
+            p->ds_cnt[j] = (unsigned char)(r % 20 == 0 ? 0 : r % 20 == 1 ? 2 : 1);
+            memset(e, 0, 32);
+            if ((r >> 8) % 7) { e[0] = (unsigned char)(1 + (r >> 16) % (uint64_t)pool); e[1] = (unsigned char)(((r >> 16) % (uint64_t)pool) >> 8); }
+        }
+        memset(d, 0, 32); memset(d2, 0, 32);
+        ok = vt__bt_count(p, s, d, &why);
+        ok2 = count_def(p, s, d2, &why2);
+        if (ok != ok2 || (ok && memcmp(d, d2, 32)) || (!ok && why != why2)) {
+            CHECK(0, "trial %d (%d members, %d digests): the count rule says %s, its definition %s", trial, n, pool,
+                  ok ? "agreed" : vt_btard_reason_name(why), ok2 ? "agreed" : vt_btard_reason_name(why2));
+            break;
+        }
+    }
+    for (j = 0; j < N; j++) free(p->ds_item[2 * j].p);
+    free(p->ds_item);
+    free(p->ds_cnt);
+}
+
 /* ---- 16 peers, 7 sending their commitment to half the members only (the
    odd positions get none): the deprived honest peers go on a grace period
    after the others, and one of them has a slow link besides (0.9 of the
@@ -851,6 +927,7 @@ int main(int argc, char **argv) {
     RUN(badly_signed_split_counts_as_none);
     RUN(bad_echo_lengths_count_as_none);
     RUN(bad_echo_lengths_in_a_swarm);
+    RUN(count_rule_counts_every_digest);
     RUN(withhold_half_16_peers_slow_honest_link);
     RUN(dies_mid_broadcast_minority_8_peers);
     RUN(dies_mid_broadcast_minority_16_peers);
