@@ -752,8 +752,11 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
        next envelope's evidence, and is judged only when that envelope is
        itself agreed: then every honest peer bans the signer at the same
        point. A member whose echo in the slow path deviates from the agreed
-       view is published as a suspect; whoever holds the other signed
-       envelope of that slot turns it into a proof.
+       view, in any slot (an empty one too: since 0.2.5), is published as a
+       suspect; whoever holds the other signed envelope of that slot turns
+       it into a proof. An honest member that lacked an envelope is a
+       suspect too, harmlessly: it signed one envelope for its slot, so
+       whoever holds one holds that one, and no proof comes of it.
      accusations: a validator's verdict is part of its COMMIT, so it counts
        once agreed; the accused answers with its log chunk in its REVEAL
        (agreed too), and only then every peer re-executes it: guilty ->
@@ -3497,7 +3500,10 @@ static void vt__bt_summarize(const vt__bt_env *e, unsigned char out[VT__BT_SUMMA
    envelopes for one (step, round, exchange): it is banned; [u32 2][one
    summary] names an envelope whose echo my slow path found deviating: who
    holds a different signed envelope of that signer for that slot publishes
-   the proof. An honest peer publishes nothing it has not verified. */
+   the proof. An honest peer publishes nothing it has not verified, and at
+   most 64 items at once, of which suspects take at most half: every member
+   whose echo deviates is one (0.2.5: an empty slot too), and they must not
+   crowd out a proof. */
 #define VT__BT_EV_PROOF 1
 #define VT__BT_EV_SUSPECT 2
 static void vt__bt_add_proof(vt_btard_peer *p, const unsigned char *a, const unsigned char *b) {
@@ -3506,7 +3512,7 @@ static void vt__bt_add_proof(vt_btard_peer *p, const unsigned char *a, const uns
     if (vt__bt_add32(&p->evid, VT__BT_EV_PROOF) && vt__bt_add(&p->evid, a, VT__BT_SUMMARY) && vt__bt_add(&p->evid, b, VT__BT_SUMMARY)) p->nevid++;
 }
 static void vt__bt_add_suspect(vt_btard_peer *p, const unsigned char *a) {
-    if (p->nevid >= 64 || !vt__bt_summary_ok(p, a)) return;
+    if (p->nevid >= 32 || !vt__bt_summary_ok(p, a)) return;
     if (vt__bt_add32(&p->evid, VT__BT_EV_SUSPECT) && vt__bt_add(&p->evid, a, VT__BT_SUMMARY)) p->nevid++;
 }
 /* two envelopes I hold of one sender for one slot */
@@ -4242,20 +4248,20 @@ static int vt__bt_slow(vt_btard_peer *p, int y) {
         vt_btard_reason why;
         if (!vt__bt_count(p, s, agreed + 32 * (size_t)s, &why)) { vt__bt_banp(p, s, why, -1); memset(agreed + 32 * (size_t)s, 0, 32); }
     }
-    /* a member whose echo, as it reached me, is not the agreed view: if it
-       sent the others another envelope, they will prove it */
+    /* A member whose echo, as it reached me, is not the agreed view, in any
+       slot, an empty one too: if it sent the others another envelope, they
+       will prove it. Before 0.2.5 an empty slot was passed over, so an echo
+       naming an envelope to some and nothing to the others (two signed
+       envelopes) was never a proof (test_btard_byz
+       signed_split_echo_is_a_proof). A suspect proves nothing by itself: an
+       honest member that lacked an envelope signed one echo, and whoever
+       holds its envelope holds that one, so no proof can come of it. */
     for (j = 0; j < p->n; j++) {
-        const unsigned char *e;
-        if (j == p->me || !(e = vt__bt_ds_echo(p, j)) || !VT__XENV(p, x, j)) continue;
-        for (s = 0; s < p->n; s++) {
-            const unsigned char *d = agreed + 32 * (size_t)s;
-            if (!vt__bt_zero32(d) && !vt__bt_zero32(e + 32 * (size_t)s) && memcmp(e + 32 * (size_t)s, d, 32)) break;
-        }
-        if (s < p->n) {
-            vt__bt_env ev;
-            unsigned char sum[VT__BT_SUMMARY];
-            if (vt__bt_env_parse(VT__XENV(p, x, j), VT__XLEN(p, x, j), &ev)) { vt__bt_summarize(&ev, sum); vt__bt_add_suspect(p, sum); }
-        }
+        const unsigned char *e = vt__bt_ds_echo(p, j);
+        vt__bt_env ev;
+        unsigned char sum[VT__BT_SUMMARY];
+        if (j == p->me || !e || !VT__XENV(p, x, j) || !memcmp(e, agreed, 32 * (size_t)p->n)) continue;
+        if (vt__bt_env_parse(VT__XENV(p, x, j), VT__XLEN(p, x, j), &ev)) { vt__bt_summarize(&ev, sum); vt__bt_add_suspect(p, sum); }
     }
     if (p->nbans != bans0) { VT_FREE(got, NULL); VT_FREE(need, NULL); return 0; } /* the round starts again */
     /* fetch: who holds an agreed envelope sends it to each member whose echo differs */

@@ -401,8 +401,14 @@ TEST(withholding_switches_ban_no_honest_peer) {
    the envelope and 2 and 3 banned rank 4 as silent: two views, and every
    honest peer stopped as cut off. Now a badly signed envelope counts as
    none wherever it comes from, and rank 4 is banned as silent by every
-   honest peer in step 2. Every honest peer's weights, bans, membership and
-   view digest are compared. ----------------------------------------------- */
+   honest peer in step 2. With valid signatures, x's envelope sent to every
+   member and x + 1's signed twice (its echo naming x's envelope to 0 and
+   1, nothing to 2 and 3), the split is two signed envelopes for one slot:
+   0.2.4 never made them a proof, as its slow path published a deviating
+   echo as a suspect only where it named another envelope, never where it
+   named none, and rank 4 went unpunished; now it is banned for
+   equivocation. Every honest peer's weights, bans, membership and view
+   digest are compared. ------------------------------------------------------ */
 static void split(int mode, int x, uint64_t seed) {
     static const char *xn[] = {"", "COMMIT", "PARTS", "AGG", "REVEAL", "SCALARS", "FIN"};
     const char *what = mode == BYZ_ECHO_SPLIT ? "signed echo split" : "badly signed split";
@@ -430,6 +436,11 @@ TEST(badly_signed_split_counts_as_none) {
     int x;
     for (x = VT__K_COMMIT; x <= VT__K_SCALARS; x++) split(BYZ_SPLIT, x, 1500 + (uint64_t)x);
 }
+TEST(signed_split_echo_is_a_proof) {
+    int x;
+    for (x = VT__K_COMMIT; x <= VT__K_SCALARS; x++) split(BYZ_ECHO_SPLIT, x, 1510 + (uint64_t)x);
+}
+
 /* ---- an envelope enters a peer's view only whole: its echo as long as its
    exchange's (none in the first, 32 bytes per member in the others), its
    signature holding, whichever way it came: from its sender, from a member
@@ -925,6 +936,7 @@ int main(int argc, char **argv) {
     RUN(signed_equivocation_bans_the_signer);
     RUN(withholding_switches_ban_no_honest_peer);
     RUN(badly_signed_split_counts_as_none);
+    RUN(signed_split_echo_is_a_proof);
     RUN(bad_echo_lengths_count_as_none);
     RUN(bad_echo_lengths_in_a_swarm);
     RUN(count_rule_counts_every_digest);
