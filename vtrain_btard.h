@@ -1,4 +1,4 @@
-/* vtrain_btard.h - v0.2.4 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
+/* vtrain_btard.h - v0.2.5 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
 
    BTARD: n peers train one model together over a transport (vt_net:
    in-process threads, MPI ranks with VTRAIN_MPI, or processes on separate
@@ -104,7 +104,7 @@
 #ifndef VTRAIN_BTARD_H
 #define VTRAIN_BTARD_H
 
-#define VTRAIN_BTARD_VERSION_STRING "0.2.4"
+#define VTRAIN_BTARD_VERSION_STRING "0.2.5"
 
 #ifdef __cplusplus
 extern "C" {
@@ -7432,6 +7432,23 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t) {
             from their arrival (DEADLINES AND SILENCE). Wire: 0.2.3's
             messages unchanged, two added (phases ASK, FWD); deadlines
             longer only where more than half the others are missing.
+     0.2.5  (2026-12-06) Four findings of an adversarial review, each a
+            test in test_btard_byz that 0.2.4 fails. An envelope enters a
+            peer's view only if its header names the slot, its echo has the
+            length of its exchange's (none in the first, 32 n bytes after)
+            and its signature holds, whether it came from its sender,
+            forwarded, relayed or fetched (vt__bt_env_ok): before, one from
+            its sender was held on its header alone, so a badly signed
+            envelope sent to f members split the honest views, and an echo
+            of any length was held and read for 32 n bytes. The count rule
+            counts every distinct digest (a table of 64 let 64 Byzantines
+            get an honest sender banned as silent from n = 129 on). The
+            slow path publishes as a suspect an echo that deviates from the
+            agreed view in an empty slot too (an echo naming an envelope to
+            some members and nothing to the others was never a proof);
+            suspects take at most half the room for evidence. Wire
+            unchanged; a peer checks the signature of every envelope it
+            receives (n - 1 per exchange: 90 per step at 16 peers).
 
    ------------------------------------------------------------------------------
    This software is available under 2 licenses -- choose whichever you prefer.
