@@ -5569,6 +5569,16 @@ static int vt__bt_blob_load(vt_btard_peer *p, const unsigned char *b, size_t n, 
         (int64_t)vt__bt_g64(b + 16) != p->d)
         goto bad;
     VT__BT_NEED((size_t)N * 61 + 24);
+    /* every field in range before any of it is taken (the digest was attested by f0 + 1 founders, but a
+       blob more than f0 liars agree on must make a wrong state, never a write out of bounds), and my
+       own slot must carry my own key */
+    for (i = 0; i < N; i++) {
+        const unsigned char *r = b + at + 61 * (size_t)i;
+        int64_t jo = (int64_t)vt__bt_g64(r + 1), pe = (int64_t)vt__bt_g64(r + 9), ba = (int64_t)vt__bt_g64(r + 17);
+        int why = (int)vt__bt_g32(r + 25);
+        if (r[0] > 1 || jo < -1 || pe < -1 || ba < -1 || why < -1 || why >= (int)VT_BAN_COUNT) goto bad;
+        if (i == p->rank && memcmp(r + 29, p->key.pk, 32) != 0) goto bad;
+    }
     for (i = 0; i < N; i++, at += 61) {
         p->alive[i] = b[at] ? 1 : 0;
         p->joined[i] = (int64_t)vt__bt_g64(b + at + 1);
@@ -5577,12 +5587,18 @@ static int vt__bt_blob_load(vt_btard_peer *p, const unsigned char *b, size_t n, 
         p->ban_why[i] = (int)vt__bt_g32(b + at + 25);
         memcpy(p->roster + 32 * (size_t)i, b + at + 29, 32);
     }
-    p->pv_ok = (int)vt__bt_g32(b + at);
+    VT__BT_NEED(24);
+    k = (int)vt__bt_g32(b + at);
     pn = (int)vt__bt_g32(b + at + 4);
     pl = (int64_t)vt__bt_g64(b + at + 8);
+    /* pv_ok 0 carries nothing; pv_ok 1 carries pn parts of pl = ceil(d / pn) each, so pn pl < d + N, what
+       pv_agg holds */
+    if (k < 0 || k > 1 || pn < 0 || pn > N || pl < 0 || pl > p->d + 1 || (!k && (pn || pl)) ||
+        (k && (pn < 1 || pl != (p->d + pn - 1) / pn)) || (int64_t)pn * pl > p->d + N)
+        goto bad;
+    p->pv_ok = k;
     p->pv_step = (int64_t)vt__bt_g64(b + at + 16);
     at += 24;
-    if (pn < 0 || pn > N || pl < 0 || pl > p->d + 1 || (p->pv_ok && (pn < 1 || pl != (p->d + pn - 1) / pn))) goto bad;
     need = 4 * (size_t)pn + (size_t)pn + 32 * (size_t)pn * (size_t)pn + 32 * (size_t)pn + 8 * VT__BT_NSC * (size_t)pn * (size_t)pn +
            4 * (size_t)(pn * pl) + 32 + 4 * (size_t)p->d + 8;
     VT__BT_NEED(need);

@@ -458,6 +458,59 @@ TEST(lying_founders_do_not_mislead_it) {
     auto_case("founders 5, 4 lie D ahead", 2, near, 13);
 }
 
+/* ---- the attested state parsed with every field bounded (review F2): a blob that f0 + 1 founders attest
+   but that no honest member would build (more than f0 liars: beyond the threat model) is refused as
+   malformed, never written out of bounds. A founder's real blob (step 0, its previous step filled in)
+   loads into a newcomer; each change below must not. ------------------------------------------------ */
+
+static void blob_put32(vt__bt_buf *b, size_t at, uint32_t v) { vt__bt_p32(b->p + at, v); }
+static void blob_put64(vt__bt_buf *b, size_t at, uint64_t v) { vt__bt_p64(b->p + at, v); }
+
+TEST(attested_state_fields_bounded) {
+    vt_net **e = vt_net_inproc_create(4, 0);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_cfg c = cfg_of(9);
+    vt_btard_peer *m, *nw;
+    unsigned char roster[4 * 32];
+    vt__bt_buf b = {0, 0, 0};
+    size_t pv;
+    int k;
+    memcpy(roster, g_roster, sizeof roster);
+    memset(roster + 96, 0, 32); /* slot 3 open */
+    c.roster = roster;
+    c.key = &g_keys[0];
+    m = vt_btard_peer_create(&c, &t, e[0], NULL);
+    c.key = &g_keys[3]; c.join = 1; c.join_step = 2;
+    nw = vt_btard_peer_create(&c, &t, e[3], NULL);
+    CHECK(m && nw, "create: %s", vt_last_error());
+    if (!m || !nw) return;
+    memcpy(m->roster + 96, g_keys[3].pk, 32); /* admitted: its key in the slot */
+    m->pv_ok = 1; m->pv_n = 3; m->pv_L = (m->d + 2) / 3; m->pv_step = 0;
+    m->pv_mem[0] = 0; m->pv_mem[1] = 1; m->pv_mem[2] = 2;
+    CHECK(vt__bt_blob_build(m), "the founder's blob does not build");
+    pv = 24 + 61 * 4; /* [u32 pv_ok][u32 pv_n][u64 pv_L][u64 pv_step] */
+    for (k = 0; k < 7; k++) {
+        const char *what[] = {"the founder's own blob", "a ban reason past the last", "joined -2", "prob_end -5",
+                              "another key in the newcomer's own slot", "pv_ok 2", "pv_ok 0 with parts (pn pl beyond pv_agg once large)"};
+        int ok, want = k == 0;
+        b.n = 0;
+        vt__bt_add(&b, m->blob.p, m->blob.n);
+        if (k == 1) blob_put32(&b, 24 + 25, (uint32_t)VT_BAN_COUNT);
+        if (k == 2) blob_put64(&b, 24 + 61 + 1, (uint64_t)(int64_t)-2);
+        if (k == 3) blob_put64(&b, 24 + 61 * 2 + 9, (uint64_t)(int64_t)-5);
+        if (k == 4) b.p[24 + 61 * 3 + 29] ^= 1;
+        if (k == 5) blob_put32(&b, pv, 2);
+        if (k == 6) blob_put32(&b, pv, 0);
+        ok = vt__bt_blob_load(nw, b.p, b.n, 0, 0);
+        CHECK(ok == want, "%s: blob_load says %d (want %d): %s", what[k], ok, want, vt_btard_error(nw));
+        if (!want) CHECK(strstr(vt_btard_error(nw), "malformed") != NULL, "%s: refused, but not as malformed: %s", what[k], vt_btard_error(nw));
+    }
+    VT_FREE(b.p, NULL);
+    vt_btard_peer_destroy(m);
+    vt_btard_peer_destroy(nw);
+    for (k = 0; k < 4; k++) e[k]->destroy(e[k]);
+}
+
 int main(int argc, char **argv) {
     int rc;
     TEST_FILTER(argc, argv);
@@ -472,6 +525,7 @@ int main(int argc, char **argv) {
     RUN(step_pick_bounded_by_honest_statements);
     RUN(late_newcomer_learns_the_step);
     RUN(lying_founders_do_not_mislead_it);
+    RUN(attested_state_fields_bounded);
     vt_btard_digits_free(&g_d);
     return TEST_SUMMARY();
 }
