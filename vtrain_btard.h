@@ -3769,6 +3769,11 @@ static void vt__bt_answer(vt_btard_peer *p, int from, uint64_t tag, const unsign
     if (key > p->ans_at[from]) { p->ans_at[from] = key; p->ans_x[from] = 0; }
     if (p->ans_x[from] & (1u << x)) { p->flood[from]++; return; }
     p->ans_x[from] |= 1u << x;
+    /* the ranks strictly increasing, as an honest ask lists them (vt__bt_ask, in member order): one
+       rank named n times would get n copies of its envelope back, an amplification; such an ask gets
+       nothing */
+    for (i = 4; i < n; i += 4)
+        if (vt__bt_g32(m + i) <= vt__bt_g32(m + i - 4)) { p->flood[from]++; return; }
     for (i = 0; i < n; i += 4) {
         uint32_t r = vt__bt_g32(m + i);
         const unsigned char *e;
