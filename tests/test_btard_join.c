@@ -511,6 +511,42 @@ TEST(attested_state_fields_bounded) {
     for (k = 0; k < 4; k++) e[k]->destroy(e[k]);
 }
 
+/* ---- a founder flooding the newcomer with well-framed ATTESTs (review F5): at most VT__BT_TRIES
+   signatures checked per founder and sync, as for JOIN, PROBE and statements (two founders sent 200
+   each, badly signed, and the newcomer checked all 400) ---------------------------------------------- */
+
+TEST(attest_flood_checks_bounded) {
+    vt_net **e = vt_net_inproc_create(4, 0);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_cfg c = cfg_of(10);
+    vt_btard_peer *nw;
+    unsigned char roster[4 * 32];
+    int i, f;
+    memcpy(roster, g_roster, sizeof roster);
+    memset(roster + 96, 0, 32); /* slot 3 open */
+    c.roster = roster;
+    c.key = &g_keys[3]; c.join = 1; c.join_step = 2; c.join_wait = 0.3;
+    nw = vt_btard_peer_create(&c, &t, e[3], NULL);
+    CHECK(nw != NULL, "create: %s", vt_last_error());
+    if (!nw) return;
+    for (f = 0; f < 2; f++)
+        for (i = 0; i < 200; i++) {
+            unsigned char a[VT__BT_ATTEST_LEN];
+            memset(a, 0, sizeof a);
+            vt__bt_p32(a, VT__BT_M_ATTEST);
+            vt__bt_p32(a + 4, (uint32_t)f);
+            vt__bt_p32(a + 8, 3);
+            vt__bt_p64(a + 12, 3); /* the state of join_step + 1 */
+            vt__bt_p32(a + 20, (uint32_t)i); /* a digest of its own each, the signature zeros */
+            e[f]->send(e[f], 3, VT__BT_TAG(c.session, 3, 0, VT__PH_ATTEST, 0), a, sizeof a);
+        }
+    CHECK(vt__bt_sync(nw, 1) < 0, "synced on badly signed attestations");
+    CHECK(nw->st.verifies <= 2 * VT__BT_TRIES, "400 badly signed ATTESTs from 2 founders: %lld signatures checked (want at most %d)",
+          (long long)nw->st.verifies, 2 * VT__BT_TRIES);
+    vt_btard_peer_destroy(nw);
+    for (i = 0; i < 4; i++) e[i]->destroy(e[i]);
+}
+
 int main(int argc, char **argv) {
     int rc;
     TEST_FILTER(argc, argv);
@@ -526,6 +562,7 @@ int main(int argc, char **argv) {
     RUN(late_newcomer_learns_the_step);
     RUN(lying_founders_do_not_mislead_it);
     RUN(attested_state_fields_bounded);
+    RUN(attest_flood_checks_bounded);
     vt_btard_digits_free(&g_d);
     return TEST_SUMMARY();
 }
