@@ -2234,6 +2234,9 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
     (void)want;
     *p = NULL;
     *n = 0;
+/* after a message that is not taken (garbage, refused, a goodbye): the next, unless the deadline passed;
+   a stream of garbage must not hold the caller past it (braces, not do-while: continue is the loop's) */
+#define VT__BT_ZNEXT { if (vt_net_now() >= deadline) return 0; continue; } (void)0
     for (;;) {
         zmq_msg_t id, m;
         int frames = 0, ok, more;
@@ -2270,7 +2273,7 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
                 for (d = 0; d < z->size && z->dealer[d] != it[i].socket; d++) {}
                 if (d < z->size && vt__bt_zmq_dealer_take(t, d, from, tag, p, n)) return 1;
             }
-            if (!(it[0].revents & ZMQ_POLLIN)) continue;
+            if (!(it[0].revents & ZMQ_POLLIN)) VT__BT_ZNEXT; /* a DEALER's garbage */
         }
         zmq_msg_init(&id);
         if (zmq_msg_recv(&id, z->router, ZMQ_DONTWAIT) < 0) {
@@ -2292,9 +2295,9 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
         }
         /* [routing id][payload]; anything else is garbage */
         more = zmq_msg_more(&id);
-        if (!more) { zmq_msg_close(&id); t->stats.garbage++; continue; }
+        if (!more) { zmq_msg_close(&id); t->stats.garbage++; VT__BT_ZNEXT; }
         zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, z->router, 0) < 0) { zmq_msg_close(&m); zmq_msg_close(&id); continue; }
+        if (zmq_msg_recv(&m, z->router, 0) < 0) { zmq_msg_close(&m); zmq_msg_close(&id); VT__BT_ZNEXT; }
         frames = 2;
         more = zmq_msg_more(&m);
         while (more) { /* a peer sent several frames: drain them */
@@ -2307,19 +2310,20 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
         }
         ok = frames == 2 && zmq_msg_size(&m) >= 8 && (*from = vt__bt_zmq_who(z, &m, (const unsigned char *)zmq_msg_data(&id), zmq_msg_size(&id))) >= 0;
         zmq_msg_close(&id);
-        if (!ok) { t->stats.garbage++; zmq_msg_close(&m); continue; }
+        if (!ok) { t->stats.garbage++; zmq_msg_close(&m); VT__BT_ZNEXT; }
         *tag = vt__bt_g64((const unsigned char *)zmq_msg_data(&m));
         *n = zmq_msg_size(&m) - 8;
         *p = (unsigned char *)VT_MALLOC(*n ? *n : 1, NULL);
-        if (!*p) { zmq_msg_close(&m); t->stats.dropped++; continue; }
+        if (!*p) { zmq_msg_close(&m); t->stats.dropped++; VT__BT_ZNEXT; }
         if (*n) memcpy(*p, (const unsigned char *)zmq_msg_data(&m) + 8, *n);
         zmq_msg_close(&m);
-        if (*tag == VT__BT_BYE) { VT_FREE(*p, NULL); *p = NULL; continue; }
+        if (*tag == VT__BT_BYE) { VT_FREE(*p, NULL); *p = NULL; VT__BT_ZNEXT; }
         t->stats.recv_msgs++;
         t->stats.recv_bytes += (int64_t)*n;
         return 1;
     }
 }
+#undef VT__BT_ZNEXT
 
 static int vt__bt_zmq_opt(void *s, int opt, int v) { return zmq_setsockopt(s, opt, &v, sizeof v); }
 
