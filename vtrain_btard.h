@@ -6357,6 +6357,10 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
         vt__tls_fail(VT_ERR_BACKEND, "vt_btard_peer_create: this build fuses a*b+c into fma: compile with -ffp-contract=off");
         return NULL;
     }
+    if (cfg && (unsigned)cfg->defence > (unsigned)VT_DEFENCE_MEAN) { /* it acted as CCLIP (no validators), silently */
+        vt__tls_fail(VT_ERR_ARG, "vt_btard_peer_create: cfg.defence %d is none of VT_DEFENCE_BTARD, _CCLIP, _MEAN", (int)cfg->defence);
+        return NULL;
+    }
     if (!cfg || cfg->defence != VT_DEFENCE_MEAN) {
         if (!vt_btard_can_sign()) {
             vt__tls_fail(VT_ERR_BACKEND, "vt_btard_peer_create: %s",

@@ -748,6 +748,20 @@ TEST(ask_answered_once_per_rank) {
     for (i = 0; i < 4; i++) e[i]->destroy(e[i]);
 }
 
+/* a defence that is none of the three is refused (review F7): it ran as CCLIP, no validators, silently */
+TEST(unknown_defence_refused) {
+    vt_net **e = vt_net_inproc_create(2, 0);
+    vt_btard_cfg cfg = small_cfg(53);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_peer *p;
+    int i;
+    cfg.defence = (vt_btard_defence)7;
+    p = peer_create(&cfg, &t, e[0], NULL);
+    CHECK(p == NULL && strstr(vt_last_error(), "defence") != NULL, "cfg.defence 7: %s (want refused, naming cfg.defence)", p ? "created" : vt_last_error());
+    vt_btard_peer_destroy(p);
+    for (i = 0; i < 2; i++) e[i]->destroy(e[i]);
+}
+
 int main(int argc, char **argv) {
     TEST_FILTER(argc, argv);
     if (vt_btard_digits_load(&g_d, "data/digits.csv", 16, 8, 0.05) != VT_OK) {
@@ -779,6 +793,7 @@ int main(int argc, char **argv) {
     RUN(false_alarms_ban_nobody);
     RUN(mean_collapses_under_sign_flip);
     RUN(ask_answered_once_per_rank);
+    RUN(unknown_defence_refused);
     vt_btard_digits_free(&g_d);
     return TEST_SUMMARY();
 }
