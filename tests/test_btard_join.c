@@ -55,6 +55,23 @@ static int cut_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p, size
 }
 static void cut_destroy(vt_net *t) { (void)t; }
 
+/* ---- a link slow for one phase only (ATTEST to newcomers: a delay far below every deadline, as any
+   network may have) ------------------------------------------------------------------------------ */
+typedef struct { vt_net net; vt_net *in; int phase; double s; } slow_net;
+static int slow_send(vt_net *t, int to, uint64_t tag, const void *p, size_t n) {
+    slow_net *c = (slow_net *)t;
+    if ((int)((tag >> 16) & 0xFF) == c->phase) vt__bt_sleep(c->s);
+    return c->in->send(c->in, to, tag, p, n);
+}
+static int slow_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, const unsigned char *to) {
+    slow_net *c = (slow_net *)t;
+    return c->in->bcast(c->in, tag, p, n, to);
+}
+static int slow_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p, size_t *n, double dl, int want) {
+    slow_net *c = (slow_net *)t;
+    return c->in->recv(c->in, from, tag, p, n, dl, want);
+}
+
 /* ---- a swarm: founders 0 .. nf-1, open slots nf .. n-1 -------------------------------- */
 
 typedef struct {
@@ -131,6 +148,7 @@ typedef struct {
     int join_max, join_per_step;
     int late[16];                /* a newcomer starts once founder 0 has done this many steps */
     int hold;                    /* the founders start once the cut phase was sent this many times (to anyone) */
+    double slow[16];             /* this founder's ATTESTs leave this many seconds late */
     /* results */
     int done[16], synced[16], honest_banned, views_agree, max_prob, max_admit;
     vt_btard_membership mship[16];
@@ -165,6 +183,7 @@ static void run(scen *s, const vt_btard_cfg *c0) {
     pthread_t th[16], fth[16];
     flooder fl[16];
     cut_net cn;
+    slow_net sn[16];
     int i, j, ref = -1;
     memcpy(roster, g_roster, sizeof roster);
     for (i = s->nf; i < s->n; i++) memset(roster + 32 * i, 0, 32); /* open slots */
@@ -172,6 +191,12 @@ static void run(scen *s, const vt_btard_cfg *c0) {
     for (i = 0; i < s->n; i++) {
         vt_btard_cfg c = *c0;
         vt_net *use = e[i];
+        if (s->slow[i] > 0) {
+            memset(&sn[i], 0, sizeof sn[i]);
+            sn[i].net = *e[i]; sn[i].net.send = slow_send; sn[i].net.bcast = slow_bcast; sn[i].net.recv = slow_recv; sn[i].net.destroy = cut_destroy;
+            sn[i].in = e[i]; sn[i].phase = VT__PH_ATTEST; sn[i].s = s->slow[i];
+            use = &sn[i].net;
+        }
         c.roster = roster;
         c.key = &g_keys[i];
         if (s->join_max) c.join_max = s->join_max;
@@ -363,6 +388,27 @@ TEST(wrong_state_detected_fetched_elsewhere) {
     CHECK(s.bad_state_from[3] > 0, "the newcomer did not detect peer 3's wrong state");
     CHECK(!s.honest_banned && s.views_agree, "%d honest bans, views agree %d: %s", s.honest_banned, s.views_agree, s.why);
     CHECK(s.mship[6] == VT_BTARD_MEMBER && s.since[6] == 3, "the newcomer: membership %d since %lld", (int)s.mship[6], (long long)s.since[6]);
+}
+
+/* ---- f0 founders that attest first and serve a wrong state (review F1): founders 0-7 (f0 = 3),
+   slot 8; 2, 3, 4 serve a wrong state, the honest founders' ATTESTs come 10-40 ms after theirs. Asked one
+   by one, a timeout each, the newcomer reached an honest member after the members' PROBE deadline
+   (compute_timeout + 2 T): they had moved on, refused the old step's SREQ, and banned it SILENT. ------ */
+
+TEST(fast_lying_attesters_do_not_starve_it) {
+    scen s;
+    vt_btard_cfg cfg = cfg_of(4);
+    scen_init(&s, 9, 8, 7);
+    s.joiner[8] = 1;
+    s.join_step[8] = 2;
+    s.atk[2] = s.atk[3] = s.atk[4] = vt_btard_attack_default(VT_ATTACK_WRONG_STATE);
+    s.slow[0] = 0.01;
+    s.slow[1] = s.slow[5] = s.slow[6] = s.slow[7] = 0.04;
+    run(&s, &cfg);
+    CHECK(s.synced[8], "the newcomer never synced: %s", s.joiner_err);
+    CHECK(s.mship[8] == VT_BTARD_MEMBER && s.since[8] == 3, "the newcomer: membership %d since %lld, banned at %lld for %s (want a member since 3)",
+          (int)s.mship[8], (long long)s.since[8], (long long)s.ban_at[8], s.ban_why[8] >= 0 ? vt_btard_reason_name((vt_btard_reason)s.ban_why[8]) : "nothing");
+    CHECK(!s.honest_banned && s.views_agree, "%d honest bans, views agree %d: %s", s.honest_banned, s.views_agree, s.why);
 }
 
 /* ---- a flood of join requests with fresh keys from 5 open slots: at most
@@ -557,6 +603,7 @@ int main(int argc, char **argv) {
     RUN(request_to_some_members_all_or_none);
     RUN(lost_request_sent_again);
     RUN(wrong_state_detected_fetched_elsewhere);
+    RUN(fast_lying_attesters_do_not_starve_it);
     RUN(join_flood_within_bounds);
     RUN(step_pick_bounded_by_honest_statements);
     RUN(late_newcomer_learns_the_step);
