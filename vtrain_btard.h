@@ -947,7 +947,10 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    |                                          | a slot is open, <= 8 handshakes per key    | forgotten after 60 s idle       |
    | TCP: a guest's messages                  | ZeroMQ receives each (<= max_msg, `queue`  | dropped unless for an open slot |
    |                                          | per connection); heard only as the open    | and <= guest_max (4096) bytes;  |
-   |                                          | slot it claims: the join rows above        | then as any request (above)     |
+   |                                          | slot it claims: the join rows above. NOT   | then as any request (above)     |
+   |                                          | BOUNDED YET: dropped over guest_max only   |                                 |
+   |                                          | once received, so memory up to queue x     |                                 |
+   |                                          | max_msg (64 GiB by default) per guest      |                                 |
    | TCP: claim a member's or admitted slot   | one handshake, messages dropped            | refused: it lacks the key       |
    | TCP: take or close an open slot          | a newcomer's join denied (not defended)    | one request (then probation     |
    |                                          |                                            | work, from the slot's address)  |
