@@ -933,8 +933,11 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    |                                          | every member: <= join_max of each per step |                                 |
    |                                          | (measured: 1.72x the step time, 8 founders,|                                 |
    |                                          | one newcomer; ./build/bench_btard join)    |                                 |
-   | member serving a newcomer wrong state    | the newcomer asks the next member (T each) | none (the newcomer cannot prove |
-   |                                          |                                            | it to others); it is detected   |
+   | member serving a newcomer wrong state    | T / 2 (the grace for the member that sends | none (the newcomer cannot prove |
+   |                                          | it unasked, cut short by a wrong state),   | it to others); it is detected   |
+   |                                          | then f0 + 1 attesters asked at once (one   |                                 |
+   |                                          | honest): up to f0 + 1 states over the      |                                 |
+   |                                          | newcomer's link, within the PROBE deadline |                                 |
    | a request sent to some members only      | nothing: f + 1 carriers admit it, fewer do | none                            |
    |                                          | not, the same on every honest member       |                                 |
    | a newcomer's copies of its request       | a 112-byte comparison each (one per        | none (the same signed bytes)    |
@@ -944,7 +947,10 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    |                                          | a slot is open, <= 8 handshakes per key    | forgotten after 60 s idle       |
    | TCP: a guest's messages                  | ZeroMQ receives each (<= max_msg, `queue`  | dropped unless for an open slot |
    |                                          | per connection); heard only as the open    | and <= guest_max (4096) bytes;  |
-   |                                          | slot it claims: the join rows above        | then as any request (above)     |
+   |                                          | slot it claims: the join rows above. NOT   | then as any request (above)     |
+   |                                          | BOUNDED YET: dropped over guest_max only   |                                 |
+   |                                          | once received, so memory up to queue x     |                                 |
+   |                                          | max_msg (64 GiB by default) per guest      |                                 |
    | TCP: claim a member's or admitted slot   | one handshake, messages dropped            | refused: it lacks the key       |
    | TCP: take or close an open slot          | a newcomer's join denied (not defended)    | one request (then probation     |
    |                                          |                                            | work, from the slot's address)  |
@@ -1012,8 +1018,10 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
                 (newcomer + step) mod n sends the state. The newcomer takes the
                 digest f0 + 1 founders signed alike (one of them honest), and a
                 state whose SHA-256 is that digest: a wrong one is reported
-                (VT_EV_BAD_STATE) and the state asked of the next member that
-                attested the digest, one by one.
+                (VT_EV_BAD_STATE). After T / 2 for that member (less if a
+                wrong state came), f0 + 1 members that attested the digest
+                are asked at once, founders first; each wrong state makes
+                one more asked, and nobody whose state failed is asked again.
      probation  cfg.probation steps (3): the newcomer computes its gradient on
                 the agreed weights from its public seed and sends every member
                 a signed PROBE: the SHA-256 of its gradient and its log chunk.
@@ -2234,6 +2242,9 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
     (void)want;
     *p = NULL;
     *n = 0;
+/* after a message that is not taken (garbage, refused, a goodbye): the next, unless the deadline passed;
+   a stream of garbage must not hold the caller past it (braces, not do-while: continue is the loop's) */
+#define VT__BT_ZNEXT { if (vt_net_now() >= deadline) return 0; continue; } (void)0
     for (;;) {
         zmq_msg_t id, m;
         int frames = 0, ok, more;
@@ -2270,7 +2281,7 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
                 for (d = 0; d < z->size && z->dealer[d] != it[i].socket; d++) {}
                 if (d < z->size && vt__bt_zmq_dealer_take(t, d, from, tag, p, n)) return 1;
             }
-            if (!(it[0].revents & ZMQ_POLLIN)) continue;
+            if (!(it[0].revents & ZMQ_POLLIN)) VT__BT_ZNEXT; /* a DEALER's garbage */
         }
         zmq_msg_init(&id);
         if (zmq_msg_recv(&id, z->router, ZMQ_DONTWAIT) < 0) {
@@ -2292,9 +2303,9 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
         }
         /* [routing id][payload]; anything else is garbage */
         more = zmq_msg_more(&id);
-        if (!more) { zmq_msg_close(&id); t->stats.garbage++; continue; }
+        if (!more) { zmq_msg_close(&id); t->stats.garbage++; VT__BT_ZNEXT; }
         zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, z->router, 0) < 0) { zmq_msg_close(&m); zmq_msg_close(&id); continue; }
+        if (zmq_msg_recv(&m, z->router, 0) < 0) { zmq_msg_close(&m); zmq_msg_close(&id); VT__BT_ZNEXT; }
         frames = 2;
         more = zmq_msg_more(&m);
         while (more) { /* a peer sent several frames: drain them */
@@ -2307,19 +2318,20 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
         }
         ok = frames == 2 && zmq_msg_size(&m) >= 8 && (*from = vt__bt_zmq_who(z, &m, (const unsigned char *)zmq_msg_data(&id), zmq_msg_size(&id))) >= 0;
         zmq_msg_close(&id);
-        if (!ok) { t->stats.garbage++; zmq_msg_close(&m); continue; }
+        if (!ok) { t->stats.garbage++; zmq_msg_close(&m); VT__BT_ZNEXT; }
         *tag = vt__bt_g64((const unsigned char *)zmq_msg_data(&m));
         *n = zmq_msg_size(&m) - 8;
         *p = (unsigned char *)VT_MALLOC(*n ? *n : 1, NULL);
-        if (!*p) { zmq_msg_close(&m); t->stats.dropped++; continue; }
+        if (!*p) { zmq_msg_close(&m); t->stats.dropped++; VT__BT_ZNEXT; }
         if (*n) memcpy(*p, (const unsigned char *)zmq_msg_data(&m) + 8, *n);
         zmq_msg_close(&m);
-        if (*tag == VT__BT_BYE) { VT_FREE(*p, NULL); *p = NULL; continue; }
+        if (*tag == VT__BT_BYE) { VT_FREE(*p, NULL); *p = NULL; VT__BT_ZNEXT; }
         t->stats.recv_msgs++;
         t->stats.recv_bytes += (int64_t)*n;
         return 1;
     }
 }
+#undef VT__BT_ZNEXT
 
 static int vt__bt_zmq_opt(void *s, int opt, int v) { return zmq_setsockopt(s, opt, &v, sizeof v); }
 
@@ -3769,6 +3781,11 @@ static void vt__bt_answer(vt_btard_peer *p, int from, uint64_t tag, const unsign
     if (key > p->ans_at[from]) { p->ans_at[from] = key; p->ans_x[from] = 0; }
     if (p->ans_x[from] & (1u << x)) { p->flood[from]++; return; }
     p->ans_x[from] |= 1u << x;
+    /* the ranks strictly increasing, as an honest ask lists them (vt__bt_ask, in member order): one
+       rank named n times would get n copies of its envelope back, an amplification; such an ask gets
+       nothing */
+    for (i = 4; i < n; i += 4)
+        if (vt__bt_g32(m + i) <= vt__bt_g32(m + i - 4)) { p->flood[from]++; return; }
     for (i = 0; i < n; i += 4) {
         uint32_t r = vt__bt_g32(m + i);
         const unsigned char *e;
@@ -5569,6 +5586,16 @@ static int vt__bt_blob_load(vt_btard_peer *p, const unsigned char *b, size_t n, 
         (int64_t)vt__bt_g64(b + 16) != p->d)
         goto bad;
     VT__BT_NEED((size_t)N * 61 + 24);
+    /* every field in range before any of it is taken (the digest was attested by f0 + 1 founders, but a
+       blob more than f0 liars agree on must make a wrong state, never a write out of bounds), and my
+       own slot must carry my own key */
+    for (i = 0; i < N; i++) {
+        const unsigned char *r = b + at + 61 * (size_t)i;
+        int64_t jo = (int64_t)vt__bt_g64(r + 1), pe = (int64_t)vt__bt_g64(r + 9), ba = (int64_t)vt__bt_g64(r + 17);
+        int why = (int)vt__bt_g32(r + 25);
+        if (r[0] > 1 || jo < -1 || pe < -1 || ba < -1 || why < -1 || why >= (int)VT_BAN_COUNT) goto bad;
+        if (i == p->rank && memcmp(r + 29, p->key.pk, 32) != 0) goto bad;
+    }
     for (i = 0; i < N; i++, at += 61) {
         p->alive[i] = b[at] ? 1 : 0;
         p->joined[i] = (int64_t)vt__bt_g64(b + at + 1);
@@ -5577,12 +5604,18 @@ static int vt__bt_blob_load(vt_btard_peer *p, const unsigned char *b, size_t n, 
         p->ban_why[i] = (int)vt__bt_g32(b + at + 25);
         memcpy(p->roster + 32 * (size_t)i, b + at + 29, 32);
     }
-    p->pv_ok = (int)vt__bt_g32(b + at);
+    VT__BT_NEED(24);
+    k = (int)vt__bt_g32(b + at);
     pn = (int)vt__bt_g32(b + at + 4);
     pl = (int64_t)vt__bt_g64(b + at + 8);
+    /* pv_ok 0 carries nothing; pv_ok 1 carries pn parts of pl = ceil(d / pn) each, so pn pl < d + N, what
+       pv_agg holds */
+    if (k < 0 || k > 1 || pn < 0 || pn > N || pl < 0 || pl > p->d + 1 || (!k && (pn || pl)) ||
+        (k && (pn < 1 || pl != (p->d + pn - 1) / pn)) || (int64_t)pn * pl > p->d + N)
+        goto bad;
+    p->pv_ok = k;
     p->pv_step = (int64_t)vt__bt_g64(b + at + 16);
     at += 24;
-    if (pn < 0 || pn > N || pl < 0 || pl > p->d + 1 || (p->pv_ok && (pn < 1 || pl != (p->d + pn - 1) / pn))) goto bad;
     need = 4 * (size_t)pn + (size_t)pn + 32 * (size_t)pn * (size_t)pn + 32 * (size_t)pn + 8 * VT__BT_NSC * (size_t)pn * (size_t)pn +
            4 * (size_t)(pn * pl) + 32 + 4 * (size_t)p->d + 8;
     VT__BT_NEED(need);
@@ -6002,17 +6035,47 @@ static int vt__bt_discover(vt_btard_peer *p, double until) {
     return 0;
 }
 
+/* a newcomer asks up to `count` members that attested the digest it took (ast, adg) for the state of
+   step t: founders first (f0 + 1 founders that attested it hold one honest), never one asked already or
+   whose state failed (done); the number asked */
+static int vt__bt_sync_ask(vt_btard_peer *p, int64_t t, const int64_t *ast, const unsigned char *adg, unsigned char *done, int count) {
+    int N = p->N, pass, i, k = 0;
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < N && k < count; i++) {
+            int q = (int)((p->rank + t + i) % N);
+            if (q == p->rank || done[q] || ast[q] != t || memcmp(adg + 32 * (size_t)q, p->blob_dig, 32) || (p->joined[q] == 0) != !pass) continue;
+            done[q] = 1;
+            p->net->send(p->net, q, VT__BT_TAG(p->cfg.session, t, 0, VT__PH_SREQ, 0), "", 0);
+            k++;
+        }
+    return k;
+}
+
 /* Wait for the state of the next step: f0 + 1 founders' signed digests
    alike (one of them honest: at most f0 founders lie), then the state with
-   that digest from whoever sent it, or, asked one by one, from those that
-   attested it; a state that is not the attested one is reported
-   (VT_EV_BAD_STATE) and another fetched. The first time (not yet
+   that digest from whoever sent it, or from those that attested it; a
+   state that is not the attested one is reported (VT_EV_BAD_STATE) and
+   another fetched. The fetch must end well inside the members' PROBE
+   deadline (t_step0 + compute_timeout + 2 T, vt__bt_carry): past it they
+   are in the next step, refuse the old step's SREQ, and the newcomer,
+   missing its PROBE, is banned SILENT. Asked one by one, a timeout each,
+   f0 liars that attest first and serve a wrong state cost f0 T and got an
+   honest newcomer banned (review F1). So: ATTESTs are taken after the
+   digest is found too (more members to ask); the member that sends the
+   state unasked gets T / 2, cut short by any wrong state; then f0 + 1
+   attesters are asked at once, founders first (one of f0 + 1 founders that
+   attested the digest is honest: its state comes within one transfer);
+   each wrong state makes one more asked at once, a member whose state
+   failed or that was asked is never asked again, and a wave with no
+   answer in T makes f0 + 1 more. The price in the honest case: none (the
+   designated member's state comes within the grace); under f0 liars:
+   T / 2 and up to f0 + 1 states over the newcomer's link. The first time (not yet
    admitted), the join request goes again every timeout / 4 until an
    attestation comes: a copy lost with a broken connection is sent again
    (a member keeps the first copy and compares the others with it).
    0, or -1 with the peer failed. */
 static int vt__bt_sync(vt_btard_peer *p, int first) {
-    int N = p->N, q, k, from, rc = 0, need = p->f0 + 1, found = -1, tried = 0, ok;
+    int N = p->N, q, k, from, rc = 0, need = p->f0 + 1, found = -1, ok;
     double span = first ? p->cfg.join_wait : (double)(N + 2) * (p->cfg.compute_timeout + 12 * p->cfg.timeout);
     double until = vt_net_now() + span, again = vt_net_now() + p->cfg.timeout / 4, ask = vt_net_now() + p->cfg.timeout;
     int64_t t = -1, want = first ? p->cfg.join_step + 1 : p->step;
@@ -6021,11 +6084,17 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
         span = p->cfg.join_wait;
     }
     int64_t *ast = (int64_t *)VT_MALLOC(sizeof(int64_t) * (size_t)N, NULL);
-    unsigned char *adg = (unsigned char *)VT_MALLOC(32 * (size_t)N + 1, NULL), dg[32];
+    /* per founder: the digest it attested, its last valid ATTEST (a copy of it is not checked again), the
+       signatures checked for it in this call (at most VT__BT_TRIES, as for JOIN, PROBE and statements) */
+    unsigned char *adg = (unsigned char *)VT_MALLOC((32 + VT__BT_ATTEST_LEN + 2) * (size_t)N + 1, NULL), dg[32];
+    unsigned char *alast = adg ? adg + 32 * (size_t)N : NULL, *atry = adg ? alast + VT__BT_ATTEST_LEN * (size_t)N : NULL;
+    unsigned char *done = atry ? atry + N : NULL; /* asked for the state, or its state failed: never asked again */
+    int asking = 0;                               /* the grace for the member that sends it unasked is over */
     vt__bt_buf *bl = p->jreq; /* a newcomer's scratch: one state per sender */
     size_t cap;
     if (!ast || !adg) { VT_FREE(ast, NULL); VT_FREE(adg, NULL); vt__bt_fail(p, VT_ERR_NOMEM, "out of memory"); return -1; }
     for (q = 0; q < N; q++) { ast[q] = -1; bl[q].n = 0; }
+    memset(alast, 0, (VT__BT_ATTEST_LEN + 2) * (size_t)N);
     { /* the largest state accepted: what this peer would send, and room for the bookkeeping */
         unsigned char *ck = NULL;
         size_t ckn = 0;
@@ -6045,26 +6114,32 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
         else if (rc == 1 && VT__BT_TPHASE(tag) == VT__PH_ATTEST) {
             unsigned char sm[95];
             int64_t s = n == VT__BT_ATTEST_LEN ? (int64_t)vt__bt_g64(m + 12) : -1;
-            if (found < 0 && n == VT__BT_ATTEST_LEN && vt__bt_g32(m) == VT__BT_M_ATTEST && (int)vt__bt_g32(m + 4) == from &&
-                (int)vt__bt_g32(m + 8) == p->rank && s >= want && (first || s == want) && !vt__bt_zero32(p->roster + 32 * (size_t)from)) {
+            if ((found < 0 || s == t) && n == VT__BT_ATTEST_LEN && vt__bt_g32(m) == VT__BT_M_ATTEST && (int)vt__bt_g32(m + 4) == from &&
+                (int)vt__bt_g32(m + 8) == p->rank && s >= want && (first || s == want) && !vt__bt_zero32(p->roster + 32 * (size_t)from) &&
+                memcmp(alast + VT__BT_ATTEST_LEN * (size_t)from, m, VT__BT_ATTEST_LEN) && atry[from] < VT__BT_TRIES) {
+                atry[from]++;
                 vt__bt_attest_sigmsg(p, m, sm);
                 if (vt__bt_verify(p, from, sm, sizeof sm, m + 52)) {
                     int c = 0;
+                    memcpy(alast + VT__BT_ATTEST_LEN * (size_t)from, m, VT__BT_ATTEST_LEN);
                     ast[from] = s;
                     memcpy(adg + 32 * (size_t)from, m + 20, 32);
                     for (q = 0; q < N; q++) c += p->joined[q] == 0 && ast[q] == s && !memcmp(adg + 32 * (size_t)q, m + 20, 32);
-                    if (c >= need) { /* found: give the member that sends it a timeout to do so, then ask */
+                    if (found < 0 && c >= need) { /* found: give the member that sends it T / 2 to do so, then ask */
                         t = s;
                         memcpy(p->blob_dig, m + 20, 32);
                         found = from;
                         p->step = t;
-                        if (vt_net_now() + p->cfg.timeout < until) until = vt_net_now() + p->cfg.timeout;
+                        if (vt_net_now() + p->cfg.timeout / 2 < until) until = vt_net_now() + p->cfg.timeout / 2;
                     }
                 }
             }
             VT_FREE(m, NULL);
         } else if (rc == 1 && VT__BT_TPHASE(tag) == VT__PH_STATE) {
-            if (!bl[from].n && n >= 24 && n <= cap) vt__bt_set(&bl[from], m, n);
+            /* one per sender, of a step this sync can take: an answer to an earlier step's SREQ (f0 + 1 are asked
+               at once, the first good one ends that sync) must not take the place of this step's state */
+            int64_t st = n >= 24 ? (int64_t)vt__bt_g64(m + 8) : -1;
+            if (!bl[from].n && n >= 24 && n <= cap && st >= want && (first || st == want) && (found < 0 || st == t)) vt__bt_set(&bl[from], m, n);
             VT_FREE(m, NULL);
         } else if (rc == 1 && VT__BT_TPHASE(tag) == VT__PH_STEPA) {
             int64_t s = first && p->join_auto && found < 0 ? vt__bt_step_take(p, from, m, n) : -1;
@@ -6088,6 +6163,9 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
                 if (!memcmp(dg, p->blob_dig, 32)) break;
                 if ((int64_t)vt__bt_g64(bl[q].p + 8) == t) { vt__bt_event(p, VT_EV_BAD_STATE, q, -1, VT_BAN_MALFORMED, t); p->st.flood++; }
                 bl[q].n = 0;
+                done[q] = 1; /* never asked (again) */
+                if (!asking) until = vt_net_now(); /* a wrong state ends the grace */
+                else vt__bt_sync_ask(p, t, ast, adg, done, 1); /* one more asked at once, in its place */
             }
             if (q < N) {
                 ok = vt__bt_blob_load(p, bl[q].p, bl[q].n, t, q);
@@ -6107,13 +6185,8 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
         }
         if (rc == 0 || vt_net_now() >= until) {
             if (found < 0) break; /* the deadline, unsynced */
-            for (; tried < N; tried++) { /* ask the next member that attested it */
-                q = (int)((p->rank + t + tried) % N);
-                if (q != p->rank && ast[q] == t && !memcmp(adg + 32 * (size_t)q, p->blob_dig, 32)) break;
-            }
-            if (tried >= N) break;
-            p->net->send(p->net, q, VT__BT_TAG(p->cfg.session, t, 0, VT__PH_SREQ, 0), "", 0);
-            tried++;
+            asking = 1;
+            if (!vt__bt_sync_ask(p, t, ast, adg, done, need)) break; /* f0 + 1 attesters at once, then f0 + 1 more a timeout later */
             until = vt_net_now() + p->cfg.timeout;
         }
     }
@@ -6323,6 +6396,10 @@ VTDEF vt_btard_peer *vt_btard_peer_create(const vt_btard_cfg *cfg, const vt_btar
     if (task->optimizer == NULL) { vt__tls_fail(VT_ERR_ARG, "vt_btard_peer_create: the task has no optimizer"); return NULL; }
     if (vt__contracts()) {
         vt__tls_fail(VT_ERR_BACKEND, "vt_btard_peer_create: this build fuses a*b+c into fma: compile with -ffp-contract=off");
+        return NULL;
+    }
+    if (cfg && (unsigned)cfg->defence > (unsigned)VT_DEFENCE_MEAN) { /* it acted as CCLIP (no validators), silently */
+        vt__tls_fail(VT_ERR_ARG, "vt_btard_peer_create: cfg.defence %d is none of VT_DEFENCE_BTARD, _CCLIP, _MEAN", (int)cfg->defence);
         return NULL;
     }
     if (!cfg || cfg->defence != VT_DEFENCE_MEAN) {

@@ -706,6 +706,62 @@ TEST(split_weights_banned) {
     for (i = 0; i < n; i++) e[i]->destroy(e[i]);
 }
 
+/* an ask names each rank once, in order (review F4): one that names rank 0 four times got four copies of
+   its envelope back, an amplification a Byzantine member could aim at anyone; now it gets none, and an
+   honest ask (ranks increasing) gets each envelope it names once */
+static int answers_to(vt_net *e, int *got) {
+    int from, k = 0;
+    uint64_t tag;
+    unsigned char *m;
+    size_t n;
+    while (e->recv(e, &from, &tag, &m, &n, vt_net_now() + 0.05, 1) > 0) {
+        if (VT__BT_TPHASE(tag) == VT__PH_FWD) { k++; if (got) got[VT__BT_TSUB(tag) & 0xFFF]++; }
+        vt_net_free(m);
+    }
+    return k;
+}
+TEST(ask_answered_once_per_rank) {
+    vt_net **e = vt_net_inproc_create(4, 0);
+    vt_btard_cfg cfg = small_cfg(52);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_peer *p = peer_create(&cfg, &t, e[1], NULL);
+    unsigned char ask[16];
+    int i, x, k, got[4] = {0, 0, 0, 0};
+    CHECK(p != NULL, "create: %s", vt_last_error());
+    if (!p) return;
+    for (i = 0; i < 4; i++) p->pos[i] = i; /* step 0, round 0: members 0 .. 3 */
+    for (x = 1; x <= 2; x++)
+        for (i = 0; i < 4; i++) {
+            unsigned char *env = (unsigned char *)VT_MALLOC(8, NULL);
+            memset(env, i, 8);
+            if (i != 1) vt__bt_hold(p, x, i, env, 8); else VT_FREE(env, NULL);
+        }
+    for (i = 0; i < 4; i++) vt__bt_p32(ask + 4 * i, 0); /* exchange 1: rank 0, four times */
+    vt__bt_answer(p, 2, vt__bt_tag(p, VT__PH_ASK, VT__BT_SUB(1, 0)), ask, sizeof ask);
+    k = answers_to(e[2], NULL);
+    CHECK(k == 0, "an ask naming rank 0 four times got %d envelopes back (want none: an honest ask names each rank once, in order)", k);
+    vt__bt_p32(ask, 0); vt__bt_p32(ask + 4, 3); /* exchange 2: ranks 0 and 3 */
+    vt__bt_answer(p, 2, vt__bt_tag(p, VT__PH_ASK, VT__BT_SUB(2, 0)), ask, 8);
+    k = answers_to(e[2], got);
+    CHECK(k == 2 && got[0] == 1 && got[3] == 1, "an honest ask for ranks 0 and 3: %d envelopes (from 0: %d, from 3: %d; want one each)", k, got[0], got[3]);
+    vt_btard_peer_destroy(p);
+    for (i = 0; i < 4; i++) e[i]->destroy(e[i]);
+}
+
+/* a defence that is none of the three is refused (review F7): it ran as CCLIP, no validators, silently */
+TEST(unknown_defence_refused) {
+    vt_net **e = vt_net_inproc_create(2, 0);
+    vt_btard_cfg cfg = small_cfg(53);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_peer *p;
+    int i;
+    cfg.defence = (vt_btard_defence)7;
+    p = peer_create(&cfg, &t, e[0], NULL);
+    CHECK(p == NULL && strstr(vt_last_error(), "defence") != NULL, "cfg.defence 7: %s (want refused, naming cfg.defence)", p ? "created" : vt_last_error());
+    vt_btard_peer_destroy(p);
+    for (i = 0; i < 2; i++) e[i]->destroy(e[i]);
+}
+
 int main(int argc, char **argv) {
     TEST_FILTER(argc, argv);
     if (vt_btard_digits_load(&g_d, "data/digits.csv", 16, 8, 0.05) != VT_OK) {
@@ -736,6 +792,8 @@ int main(int argc, char **argv) {
     RUN(chunks_replay_out_of_sequence);
     RUN(false_alarms_ban_nobody);
     RUN(mean_collapses_under_sign_flip);
+    RUN(ask_answered_once_per_rank);
+    RUN(unknown_defence_refused);
     vt_btard_digits_free(&g_d);
     return TEST_SUMMARY();
 }

@@ -55,6 +55,23 @@ static int cut_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p, size
 }
 static void cut_destroy(vt_net *t) { (void)t; }
 
+/* ---- a link slow for one phase only (ATTEST to newcomers: a delay far below every deadline, as any
+   network may have) ------------------------------------------------------------------------------ */
+typedef struct { vt_net net; vt_net *in; int phase; double s; } slow_net;
+static int slow_send(vt_net *t, int to, uint64_t tag, const void *p, size_t n) {
+    slow_net *c = (slow_net *)t;
+    if ((int)((tag >> 16) & 0xFF) == c->phase) vt__bt_sleep(c->s);
+    return c->in->send(c->in, to, tag, p, n);
+}
+static int slow_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, const unsigned char *to) {
+    slow_net *c = (slow_net *)t;
+    return c->in->bcast(c->in, tag, p, n, to);
+}
+static int slow_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p, size_t *n, double dl, int want) {
+    slow_net *c = (slow_net *)t;
+    return c->in->recv(c->in, from, tag, p, n, dl, want);
+}
+
 /* ---- a swarm: founders 0 .. nf-1, open slots nf .. n-1 -------------------------------- */
 
 typedef struct {
@@ -131,6 +148,7 @@ typedef struct {
     int join_max, join_per_step;
     int late[16];                /* a newcomer starts once founder 0 has done this many steps */
     int hold;                    /* the founders start once the cut phase was sent this many times (to anyone) */
+    double slow[16];             /* this founder's ATTESTs leave this many seconds late */
     /* results */
     int done[16], synced[16], honest_banned, views_agree, max_prob, max_admit;
     vt_btard_membership mship[16];
@@ -165,6 +183,7 @@ static void run(scen *s, const vt_btard_cfg *c0) {
     pthread_t th[16], fth[16];
     flooder fl[16];
     cut_net cn;
+    slow_net sn[16];
     int i, j, ref = -1;
     memcpy(roster, g_roster, sizeof roster);
     for (i = s->nf; i < s->n; i++) memset(roster + 32 * i, 0, 32); /* open slots */
@@ -172,6 +191,12 @@ static void run(scen *s, const vt_btard_cfg *c0) {
     for (i = 0; i < s->n; i++) {
         vt_btard_cfg c = *c0;
         vt_net *use = e[i];
+        if (s->slow[i] > 0) {
+            memset(&sn[i], 0, sizeof sn[i]);
+            sn[i].net = *e[i]; sn[i].net.send = slow_send; sn[i].net.bcast = slow_bcast; sn[i].net.recv = slow_recv; sn[i].net.destroy = cut_destroy;
+            sn[i].in = e[i]; sn[i].phase = VT__PH_ATTEST; sn[i].s = s->slow[i];
+            use = &sn[i].net;
+        }
         c.roster = roster;
         c.key = &g_keys[i];
         if (s->join_max) c.join_max = s->join_max;
@@ -365,6 +390,27 @@ TEST(wrong_state_detected_fetched_elsewhere) {
     CHECK(s.mship[6] == VT_BTARD_MEMBER && s.since[6] == 3, "the newcomer: membership %d since %lld", (int)s.mship[6], (long long)s.since[6]);
 }
 
+/* ---- f0 founders that attest first and serve a wrong state (review F1): founders 0-7 (f0 = 3),
+   slot 8; 2, 3, 4 serve a wrong state, the honest founders' ATTESTs come 10-40 ms after theirs. Asked one
+   by one, a timeout each, the newcomer reached an honest member after the members' PROBE deadline
+   (compute_timeout + 2 T): they had moved on, refused the old step's SREQ, and banned it SILENT. ------ */
+
+TEST(fast_lying_attesters_do_not_starve_it) {
+    scen s;
+    vt_btard_cfg cfg = cfg_of(4);
+    scen_init(&s, 9, 8, 7);
+    s.joiner[8] = 1;
+    s.join_step[8] = 2;
+    s.atk[2] = s.atk[3] = s.atk[4] = vt_btard_attack_default(VT_ATTACK_WRONG_STATE);
+    s.slow[0] = 0.01;
+    s.slow[1] = s.slow[5] = s.slow[6] = s.slow[7] = 0.04;
+    run(&s, &cfg);
+    CHECK(s.synced[8], "the newcomer never synced: %s", s.joiner_err);
+    CHECK(s.mship[8] == VT_BTARD_MEMBER && s.since[8] == 3, "the newcomer: membership %d since %lld, banned at %lld for %s (want a member since 3)",
+          (int)s.mship[8], (long long)s.since[8], (long long)s.ban_at[8], s.ban_why[8] >= 0 ? vt_btard_reason_name((vt_btard_reason)s.ban_why[8]) : "nothing");
+    CHECK(!s.honest_banned && s.views_agree, "%d honest bans, views agree %d: %s", s.honest_banned, s.views_agree, s.why);
+}
+
 /* ---- a flood of join requests with fresh keys from 5 open slots: at most
    join_per_step newcomers admitted per step and join_max in probation at
    once (each bound tested where the other does not hide it); each admitted
@@ -458,6 +504,95 @@ TEST(lying_founders_do_not_mislead_it) {
     auto_case("founders 5, 4 lie D ahead", 2, near, 13);
 }
 
+/* ---- the attested state parsed with every field bounded (review F2): a blob that f0 + 1 founders attest
+   but that no honest member would build (more than f0 liars: beyond the threat model) is refused as
+   malformed, never written out of bounds. A founder's real blob (step 0, its previous step filled in)
+   loads into a newcomer; each change below must not. ------------------------------------------------ */
+
+static void blob_put32(vt__bt_buf *b, size_t at, uint32_t v) { vt__bt_p32(b->p + at, v); }
+static void blob_put64(vt__bt_buf *b, size_t at, uint64_t v) { vt__bt_p64(b->p + at, v); }
+
+TEST(attested_state_fields_bounded) {
+    vt_net **e = vt_net_inproc_create(4, 0);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_cfg c = cfg_of(9);
+    vt_btard_peer *m, *nw;
+    unsigned char roster[4 * 32];
+    vt__bt_buf b = {0, 0, 0};
+    size_t pv;
+    int k;
+    memcpy(roster, g_roster, sizeof roster);
+    memset(roster + 96, 0, 32); /* slot 3 open */
+    c.roster = roster;
+    c.key = &g_keys[0];
+    m = vt_btard_peer_create(&c, &t, e[0], NULL);
+    c.key = &g_keys[3]; c.join = 1; c.join_step = 2;
+    nw = vt_btard_peer_create(&c, &t, e[3], NULL);
+    CHECK(m && nw, "create: %s", vt_last_error());
+    if (!m || !nw) return;
+    memcpy(m->roster + 96, g_keys[3].pk, 32); /* admitted: its key in the slot */
+    m->pv_ok = 1; m->pv_n = 3; m->pv_L = (m->d + 2) / 3; m->pv_step = 0;
+    m->pv_mem[0] = 0; m->pv_mem[1] = 1; m->pv_mem[2] = 2;
+    CHECK(vt__bt_blob_build(m), "the founder's blob does not build");
+    pv = 24 + 61 * 4; /* [u32 pv_ok][u32 pv_n][u64 pv_L][u64 pv_step] */
+    for (k = 0; k < 7; k++) {
+        const char *what[] = {"the founder's own blob", "a ban reason past the last", "joined -2", "prob_end -5",
+                              "another key in the newcomer's own slot", "pv_ok 2", "pv_ok 0 with parts (pn pl beyond pv_agg once large)"};
+        int ok, want = k == 0;
+        b.n = 0;
+        vt__bt_add(&b, m->blob.p, m->blob.n);
+        if (k == 1) blob_put32(&b, 24 + 25, (uint32_t)VT_BAN_COUNT);
+        if (k == 2) blob_put64(&b, 24 + 61 + 1, (uint64_t)(int64_t)-2);
+        if (k == 3) blob_put64(&b, 24 + 61 * 2 + 9, (uint64_t)(int64_t)-5);
+        if (k == 4) b.p[24 + 61 * 3 + 29] ^= 1;
+        if (k == 5) blob_put32(&b, pv, 2);
+        if (k == 6) blob_put32(&b, pv, 0);
+        ok = vt__bt_blob_load(nw, b.p, b.n, 0, 0);
+        CHECK(ok == want, "%s: blob_load says %d (want %d): %s", what[k], ok, want, vt_btard_error(nw));
+        if (!want) CHECK(strstr(vt_btard_error(nw), "malformed") != NULL, "%s: refused, but not as malformed: %s", what[k], vt_btard_error(nw));
+    }
+    VT_FREE(b.p, NULL);
+    vt_btard_peer_destroy(m);
+    vt_btard_peer_destroy(nw);
+    for (k = 0; k < 4; k++) e[k]->destroy(e[k]);
+}
+
+/* ---- a founder flooding the newcomer with well-framed ATTESTs (review F5): at most VT__BT_TRIES
+   signatures checked per founder and sync, as for JOIN, PROBE and statements (two founders sent 200
+   each, badly signed, and the newcomer checked all 400) ---------------------------------------------- */
+
+TEST(attest_flood_checks_bounded) {
+    vt_net **e = vt_net_inproc_create(4, 0);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_cfg c = cfg_of(10);
+    vt_btard_peer *nw;
+    unsigned char roster[4 * 32];
+    int i, f;
+    memcpy(roster, g_roster, sizeof roster);
+    memset(roster + 96, 0, 32); /* slot 3 open */
+    c.roster = roster;
+    c.key = &g_keys[3]; c.join = 1; c.join_step = 2; c.join_wait = 0.3;
+    nw = vt_btard_peer_create(&c, &t, e[3], NULL);
+    CHECK(nw != NULL, "create: %s", vt_last_error());
+    if (!nw) return;
+    for (f = 0; f < 2; f++)
+        for (i = 0; i < 200; i++) {
+            unsigned char a[VT__BT_ATTEST_LEN];
+            memset(a, 0, sizeof a);
+            vt__bt_p32(a, VT__BT_M_ATTEST);
+            vt__bt_p32(a + 4, (uint32_t)f);
+            vt__bt_p32(a + 8, 3);
+            vt__bt_p64(a + 12, 3); /* the state of join_step + 1 */
+            vt__bt_p32(a + 20, (uint32_t)i); /* a digest of its own each, the signature zeros */
+            e[f]->send(e[f], 3, VT__BT_TAG(c.session, 3, 0, VT__PH_ATTEST, 0), a, sizeof a);
+        }
+    CHECK(vt__bt_sync(nw, 1) < 0, "synced on badly signed attestations");
+    CHECK(nw->st.verifies <= 2 * VT__BT_TRIES, "400 badly signed ATTESTs from 2 founders: %lld signatures checked (want at most %d)",
+          (long long)nw->st.verifies, 2 * VT__BT_TRIES);
+    vt_btard_peer_destroy(nw);
+    for (i = 0; i < 4; i++) e[i]->destroy(e[i]);
+}
+
 int main(int argc, char **argv) {
     int rc;
     TEST_FILTER(argc, argv);
@@ -468,10 +603,13 @@ int main(int argc, char **argv) {
     RUN(request_to_some_members_all_or_none);
     RUN(lost_request_sent_again);
     RUN(wrong_state_detected_fetched_elsewhere);
+    RUN(fast_lying_attesters_do_not_starve_it);
     RUN(join_flood_within_bounds);
     RUN(step_pick_bounded_by_honest_statements);
     RUN(late_newcomer_learns_the_step);
     RUN(lying_founders_do_not_mislead_it);
+    RUN(attested_state_fields_bounded);
+    RUN(attest_flood_checks_bounded);
     vt_btard_digits_free(&g_d);
     return TEST_SUMMARY();
 }

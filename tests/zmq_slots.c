@@ -105,6 +105,20 @@ int main(int argc, char **argv) {
     k = hear(a, 3, 3, 0, 2);
     check(k == 2, "two guests claiming open slot 3 are heard as 3 (and a guest's 5000-byte message is not)");
     check(a->stats.garbage >= 2, "a stranger claiming founder 2's slot is refused; the guest's large message dropped");
+    { /* garbage queued past the deadline: recv returns at the first of it, not at the last (review F6) */
+        int64_t g0;
+        int f;
+        uint64_t tag;
+        unsigned char *p;
+        size_t n;
+        for (i = 0; i < 300; i++) z->send(z, 0, 1, "z", 1);
+        vt__bt_sleep(0.5);
+        g0 = a->stats.garbage;
+        k = a->recv(a, &f, &tag, &p, &n, vt_net_now(), 1);
+        check(k == 0 && a->stats.garbage - g0 <= 2, "300 refused messages queued, a deadline passed: recv returns after one of them");
+        if (k != 0 || a->stats.garbage - g0 > 2) printf("  (recv %d, %lld taken)\n", k, (long long)(a->stats.garbage - g0));
+        while (a->recv(a, &f, &tag, &p, &n, vt_net_now() + 0.3, 1) == 1) vt_net_free(p);
+    }
     x->send(x, 0, 1, "q", 1);
     k = hear(a, 3, 3, 'q', 1);
     a->send(a, 3, 2, "r", 1);
