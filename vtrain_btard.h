@@ -1,4 +1,4 @@
-/* vtrain_btard.h - v0.2.5 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
+/* vtrain_btard.h - v0.2.6 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
 
    BTARD: n peers train one model together over a transport (vt_net:
    in-process threads, MPI ranks with VTRAIN_MPI, or processes on separate
@@ -104,7 +104,7 @@
 #ifndef VTRAIN_BTARD_H
 #define VTRAIN_BTARD_H
 
-#define VTRAIN_BTARD_VERSION_STRING "0.2.5"
+#define VTRAIN_BTARD_VERSION_STRING "0.2.6"
 
 #ifdef __cplusplus
 extern "C" {
@@ -145,7 +145,8 @@ typedef struct vt_net_stats {
 
 /* The interface a BTARD peer talks through: a pipe of (tag, bytes) messages
    that knows who sent each one (the in-process hub and MPI know; the TCP
-   transport authenticates every link). send and bcast never wait for a
+   transport authenticates every link; `authenticated` says whether BTARD
+   may rely on it). send and bcast never wait for a
    slow peer: a full queue drops the message. recv waits until a message
    arrives or until `deadline` (vt_net_now() seconds) and returns 1 with
    *from, *tag and *p (owned by the caller: vt_net_free), 0 at the deadline,
@@ -169,6 +170,14 @@ struct vt_net {
        by key (TCP) admits a newcomer's key once it is admitted, and refuses
        a banned slot */
     void (*roster)(vt_net *t, const unsigned char *roster, const unsigned char *alive);
+    /* 1: *from is the sender as surely as a signature would say (the
+       in-process hub: an endpoint is its rank's; TCP: ZAP checked the
+       link's CURVE key against the roster), so BTARD checks an envelope's
+       signature only where it must convince a third party (>>agree: THE
+       CHEAPER RULE). 0 (MPI, whose source is the library's word, or a
+       transport that does not say): every envelope's signature is checked
+       on receipt. */
+    int authenticated;
 };
 
 VTDEF double vt_net_now(void);    /* monotonic seconds */
@@ -722,13 +731,19 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    signature to this run's configuration and roster. The echo in exchange
    x + 1 is the sender's view of exchange x: the SHA-256 of each member's
    envelope it holds (zeros: none); a round's first exchange has no echo.
-   A peer holds an envelope only if its header names the slot, its echo has
-   that length (none, or 32 n bytes) and its signature holds, however it
-   came (from its sender, forwarded, relayed or fetched): anything else is
-   none. So whatever one honest peer holds and echoes, every honest peer
-   can take (0.2.4 held an envelope from its sender on its header alone,
-   and f members holding a badly signed one split the honest views). One
-   exchange later every peer sees what every other peer holds:
+   A peer holds an envelope only if its header names the slot and its echo
+   has that length (none, or 32 n bytes), however it came, and its
+   signature holds wherever it must convince a peer that did not get it
+   from its sender: forwarded, relayed, in a proof. Over a transport that
+   authenticates senders one straight from its sender is held unchecked
+   and checked before it becomes a relay item in a slow path (dropped if
+   it fails, before the peer echoes it), and a fetched one is taken by its
+   agreed digest; over any other every envelope is checked (>>agree: THE
+   CHEAPER RULE, 0.2.6). What is agreed is an envelope's bytes, and every
+   honest peer fetches them or agrees on none (0.2.4 made relay items of
+   unchecked envelopes, and f members holding a badly signed one split the
+   honest views). One exchange later every peer sees what every other peer
+   holds:
      fast path: every member's envelope of x + 1 is in, and each echo equals
        my view. Then my view is every honest peer's, and a member whose slot
        is empty in it is banned: silent, and every honest peer agrees it
@@ -900,9 +915,10 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    | late messages                            | one deadline T; a restart                  | banned (SILENT)                 |
    | withhold a message from some peers       | slow path: f relay rounds (<= (f+1) T),    | none: unprovable, relayed around|
    |                                          | fetch; one more T waiting for the deprived |                                 |
-   | badly signed envelope, or an echo of the | one signature check; then as withheld (it  | none, as withholding; banned    |
-   | wrong length (to some or all)            | counts as none: asked for, slow path)      | (SILENT) if nobody gets a valid |
-   |                                          |                                            | one                             |
+   | badly signed envelope, or an echo of the | a length check; a signature check in a     | none, as withholding; banned    |
+   | wrong length (to some or all)            | slow path (0.2.6); then as withheld from   | (SILENT) unless f + 1 agreed    |
+   |                                          | those who get it only forwarded            | echoes name a badly signed one  |
+   |                                          |                                            | (its bytes are then agreed)     |
    | deviating echo to some or all (lying)    | slow path (<= f T) per exchange            | none: unprovable (bounded: one  |
    |                                          |                                            | slow path per exchange)         |
    | equivocate (two signed envelopes)        | slow path, one restart                     | banned (EQUIVOCATION), proof    |
@@ -1667,6 +1683,7 @@ VTDEF vt_net **vt_net_inproc_create(int n, size_t max_msg) {
         h->ep[i].recv = vt__bt_ip_recv;
         h->ep[i].destroy = vt__bt_ip_destroy;
         h->ep[i].impl = h;
+        h->ep[i].authenticated = 1;
         h->eps[i] = &h->ep[i];
     }
     if (bad) { h->live = 1; vt__bt_ip_destroy(&h->ep[0]); vt__tls_fail(VT_ERR_NOMEM, "vt_net_inproc_create: out of memory"); return NULL; }
@@ -2425,6 +2442,7 @@ VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
     t->rank = d->rank; t->size = d->size; t->impl = z;
     t->send = vt__bt_zmq_send; t->bcast = vt__bt_zmq_bcast; t->recv = vt__bt_zmq_recv; t->destroy = vt__bt_zmq_destroy;
     t->roster = vt__bt_zmq_roster;
+    t->authenticated = 1; /* a member's key proved at the handshake (vt__bt_zap_judge, vt__bt_zmq_who) */
     z->size = d->size;
     z->rank = d->rank;
     z->join = d->join;
@@ -3705,28 +3723,102 @@ static int vt__bt_parts_left(vt_btard_peer *p, void *u); /* >>peer: the parts be
    dies_mid_broadcast_*). */
 
 /* May m enter my view as `rank`'s envelope of exchange x: its header names
-   this step, round, exchange and sender, its echo has the length x's echo
-   has (vt__bt_echo_len), and its signature holds. Whatever I hold I echo,
-   relay and forward, so I hold nothing another honest peer could refuse:
-   an envelope from its sender, from a member I asked and by a fetch all
-   pass this check (and my own envelope). Anything else counts as none, and
-   is asked for like a missing one. Before 0.2.5 an envelope straight from
-   its sender was held on its header alone: a Byzantine that sent a badly
-   signed envelope to f members, and to them an echo naming it, had those
-   f count it in the slow path while the others, who refused the copy they
-   asked for, banned it as silent: honest views split (test_btard_byz
-   badly_signed_split_counts_as_none). And an echo of any length was held,
-   of which the slow path read 32 n bytes (bad_echo_lengths_count_as_none). */
+   this step, round, exchange and sender and its echo has the length x's
+   echo has (vt__bt_env_fits: always, however it came), and its signature
+   holds (vt__bt_env_ok: where THE CHEAPER RULE below wants it). An echo of
+   another length, or a header that names another slot, counts as none and
+   is asked for like a missing one: the slow path reads 32 n bytes of every
+   echo it counts (0.2.5, test_btard_byz bad_echo_lengths_count_as_none).
+
+   THE CHEAPER RULE (0.2.6). A signature matters only where an envelope must
+   convince a peer that did not get it from its sender. So, on a transport
+   that authenticates every message's sender (vt_net.authenticated: the
+   in-process hub, TCP with CURVE and ZAP), I check it
+     (a) on a copy a member I asked forwards me (vt__bt_fwd_take): anyone
+         could have made it, so it must be the sender's;
+     (b) on every envelope of x I hold, before it becomes my own relay item
+         in the slow path of x - 1 (vt__bt_ds_start), and one that fails
+         leaves my view there: every other peer checks an item's signature
+         (vt__bt_ds_take), so an item only I accepted would split the
+         relays; and that is before anything else I say of x (my echo of x
+         goes out in x + 1, after this slow path);
+     (c) in every proof and suspect (vt__bt_add_proof, vt__bt_add_suspect,
+         the judges), as before;
+   and not on an envelope straight from its sender (vt__bt_env_left), nor
+   on a fetched one, which I take by its agreed digest alone
+   (vt__bt_fetch_left). On any other transport (MPI, a user's) every
+   envelope is checked wherever it comes from: 0.2.5's rule.
+
+   Why every honest view stays identical:
+   1. Who can put an envelope in my view as r's: r itself (the transport
+      says so), anyone with a copy that verifies (forwarded), or anyone
+      with the bytes of an agreed digest (fetched). An honest r signs one envelope per slot,
+      so an honest slot holds that envelope or none, in every honest view,
+      as in 0.2.5. Only a Byzantine's slot may hold a badly signed one, and
+      only if the Byzantine sent it itself.
+   2. An echo names bytes (their SHA-256), not a signature. The fast path
+      (vt__bt_agree) rests on the honest echoes reaching me from their
+      senders, not on anyone's signature. The count rule counts the echoes
+      the relays agreed on; a relay item carries its sender's signature
+      over its echo, and (b) makes every item of mine one that every other
+      peer accepts too, so the Dolev-Strong rounds still end with the same
+      items at every honest peer, and the count rule gives every honest
+      peer the same digest for every slot, or the same ban.
+   3. An agreed digest is named by f + 1 echoes, so by an honest one, whose
+      sender held those bytes when it sent that echo and still holds them
+      (a view of y changes after its echo only by fetching agreed
+      envelopes of y; (b) drops envelopes of x in the slow path of x - 1,
+      before my echo of x). The honest holders send them to every member
+      whose agreed echo differs, and the digest pins them: every honest
+      peer fetches the same bytes, signed or not, or stops for want of them
+      (more than half not honest, as before). Checking a fetched
+      envelope's signature would refuse agreed bytes that an honest peer
+      held from their sender: that peer would agree on them and I would
+      stop, so the fetch must not check it.
+   4. What is judged is the agreed bytes' content (the judges parse; a
+      badly signed Byzantine envelope agreed by all is judged like a signed
+      one). Before agreement a view's content is read in one place,
+      vt__bt_view_r: a reveal opens its agreed commitment or counts for
+      nothing, so any envelope that opens it gives the same secret; if
+      the agreed one does not, its sender is banned and the round starts
+      again, as with two signed envelopes before.
+   5. Bans: a proof needs two envelopes that both verify (c), so a badly
+      signed one never bans anyone by proof; the count rule bans a sender
+      whose slot is agreed empty or named twice by f + 1 agreed echoes,
+      which by 1 never happens to an honest one. A Byzantine whose badly
+      signed envelope reached f + 1 honest peers directly may instead be
+      agreed on and not banned: it could have signed it.
+   6. Liveness: to a peer that gets it only forwarded, a badly signed
+      envelope is one withheld from it, with answers that never come; the
+      slow path already settles that (test_btard_byz
+      dies_mid_broadcast_answers_lost, badly_signed_split_counts_as_none
+      and badly_signed_to_any_number).
+   0.2.4 held an envelope from its sender on its header alone but checked
+   forwarded and fetched copies, and made relay items of what it held
+   unchecked: a Byzantine that sent a badly signed envelope to f members,
+   and to them an echo naming it, had those f count it in the slow path
+   while the others, who refused the copy they asked for, banned it as
+   silent (badly_signed_split_counts_as_none). 0.2.5 checked every envelope
+   on receipt: 90 checks per peer and step at 16 peers, where this rule
+   makes none off the slow path and at most n - 1 in one (bench/RESULTS.md). */
+static int vt__bt_env_fits(vt_btard_peer *p, const unsigned char *m, size_t n, int x, int rank, vt__bt_env *e) {
+    return vt__bt_env_parse(m, n, e) && e->step == p->step && e->round == p->rd && e->x == x && e->sender == rank &&
+           e->echo_len == vt__bt_echo_len(p, x);
+}
 static int vt__bt_env_ok(vt_btard_peer *p, const unsigned char *m, size_t n, int x, int rank) {
     vt__bt_env e;
     unsigned char he[32], hr[32], sm[141];
-    if (!vt__bt_env_parse(m, n, &e) || e.step != p->step || e.round != p->rd || e.x != x || e.sender != rank ||
-        e.echo_len != vt__bt_echo_len(p, x))
-        return 0;
+    if (!vt__bt_env_fits(p, m, n, x, rank, &e)) return 0;
     vt_sha256(e.echo, e.echo_len, he);
     vt_sha256(e.echo + e.echo_len, e.rest_len, hr);
     vt__bt_sigmsg_env(p, e.hdr, he, hr, sm);
     return vt__bt_verify(p, rank, sm, sizeof sm, e.sig);
+}
+/* an envelope from its sender, or fetched by its agreed digest: its
+   signature is checked only if the transport does not vouch for senders */
+static int vt__bt_env_direct(vt_btard_peer *p, const unsigned char *m, size_t n, int x, int rank) {
+    vt__bt_env e;
+    return p->net->authenticated ? vt__bt_env_fits(p, m, n, x, rank, &e) : vt__bt_env_ok(p, m, n, x, rank);
 }
 /* the envelopes of slot j of exchange x that members I asked sent me: the
    first signed one is held if I lack it; another signed one is a proof */
@@ -3796,7 +3888,8 @@ static void vt__bt_answer(vt_btard_peer *p, int from, uint64_t tag, const unsign
 }
 
 /* take from the mailbox what came for exchange x (from its senders, or as
-   members I asked sent it); envelopes that fail vt__bt_env_ok count as none */
+   members I asked sent it); envelopes that fail vt__bt_env_direct (from
+   their senders) or vt__bt_env_ok (forwarded) count as none */
 static int vt__bt_env_left(vt_btard_peer *p, void *u) {
     vt__bt_envwait *w = (vt__bt_envwait *)u;
     int j, left = 0;
@@ -3805,7 +3898,7 @@ static int vt__bt_env_left(vt_btard_peer *p, void *u) {
         size_t n;
         if (j == p->me || VT__XENV(p, w->x, j)) continue;
         m = vt__bt_mb_take(p, p->mem[j], vt__bt_tag(p, VT__PH_ENV, w->x), &n);
-        if (m && vt__bt_env_ok(p, m, n, w->x, p->mem[j])) {
+        if (m && vt__bt_env_direct(p, m, n, w->x, p->mem[j])) {
             vt__bt_hold(p, w->x, j, m, n);
             continue;
         }
@@ -3962,12 +4055,16 @@ static void vt__bt_ds_accept(vt_btard_peer *p, int j, const unsigned char *it, s
     p->ds_cnt[j] = (unsigned char)(v + 1);
 }
 
-/* round 1 of the relays: the envelopes of x I hold, each an item */
+/* round 1 of the relays: the envelopes of x I hold, each an item; one
+   that I took from its sender unchecked and whose signature fails leaves
+   my view first (>>agree: THE CHEAPER RULE, (b)) */
 static void vt__bt_ds_start(vt_btard_peer *p, int x) {
     int j;
     for (j = 0; j < p->n; j++) {
         vt__bt_env e;
         unsigned char hr[32];
+        if (p->net->authenticated && j != p->me && VT__XENV(p, x, j) && !vt__bt_env_ok(p, VT__XENV(p, x, j), VT__XLEN(p, x, j), x, p->mem[j]))
+            vt__bt_hold(p, x, j, NULL, 0);
         p->ds_cnt[j] = 0;
         p->ds_fresh[2 * j] = p->ds_fresh[2 * j + 1] = 0;
         /* listen to every member that showed life in this exchange or the one it
@@ -4191,7 +4288,7 @@ static int vt__bt_fetch_left(vt_btard_peer *p, void *u) {
             size_t n;
             while (w->need[s] && (m = vt__bt_mb_take(p, q, vt__bt_tag(p, VT__PH_FETCH, VT__BT_SUB(w->y, s)), &n)) != NULL) {
                 vt_sha256(m, n, d);
-                if (memcmp(d, w->want + 32 * (size_t)s, 32) || !vt__bt_env_ok(p, m, n, w->y, p->mem[s])) { VT_FREE(m, NULL); continue; }
+                if (memcmp(d, w->want + 32 * (size_t)s, 32) || !vt__bt_env_direct(p, m, n, w->y, p->mem[s])) { VT_FREE(m, NULL); continue; }
                 if (VT__XENV(p, w->y, s)) vt__bt_proof(p, VT__XENV(p, w->y, s), VT__XLEN(p, w->y, s), m, n);
                 vt__bt_hold(p, w->y, s, m, n);
                 p->st.fetched++;
@@ -7526,6 +7623,19 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t) {
             suspects take at most half the room for evidence. Wire
             unchanged; a peer checks the signature of every envelope it
             receives (n - 1 per exchange: 90 per step at 16 peers).
+     0.2.6  (2026-12-06) The cheaper rule (>>agree): over a transport that
+            authenticates senders (vt_net.authenticated, new: the
+            in-process hub and TCP set it, MPI does not), an envelope from
+            its sender is held on its header and echo length alone, checked
+            before it becomes a relay item in a slow path (dropped from the
+            view if it fails, before its holder echoes it), and a fetched
+            one is taken by its agreed digest; forwarded copies, relay items
+            and proofs are checked as before. The checks off the slow path
+            go back to 0.2.4's (none; bench/RESULTS.md), and every honest
+            view stays identical: what is agreed is an envelope's bytes
+            (test_btard_byz badly_signed_to_any_number: a badly signed
+            envelope to 1, f, f + 1 and all honest peers at every exchange).
+            Wire unchanged.
 
    ------------------------------------------------------------------------------
    This software is available under 2 licenses -- choose whichever you prefer.
