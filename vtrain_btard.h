@@ -7635,6 +7635,20 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t) {
             view stays identical: what is agreed is an envelope's bytes
             (test_btard_byz badly_signed_to_any_number: a badly signed
             envelope to 1, f, f + 1 and all honest peers at every exchange).
+            A second review's findings on joining and the transports, each
+            a test 0.2.5 fails: a newcomer asks f0 + 1 attesters of the
+            state at once after T / 2 for the one due to send it, one more
+            per wrong state, never one whose state failed (f0 fast lying
+            attesters had it banned SILENT past the members' PROBE
+            deadline); vt__bt_blob_load checks every field before it takes
+            any (a blob f0 + 1 lying founders attested could write past
+            pv_agg); an ASK is answered only if its ranks strictly increase
+            (a rank named n times got n copies); at most VT__BT_TRIES
+            ATTEST signature checks per founder and sync; the TCP recv
+            keeps its deadline under a stream of garbage;
+            vt_btard_peer_create refuses an unknown cfg.defence (it ran as
+            CCLIP with no validators). Not fixed: a TCP guest's memory is
+            bounded only by max_msg x queue (the essay's price table).
             Wire unchanged.
 
    ------------------------------------------------------------------------------
