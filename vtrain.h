@@ -852,7 +852,8 @@ VTDEF vt_verdict vt_judge_both(const vt_desc *d, const vt_program *p, const vt_l
 typedef struct vt_dispute_report {
     vt_dispute_outcome outcome;
     vt_verdict verdict;      /* VT_VERDICT_NONE unless a party loses or the judge rules */
-    int64_t step;            /* the first differing step, -1 if none was found */
+    int64_t step;            /* the step judged: the first whose state or batch differ (past chunk-only
+                                differences), else the first differing step; -1 if none was found */
     int64_t nsteps;
     int rounds;
     double judge_seconds;    /* the judge's re-executions of the step */
@@ -13139,9 +13140,11 @@ VTDEF vt_status vt_transcript_state_before(const vt_desc *d, const vt_program *p
     return vt_transcript_state_from(d, p, dir, k > 0 ? k : 0, step, ckpt_out);
 }
 
-/* failures of the machine that runs a replay or a judgement, not of the
-   files it reads: its memory and its backend */
+/* failures that say nothing about either party: the judge's machine (its
+   memory, its backend: vt__machine_fault) and the caller's program (its
+   calls out of order, its arguments); not of the files a replay reads */
 static int vt__machine_fault(vt_status st) { return st == VT_ERR_NOMEM || st == VT_ERR_BACKEND; }
+static int vt__judge_own_fault(vt_status st) { return vt__machine_fault(st) || st == VT_ERR_STATE || st == VT_ERR_ARG; }
 
 /* vt_transcript_state_from, saying whose fault a failure is: *own = 1 when
    it is this machine's (its memory or backend, the caller's program or
@@ -13166,7 +13169,7 @@ static vt_status vt__state_from(const vt_desc *d, const vt_program *p, const cha
     c = vt_create(&dd); /* reads dir's manifest, log header and commitments */
     if (!c) {
         st = vt_last_status();
-        *own = vt__machine_fault(st) || st == VT_ERR_ARG || st == VT_ERR_STATE; /* (those two: the caller's vt_desc) */
+        *own = vt__judge_own_fault(st); /* (ARG, STATE: the caller's vt_desc) */
         return st;
     }
     st = p->setup ? p->setup(c, p->user) : VT_OK; /* the caller's program */
@@ -13176,7 +13179,7 @@ static vt_status vt__state_from(const vt_desc *d, const vt_program *p, const cha
     }
     if (st == VT_OK) {
         st = vt_run_ctx(c, p, step, &r); /* dir's log, checked against dir's commitments */
-        if (st != VT_OK) *own = vt__machine_fault(st) || st == VT_ERR_ARG || st == VT_ERR_STATE; /* (those two: the program's calls) */
+        if (st != VT_OK) *own = vt__judge_own_fault(st); /* (ARG, STATE: the program's calls) */
     }
     if (st == VT_OK) st = vt_checkpoint_save(c, ckpt_out); /* this machine's file */
     if (st != VT_OK) vt__tls_fail(st, "replaying the transcript to step %lld: %s", (long long)step, vt_error_message(c));
@@ -13190,12 +13193,6 @@ VTDEF vt_status vt_transcript_state_from(const vt_desc *d, const vt_program *p, 
     return vt__state_from(d, p, dir, from, step, ckpt_out, &own);
 }
 
-/* failures that say nothing about either party: the judge's machine (its
-   memory, its backend) and the caller's program (its calls out of order,
-   its arguments) */
-static int vt__judge_own_fault(vt_status st) {
-    return st == VT_ERR_NOMEM || st == VT_ERR_BACKEND || st == VT_ERR_STATE || st == VT_ERR_ARG;
-}
 
 /* One execution of `step` for the judge: the state from state_ckpt (none
    at step 0), whose digest must be agreed->state, then the step fed with
@@ -13339,15 +13336,16 @@ static vt_verdict vt__judge(const vt_desc *d, const vt_program *p, const vt_leaf
         return VT_VERDICT_AUDITOR_WRONG;
     }
     a = vt__judge_exec(d, p, agreed, state_ckpt, auditor->step, achunk, alen, auditor->chunk, "the auditor", &al, aw, sizeof aw);
-    if (a == 3 || a == 1) { snprintf(why, whylen, "%.390s: no verdict", aw); return VT_VERDICT_NONE; } /* (1: the state loaded once already) */
     aok = a == 0 && !memcmp(al.leaf, auditor->leaf, 32);
     if (!aok && a == 0)
         snprintf(aw, sizeof aw, "with the auditor's log it gives another %s than the auditor committed",
                  memcmp(al.batch, auditor->batch, 32) ? "batch" : "state");
-    if (!tok) {
-        snprintf(why, whylen, "%s; %s", tw, aok ? "the auditor's log reproduces the auditor's leaf" : "the auditor's leaf is not reproduced either");
+    if (!tok) { /* wrong whatever the auditor's chunk does, even one this machine could not replay */
+        snprintf(why, whylen, "%s; %s", tw, a == 3 || a == 1 ? "the auditor's log could not be replayed here"
+                                            : aok ? "the auditor's log reproduces the auditor's leaf" : "the auditor's leaf is not reproduced either");
         return VT_VERDICT_TRAINER_WRONG;
     }
+    if (a == 3 || a == 1) { snprintf(why, whylen, "%.390s: no verdict", aw); return VT_VERDICT_NONE; } /* (1: the state loaded once already) */
     if (!aok) {
         snprintf(why, whylen, "step %lld re-executed from the agreed state reproduces the trainer's leaf; the auditor's leaf is wrong (%s)",
                  (long long)trainer->step, aw);

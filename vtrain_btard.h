@@ -2275,8 +2275,9 @@ static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **
            message and four when idle (a first pass, ZMQ_EVENTS twice): at a
            busy step's end most messages wait queued, and those polls were
            the larger part of a TCP peer's system calls. The deadline is
-           looked at only when nothing is queued, as before: what is queued
-           when it passes still comes in. A newcomer also reads its DEALERs
+           looked at when nothing is queued, and after each message that is
+           not taken (garbage, a refused sender, a goodbye: VT__BT_ZNEXT);
+           a message that is taken and queued when it passes still comes in. A newcomer also reads its DEALERs
            (answers to its step queries), so it waits in zmq_poll over all of
            them and its ROUTER, as before. */
         if (z->join) {

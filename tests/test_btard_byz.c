@@ -399,9 +399,9 @@ TEST(withholding_switches_ban_no_honest_peer) {
    2 and 3 refused the copy they asked 0 and 1 for, and in the slow path
    each counted its own copy of the attacker's echo, so 0 and 1 agreed on
    the envelope and 2 and 3 banned rank 4 as silent: two views, and every
-   honest peer stopped as cut off. Now a badly signed envelope counts as
-   none wherever it comes from, and rank 4 is banned as silent by every
-   honest peer in step 2. With valid signatures, x's envelope sent to every
+   honest peer stopped as cut off. Now (0.2.5; 0.2.6 drops it before a
+   slow path relays it) a badly signed envelope counts as none, and rank 4
+   is banned as silent by every honest peer in step 2. With valid signatures, x's envelope sent to every
    member and x + 1's signed twice (its echo naming x's envelope to 0 and
    1, nothing to 2 and 3), the split is two signed envelopes for one slot:
    0.2.4 never made them a proof, as its slow path published a deviating
@@ -445,7 +445,7 @@ TEST(signed_split_echo_is_a_proof) {
    (the transport vouches for the sender) and checks it only where it must
    convince another peer (>>agree: THE CHEAPER RULE). The badly signed
    split again, to 1 honest peer (fewer than f), to f + 1 = 3 (its bytes
-   are agreed: the fourth fetches them by their digest) and to all 4
+   may be agreed: the fourth then fetches them by their digest) and to all 4
    (nobody needs the slow path), at every exchange: every honest peer
    ends with the same weights, bans, membership and view digest, and
    below f + 1 its sender is banned as silent in step 2. */
