@@ -191,7 +191,9 @@ static int cnnprog_check(const cnnprog *p, char *why, size_t n) {
 }
 
 /* rebuilds the program from a transcript's manifest, loads the data and
-   checks its hash; 0 and a message on stderr when it cannot */
+   checks its hash; a message on stderr and 0 when the manifest names no
+   program, -1 when this machine lacks its data (unreadable, or another
+   file than the one its SHA-256 names) */
 static VT__UNUSED int cnnprog_from_manifest(cnnprog *p, const char *dir) {
     char v[700], why[200], *end;
     const char *keys[5] = {"model.width", "train.batch", "train.steps", "train.lr", "data.sha256"};
@@ -211,10 +213,10 @@ static VT__UNUSED int cnnprog_from_manifest(cnnprog *p, const char *dir) {
     p->width = (int)num[0]; p->batch = (int)num[1]; p->steps = (int64_t)num[2]; p->lr = num[3];
     if (!cnnprog_check(p, why, sizeof why)) { fprintf(stderr, "error: '%s/manifest.txt': %s\n", dir, why); return 0; }
     if (vt_manifest_get(dir, "data.sha256", v, sizeof v) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 0; }
-    if (!cnnprog_load(p)) return 0;
+    if (!cnnprog_load(p)) return -1;
     if (strcmp(v, p->sha)) {
         fprintf(stderr, "error: the data '%s' is not the one the manifest names (SHA-256 %.16s..., manifest %.16s...)\n", p->data, p->sha, v);
-        return 0;
+        return -1;
     }
     return 1;
 }

@@ -198,7 +198,10 @@ static int get_int(const char *dir, const char *key, long long lo, long long hi,
 }
 
 /* rebuild the program from a transcript's manifest; checks every value and
-   the data file's hash */
+   the data file's hash. 1: rebuilt; 0: the manifest names no program this
+   tool can run (missing, malformed or out of range); -1: the manifest is
+   usable but this machine lacks its data (absent, unreadable, or another
+   file than the one its SHA-256 names) */
 static int from_manifest(const char *dir) {
     char v[600], hex[65], what[100];
     long long x;
@@ -227,10 +230,11 @@ static int from_manifest(const char *dir) {
         return 0;
     }
     if (!get(dir, "data.sha256", v, sizeof v)) return 0;
-    if (!sha_file(T.data, hex) || strcmp(hex, v)) {
+    if (!sha_file(T.data, hex)) { fprintf(stderr, "error: cannot read the data file '%s' the manifest names\n", T.data); return -1; }
+    if (strcmp(hex, v)) {
         fprintf(stderr, "error: the data file '%s' is not the one the manifest names (SHA-256 %.16s..., manifest %.16s...)\n", T.data,
                 hex, v);
-        return 0;
+        return -1;
     }
     return load_data();
 }
@@ -416,7 +420,7 @@ static int cmd_audit(int argc, char **argv) {
         else { fprintf(stderr, "error: unknown option '%s' (vtrain audit --help)\n", argv[i]); return 2; }
     }
     if (!dir) { fprintf(stderr, "error: vtrain audit needs a transcript directory\n"); return 2; }
-    if (!from_manifest(dir)) return 1;
+    if (from_manifest(dir) != 1) return 1;
     d.role = VT_ROLE_AUDIT;
     d.transcript = dir;
     p = tool_program();
@@ -475,6 +479,39 @@ static void on_round(const vt_dispute *g, int64_t lo, int64_t hi, void *u) {
 /* Every branch ends in one stated outcome and an exit status: 0 when the
    game ended in a verdict or in "no dispute", 1 when no verdict could be
    reached, 2 for a bad command line. */
+/* A's program could not be rebuilt here (k: from_manifest's answer). Who
+   answers for that is decided as vt_dispute_transcripts decides before it
+   runs anything: each party's files must back its own root (a missing or
+   edited manifest loses its holder the game), both must describe one
+   program; then a program both committed to that this tool cannot run is
+   the trainer's (it published it), and data this machine lacks is the
+   judge's own failure: no verdict */
+static int dispute_without_program(const char *a, const char *b, int k) {
+    unsigned char pa[32], pb[32];
+    int64_t n;
+    if (vt_transcript_check(a, &n) != VT_OK) {
+        printf("the trainer's transcript does not back its own root (%s): it cannot answer for it: the trainer loses\n"
+               "verdict: the trainer (A) is wrong\n", vt_last_error());
+        return 0;
+    }
+    if (vt_transcript_check(b, &n) != VT_OK) {
+        printf("the auditor's transcript does not back its own root (%s): its challenge is malformed: the auditor loses\n"
+               "verdict: the auditor (B) is wrong\n", vt_last_error());
+        return 0;
+    }
+    if (vt_manifest_program_sha(a, pa) != VT_OK || vt_manifest_program_sha(b, pb) != VT_OK || memcmp(pa, pb, 32)) {
+        printf("the two manifests describe different programs: no game, no verdict\n");
+        return 1;
+    }
+    if (k < 0) {
+        printf("this machine lacks the data the manifests name (see the error): the judge cannot replay: no verdict\n");
+        return 1;
+    }
+    printf("the trainer's manifest, which both parties committed to, names no program this tool can run (see the error): "
+           "the trainer loses\nverdict: the trainer (A) is wrong\n");
+    return 0;
+}
+
 static int cmd_dispute(int argc, char **argv) {
     const char *a = NULL, *b = NULL;
     vt_desc d = vt_desc_default();
@@ -506,7 +543,8 @@ static int cmd_dispute(int argc, char **argv) {
     }
     if (!a || !b) { fprintf(stderr, "error: vtrain dispute needs two transcripts (vtrain dispute --help)\n"); return 2; }
     /* the program is the trainer's (its manifest); the auditor's must describe the same one */
-    if (!from_manifest(a)) { printf("the program cannot be rebuilt here from A's manifest (see the error): no verdict\n"); return 1; }
+    k = from_manifest(a);
+    if (k != 1) return dispute_without_program(a, b, k);
     p = tool_program();
     memset(&r, 0, sizeof r);
     r.on_round = on_round;
@@ -569,7 +607,7 @@ static int cmd_inspect(int argc, char **argv) {
         vt_desc d = vt_desc_default();
         vt_program p;
         vt_report r;
-        if (!from_manifest(dir)) return 1;
+        if (from_manifest(dir) != 1) return 1;
         vt_order_parse(&d.order, "chaos:1");
         d.role = VT_ROLE_AUDIT;
         d.transcript = dir;

@@ -133,6 +133,27 @@ rm -rf "$W/p1"; cp -r "$W/p" "$W/p1"; echo junk > "$W/p1/ckpt-15.safetensors"
 expect "dispute: poisoned trainer with a stray ckpt-15.safetensors" 0 "verdict: the trainer \(A\) is wrong" $V dispute "$W/p1" "$A"
 rm -rf "$W/p1"; cp -r "$W/p" "$W/p1"; rm "$W/p1/ckpt-00000010.safetensors"; ln -s /nonexistent "$W/p1/ckpt-00000010.safetensors"
 expectj "dispute: poisoned trainer with a dangling checkpoint link" 0 "ckpt-00000010.safetensors.*verdict: the trainer \(A\) is wrong" $V dispute "$W/p1" "$A"
+# ... its manifest too: missing or edited, the trainer loses and the auditor likewise (before, a trainer's
+# unreadable manifest stopped the tool before the game: "no verdict"); data the judge's machine lacks is its own
+# failure: no verdict, and nobody convicted
+rm -rf "$W/p1"; cp -r "$W/p" "$W/p1"; rm "$W/p1/manifest.txt"
+expect "dispute: poisoned trainer without its manifest" 0 "verdict: the trainer \(A\) is wrong" $V dispute "$W/p1" "$A"
+expect "dispute: honest trainer, auditor without its manifest" 0 "verdict: the auditor \(B\) is wrong" $V dispute "$A" "$W/p1"
+rm -rf "$W/p1"; cp -r "$W/p" "$W/p1"; sed -i 's/^model.width *= *.*/model.width = abc/' "$W/p1/manifest.txt"
+expect "dispute: poisoned trainer with a garbled manifest value" 0 "verdict: the trainer \(A\) is wrong" $V dispute "$W/p1" "$A"
+rm -rf "$W/p1"; cp -r "$A" "$W/p1"; echo "extra = 1" >> "$W/p1/manifest.txt"
+expect "dispute: honest trainer with an edited manifest" 0 "verdict: the trainer \(A\) is wrong" $V dispute "$W/p1" "$A"
+cp data/kjv_nt.txt "$W/own.txt"
+# shellcheck disable=SC2086
+expect "train on a data file of its own" 0 "done: 12 steps" $V train "$W/da" --data "$W/own.txt" --steps 12 $SMALL --ckpt-every 5
+# shellcheck disable=SC2086
+expect "... and a poisoned run on it" 0 "done: 12 steps" $V train "$W/dp" --data "$W/own.txt" --steps 12 $SMALL --ckpt-every 5 --poison-at 7
+expect "dispute: the data file present, a verdict" 0 "verdict: the trainer \(A\) is wrong" $V dispute "$W/dp" "$W/da"
+mv "$W/own.txt" "$W/own.moved"
+expect "dispute: the judge lacks the data: no verdict" 1 "lacks the data.*no verdict" $V dispute "$W/dp" "$W/da"
+expect "dispute: the judge lacks the data (honest trainer): no verdict" 1 "lacks the data.*no verdict" $V dispute "$W/da" "$W/dp"
+echo "other text, same length or not" > "$W/own.txt"
+expect "dispute: the judge holds other data: no verdict" 1 "lacks the data.*no verdict" $V dispute "$W/dp" "$W/da"
 # a chunk length near 2^63: a truncation named with its step, no overflow, no huge allocation
 setblen() { python3 - "$1" "$2" <<'PY'
 import struct, sys
