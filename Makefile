@@ -215,7 +215,7 @@ define compile_check
 	else echo "fail $(1)" > $(CCR)/$(1); echo "compile check $(1): FAILED"; cat $(B)/cc_$(1).log; fi
 endef
 
-CC_CHECKS = c99_gcc two_tus static no_threads no_simd posix_late \
+CC_CHECKS = c99_gcc two_tus static no_threads no_simd posix_late fast_math_refused \
             btard_c99_gcc btard_two_tus btard_static btard_no_threads btard_order
 ifeq ($(HAVE_GXX),1)
 CC_CHECKS += cxx_gpp two_tus_cxx btard_cxx_gpp
@@ -228,7 +228,7 @@ else
 CC_CHECKS += skip-clang++
 endif
 ifeq ($(HAVE_CLANG),1)
-CC_CHECKS += c99_clang gcc_clang_replay
+CC_CHECKS += c99_clang gcc_clang_replay contract_refused
 else
 CC_CHECKS += skip-clang
 endif
@@ -248,6 +248,19 @@ cc-posix_late:
 	    && ./$(B)/cc_posix_late >> $(B)/cc_posix_late.log 2>&1; \
 	then echo "ok posix_late" > $(CCR)/posix_late; echo "compile check posix_late: ok"; \
 	else echo "fail posix_late" > $(CCR)/posix_late; echo "compile check posix_late: FAILED"; cat $(B)/cc_posix_late.log; fi
+# a build that breaks the numeric contract is refused at vt_create with a message saying why:
+# $(call refused_check,NAME,COMMAND,MESSAGE) builds tests/compile/refused.c with COMMAND and runs it
+define refused_check
+	@if $(2) tests/compile/refused.c -o $(B)/cc_$(1) $(LDLIBS) > $(B)/cc_$(1).log 2>&1 && ./$(B)/cc_$(1) '$(3)' >> $(B)/cc_$(1).log 2>&1; \
+	then echo "ok $(1)" > $(CCR)/$(1); echo "compile check $(1): ok"; \
+	else echo "fail $(1)" > $(CCR)/$(1); echo "compile check $(1): FAILED"; cat $(B)/cc_$(1).log; fi
+endef
+# gcc -ffast-math: its startup code switches FTZ/DAZ on (gcc cannot contract here: the pragmas)
+cc-fast_math_refused:
+	$(call refused_check,fast_math_refused,$(CC) -std=c99 -O2 $(ARCH) -ffast-math,flushes subnormal numbers to zero)
+# clang -ffp-contract=fast contracts despite the pragma
+cc-contract_refused:
+	$(call refused_check,contract_refused,clang -std=c99 -O2 $(ARCH) -ffp-contract=fast,fuses a*b+c into fma)
 cc-two_tus:
 	$(call compile_check,two_tus,$(CC) -std=c99 $(WFLAGS0) tests/compile/impl.c tests/compile/user.c -o $(B)/cc_two_tus $(LDLIBS))
 cc-static:

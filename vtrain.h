@@ -14155,19 +14155,32 @@ static void vt__ord_from(vt__ord *r, const vt_order *o, const vt_desc *d) {
    c = -1 the product rounds to 1 and the sum is 0, but the fused result is
    -2^-60 */
 static int vt__contracts(void) {
-    volatile double v[3] = {1 + 0x1p-30, 1 - 0x1p-30, -1};
-    double a = v[0], b = v[1], c = v[2];
-    return a * b + c != 0;
+    volatile double v[3] = {1 + 0x1p-30, 1 - 0x1p-30, -1}, r;
+    double a = v[0], b = v[1], c = v[2], x;
+    uint64_t bx;
+    r = a * b + c; /* stored, then compared as bits: no rewriting of the comparison (as vt__flushes_subnormals) */
+    x = r;
+    memcpy(&bx, &x, 8);
+    return bx != 0;
 }
 
 /* 1 if this thread's floating-point unit flushes subnormal results to zero
    or reads subnormal inputs as zero (FTZ/DAZ, which a library or -ffast-math
    startup code may have switched on): vtrain's values would then differ from
-   an IEEE machine's wherever a subnormal occurs */
+   an IEEE machine's wherever a subnormal occurs. Every operand comes from
+   memory the compiler cannot see into and the results are compared as bits:
+   under -funsafe-math-optimizations gcc rewrote `a * 0.5 != 0x1p-1023` into
+   a comparison of a alone, and the check passed on a machine that flushes */
 static int vt__flushes_subnormals(void) {
-    volatile double v[2] = {0x1p-1022, 0x1p-1060};
-    double a = v[0], b = v[1];
-    return a * 0.5 != 0x1p-1023 || b * 2 != 0x1p-1059;
+    volatile double v[4] = {0x1p-1022, 0.5, 0x1p-1060, 2}, r[2];
+    double x, y;
+    uint64_t bx, by;
+    r[0] = v[0] * v[1]; /* 2^-1023: a subnormal result (FTZ flushes it) */
+    r[1] = v[2] * v[3]; /* from a subnormal input (DAZ reads it as 0) */
+    x = r[0]; y = r[1];
+    memcpy(&bx, &x, 8);
+    memcpy(&by, &y, 8);
+    return bx != 0x0008000000000000ull || by != 0x0000000000008000ull;
 }
 
 VTDEF vt_ctx *vt_create(const vt_desc *d) {
