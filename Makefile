@@ -346,7 +346,11 @@ $(B)/gpu_audit: tests/gpu/audit.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx
 $(B)/bench_gpu_cnn: bench/cnn.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h | $(B)
 	$(CC) $(CFLAGS) $(CU_CFLAGS) -DVT_BENCH_CUDA $< -o $@ $(CU_LIBS)
 
-cuda: $(B)/test_cuda $(B)/bench_gpu_step $(B)/gpu_audit $(B)/bench_gpu_cnn
+# the command-line tool with the CUDA backend in it (`--backend cuda`; build/vtrain is CPU-only)
+$(B)/vtrain_cuda: examples/vtrain.c vtrain.h vtrain_cuda.cu.h $(B)/vtrain_cuda_ptx.h examples/chargpt.h examples/digitscnn.h examples/cnnprog.h | $(B)
+	$(CC) $(CFLAGS) $(CU_CFLAGS) -DVTRAIN_CUDA $< -o $@ $(CU_LIBS)
+
+cuda: $(B)/test_cuda $(B)/bench_gpu_step $(B)/gpu_audit $(B)/bench_gpu_cnn $(B)/vtrain_cuda
 
 # the CUDA host code as C99 with clang and as C++ with g++ and clang++
 # (test_cuda is the gcc C99 build), and from two translation units; each
@@ -380,7 +384,7 @@ $(B)/test_dp_mpi: tests/test_dp_mpi.c vtrain.h vtrain_dp.h examples/digitsmlp.h 
 # it cannot is one "skipped:" line (tests/run.sh ends "N passed, M failed"
 # and adds ", K skipped" when K > 0)
 ifeq ($(HAVE_CUDA),1)
-TEST_CUDA = cuda-compile-checks $(B)/test_cuda
+TEST_CUDA = cuda-compile-checks $(B)/test_cuda $(B)/vtrain_cuda
 else
 TEST_CUDA = compile-checks
 endif

@@ -87,6 +87,14 @@ A="$W/a"
 # shellcheck disable=SC2086
 expect "train a small run" 0 "done: 30 steps" $V train "$A" --steps 30 $SMALL --ckpt-every 10
 expect "audit it" 0 "audit passed: 30 steps replayed, every leaf equal, Merkle root verified" $V audit "$A" --threads 1
+# --backend cuda: the CUDA build of the tool (make cuda) audits on a GPU; without one it says that nothing was verified
+if [ -x ./build/vtrain_cuda ]; then
+    out=$(./build/vtrain_cuda audit "$A" --threads 1 --backend cuda 2>&1); rc=$?
+    if [ $rc = 0 ] && printf '%s\n' "$out" | grep -q "audit passed: 30 steps"; then ok "audit --backend cuda (on a GPU)"
+    elif [ $rc = 1 ] && printf '%s\n' "$out" | grep -q "AUDIT NOT RUN: this machine cannot replay here.*CUDA"; then ok "audit --backend cuda without a GPU: not run, said so"
+    else bad "audit --backend cuda" "exit $rc: $out"; fi
+else echo "skip: audit --backend cuda (no build/vtrain_cuda: make cuda needs nvcc)"; fi
+expect "audit without the CUDA backend in the build: not run" 1 "AUDIT NOT RUN: .*built without the CUDA backend" $V audit "$A" --backend cuda
 expect "audit reports the trainer's freedom" 0 "trainer's freedom: [0-9]+ entries with more than one plausible value, [0-9.]+ bits in all" $V audit "$A" --threads 1
 expect "inspect --freedom replays and reports it" 0 "trainer's freedom: [0-9]+ entries" $V inspect "$A" --freedom
 expect "inspect: unknown flag" 2 "unknown option '--bogus'" $V inspect "$A" --bogus
