@@ -160,11 +160,12 @@ fuzz: $(B)/fuzz_parsers
 
 # the whole suite under AddressSanitizer and UndefinedBehaviorSanitizer
 ASAN_FLAGS = -std=c99 -O1 -g $(ARCH) -ffp-contract=off -fsanitize=address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror
+ASAN_TESTS = core grad reference replay transcript fixtures btard btard_byz btard_join btard_cnn shards cnn alloc
 test-asan: | $(B)
 	@mkdir -p $(B)/asan
-	@for t in core grad reference replay transcript btard btard_cnn shards cnn alloc; do \
+	@for t in $(ASAN_TESTS); do \
 	  $(CC) $(ASAN_FLAGS) $(BT_FLAGS) tests/test_$$t.c -o $(B)/asan/test_$$t $(LDLIBS) $(BT_LIBS) || exit 1; done
-	@bash tests/run.sh $(B)/asan/test_core $(B)/asan/test_grad $(B)/asan/test_reference $(B)/asan/test_replay $(B)/asan/test_transcript $(B)/asan/test_btard $(B)/asan/test_btard_cnn $(B)/asan/test_shards $(B)/asan/test_cnn $(B)/asan/test_alloc
+	@bash tests/run.sh $(addprefix $(B)/asan/test_,$(ASAN_TESTS))
 
 # the pool and its users under ThreadSanitizer (a few minutes; a report
 # stops the program, which then counts as failed)
