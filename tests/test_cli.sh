@@ -162,6 +162,20 @@ expect "dispute: the judge lacks the data: no verdict" 1 "lacks the data.*no ver
 expect "dispute: the judge lacks the data (honest trainer): no verdict" 1 "lacks the data.*no verdict" $V dispute "$W/da" "$W/dp"
 echo "other text, same length or not" > "$W/own.txt"
 expect "dispute: the judge holds other data: no verdict" 1 "lacks the data.*no verdict" $V dispute "$W/dp" "$W/da"
+# the judge's own machine failing (here its temporary files) convicts nobody
+expect "dispute: the judge cannot make its temporary directory: no verdict" 1 "cannot create a private temporary directory.*no verdict" env TMPDIR=/nonexistent $V dispute "$W/p" "$A"
+out=$(TMPDIR=/nonexistent $V dispute "$A" "$W/p" 2>&1)
+if printf '%s\n' "$out" | grep -q "is wrong"; then bad "dispute: a judge without temporary files convicted someone" "$out"; else ok "dispute: a judge without temporary files convicts nobody (honest trainer)"; fi
+# every number of a manifest read back is parsed whole and checked against its range, naming the key
+while IFS='|' read -r edit msg; do
+    rm -rf "$W/m9"; cp -r "$A" "$W/m9"; sed -i "$edit" "$W/m9/manifest.txt"
+    expect "audit: manifest $msg" 1 "$msg" $V audit "$W/m9" --threads 1
+done <<EDITS
+s/^train.batch = .*/train.batch = 99999/|train.batch: 99999 is outside 1..1024
+s/^train.lr = .*/train.lr = nan/|train.lr: nan is outside
+s/^model.width = .*/model.width = 16x/|model.width: '16x' is not an integer
+s/^model.heads = .*/model.heads = 3/|model.width 16 is not a multiple of model.heads 3
+EDITS
 # a chunk length near 2^63: a truncation named with its step, no overflow, no huge allocation
 setblen() { python3 - "$1" "$2" <<'PY'
 import struct, sys
