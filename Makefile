@@ -256,9 +256,16 @@ define refused_check
 	then echo "ok $(1)" > $(CCR)/$(1); echo "compile check $(1): ok"; \
 	else echo "fail $(1)" > $(CCR)/$(1); echo "compile check $(1): FAILED"; cat $(B)/cc_$(1).log; fi
 endef
-# gcc -ffast-math: its startup code switches FTZ/DAZ on (gcc cannot contract here: the pragmas)
+# the implementation under -ffast-math does not compile (the #error that names the options); a program
+# linked with -ffast-math (its startup code switches FTZ/DAZ on) around a clean implementation is refused at run time
 cc-fast_math_refused:
-	$(call refused_check,fast_math_refused,$(CC) -std=c99 -O2 $(ARCH) -ffast-math,flushes subnormal numbers to zero)
+	@if ! $(CC) -std=c99 -O2 $(ARCH) -ffast-math -c tests/compile/refused.c -o $(B)/cc_fm.o > $(B)/cc_fast_math_refused.log 2>&1 && \
+	    grep -q "needs IEEE arithmetic as written" $(B)/cc_fast_math_refused.log && \
+	    $(CC) -std=c99 -O2 $(ARCH) -ffp-contract=off -c tests/compile/refused.c -o $(B)/cc_fm.o >> $(B)/cc_fast_math_refused.log 2>&1 && \
+	    $(CC) -ffast-math $(B)/cc_fm.o -o $(B)/cc_fast_math_refused $(LDLIBS) >> $(B)/cc_fast_math_refused.log 2>&1 && \
+	    ./$(B)/cc_fast_math_refused 'flushes subnormal numbers to zero' >> $(B)/cc_fast_math_refused.log 2>&1; \
+	then echo "ok fast_math_refused" > $(CCR)/fast_math_refused; echo "compile check fast_math_refused: ok"; \
+	else echo "fail fast_math_refused" > $(CCR)/fast_math_refused; echo "compile check fast_math_refused: FAILED"; cat $(B)/cc_fast_math_refused.log; fi
 # clang -ffp-contract=fast contracts despite the pragma
 cc-contract_refused:
 	$(call refused_check,contract_refused,clang -std=c99 -O2 $(ARCH) -ffp-contract=fast,fuses a*b+c into fma)

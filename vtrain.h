@@ -1353,6 +1353,18 @@ VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
 #endif
 #endif
 
+/* Options that let the compiler change arithmetic (GCC and clang say so in
+   these macros): reassociated sums and reciprocals change values that every
+   machine must compute alike (e = 0: >>rounding), and finite-math-only
+   removes the NaN checks the rounding points rely on. The file that holds
+   the implementation must be built without them (other files may be; a
+   program linked with -ffast-math also switches FTZ/DAZ on, which vt_create
+   refuses at run time). */
+#if defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__) || defined(__ASSOCIATIVE_MATH__) || \
+    defined(__RECIPROCAL_MATH__) || defined(__NO_SIGNED_ZEROS__)
+#error "vtrain.h: the implementation needs IEEE arithmetic as written: compile the file that defines VTRAIN_IMPLEMENTATION without -ffast-math, -Ofast, -funsafe-math-optimizations, -ffinite-math-only, -fassociative-math, -freciprocal-math or -fno-signed-zeros"
+#endif
+
 /* x87 arithmetic (FLT_EVAL_METHOD 2: every double evaluated in 80 bits and
    rounded twice) computes other binary64 values than IEEE binary64 */
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 2

@@ -1,8 +1,9 @@
 /* A build that breaks the numeric contract is refused at vt_create, with a
-   message that says why: built with gcc -ffast-math (its startup code turns
-   on FTZ/DAZ) or clang -ffp-contract=fast (contraction despite the pragma),
-   this program expects vt_create to fail with the message named in argv[1]
-   and exits 0 only then. */
+   message that says why: linked with gcc -ffast-math (its startup code turns
+   on FTZ/DAZ) or compiled with clang -ffp-contract=fast (contraction despite
+   the pragma), this program expects vt_create to fail with the message named
+   in argv[1] and exits 0 only then. (Compiled with -ffast-math it does not
+   compile at all: vtrain.h's #error.) */
 #define VTRAIN_IMPLEMENTATION
 #include "../../vtrain.h"
 #include <stdio.h>
