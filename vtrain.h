@@ -12283,6 +12283,30 @@ static void vt__ckpt_path(const char *dir, int64_t step, char *buf, size_t n) {
     vt__join(buf, n, dir, name);
 }
 
+/* The one walk over commits.bin's records (layout at >>commit): the bytes
+   the record at b[p, len) takes with its checksum, or 0 when no whole
+   record starts there (the bytes end first, or its tensor count is past
+   2^20). Every reader steps with it: vt__parse_leaves, which checks each
+   record, and vt__commit_at. */
+static size_t vt__commit_rec_len(const unsigned char *b, size_t p, size_t len) {
+    uint32_t nt;
+    size_t rl;
+    if (p > len || len - p < 112) return 0;
+    nt = vt__get_u32(b + p + 108);
+    rl = 112 + 32 * (size_t)nt + 32;
+    return nt <= (1u << 20) && rl <= len - p ? rl : 0;
+}
+
+/* the offset of record `step` in commits.bin's bytes b[0, len), or where
+   the whole records end when there are fewer (a record cut by a kill is
+   not one); *k the whole records before it. The records are not checked:
+   callers that rely on them parse them (vt__parse_leaves) */
+static size_t vt__commit_at(const unsigned char *b, size_t len, int64_t step, int64_t *k) {
+    size_t p = VT__COMMIT_HDR, rl;
+    for (*k = 0; *k < step && (rl = vt__commit_rec_len(b, p, len)) != 0; ++*k) p += rl;
+    return p;
+}
+
 /* the commitments records as leaves; a malformed file is reported */
 static vt_status vt__parse_leaves(const unsigned char *b, size_t len, const char *path, vt_leaf_info **out, int64_t *n,
                                   unsigned char manifest_sha[32]);
@@ -12311,15 +12335,11 @@ static vt_status vt__parse_leaves(const unsigned char *b, size_t len, const char
         return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain commitments file (version 2, reserved field 0)", path);
     if (manifest_sha) memcpy(manifest_sha, b + 16, 32);
     while (p < len) {
-        uint32_t nt;
-        size_t rl;
+        size_t rl = vt__commit_rec_len(b, p, len);
         unsigned char sha[32];
-        if (p + 112 > len) { VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in the record of step %lld", path, (long long)k); }
-        nt = vt__get_u32(b + p + 108);
-        rl = 112 + 32 * (size_t)nt;
-        if (nt > (1u << 20) || p + rl + 32 > len) { VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in the record of step %lld", path, (long long)k); }
-        vt_sha256(b + p, rl, sha);
-        if (memcmp(b + p, "VTCM", 4) || memcmp(sha, b + p + rl, 32) || (int64_t)vt__get_u64(b + p + 4) != k) {
+        if (!rl) { VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in the record of step %lld", path, (long long)k); }
+        vt_sha256(b + p, rl - 32, sha);
+        if (memcmp(b + p, "VTCM", 4) || memcmp(sha, b + p + rl - 32, 32) || (int64_t)vt__get_u64(b + p + 4) != k) {
             VT_FREE(L, NULL);
             return vt__tls_fail(VT_ERR_CHECKSUM, "'%s': the record of step %lld is corrupted", path, (long long)k);
         }
@@ -12336,7 +12356,7 @@ static vt_status vt__parse_leaves(const unsigned char *b, size_t len, const char
         memcpy(L[k].batch, b + p + 76, 32);
         vt_leaf_hash(&L[k]);
         k++;
-        p += rl + 32;
+        p += rl;
     }
     if (out == &dummy) VT_FREE(L, NULL);
     else *out = L;
@@ -12727,20 +12747,6 @@ static int64_t vt__chunk_offset(vt_ctx *c, FILE *f, int64_t fsize, int64_t step,
     return at;
 }
 
-/* byte offset of commitment record `step` */
-static int64_t vt__commit_offset(vt_ctx *c, FILE *f, int64_t step, const char *path) {
-    int64_t at = VT__COMMIT_HDR, s;
-    unsigned char r[112];
-    for (s = 0; s < step; s++) {
-        if (fseek(f, (long)at, SEEK_SET) != 0 || fread(r, 1, sizeof r, f) != sizeof r) {
-            vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld", path, (long long)step);
-            return -1;
-        }
-        at += 112 + 32 * (int64_t)vt__get_u32(r + 108) + 32;
-    }
-    return at;
-}
-
 /* the step of a checkpoint's file name, or -1: only the exact name
    vt__ckpt_path writes (ckpt-%08lld.safetensors) counts, so a stray file
    ("ckpt-15.safetensors", "ckpt-+0010.safetensors") never stands for a
@@ -12775,51 +12781,48 @@ static int64_t vt__last_checkpoint(const char *dir, int64_t at_most) {
     return best;
 }
 
-/* whole commitment records in b[0, len) (a record cut by a kill is not counted) */
-static int64_t vt__commit_records(const unsigned char *b, size_t len) {
-    size_t p = VT__COMMIT_HDR;
-    int64_t k = 0;
-    while (p + 112 <= len) {
-        size_t rl = 112 + 32 * (size_t)vt__get_u32(b + p + 108) + 32;
-        if (rl > len - p) break;
-        p += rl;
-        k++;
-    }
-    return k;
-}
-
 /* a resume with no checkpoint to start from (killed before its first):
    the run starts again at step 0 in the same directory. The manifest was
    checked (the same program); the log and the commitments are replaced
    from their headers on, and root.txt (it described the old files) goes.
-   Only a run that never reached a checkpoint restarts: with root.txt (a
-   finished run, or one whose checkpoints were removed: root.txt is written
-   at each checkpoint) or with more commitments than the steps before the
-   first checkpoint the manifest names, the files hold committed steps that
-   a restart would cut, and the resume is refused before anything is cut. */
+   Only a run that never reached a checkpoint restarts. Anything else holds
+   committed steps that a restart would cut, and is refused before anything
+   is cut: root.txt is there (a finished run, or one whose checkpoints were
+   removed: root.txt is written at each checkpoint); commits.bin is not a
+   commitments file; its records were committed under another manifest
+   than manifest.txt (edited since: the trainer_ckpt_every line is outside
+   the program's hash, so an edit would pass the resume's check); or it
+   holds more records than the steps before the first checkpoint. That
+   count is the manifest's trainer_ckpt_every, or, where the manifest has
+   no such line, this run's own checkpoint interval: never none. */
 static vt_status vt__restart(vt_ctx *c) {
-    char path[700];
+    char path[700], v[32];
+    size_t len = 0;
+    int64_t every = c->d.ckpt_every > 0 ? c->d.ckpt_every : 100, recs = 0, e;
+    unsigned char *b;
+    vt_status st = VT_OK;
     vt__join(path, sizeof path, c->tdir, "root.txt");
     if (vt__exists(path))
         return vt__fail(c, VT_ERR_STATE, "resume: '%s' holds a finished transcript (root.txt) and no checkpoint to resume from: nothing to "
                                          "resume; to train it again, remove the directory or train into another one", c->tdir);
-    {
-        size_t n, len;
-        int64_t every = 0, recs = 0;
-        char v[64];
-        unsigned char *m, *b;
-        vt__join(path, sizeof path, c->tdir, "manifest.txt");
-        m = vt__read_file(path, &n, 1 << 20);
-        if (m && vt__manifest_find((const char *)m, "vtrain.trainer_ckpt_every", v, sizeof v) && !vt__dec(v, &every)) every = 0;
-        VT_FREE(m, NULL);
-        b = vt__read_file(c->commitpath, &len, (size_t)1 << 40);
-        if (b) recs = vt__commit_records(b, len);
-        VT_FREE(b, NULL);
-        if (every > 0 && recs > every)
-            return vt__fail(c, VT_ERR_STATE, "resume: '%s' commits %lld steps, past its first checkpoint (after %lld steps), but holds no "
-                                             "checkpoint (removed?): a restart would cut committed steps; train into another directory",
-                            c->commitpath, (long long)recs, (long long)every);
+    if (vt_manifest_get(c->tdir, "vtrain.trainer_ckpt_every", v, sizeof v) == VT_OK && vt__dec(v, &e) && e > 0) every = e;
+    b = vt__read_file(c->commitpath, &len, (size_t)1 << 40);
+    if (b && len > VT__COMMIT_HDR) {
+        vt__commit_at(b, len, INT64_MAX, &recs);
+        if (memcmp(b, "VTRAINCM", 8) || vt__get_u32(b + 8) != 2 || vt__get_u32(b + 12) != 0)
+            st = vt__fail(c, VT_ERR_STATE, "resume: '%s' is not a vtrain commitments file (version 2) and there is no checkpoint: a restart "
+                                           "would replace it; train into another directory", c->commitpath);
+        else if (recs > 0 && memcmp(b + 16, c->manifest_sha, 32))
+            st = vt__fail(c, VT_ERR_STATE, "resume: '%s' commits %lld steps under another manifest than '%s/manifest.txt' (edited since?) "
+                                           "and there is no checkpoint: a restart would cut committed steps; train into another directory",
+                          c->commitpath, (long long)recs, c->tdir);
+        else if (recs > every)
+            st = vt__fail(c, VT_ERR_STATE, "resume: '%s' commits %lld steps, past its first checkpoint (after %lld steps), but holds no "
+                                           "checkpoint (removed?): a restart would cut committed steps; train into another directory",
+                          c->commitpath, (long long)recs, (long long)every);
     }
+    VT_FREE(b, NULL);
+    if (st != VT_OK) return st;
     if (c->logf) {
         fflush(c->logf);
         if (ftruncate(fileno(c->logf), 0) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->logpath);
@@ -12859,14 +12862,17 @@ VTDEF vt_status vt_resume(vt_ctx *c) {
             logoff = vt__chunk_offset(c, c->logf, (int64_t)ftell(c->logf), step, c->logpath);
             if (logoff < 0) return c->status;
         }
-        off = vt__commit_offset(c, c->commitf, step, c->commitpath);
-        if (off < 0) return c->status;
         {
             vt_leaf_info *L;
-            int64_t n;
+            int64_t n, k;
             size_t len;
             unsigned char d[32], msha[32], *b = vt__read_file(c->commitpath, &len, (size_t)1 << 40);
             if (!b) return vt__fail(c, VT_ERR_IO, "resume: cannot read '%s'", c->commitpath);
+            off = (int64_t)vt__commit_at(b, len, step, &k);
+            if (k < step) {
+                VT_FREE(b, NULL);
+                return vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld", c->commitpath, (long long)step);
+            }
             if ((size_t)off > len || vt__parse_leaves(b, (size_t)off, c->commitpath, &L, &n, msha) != VT_OK) {
                 VT_FREE(b, NULL);
                 return vt__fail(c, vt_last_status() != VT_OK ? vt_last_status() : VT_ERR_TRUNCATED, "resume: %s", vt_last_error());
@@ -12906,7 +12912,18 @@ VTDEF vt_status vt_resume(vt_ctx *c) {
         if (c->step_no != step)
             return vt__fail(c, VT_ERR_MISMATCH, "'%s' says it holds the state after %lld steps, its name says %lld", path,
                             (long long)c->step_no, (long long)step);
-        if (vt__read_leaves(c->commitpath, &L, &n, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+        {   /* the commitments, checked whole, and where record `step` starts */
+            size_t len;
+            int64_t k;
+            unsigned char *b = vt__read_file(c->commitpath, &len, (size_t)1 << 40);
+            if (!b) return vt__fail(c, VT_ERR_IO, "cannot read '%s'", c->commitpath);
+            if (vt__parse_leaves(b, len, c->commitpath, &L, &n, NULL) != VT_OK) {
+                VT_FREE(b, NULL);
+                return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+            }
+            off = (int64_t)vt__commit_at(b, len, step, &k);
+            VT_FREE(b, NULL);
+        }
         vt_weights_digest(c, d);
         if (n < step || memcmp(L[step - 1].state, d, 32)) {
             vt_free_leaves(L);
@@ -12914,12 +12931,10 @@ VTDEF vt_status vt_resume(vt_ctx *c) {
         }
         vt_free_leaves(L);
         if (c->rd.f) {
-            off = vt__chunk_offset(c, c->rd.f, c->rd.fsize, step, c->logpath);
-            if (off < 0) return c->status;
-            fseek(c->rd.f, (long)off, SEEK_SET);
+            logoff = vt__chunk_offset(c, c->rd.f, c->rd.fsize, step, c->logpath);
+            if (logoff < 0) return c->status;
+            fseek(c->rd.f, (long)logoff, SEEK_SET);
         }
-        off = vt__commit_offset(c, c->commitf, step, c->commitpath);
-        if (off < 0) return c->status;
         fseek(c->commitf, (long)off, SEEK_SET);
         c->start_step = step;
     }

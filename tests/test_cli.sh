@@ -176,6 +176,12 @@ if [ "$(cat "$R/commits.bin" "$R/log.vtlog" "$R/root.txt" | sha256sum)" = "$befo
 rm -rf "$W/rc"; cp -r "$A" "$W/rc"; rm "$W/rc"/ckpt-*.safetensors "$W/rc/root.txt"
 # shellcheck disable=SC2086
 expect "resume past the first checkpoint with the checkpoints removed is refused" 1 "commits 30 steps, past its first checkpoint" $V train "$W/rc" --resume --steps 30 $SMALL --ckpt-every 10
+# the same with the manifest's trainer_ckpt_every line (outside the program's hash) deleted: refused, nothing cut
+rm -rf "$W/rc"; cp -r "$A" "$W/rc"; rm "$W/rc"/ckpt-*.safetensors "$W/rc/root.txt"; sed -i '/^vtrain.trainer_ckpt_every = /d' "$W/rc/manifest.txt"
+before=$(cat "$W/rc/commits.bin" "$W/rc/log.vtlog" | sha256sum)
+# shellcheck disable=SC2086
+expect "resume with the manifest's trainer_ckpt_every line deleted is refused" 1 "commits 30 steps under another manifest" $V train "$W/rc" --resume --steps 30 $SMALL --ckpt-every 1000
+if [ "$(cat "$W/rc/commits.bin" "$W/rc/log.vtlog" | sha256sum)" = "$before" ]; then ok "that refused resume changed nothing"; else bad "that refused resume changed the transcript"; fi
 
 # a trainer killed (kill -9) before its first checkpoint resumes; nothing it left blocks the next command
 K="$W/k"

@@ -806,6 +806,45 @@ TEST(failed_resume_changes_nothing) {
     free(before[0]);
 }
 
+/* A finished run whose checkpoints and root.txt are gone, and whose
+   manifest lost or changed the trainer_ckpt_every line (outside the
+   program's hash, so the resume takes the manifest as the same program's).
+   A resume finds no checkpoint and would restart at step 0; it must refuse
+   rather than cut the 120 committed steps: the manifest is not the one the
+   commitments were made under, and where it is (both edited, resealed), the
+   run's own interval (40) stands in for the missing line. */
+TEST(resume_never_cuts_on_a_manifest_edit) {
+    static const char *const edits[3][2] = {{"vtrain.trainer_ckpt_every = 40\n", ""},
+                                            {"vtrain.trainer_ckpt_every = 40\n", "vtrain.trainer_ckpt_every = 1000\n"},
+                                            {"vtrain.trainer_ckpt_every = 40\n", ""}};
+    static const char *const want[3] = {"under another manifest", "under another manifest", "past its first checkpoint (after 40 steps)"};
+    vt_report r;
+    int k;
+    for (k = 0; k < 3; k++) {
+        unsigned char *before, *after, *lb, *la;
+        size_t nb, na, nlb, nla;
+        cp_r("build/tr_a", "build/tr_s");
+        remove("build/tr_s/ckpt-00000040.safetensors");
+        remove("build/tr_s/ckpt-00000080.safetensors");
+        remove("build/tr_s/ckpt-00000120.safetensors");
+        CHECK(edit_text("build/tr_s", "manifest.txt", edits[k][0], edits[k][1]), "case %d: no line to edit", k);
+        if (k == 2) reseal("build/tr_s"); /* commits.bin's header names the edited manifest */
+        remove("build/tr_s/root.txt");
+        before = slurp("build/tr_s/commits.bin", &nb);
+        lb = slurp("build/tr_s/log.vtlog", &nlb);
+        CHECK(train("build/tr_s", "threads:2", 1, &r) == VT_ERR_STATE && strstr(r.message, want[k]), "case %d: resume: %s", k, r.message);
+        after = slurp("build/tr_s/commits.bin", &na);
+        la = slurp("build/tr_s/log.vtlog", &nla);
+        CHECK(before && after && na == nb && !memcmp(before, after, na), "case %d: the refused resume changed commits.bin", k);
+        CHECK(lb && la && nla == nlb && !memcmp(lb, la, nla), "case %d: the refused resume changed log.vtlog", k);
+        if (k < 2) NOTE("%s", r.message);
+        free(before);
+        free(after);
+        free(lb);
+        free(la);
+    }
+}
+
 /* --- the dispute game --------------------------------------------------------------- */
 
 /* one game over leaf arrays: the trainer's (a) and the auditor's (b) */
@@ -1344,6 +1383,7 @@ int main(int argc, char **argv) {
     RUN(kill_and_resume_same_leaves);
     RUN(kill_before_first_checkpoint_then_resume);
     RUN(failed_resume_changes_nothing);
+    RUN(resume_never_cuts_on_a_manifest_edit);
     RUN(dispute_random_divergence);
     RUN(dispute_forged_answers);
     RUN(dispute_judge_rules);
