@@ -14,11 +14,40 @@
 typedef struct { chargpt g; int64_t poison_at; int64_t lie_batch_at; } prog_app;
 static prog_app P;
 
+/* The judge's temporary files, seen from inside its replays: with dir set,
+   every step lists dir (the TMPDIR of a dispute, writable by all as /tmp
+   is) and counts what the judge keeps there. Another user may create
+   names in dir, so anything of the judge's directly in it (a file, a
+   link, a directory others may enter) is a path they could predict or
+   plant a link at before the judge writes: `exposed`, with its name. The
+   judge's files must be in a directory of its own that only this user can
+   enter (`private`). */
+static struct { const char *dir; int steps, private_dirs, exposed; char name[256]; } tmp_spy;
+static void spy_tmp(void) {
+    DIR *d = opendir(tmp_spy.dir);
+    struct dirent *e;
+    tmp_spy.steps++;
+    if (!d) return;
+    while ((e = readdir(d)) != NULL) {
+        char path[700];
+        struct stat st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(path, sizeof path, "%s/%s", tmp_spy.dir, e->d_name);
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 077) == 0 && st.st_uid == getuid()) tmp_spy.private_dirs++;
+        else {
+            tmp_spy.exposed++;
+            snprintf(tmp_spy.name, sizeof tmp_spy.name, "%s", e->d_name);
+        }
+    }
+    closedir(d);
+}
+
 static vt_status prog_step(vt_ctx *c, int64_t s, void *u) {
     prog_app *t = (prog_app *)u;
     chargpt *a = &t->g;
     int64_t ne[2], starts[64];
     int i;
+    if (tmp_spy.dir) spy_tmp();
     chargpt_batch(a, s, 0, starts);
     if (s == t->lie_batch_at) starts[0] += 1; /* commits other batch offsets than it trains on */
     vt_commit_batch(c, starts, a->B);
@@ -1152,14 +1181,15 @@ TEST(dispute_malformed_answers) {
 }
 
 /* the review's findings on files and names: only canonical checkpoint
-   names count; the judge's temporary files follow no planted link; a
-   manifest's duplicate keys are found in n log n; disputes over runs with
-   no rounding log are refused; a resume never cuts a finished run */
+   names count; the judge's temporary files are in a private directory,
+   and an atomic write follows no planted link; a manifest's duplicate
+   keys are found in n log n; disputes over runs with no rounding log are
+   refused; a resume never cuts a finished run */
 TEST(transcript_review_findings) {
     vt_report r;
     vt_dispute_report dr;
     FILE *f;
-    char link[700], buf[64];
+    char buf[64];
     int k;
     size_t n;
     cp_r("build/tr_a", "build/tr_s");
@@ -1168,23 +1198,35 @@ TEST(transcript_review_findings) {
     spit("build/tr_s/ckpt-+0000060.safetensors", (const unsigned char *)"junk", 4);
     CHECK(vt__last_checkpoint("build/tr_s", 100) == 80 && vt__last_checkpoint("build/tr_s", 79) == 40, "stray names: %lld",
           (long long)vt__last_checkpoint("build/tr_s", 79));
-    /* a link planted at every name the old judge used, and at "<path>.tmp" of an atomic write */
+    /* the judge's temporary files under a shared TMPDIR (mode 1777, as
+       /tmp): watched from inside its replays (tmp_spy), they are never in
+       the shared directory itself, only in a private directory of the
+       judge's, which is gone afterwards. (The judge's name for it comes
+       from mkdtemp; this checks where the files are, not the name.) */
     rm_rf("build/tr_tmp");
     mkdir("build/tr_tmp", 0777);
-    spit("build/tr_victim", (const unsigned char *)"precious", 8);
-    for (k = 0; k < 4; k++) {
-        snprintf(link, sizeof link, "build/tr_tmp/vtrain-trainer-state-%ld-%d.safetensors.tmp", (long)getpid(), k);
-        if (symlink("../tr_victim", link)) {}
-    }
+    chmod("build/tr_tmp", 01777);
     setenv("TMPDIR", "build/tr_tmp", 1);
+    memset(&tmp_spy, 0, sizeof tmp_spy);
+    tmp_spy.dir = "build/tr_tmp";
     dr = dispute("build/tr_p", "build/tr_b");
+    tmp_spy.dir = NULL;
     unsetenv("TMPDIR");
     CHECK(dr.verdict == VT_VERDICT_TRAINER_WRONG && dr.step == 57, "dispute with TMPDIR set: %s", dr.message);
-    f = fopen("build/tr_victim", "rb");
-    n = f ? fread(buf, 1, sizeof buf, f) : 0;
-    if (f) fclose(f);
-    CHECK(n == 8 && !memcmp(buf, "precious", 8), "the victim file was overwritten");
+    CHECK(tmp_spy.steps > 0 && tmp_spy.private_dirs > 0 && tmp_spy.exposed == 0,
+          "the judge's temporary files: %d steps watched, %d sightings of a private directory, %d of files others could reach (last '%s')",
+          tmp_spy.steps, tmp_spy.private_dirs, tmp_spy.exposed, tmp_spy.name);
+    NOTE("the judge's temporary files, watched at %d steps of its replays: in a private directory of its own", tmp_spy.steps);
     {
+        DIR *d = opendir("build/tr_tmp");
+        struct dirent *e;
+        int left = 0;
+        while (d && (e = readdir(d)) != NULL) left += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+        if (d) closedir(d);
+        CHECK(d && left == 0, "the judge left %d entries in its TMPDIR", left);
+    }
+    spit("build/tr_victim", (const unsigned char *)"precious", 8);
+    {   /* an atomic write's temporary "<path>.tmp", a link planted there: created exclusively, the link is not followed */
         vt_desc d = vt_desc_default();
         vt_ctx *c = vt_create(&d);
         if (symlink("tr_victim", "build/tr_atomic.tmp")) {}
