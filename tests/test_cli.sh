@@ -129,6 +129,11 @@ expect "audit: a poisoned run fails at its step" 1 "AUDIT FAILED at step 17" $V 
 # the trainer answers for every file of its transcript: one missing or bogus file loses it the game (q > 0 as at q = 0)
 rm -rf "$W/p1"; cp -r "$W/p" "$W/p1"; rm "$W/p1/log.vtlog"
 expectj "dispute: poisoned trainer without its log" 0 "cannot open the log file.*verdict: the trainer \(A\) is wrong" $V dispute "$W/p1" "$A"
+# a stray ckpt-15.safetensors is not a checkpoint name (only ckpt-%08d counts): the judge rebuilds the state
+# before step 17 from ckpt-00000010, so an honest trainer holding the stray file still wins (were it taken
+# for checkpoint 15, the junk would lose the honest trainer the game), and a poisoned one still loses
+rm -rf "$W/a1"; cp -r "$A" "$W/a1"; echo junk > "$W/a1/ckpt-15.safetensors"
+expect "dispute: honest trainer with a stray ckpt-15.safetensors still wins" 0 "verdict: the auditor \(B\) is wrong" $V dispute "$W/a1" "$W/p"
 rm -rf "$W/p1"; cp -r "$W/p" "$W/p1"; echo junk > "$W/p1/ckpt-15.safetensors"
 expect "dispute: poisoned trainer with a stray ckpt-15.safetensors" 0 "verdict: the trainer \(A\) is wrong" $V dispute "$W/p1" "$A"
 rm -rf "$W/p1"; cp -r "$W/p" "$W/p1"; rm "$W/p1/ckpt-00000010.safetensors"; ln -s /nonexistent "$W/p1/ckpt-00000010.safetensors"
