@@ -289,8 +289,11 @@ static int cmd_train(int argc, char **argv) {
             printf("usage: vtrain train RUN [--steps N] [--layers L] [--width C] [--heads H] [--context T] [--batch B] [--lr LR]\n"
                    "                        [--ckpt-every K] [--order ORDER] [--threads N] [--bound sound|probabilistic]\n"
                    "                        [--data FILE] [--resume] [--poison-at STEP] [--model gpt|cnn|resnet18|resnet50]\n"
+                   "                        [--mode verified|round-only|native|fp64]\n"
                    "Trains the character GPT into the transcript directory RUN (manifest, log, commitments,\n"
                    "checkpoints every K steps, root). --resume continues a killed run from its last checkpoint.\n"
+                   "--mode other than verified (the default) keeps no rounding log: such a run's audit is no proof,\n"
+                   "and it cannot be disputed (the modes to compare with, as in `make demo`).\n"
                    "--poison-at STEP plays a dishonest trainer: at that step it trains on other text but commits\n"
                    "the honest batch; `vtrain audit` and `vtrain dispute` catch it.\n"
                    "--model cnn trains the digits CNN (--width, --batch, --steps, --lr, --data FILE apply);\n"
@@ -325,6 +328,12 @@ static int cmd_train(int argc, char **argv) {
         else if ((k = flag_int(argc, argv, &i, "--poison-at", 0, MAX_STEPS - 1, &x)) != 0) T.poison_at = x;
         else if ((k = flag_str(argc, argv, &i, "--lr", &v)) != 0) k = k > 0 && num_real("--lr", v, 0, MAX_LR, &T.g.lr) ? 1 : -1;
         else if ((k = flag_str(argc, argv, &i, "--data", &v)) != 0) snprintf(T.data, sizeof T.data, "%s", v);
+        else if ((k = flag_str(argc, argv, &i, "--mode", &v)) != 0) {
+            int m;
+            for (m = 0; k > 0 && m < VT_MODE_COUNT && strcmp(v, vt_mode_name((vt_mode)m)); m++) {}
+            if (k > 0 && m == VT_MODE_COUNT) { fprintf(stderr, "error: --mode: unknown mode '%s' (verified, round-only, native, fp64)\n", v); k = -1; }
+            else if (k > 0) d.mode = (vt_mode)m;
+        }
         else if ((k = flag_str(argc, argv, &i, "--bound", &v)) != 0) {
             if (k > 0 && !strcmp(v, "sound")) d.bound = VT_BOUND_SOUND;
             else if (k > 0 && !strcmp(v, "probabilistic")) {

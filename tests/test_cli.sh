@@ -57,6 +57,8 @@ train $T --lr -0.1|--lr: -0.1 is outside
 train $T --lr nan|--lr: nan is outside
 train $T --lr inf|--lr: inf is outside
 train $T --bound garbage|--bound: unknown bound mode 'garbage'
+train $T --mode fast|--mode: unknown mode 'fast'
+train $T --mode|--mode needs a value
 train $T --threads -1|--threads: -1 is outside 1\.\.256
 train $T --threads 100000|--threads: 100000 is outside 1\.\.256
 train $T --threads 2.5|--threads: '2.5' is not an integer
@@ -125,6 +127,13 @@ expect "dispute: honest trainer, poisoned auditor" 0 "verdict: the auditor \(B\)
 expect "train another program" 0 "done: 30 steps" $V train "$W/o" --steps 30 $SMALL --ckpt-every 10 --lr 0.002
 expect "dispute: different programs" 1 "different programs: no game, no verdict" $V dispute "$A" "$W/o"
 expect "audit: a poisoned run fails at its step" 1 "AUDIT FAILED at step 17" $V audit "$W/p" --threads 1
+# a run without a rounding log: its audit replays it and says that this is no proof (exit 1, whatever the replay found)
+for m in native round-only; do
+  # shellcheck disable=SC2086
+  expect "train a $m run" 0 "done: 12 steps" $V train "$W/$m" --steps 12 $SMALL --ckpt-every 4 --mode $m
+  expect "audit of a $m run: no proof" 1 "AUDIT IS NO PROOF: '$W/$m' was trained in mode $m, which keeps no rounding log" $V audit "$W/$m" --threads 1
+  expect "dispute of $m runs: no game" 1 "only verified transcripts can be judged" $V dispute "$W/$m" "$W/$m"
+done
 
 # the trainer answers for every file of its transcript: one missing or bogus file loses it the game (q > 0 as at q = 0)
 rm -rf "$W/p1"; cp -r "$W/p" "$W/p1"; rm "$W/p1/log.vtlog"

@@ -70,6 +70,7 @@ static vt_program program(void) {
 static const char *manifest[] = {"program=tiny-chargpt", "model.layers=2", "model.width=32", NULL};
 #define NSTEPS 120
 
+static int full_entries;    /* the trainer writes every log entry with all 32 bits (vt_desc.compact_log = -1) */
 static int slow_after = -1; /* the killed trainer sleeps after each step past this one */
 static void sleep_ms(long ms);
 static void slow_step(vt_ctx *c, int64_t s, void *u) {
@@ -85,6 +86,7 @@ static vt_status train(const char *dir, const char *order, int resume, vt_report
     d.manifest = manifest;
     d.ckpt_every = 40;
     d.resume = resume;
+    d.compact_log = full_entries ? -1 : 0;
     vt_order_parse(&d.order, order);
     return vt_run(&d, &p, NSTEPS, r);
 }
@@ -1107,6 +1109,85 @@ TEST(dispute_every_branch) {
           tr.message);
 }
 
+/* the judge with both parties' chunks (vt_judge_both), called directly on
+   step q of two transcripts: the state before q rebuilt from the
+   trainer's own files, each party's leaf and log chunk from its own */
+static vt_verdict judge_both(const char *trainer, const char *auditor, int64_t q, char *why, size_t whylen) {
+    vt_leaf_info *la = NULL, *lb = NULL;
+    int64_t na = 0, nb = 0;
+    vt_desc d = vt_desc_default();
+    vt_program p = program();
+    unsigned char *tc = NULL, *ac = NULL;
+    size_t tl = 0, al = 0;
+    vt_verdict v = VT_VERDICT_NONE;
+    snprintf(why, whylen, "(no verdict asked)");
+    vt_order_parse(&d.order, "threads:1,chaos:12");
+    if (vt_transcript_leaves(trainer, &la, &na) != VT_OK || vt_transcript_leaves(auditor, &lb, &nb) != VT_OK || q < 0 || q >= na || q >= nb)
+        snprintf(why, whylen, "no leaves of step %lld: %s", (long long)q, vt_last_error());
+    else if (q > 0 && vt_transcript_state_before(&d, &p, trainer, q, "build/tr_state.safetensors") != VT_OK)
+        snprintf(why, whylen, "no state: %s", vt_last_error());
+    else if (vt_transcript_chunk(trainer, q, &tc, &tl) != VT_OK || vt_transcript_chunk(auditor, q, &ac, &al) != VT_OK)
+        snprintf(why, whylen, "no chunk: %s", vt_last_error());
+    else
+        v = vt_judge_both(&d, &p, q > 0 ? &la[q - 1] : NULL, q > 0 ? "build/tr_state.safetensors" : NULL, tc, tl, &la[q], ac, al, &lb[q], why,
+                          whylen);
+    free(tc);
+    free(ac);
+    vt_free_leaves(la);
+    vt_free_leaves(lb);
+    return v;
+}
+
+/* vt_judge_both on its three rulings. No fault: two honest runs of one
+   program in one order, one logging compact entries and one full 32-bit
+   entries (vt_desc.compact_log, not in the manifest: the same program),
+   hold the same values at every step and different log chunks wherever
+   there are entries; judged at the first such step, each chunk replays to
+   its own leaf, with either run as the trainer. The trainer's fault: a
+   poisoned trainer against an honest auditor. The auditor's fault: an
+   honest trainer against a poisoned auditor, whose own chunk the judge
+   replays (vt_judge would not). */
+TEST(dispute_judge_both) {
+    vt_leaf_info *la, *lf;
+    int64_t na, nf, q = -1, s, other = 0;
+    vt_report r;
+    vt_dispute_report dr;
+    vt_verdict v;
+    char why[1024];
+    rm_rf("build/tr_f");
+    full_entries = 1;
+    CHECK(train("build/tr_f", "threads:2", 0, &r) == VT_OK, "train with full entries: %s", r.message);
+    full_entries = 0;
+    CHECK(vt_transcript_leaves("build/tr_a", &la, &na) == VT_OK && vt_transcript_leaves("build/tr_f", &lf, &nf) == VT_OK && na == nf, "%s",
+          vt_last_error());
+    for (s = 0; s < na && s < nf; s++) {
+        if (memcmp(la[s].state, lf[s].state, 32) || memcmp(la[s].batch, lf[s].batch, 32)) other++;
+        if (q < 0 && memcmp(la[s].chunk, lf[s].chunk, 32)) q = s;
+    }
+    vt_free_leaves(la);
+    vt_free_leaves(lf);
+    CHECK(other == 0 && q >= 0, "compact and full entries: %lld steps with other values, first other chunk at step %lld", (long long)other,
+          (long long)q);
+    if (q < 0) return;
+    v = judge_both("build/tr_a", "build/tr_f", q, why, sizeof why);
+    CHECK(v == VT_VERDICT_NONE && strstr(why, "both are valid executions") && strstr(why, "differ only in their log chunks"),
+          "chunk-only difference at step %lld: verdict %d: %s", (long long)q, (int)v, why);
+    NOTE("compact against full entries, step %lld: %s", (long long)q, why);
+    v = judge_both("build/tr_f", "build/tr_a", q, why, sizeof why);
+    CHECK(v == VT_VERDICT_NONE && strstr(why, "differ only in their log chunks"), "the same, roles swapped: verdict %d: %s", (int)v, why);
+    dr = dispute("build/tr_a", "build/tr_f");
+    CHECK(dr.outcome == VT_DISPUTE_NO_FAULT && dr.verdict == VT_VERDICT_NONE && dr.step == q, "the whole game: outcome %d, step %lld: %s",
+          (int)dr.outcome, (long long)dr.step, dr.message);
+    v = judge_both("build/tr_p", "build/tr_b", 57, why, sizeof why);
+    CHECK(v == VT_VERDICT_TRAINER_WRONG && strstr(why, "gives another state than the trainer committed") &&
+          strstr(why, "the auditor's log reproduces the auditor's leaf"), "poisoned trainer: verdict %d: %s", (int)v, why);
+    NOTE("poisoned trainer, step 57: %s", why);
+    v = judge_both("build/tr_b", "build/tr_p", 57, why, sizeof why);
+    CHECK(v == VT_VERDICT_AUDITOR_WRONG && strstr(why, "reproduces the trainer's leaf; the auditor's leaf is wrong"),
+          "honest trainer, poisoned auditor: verdict %d: %s", (int)v, why);
+    NOTE("honest trainer, poisoned auditor, step 57: %s", why);
+}
+
 /* the game's messages: a truncated, oversized or garbled answer, one for
    another node, a leaf of another step, no answer at all: the trainer
    loses at that round, the auditor never does */
@@ -1440,6 +1521,7 @@ int main(int argc, char **argv) {
     RUN(dispute_forged_answers);
     RUN(dispute_judge_rules);
     RUN(dispute_every_branch);
+    RUN(dispute_judge_both);
     RUN(dispute_malformed_answers);
     RUN(transcript_review_findings);
     RUN(parsers_on_regression_inputs);
