@@ -11146,28 +11146,39 @@ static vt_status vt__chunk_take_fed(vt_ctx *c) {
     return vt__chunk_accept(c, p, p + VT__CHUNK_HDR, blen, p + VT__CHUNK_HDR + blen, "the fed chunk");
 }
 
+/* the body length in the header h of a log chunk that starts at byte `at`
+   of a log of fsize bytes (its header read), or -1 when the body and its
+   checksum do not fit in the bytes left: the length is compared with what
+   is left before any sum, so that one near 2^64 cannot wrap or ask for a
+   huge allocation. The error names the step; it is the thread's last
+   (vt__tls_fail), for the three readers that walk chunks: vt__chunk_read,
+   vt__chunk_offset, vt_transcript_chunk. */
+static int64_t vt__chunk_body_len(const unsigned char *h, int64_t at, int64_t fsize, const char *path, int64_t step) {
+    uint64_t bl = vt__get_u64(h + 20);
+    int64_t left = fsize - at - VT__CHUNK_HDR;
+    if (left < 32 || bl > (uint64_t)(left - 32)) {
+        vt__tls_fail(VT_ERR_TRUNCATED, "'%s': the chunk of step %lld claims %llu body bytes, the file has %lld left after its header "
+                                       "(truncated or corrupted)", path, (long long)step, (unsigned long long)bl, (long long)(left > 0 ? left : 0));
+        return -1;
+    }
+    return (int64_t)bl;
+}
+
 static vt_status vt__chunk_read(vt_ctx *c) {
     vt__logrd *r = &c->rd;
     unsigned char h[VT__CHUNK_HDR], sha[32];
-    uint64_t blen;
-    int64_t at = (int64_t)ftell(r->f);
+    int64_t blen, at = (int64_t)ftell(r->f);
     const char *path = c->d.log_path;
     vt_status st;
     if (at == r->fsize)
         return vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld (the trainer's log has fewer steps, or was truncated)", path, (long long)c->step_no);
     if (vt__read_exact(c, r->f, h, sizeof h, path, "a chunk header") != VT_OK) return c->status;
     if (memcmp(h, "VTCK", 4) && memcmp(h, "VTCR", 4)) return vt__fail(c, VT_ERR_FORMAT, "'%s': no chunk at byte %lld (corrupted)", path, (long long)at);
-    blen = vt__get_u64(h + 20);
-    {   /* blen against the bytes left before any sum (a length near 2^64 must not wrap) */
-        int64_t left = r->fsize - at - VT__CHUNK_HDR; /* >= 0: the header was read */
-        if (left < 32 || blen > (uint64_t)(left - 32))
-            return vt__fail(c, VT_ERR_TRUNCATED, "'%s': the chunk of step %lld claims %llu body bytes, the file has %lld left after its header "
-                                                 "(truncated or corrupted)", path, (long long)c->step_no, (unsigned long long)blen, (long long)left);
-    }
+    if ((blen = vt__chunk_body_len(h, at, r->fsize, path, c->step_no)) < 0) return vt__fail(c, VT_ERR_TRUNCATED, "%s", vt_last_error());
     c->fed.n = 0;
-    if (c->fed.cap < blen + 1) {
+    if (c->fed.cap < (size_t)blen + 1) {
         unsigned char *q = (unsigned char *)VT_REALLOC(c->fed.p, (size_t)blen + 1, c->u);
-        if (!q) return vt__fail(c, VT_ERR_NOMEM, "out of memory reading a log chunk of %llu bytes", (unsigned long long)blen);
+        if (!q) return vt__fail(c, VT_ERR_NOMEM, "out of memory reading a log chunk of %lld bytes", (long long)blen);
         c->fed.p = q;
         c->fed.cap = (size_t)blen + 1;
     }
@@ -12729,7 +12740,7 @@ static vt_status vt__transcript_step(vt_ctx *c) {
 /* byte offset where chunk `step` starts in a log file, scanning headers */
 static int64_t vt__chunk_offset(vt_ctx *c, FILE *f, int64_t fsize, int64_t step, const char *path) {
     unsigned char h[16], ch[VT__CHUNK_HDR];
-    int64_t at, s = 0;
+    int64_t at, s = 0, bl;
     fseek(f, 0, SEEK_SET);
     if (fread(h, 1, 16, f) != 16) { vt__fail(c, VT_ERR_TRUNCATED, "'%s' is truncated", path); return -1; }
     at = 16 + (int64_t)vt__get_u32(h + 12) + 32;
@@ -12738,16 +12749,11 @@ static int64_t vt__chunk_offset(vt_ctx *c, FILE *f, int64_t fsize, int64_t step,
             vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld", path, (long long)step);
             return -1;
         }
-        {   /* the length against the bytes left before any sum, as vt__chunk_read */
-            uint64_t bl = vt__get_u64(ch + 20);
-            int64_t left = fsize - at - VT__CHUNK_HDR;
-            if (left < 32 || bl > (uint64_t)(left - 32)) {
-                vt__fail(c, VT_ERR_TRUNCATED, "'%s': the chunk of step %lld claims %llu body bytes, the file has %lld left after its header "
-                                              "(truncated or corrupted)", path, (long long)s, (unsigned long long)bl, (long long)(left > 0 ? left : 0));
-                return -1;
-            }
-            at += VT__CHUNK_HDR + (int64_t)bl + 32;
+        if ((bl = vt__chunk_body_len(ch, at, fsize, path, s)) < 0) {
+            vt__fail(c, VT_ERR_TRUNCATED, "%s", vt_last_error());
+            return -1;
         }
+        at += VT__CHUNK_HDR + bl + 32;
         s++;
     }
     return at;
@@ -13125,9 +13131,8 @@ VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
 VTDEF vt_status vt_transcript_chunk(const char *dir, int64_t step, unsigned char **bytes, size_t *len) {
     char path[700];
     size_t n;
-    unsigned char *b, h[VT__CHUNK_HDR];
-    int64_t s, at;
-    int full_seen = 0;
+    unsigned char *b;
+    int64_t s, at, bl;
     vt__join(path, sizeof path, dir, "log.vtlog");
     b = vt__read_file(path, &n, (size_t)1 << 40);
     *bytes = NULL;
@@ -13135,23 +13140,18 @@ VTDEF vt_status vt_transcript_chunk(const char *dir, int64_t step, unsigned char
     if (n < 48) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated", path); }
     at = 16 + (int64_t)vt__get_u32(b + 12) + 32;
     for (s = 0; s <= step; s++) {
-        uint64_t bl;
         if (at + VT__CHUNK_HDR > (int64_t)n) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' ends before step %lld", path, (long long)step); }
-        memcpy(h, b + at, VT__CHUNK_HDR);
-        bl = vt__get_u64(h + 20);
-        if (bl > n || at + VT__CHUNK_HDR + (int64_t)bl + 32 > (int64_t)n) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in step %lld", path, (long long)s); }
+        if ((bl = vt__chunk_body_len(b + at, at, (int64_t)n, path, s)) < 0) { VT_FREE(b, NULL); return VT_ERR_TRUNCATED; }
         if (s == step) {
             size_t cl = VT__CHUNK_HDR + (size_t)bl + 32;
-            full_seen = !memcmp(h, "VTCK", 4);
             *bytes = (unsigned char *)VT_MALLOC(cl, NULL);
             if (!*bytes) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_NOMEM, "out of memory"); }
             memcpy(*bytes, b + at, cl);
             *len = cl;
         }
-        at += VT__CHUNK_HDR + (int64_t)bl + 32;
+        at += VT__CHUNK_HDR + bl + 32;
     }
     VT_FREE(b, NULL);
-    (void)full_seen;
     return VT_OK;
 }
 

@@ -1386,6 +1386,36 @@ TEST(transcript_review_findings) {
     }
 }
 
+/* A chunk's length near 2^63 in the log: each of the three readers that
+   walk chunks (an audit's, an audit from a checkpoint past it, and
+   vt_transcript_chunk, which the dispute reads a party's chunk with) says
+   the same thing, naming the step, with no overflow and no huge allocation */
+TEST(chunk_length_checked_alike) {
+    static const char *const want = "'build/tr_s/log.vtlog': the chunk of step 10 claims 9223372036854775792 body bytes";
+    unsigned char *b, *chunk = NULL;
+    size_t n, at, clen = 0;
+    int s;
+    vt_report r;
+    cp_r("build/tr_a", "build/tr_s");
+    b = slurp("build/tr_s/log.vtlog", &n);
+    CHECK(b != NULL, "no log");
+    if (!b) return;
+    at = 16 + vt__get_u32(b + 12) + 32;
+    for (s = 0; s < 10; s++) at += 28 + (size_t)vt__get_u64(b + at + 20) + 32;
+    vt__put_u64(b + at + 20, 0x7ffffffffffffff0ull);
+    spit("build/tr_s/log.vtlog", b, n);
+    free(b);
+    CHECK(vt_transcript_chunk("build/tr_s", 12, &chunk, &clen) == VT_ERR_TRUNCATED && strstr(vt_last_error(), want), "vt_transcript_chunk: %s",
+          vt_last_error());
+    NOTE("%s", vt_last_error());
+    free(chunk);
+    CHECK(vt_transcript_chunk("build/tr_s", 9, &chunk, &clen) == VT_OK, "the chunk before it: %s", vt_last_error());
+    free(chunk);
+    CHECK(audit("build/tr_s", "threads:1", 0, &r) == VT_ERR_TRUNCATED && r.first_bad_step == 10 && strstr(r.message, want), "audit: %s",
+          r.message);
+    CHECK(audit("build/tr_s", "threads:1", 40, &r) == VT_ERR_TRUNCATED && strstr(r.message, want), "audit from 40: %s", r.message);
+}
+
 /* --- parsers on hostile input ------------------------------------------------------ */
 
 /* every file in tests/fuzz/regress (inputs the fuzzers once found, and
@@ -1524,6 +1554,7 @@ int main(int argc, char **argv) {
     RUN(dispute_judge_both);
     RUN(dispute_malformed_answers);
     RUN(transcript_review_findings);
+    RUN(chunk_length_checked_alike);
     RUN(parsers_on_regression_inputs);
     chargpt_free(&P.g);
     return TEST_SUMMARY();
