@@ -13292,15 +13292,27 @@ out:
     return res;
 }
 
-/* the judge's rule (THE JUDGE in the >>transcript essay); *no_fault is set
-   when it finds both leaves valid executions (no verdict, and none due) */
+/* 1 when a leaf hashes to itself (every leaf from a game does) */
+static int vt__leaf_consistent(const vt_leaf_info *l) {
+    vt_leaf_info chk = *l;
+    vt_leaf_hash(&chk);
+    return !memcmp(chk.leaf, l->leaf, 32);
+}
+
+/* The judge's rule (THE JUDGE in the >>transcript essay), for vt_judge
+   (the trainer's chunk alone: achunk NULL) and vt_judge_both; *no_fault is
+   set when it finds no party at fault (no verdict, and none due). The
+   trainer's chunk is replayed first: if it does not give the trainer's
+   leaf the trainer is wrong, whatever the auditor's does. Then, with the
+   auditor's chunk, the auditor is wrong if its own chunk does not give its
+   leaf, and nobody if it does; without it, nobody if the leaves differ in
+   their chunks alone, else the auditor (whose own log was not judged). */
 static vt_verdict vt__judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
                             const unsigned char *tchunk, size_t tlen, const vt_leaf_info *trainer, const unsigned char *achunk, size_t alen,
                             const vt_leaf_info *auditor, int *no_fault, char *why, size_t whylen) {
-    vt_leaf_info tl, al, chk;
+    vt_leaf_info tl, al;
     char tw[400], aw[400];
-    int t, a, tok, aok, same;
-    const char *what;
+    int t, a = 0, tok, aok = 0, same, both = achunk && auditor;
     *no_fault = 0;
     why[0] = 0;
     /* the claims come from a game that checked them; anything else is the
@@ -13309,16 +13321,12 @@ static vt_verdict vt__judge(const vt_desc *d, const vt_program *p, const vt_leaf
         snprintf(why, whylen, "the judge needs the trainer's leaf, its log chunk and the agreed leaf of the step before: no verdict");
         return VT_VERDICT_NONE;
     }
-    chk = *trainer;
-    vt_leaf_hash(&chk);
-    if (memcmp(chk.leaf, trainer->leaf, 32)) {
+    if (!vt__leaf_consistent(trainer)) {
         snprintf(why, whylen, "the trainer's leaf for step %lld does not hash to itself (not from a game): no verdict", (long long)trainer->step);
         return VT_VERDICT_NONE;
     }
     if (auditor) {
-        chk = *auditor;
-        vt_leaf_hash(&chk);
-        if (memcmp(chk.leaf, auditor->leaf, 32) || auditor->step != trainer->step) {
+        if (!vt__leaf_consistent(auditor) || auditor->step != trainer->step) {
             snprintf(why, whylen, "the auditor's leaf is not a leaf of step %lld that hashes to itself (not from a game): no verdict", (long long)trainer->step);
             return VT_VERDICT_NONE;
         }
@@ -13337,15 +13345,24 @@ static vt_verdict vt__judge(const vt_desc *d, const vt_program *p, const vt_leaf
     if (t == 3) { snprintf(why, whylen, "%.390s: no verdict", tw); return VT_VERDICT_NONE; }
     if (t == 1) { snprintf(why, whylen, "%s", tw); return VT_VERDICT_TRAINER_WRONG; }
     tok = t == 0 && !memcmp(tl.leaf, trainer->leaf, 32);
-    what = t == 0 && memcmp(tl.batch, trainer->batch, 32) ? "batch" : "state";
     if (!tok && t == 0)
         snprintf(tw, sizeof tw, "step %lld re-executed from the agreed state with the trainer's log gives another %s than the trainer committed",
-                 (long long)trainer->step, what);
-    if (!achunk || !auditor) { /* the trainer's chunk alone */
-        if (!tok) {
-            snprintf(why, whylen, "%s%s", tw, auditor && t == 0 && !memcmp(auditor->leaf, tl.leaf, 32) ? " (the auditor's leaf is right)" : "");
-            return VT_VERDICT_TRAINER_WRONG;
-        }
+                 (long long)trainer->step, memcmp(tl.batch, trainer->batch, 32) ? "batch" : "state");
+    if (both) {
+        a = vt__judge_exec(d, p, agreed, state_ckpt, auditor->step, achunk, alen, auditor->chunk, "the auditor", &al, aw, sizeof aw);
+        aok = a == 0 && !memcmp(al.leaf, auditor->leaf, 32);
+        if (!aok && a == 0)
+            snprintf(aw, sizeof aw, "with the auditor's log it gives another %s than the auditor committed",
+                     memcmp(al.batch, auditor->batch, 32) ? "batch" : "state");
+    }
+    if (!tok) { /* wrong whatever the auditor's chunk does, even one this machine could not replay */
+        const char *also = !both ? (auditor && t == 0 && !memcmp(auditor->leaf, tl.leaf, 32) ? " (the auditor's leaf is right)" : "")
+                         : a == 3 || a == 1 ? "; the auditor's log could not be replayed here"
+                         : aok ? "; the auditor's log reproduces the auditor's leaf" : "; the auditor's leaf is not reproduced either";
+        snprintf(why, whylen, "%s%s", tw, also);
+        return VT_VERDICT_TRAINER_WRONG;
+    }
+    if (!both) { /* the trainer's chunk alone */
         if (same) {
             *no_fault = 1;
             snprintf(why, whylen, "step %lld re-executed from the agreed state reproduces the trainer's leaf, and the auditor's leaf differs only "
@@ -13355,16 +13372,6 @@ static vt_verdict vt__judge(const vt_desc *d, const vt_program *p, const vt_leaf
         snprintf(why, whylen, "step %lld re-executed from the agreed state reproduces the trainer's leaf%s", (long long)trainer->step,
                  auditor ? "; the auditor's leaf is not what the trainer's valid log gives (its own log was not judged)" : "");
         return VT_VERDICT_AUDITOR_WRONG;
-    }
-    a = vt__judge_exec(d, p, agreed, state_ckpt, auditor->step, achunk, alen, auditor->chunk, "the auditor", &al, aw, sizeof aw);
-    aok = a == 0 && !memcmp(al.leaf, auditor->leaf, 32);
-    if (!aok && a == 0)
-        snprintf(aw, sizeof aw, "with the auditor's log it gives another %s than the auditor committed",
-                 memcmp(al.batch, auditor->batch, 32) ? "batch" : "state");
-    if (!tok) { /* wrong whatever the auditor's chunk does, even one this machine could not replay */
-        snprintf(why, whylen, "%s; %s", tw, a == 3 || a == 1 ? "the auditor's log could not be replayed here"
-                                            : aok ? "the auditor's log reproduces the auditor's leaf" : "the auditor's leaf is not reproduced either");
-        return VT_VERDICT_TRAINER_WRONG;
     }
     if (a == 3 || a == 1) { snprintf(why, whylen, "%.390s: no verdict", aw); return VT_VERDICT_NONE; } /* (1: the state loaded once already) */
     if (!aok) {
