@@ -3288,10 +3288,15 @@ static int vt__kind_in_table(int64_t kind, int table) {
     int op = (int)(kind / 8);
     return kind >= 0 && op > 0 && op < VT_OP_COUNT && vt__ops[op].table <= table;
 }
-static void vt__kind_name(int kind, char *buf, size_t n) {
-    int op = kind / 8, slot = kind % 8;
-    if (kind < 0 || op >= VT_OP_COUNT) { snprintf(buf, n, "kind %d (no such op)", kind); return; }
-    const char *sl = (unsigned)op < VT_OP_COUNT ? vt__ops[op].slots : NULL;
+/* a point kind's name; a kind no op has (from a log or a table: any
+   unsigned value a reader decoded) is named with its value as read */
+static void vt__kind_name(uint64_t kind, char *buf, size_t n) {
+    int op, slot;
+    const char *sl;
+    if (kind >= (uint64_t)VT_OP_COUNT * 8) { snprintf(buf, n, "kind %llu (no such op)", (unsigned long long)kind); return; }
+    op = (int)(kind / 8);
+    slot = (int)(kind % 8);
+    sl = vt__ops[op].slots;
     if (sl) { /* the slot-th word of the op's slot names */
         int k;
         size_t w;
@@ -3302,7 +3307,7 @@ static void vt__kind_name(int kind, char *buf, size_t n) {
     } else if (slot == 0) snprintf(buf, n, "%s", vt_op_name((vt_op)op));
     else snprintf(buf, n, "%s.d%d", vt_op_name((vt_op)op), slot - 1);
 }
-static void vt__pt_name(int kind, int ndim, const int64_t *dims, char *buf, size_t n) {
+static void vt__pt_name(uint64_t kind, int ndim, const int64_t *dims, char *buf, size_t n) {
     int i;
     size_t l;
     vt__kind_name(kind, buf, n);
@@ -3630,7 +3635,7 @@ static vt_status vt__log_get_record(vt_ctx *c, int kind, int ndim, const int64_t
     {
         int64_t d64[VT_MAX_DIMS] = {0, 0, 0, 0};
         for (i = 0; i < (int)lnd; i++) d64[i] = (int64_t)ld[i];
-        vt__pt_name(lk < (uint64_t)INT32_MAX ? (int)lk : INT32_MAX, (int)lnd, d64, have, sizeof have);
+        vt__pt_name(lk, (int)lnd, d64, have, sizeof have);
     }
     same = lk == (uint64_t)kind && lnd == (uint64_t)ndim; /* as read: a kind + 2^32 is another kind */
     for (i = 0; same && i < ndim; i++) same = ld[i] == (uint64_t)dims[i];
@@ -10946,17 +10951,18 @@ static vt_status vt__log_open_read(vt_ctx *c) {
         for (i = 0; i < n; i++) {
             const unsigned char *q = p + 24 + 20 * i;
             vt_calib_entry *e = &c->calib.e[i];
+            uint32_t kind = vt__get_u32(q);
             memset(e, 0, sizeof *e);
-            e->kind = (int)vt__get_u32(q);
             e->n = (int64_t)vt__get_u64(q + 4);
             u = vt__get_u64(q + 12); memcpy(&e->factor, &u, 8);
-            if (!vt__kind_in_table(e->kind, table)) {
+            if (!vt__kind_in_table(kind, table)) {
                 char nm[64];
-                vt__kind_name(e->kind, nm, sizeof nm);
+                vt__kind_name(kind, nm, sizeof nm);
                 VT_FREE(body, c->u);
-                return vt__fail(c, VT_ERR_FORMAT, "'%s': calibration entry %u has kind %d (%s), which op table %d does not have",
-                                path, i, e->kind, nm, table);
+                return vt__fail(c, VT_ERR_FORMAT, "'%s': calibration entry %u has kind %u (%s), which op table %d does not have",
+                                path, i, (unsigned)kind, nm, table);
             }
+            e->kind = (int)kind;
         }
         c->calib.count = (int)n;
     }
