@@ -23,6 +23,7 @@
 #include "cnnprog.h"
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 
 typedef struct {
     chargpt g;
@@ -61,8 +62,22 @@ static vt_status tool_step(vt_ctx *c, int64_t s, void *u) {
     return vt_status_of(c);
 }
 
+/* A test hook: with VTRAIN_TEST_KILL_AT=STEP in the environment, `vtrain
+   train` kills itself with SIGKILL right after step STEP (its log chunk
+   and commitment written and flushed), as a kill -9 landing there would:
+   tests/test_cli.sh's kill-and-resume check kills at a known step instead
+   of racing the run. */
+static long long kill_at = -1;
+
 static void on_step(vt_ctx *c, int64_t s, void *u) {
     tool *t = (tool *)u;
+    if (s == kill_at) {
+        fflush(stdout);
+#if defined(SIGKILL)
+        raise(SIGKILL);
+#endif
+        abort();
+    }
     if (use_cnn) {
         if (s % 10 == 0 || s == P.steps - 1) { printf("  step %5lld  loss %.4f\n", (long long)s, vt_last_loss(c)); fflush(stdout); }
         return;
@@ -271,6 +286,7 @@ static int cmd_train(int argc, char **argv) {
     const char *v;
     char hex[65];
     T.g.steps = 300; T.g.cfg.layers = 3; T.g.cfg.width = 96; T.g.cfg.heads = 4; T.g.T = 64; T.g.B = 8; T.g.lr = 3e-3;
+    if (getenv("VTRAIN_TEST_KILL_AT") && !num_int("VTRAIN_TEST_KILL_AT", getenv("VTRAIN_TEST_KILL_AT"), 0, MAX_STEPS - 1, &kill_at)) return 2;
     for (i = 2; i + 1 < argc; i++) /* --model first: it decides the defaults of the others */
         if (!strcmp(argv[i], "--model")) {
             const char *m = argv[i + 1];
