@@ -3300,10 +3300,15 @@ static int vt__kind_in_table(int64_t kind, int table) {
     int op = (int)(kind / 8);
     return kind >= 0 && op > 0 && op < VT_OP_COUNT && vt__ops[op].table <= table;
 }
-static void vt__kind_name(int kind, char *buf, size_t n) {
-    int op = kind / 8, slot = kind % 8;
-    if (kind < 0 || op >= VT_OP_COUNT) { snprintf(buf, n, "kind %d (no such op)", kind); return; }
-    const char *sl = (unsigned)op < VT_OP_COUNT ? vt__ops[op].slots : NULL;
+/* a point kind's name; a kind no op has (from a log or a table: any
+   unsigned value a reader decoded) is named with its value as read */
+static void vt__kind_name(uint64_t kind, char *buf, size_t n) {
+    int op, slot;
+    const char *sl;
+    if (kind >= (uint64_t)VT_OP_COUNT * 8) { snprintf(buf, n, "kind %llu (no such op)", (unsigned long long)kind); return; }
+    op = (int)(kind / 8);
+    slot = (int)(kind % 8);
+    sl = vt__ops[op].slots;
     if (sl) { /* the slot-th word of the op's slot names */
         int k;
         size_t w;
@@ -3314,7 +3319,7 @@ static void vt__kind_name(int kind, char *buf, size_t n) {
     } else if (slot == 0) snprintf(buf, n, "%s", vt_op_name((vt_op)op));
     else snprintf(buf, n, "%s.d%d", vt_op_name((vt_op)op), slot - 1);
 }
-static void vt__pt_name(int kind, int ndim, const int64_t *dims, char *buf, size_t n) {
+static void vt__pt_name(uint64_t kind, int ndim, const int64_t *dims, char *buf, size_t n) {
     int i;
     size_t l;
     vt__kind_name(kind, buf, n);
@@ -3642,7 +3647,7 @@ static vt_status vt__log_get_record(vt_ctx *c, int kind, int ndim, const int64_t
     {
         int64_t d64[VT_MAX_DIMS] = {0, 0, 0, 0};
         for (i = 0; i < (int)lnd; i++) d64[i] = (int64_t)ld[i];
-        vt__pt_name(lk < (uint64_t)INT32_MAX ? (int)lk : INT32_MAX, (int)lnd, d64, have, sizeof have);
+        vt__pt_name(lk, (int)lnd, d64, have, sizeof have);
     }
     same = lk == (uint64_t)kind && lnd == (uint64_t)ndim; /* as read: a kind + 2^32 is another kind */
     for (i = 0; same && i < ndim; i++) same = ld[i] == (uint64_t)dims[i];
@@ -10958,17 +10963,18 @@ static vt_status vt__log_open_read(vt_ctx *c) {
         for (i = 0; i < n; i++) {
             const unsigned char *q = p + 24 + 20 * i;
             vt_calib_entry *e = &c->calib.e[i];
+            uint32_t kind = vt__get_u32(q);
             memset(e, 0, sizeof *e);
-            e->kind = (int)vt__get_u32(q);
             e->n = (int64_t)vt__get_u64(q + 4);
             u = vt__get_u64(q + 12); memcpy(&e->factor, &u, 8);
-            if (!vt__kind_in_table(e->kind, table)) {
+            if (!vt__kind_in_table(kind, table)) {
                 char nm[64];
-                vt__kind_name(e->kind, nm, sizeof nm);
+                vt__kind_name(kind, nm, sizeof nm);
                 VT_FREE(body, c->u);
-                return vt__fail(c, VT_ERR_FORMAT, "'%s': calibration entry %u has kind %d (%s), which op table %d does not have",
-                                path, i, e->kind, nm, table);
+                return vt__fail(c, VT_ERR_FORMAT, "'%s': calibration entry %u has kind %u (%s), which op table %d does not have",
+                                path, i, (unsigned)kind, nm, table);
             }
+            e->kind = (int)kind;
         }
         c->calib.count = (int)n;
     }
@@ -11158,28 +11164,39 @@ static vt_status vt__chunk_take_fed(vt_ctx *c) {
     return vt__chunk_accept(c, p, p + VT__CHUNK_HDR, blen, p + VT__CHUNK_HDR + blen, "the fed chunk");
 }
 
+/* the body length in the header h of a log chunk that starts at byte `at`
+   of a log of fsize bytes (its header read), or -1 when the body and its
+   checksum do not fit in the bytes left: the length is compared with what
+   is left before any sum, so that one near 2^64 cannot wrap or ask for a
+   huge allocation. The error names the step; it is the thread's last
+   (vt__tls_fail), for the three readers that walk chunks: vt__chunk_read,
+   vt__chunk_offset, vt_transcript_chunk. */
+static int64_t vt__chunk_body_len(const unsigned char *h, int64_t at, int64_t fsize, const char *path, int64_t step) {
+    uint64_t bl = vt__get_u64(h + 20);
+    int64_t left = fsize - at - VT__CHUNK_HDR;
+    if (left < 32 || bl > (uint64_t)(left - 32)) {
+        vt__tls_fail(VT_ERR_TRUNCATED, "'%s': the chunk of step %lld claims %llu body bytes, the file has %lld left after its header "
+                                       "(truncated or corrupted)", path, (long long)step, (unsigned long long)bl, (long long)(left > 0 ? left : 0));
+        return -1;
+    }
+    return (int64_t)bl;
+}
+
 static vt_status vt__chunk_read(vt_ctx *c) {
     vt__logrd *r = &c->rd;
     unsigned char h[VT__CHUNK_HDR], sha[32];
-    uint64_t blen;
-    int64_t at = (int64_t)ftell(r->f);
+    int64_t blen, at = (int64_t)ftell(r->f);
     const char *path = c->d.log_path;
     vt_status st;
     if (at == r->fsize)
         return vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld (the trainer's log has fewer steps, or was truncated)", path, (long long)c->step_no);
     if (vt__read_exact(c, r->f, h, sizeof h, path, "a chunk header") != VT_OK) return c->status;
     if (memcmp(h, "VTCK", 4) && memcmp(h, "VTCR", 4)) return vt__fail(c, VT_ERR_FORMAT, "'%s': no chunk at byte %lld (corrupted)", path, (long long)at);
-    blen = vt__get_u64(h + 20);
-    {   /* blen against the bytes left before any sum (a length near 2^64 must not wrap) */
-        int64_t left = r->fsize - at - VT__CHUNK_HDR; /* >= 0: the header was read */
-        if (left < 32 || blen > (uint64_t)(left - 32))
-            return vt__fail(c, VT_ERR_TRUNCATED, "'%s': the chunk of step %lld claims %llu body bytes, the file has %lld left after its header "
-                                                 "(truncated or corrupted)", path, (long long)c->step_no, (unsigned long long)blen, (long long)left);
-    }
+    if ((blen = vt__chunk_body_len(h, at, r->fsize, path, c->step_no)) < 0) return vt__fail(c, VT_ERR_TRUNCATED, "%s", vt_last_error());
     c->fed.n = 0;
-    if (c->fed.cap < blen + 1) {
+    if (c->fed.cap < (size_t)blen + 1) {
         unsigned char *q = (unsigned char *)VT_REALLOC(c->fed.p, (size_t)blen + 1, c->u);
-        if (!q) return vt__fail(c, VT_ERR_NOMEM, "out of memory reading a log chunk of %llu bytes", (unsigned long long)blen);
+        if (!q) return vt__fail(c, VT_ERR_NOMEM, "out of memory reading a log chunk of %lld bytes", (long long)blen);
         c->fed.p = q;
         c->fed.cap = (size_t)blen + 1;
     }
@@ -12295,6 +12312,30 @@ static void vt__ckpt_path(const char *dir, int64_t step, char *buf, size_t n) {
     vt__join(buf, n, dir, name);
 }
 
+/* The one walk over commits.bin's records (layout at >>commit): the bytes
+   the record at b[p, len) takes with its checksum, or 0 when no whole
+   record starts there (the bytes end first, or its tensor count is past
+   2^20). Every reader steps with it: vt__parse_leaves, which checks each
+   record, and vt__commit_at. */
+static size_t vt__commit_rec_len(const unsigned char *b, size_t p, size_t len) {
+    uint32_t nt;
+    size_t rl;
+    if (p > len || len - p < 112) return 0;
+    nt = vt__get_u32(b + p + 108);
+    rl = 112 + 32 * (size_t)nt + 32;
+    return nt <= (1u << 20) && rl <= len - p ? rl : 0;
+}
+
+/* the offset of record `step` in commits.bin's bytes b[0, len), or where
+   the whole records end when there are fewer (a record cut by a kill is
+   not one); *k the whole records before it. The records are not checked:
+   callers that rely on them parse them (vt__parse_leaves) */
+static size_t vt__commit_at(const unsigned char *b, size_t len, int64_t step, int64_t *k) {
+    size_t p = VT__COMMIT_HDR, rl;
+    for (*k = 0; *k < step && (rl = vt__commit_rec_len(b, p, len)) != 0; ++*k) p += rl;
+    return p;
+}
+
 /* the commitments records as leaves; a malformed file is reported */
 static vt_status vt__parse_leaves(const unsigned char *b, size_t len, const char *path, vt_leaf_info **out, int64_t *n,
                                   unsigned char manifest_sha[32]);
@@ -12323,15 +12364,11 @@ static vt_status vt__parse_leaves(const unsigned char *b, size_t len, const char
         return vt__tls_fail(VT_ERR_FORMAT, "'%s' is not a vtrain commitments file (version 2, reserved field 0)", path);
     if (manifest_sha) memcpy(manifest_sha, b + 16, 32);
     while (p < len) {
-        uint32_t nt;
-        size_t rl;
+        size_t rl = vt__commit_rec_len(b, p, len);
         unsigned char sha[32];
-        if (p + 112 > len) { VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in the record of step %lld", path, (long long)k); }
-        nt = vt__get_u32(b + p + 108);
-        rl = 112 + 32 * (size_t)nt;
-        if (nt > (1u << 20) || p + rl + 32 > len) { VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in the record of step %lld", path, (long long)k); }
-        vt_sha256(b + p, rl, sha);
-        if (memcmp(b + p, "VTCM", 4) || memcmp(sha, b + p + rl, 32) || (int64_t)vt__get_u64(b + p + 4) != k) {
+        if (!rl) { VT_FREE(L, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in the record of step %lld", path, (long long)k); }
+        vt_sha256(b + p, rl - 32, sha);
+        if (memcmp(b + p, "VTCM", 4) || memcmp(sha, b + p + rl - 32, 32) || (int64_t)vt__get_u64(b + p + 4) != k) {
             VT_FREE(L, NULL);
             return vt__tls_fail(VT_ERR_CHECKSUM, "'%s': the record of step %lld is corrupted", path, (long long)k);
         }
@@ -12348,7 +12385,7 @@ static vt_status vt__parse_leaves(const unsigned char *b, size_t len, const char
         memcpy(L[k].batch, b + p + 76, 32);
         vt_leaf_hash(&L[k]);
         k++;
-        p += rl + 32;
+        p += rl;
     }
     if (out == &dummy) VT_FREE(L, NULL);
     else *out = L;
@@ -12521,9 +12558,15 @@ static const char *vt__line_eq(const char *p, const char *eol) {
     return NULL;
 }
 typedef struct { const char *k; size_t n; int line; } vt__mkey;
+/* the key comparisons the duplicate check made in this thread: however it
+   finds duplicates, it counts each comparison of two keys here, and
+   tests/test_transcript.c holds a 1 MiB manifest to n log n by this count,
+   not by a clock */
+static VT__THREAD_LOCAL unsigned long long vt__mkey_cmps;
 static int vt__mkey_cmp(const void *x, const void *y) {
     const vt__mkey *a = (const vt__mkey *)x, *b = (const vt__mkey *)y;
     int c = memcmp(a->k, b->k, a->n < b->n ? a->n : b->n);
+    vt__mkey_cmps++;
     if (c) return c;
     if (a->n != b->n) return a->n < b->n ? -1 : 1;
     return a->line - b->line;
@@ -12545,7 +12588,7 @@ static vt_status vt__manifest_dups(const char *text, size_t len, const char *pat
         n++;
     }
     qsort(ks, n, sizeof *ks, vt__mkey_cmp);
-    for (i = 1; i < n; i++)
+    for (i = 1; i < n; i++, vt__mkey_cmps++)
         if (ks[i].n == ks[i - 1].n && !memcmp(ks[i].k, ks[i - 1].k, ks[i].n) && (!worst || ks[i].line < ks[worst].line)) worst = (int)i;
     if (worst) {
         snprintf(key, sizeof key, "%.*s", (int)ks[worst].n, ks[worst].k);
@@ -12715,7 +12758,7 @@ static vt_status vt__transcript_step(vt_ctx *c) {
 /* byte offset where chunk `step` starts in a log file, scanning headers */
 static int64_t vt__chunk_offset(vt_ctx *c, FILE *f, int64_t fsize, int64_t step, const char *path) {
     unsigned char h[16], ch[VT__CHUNK_HDR];
-    int64_t at, s = 0;
+    int64_t at, s = 0, bl;
     fseek(f, 0, SEEK_SET);
     if (fread(h, 1, 16, f) != 16) { vt__fail(c, VT_ERR_TRUNCATED, "'%s' is truncated", path); return -1; }
     at = 16 + (int64_t)vt__get_u32(h + 12) + 32;
@@ -12724,31 +12767,12 @@ static int64_t vt__chunk_offset(vt_ctx *c, FILE *f, int64_t fsize, int64_t step,
             vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld", path, (long long)step);
             return -1;
         }
-        {   /* the length against the bytes left before any sum, as vt__chunk_read */
-            uint64_t bl = vt__get_u64(ch + 20);
-            int64_t left = fsize - at - VT__CHUNK_HDR;
-            if (left < 32 || bl > (uint64_t)(left - 32)) {
-                vt__fail(c, VT_ERR_TRUNCATED, "'%s': the chunk of step %lld claims %llu body bytes, the file has %lld left after its header "
-                                              "(truncated or corrupted)", path, (long long)s, (unsigned long long)bl, (long long)(left > 0 ? left : 0));
-                return -1;
-            }
-            at += VT__CHUNK_HDR + (int64_t)bl + 32;
-        }
-        s++;
-    }
-    return at;
-}
-
-/* byte offset of commitment record `step` */
-static int64_t vt__commit_offset(vt_ctx *c, FILE *f, int64_t step, const char *path) {
-    int64_t at = VT__COMMIT_HDR, s;
-    unsigned char r[112];
-    for (s = 0; s < step; s++) {
-        if (fseek(f, (long)at, SEEK_SET) != 0 || fread(r, 1, sizeof r, f) != sizeof r) {
-            vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld", path, (long long)step);
+        if ((bl = vt__chunk_body_len(ch, at, fsize, path, s)) < 0) {
+            vt__fail(c, VT_ERR_TRUNCATED, "%s", vt_last_error());
             return -1;
         }
-        at += 112 + 32 * (int64_t)vt__get_u32(r + 108) + 32;
+        at += VT__CHUNK_HDR + bl + 32;
+        s++;
     }
     return at;
 }
@@ -12787,51 +12811,48 @@ static int64_t vt__last_checkpoint(const char *dir, int64_t at_most) {
     return best;
 }
 
-/* whole commitment records in b[0, len) (a record cut by a kill is not counted) */
-static int64_t vt__commit_records(const unsigned char *b, size_t len) {
-    size_t p = VT__COMMIT_HDR;
-    int64_t k = 0;
-    while (p + 112 <= len) {
-        size_t rl = 112 + 32 * (size_t)vt__get_u32(b + p + 108) + 32;
-        if (rl > len - p) break;
-        p += rl;
-        k++;
-    }
-    return k;
-}
-
 /* a resume with no checkpoint to start from (killed before its first):
    the run starts again at step 0 in the same directory. The manifest was
    checked (the same program); the log and the commitments are replaced
    from their headers on, and root.txt (it described the old files) goes.
-   Only a run that never reached a checkpoint restarts: with root.txt (a
-   finished run, or one whose checkpoints were removed: root.txt is written
-   at each checkpoint) or with more commitments than the steps before the
-   first checkpoint the manifest names, the files hold committed steps that
-   a restart would cut, and the resume is refused before anything is cut. */
+   Only a run that never reached a checkpoint restarts. Anything else holds
+   committed steps that a restart would cut, and is refused before anything
+   is cut: root.txt is there (a finished run, or one whose checkpoints were
+   removed: root.txt is written at each checkpoint); commits.bin is not a
+   commitments file; its records were committed under another manifest
+   than manifest.txt (edited since: the trainer_ckpt_every line is outside
+   the program's hash, so an edit would pass the resume's check); or it
+   holds more records than the steps before the first checkpoint. That
+   count is the manifest's trainer_ckpt_every, or, where the manifest has
+   no such line, this run's own checkpoint interval: never none. */
 static vt_status vt__restart(vt_ctx *c) {
-    char path[700];
+    char path[700], v[32];
+    size_t len = 0;
+    int64_t every = c->d.ckpt_every > 0 ? c->d.ckpt_every : 100, recs = 0, e;
+    unsigned char *b;
+    vt_status st = VT_OK;
     vt__join(path, sizeof path, c->tdir, "root.txt");
     if (vt__exists(path))
         return vt__fail(c, VT_ERR_STATE, "resume: '%s' holds a finished transcript (root.txt) and no checkpoint to resume from: nothing to "
                                          "resume; to train it again, remove the directory or train into another one", c->tdir);
-    {
-        size_t n, len;
-        int64_t every = 0, recs = 0;
-        char v[64];
-        unsigned char *m, *b;
-        vt__join(path, sizeof path, c->tdir, "manifest.txt");
-        m = vt__read_file(path, &n, 1 << 20);
-        if (m && vt__manifest_find((const char *)m, "vtrain.trainer_ckpt_every", v, sizeof v) && !vt__dec(v, &every)) every = 0;
-        VT_FREE(m, NULL);
-        b = vt__read_file(c->commitpath, &len, (size_t)1 << 40);
-        if (b) recs = vt__commit_records(b, len);
-        VT_FREE(b, NULL);
-        if (every > 0 && recs > every)
-            return vt__fail(c, VT_ERR_STATE, "resume: '%s' commits %lld steps, past its first checkpoint (after %lld steps), but holds no "
-                                             "checkpoint (removed?): a restart would cut committed steps; train into another directory",
-                            c->commitpath, (long long)recs, (long long)every);
+    if (vt_manifest_get(c->tdir, "vtrain.trainer_ckpt_every", v, sizeof v) == VT_OK && vt__dec(v, &e) && e > 0) every = e;
+    b = vt__read_file(c->commitpath, &len, (size_t)1 << 40);
+    if (b && len > VT__COMMIT_HDR) {
+        vt__commit_at(b, len, INT64_MAX, &recs);
+        if (memcmp(b, "VTRAINCM", 8) || vt__get_u32(b + 8) != 2 || vt__get_u32(b + 12) != 0)
+            st = vt__fail(c, VT_ERR_STATE, "resume: '%s' is not a vtrain commitments file (version 2) and there is no checkpoint: a restart "
+                                           "would replace it; train into another directory", c->commitpath);
+        else if (recs > 0 && memcmp(b + 16, c->manifest_sha, 32))
+            st = vt__fail(c, VT_ERR_STATE, "resume: '%s' commits %lld steps under another manifest than '%s/manifest.txt' (edited since?) "
+                                           "and there is no checkpoint: a restart would cut committed steps; train into another directory",
+                          c->commitpath, (long long)recs, c->tdir);
+        else if (recs > every)
+            st = vt__fail(c, VT_ERR_STATE, "resume: '%s' commits %lld steps, past its first checkpoint (after %lld steps), but holds no "
+                                           "checkpoint (removed?): a restart would cut committed steps; train into another directory",
+                          c->commitpath, (long long)recs, (long long)every);
     }
+    VT_FREE(b, NULL);
+    if (st != VT_OK) return st;
     if (c->logf) {
         fflush(c->logf);
         if (ftruncate(fileno(c->logf), 0) != 0) return vt__fail(c, VT_ERR_IO, "cannot truncate '%s'", c->logpath);
@@ -12871,14 +12892,17 @@ VTDEF vt_status vt_resume(vt_ctx *c) {
             logoff = vt__chunk_offset(c, c->logf, (int64_t)ftell(c->logf), step, c->logpath);
             if (logoff < 0) return c->status;
         }
-        off = vt__commit_offset(c, c->commitf, step, c->commitpath);
-        if (off < 0) return c->status;
         {
             vt_leaf_info *L;
-            int64_t n;
+            int64_t n, k;
             size_t len;
             unsigned char d[32], msha[32], *b = vt__read_file(c->commitpath, &len, (size_t)1 << 40);
             if (!b) return vt__fail(c, VT_ERR_IO, "resume: cannot read '%s'", c->commitpath);
+            off = (int64_t)vt__commit_at(b, len, step, &k);
+            if (k < step) {
+                VT_FREE(b, NULL);
+                return vt__fail(c, VT_ERR_TRUNCATED, "'%s' ends before step %lld", c->commitpath, (long long)step);
+            }
             if ((size_t)off > len || vt__parse_leaves(b, (size_t)off, c->commitpath, &L, &n, msha) != VT_OK) {
                 VT_FREE(b, NULL);
                 return vt__fail(c, vt_last_status() != VT_OK ? vt_last_status() : VT_ERR_TRUNCATED, "resume: %s", vt_last_error());
@@ -12918,7 +12942,18 @@ VTDEF vt_status vt_resume(vt_ctx *c) {
         if (c->step_no != step)
             return vt__fail(c, VT_ERR_MISMATCH, "'%s' says it holds the state after %lld steps, its name says %lld", path,
                             (long long)c->step_no, (long long)step);
-        if (vt__read_leaves(c->commitpath, &L, &n, NULL) != VT_OK) return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+        {   /* the commitments, checked whole, and where record `step` starts */
+            size_t len;
+            int64_t k;
+            unsigned char *b = vt__read_file(c->commitpath, &len, (size_t)1 << 40);
+            if (!b) return vt__fail(c, VT_ERR_IO, "cannot read '%s'", c->commitpath);
+            if (vt__parse_leaves(b, len, c->commitpath, &L, &n, NULL) != VT_OK) {
+                VT_FREE(b, NULL);
+                return vt__fail(c, vt_last_status(), "%s", vt_last_error());
+            }
+            off = (int64_t)vt__commit_at(b, len, step, &k);
+            VT_FREE(b, NULL);
+        }
         vt_weights_digest(c, d);
         if (n < step || memcmp(L[step - 1].state, d, 32)) {
             vt_free_leaves(L);
@@ -12926,12 +12961,10 @@ VTDEF vt_status vt_resume(vt_ctx *c) {
         }
         vt_free_leaves(L);
         if (c->rd.f) {
-            off = vt__chunk_offset(c, c->rd.f, c->rd.fsize, step, c->logpath);
-            if (off < 0) return c->status;
-            fseek(c->rd.f, (long)off, SEEK_SET);
+            logoff = vt__chunk_offset(c, c->rd.f, c->rd.fsize, step, c->logpath);
+            if (logoff < 0) return c->status;
+            fseek(c->rd.f, (long)logoff, SEEK_SET);
         }
-        off = vt__commit_offset(c, c->commitf, step, c->commitpath);
-        if (off < 0) return c->status;
         fseek(c->commitf, (long)off, SEEK_SET);
         c->start_step = step;
     }
@@ -13116,9 +13149,8 @@ VTDEF vt_status vt_dispute_receive(vt_dispute *g, const vt_claim *c) {
 VTDEF vt_status vt_transcript_chunk(const char *dir, int64_t step, unsigned char **bytes, size_t *len) {
     char path[700];
     size_t n;
-    unsigned char *b, h[VT__CHUNK_HDR];
-    int64_t s, at;
-    int full_seen = 0;
+    unsigned char *b;
+    int64_t s, at, bl;
     vt__join(path, sizeof path, dir, "log.vtlog");
     b = vt__read_file(path, &n, (size_t)1 << 40);
     *bytes = NULL;
@@ -13126,23 +13158,18 @@ VTDEF vt_status vt_transcript_chunk(const char *dir, int64_t step, unsigned char
     if (n < 48) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated", path); }
     at = 16 + (int64_t)vt__get_u32(b + 12) + 32;
     for (s = 0; s <= step; s++) {
-        uint64_t bl;
         if (at + VT__CHUNK_HDR > (int64_t)n) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' ends before step %lld", path, (long long)step); }
-        memcpy(h, b + at, VT__CHUNK_HDR);
-        bl = vt__get_u64(h + 20);
-        if (bl > n || at + VT__CHUNK_HDR + (int64_t)bl + 32 > (int64_t)n) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_TRUNCATED, "'%s' is truncated in step %lld", path, (long long)s); }
+        if ((bl = vt__chunk_body_len(b + at, at, (int64_t)n, path, s)) < 0) { VT_FREE(b, NULL); return VT_ERR_TRUNCATED; }
         if (s == step) {
             size_t cl = VT__CHUNK_HDR + (size_t)bl + 32;
-            full_seen = !memcmp(h, "VTCK", 4);
             *bytes = (unsigned char *)VT_MALLOC(cl, NULL);
             if (!*bytes) { VT_FREE(b, NULL); return vt__tls_fail(VT_ERR_NOMEM, "out of memory"); }
             memcpy(*bytes, b + at, cl);
             *len = cl;
         }
-        at += VT__CHUNK_HDR + (int64_t)bl + 32;
+        at += VT__CHUNK_HDR + bl + 32;
     }
     VT_FREE(b, NULL);
-    (void)full_seen;
     return VT_OK;
 }
 
@@ -13283,15 +13310,27 @@ out:
     return res;
 }
 
-/* the judge's rule (THE JUDGE in the >>transcript essay); *no_fault is set
-   when it finds both leaves valid executions (no verdict, and none due) */
+/* 1 when a leaf hashes to itself (every leaf from a game does) */
+static int vt__leaf_consistent(const vt_leaf_info *l) {
+    vt_leaf_info chk = *l;
+    vt_leaf_hash(&chk);
+    return !memcmp(chk.leaf, l->leaf, 32);
+}
+
+/* The judge's rule (THE JUDGE in the >>transcript essay), for vt_judge
+   (the trainer's chunk alone: achunk NULL) and vt_judge_both; *no_fault is
+   set when it finds no party at fault (no verdict, and none due). The
+   trainer's chunk is replayed first: if it does not give the trainer's
+   leaf the trainer is wrong, whatever the auditor's does. Then, with the
+   auditor's chunk, the auditor is wrong if its own chunk does not give its
+   leaf, and nobody if it does; without it, nobody if the leaves differ in
+   their chunks alone, else the auditor (whose own log was not judged). */
 static vt_verdict vt__judge(const vt_desc *d, const vt_program *p, const vt_leaf_info *agreed, const char *state_ckpt,
                             const unsigned char *tchunk, size_t tlen, const vt_leaf_info *trainer, const unsigned char *achunk, size_t alen,
                             const vt_leaf_info *auditor, int *no_fault, char *why, size_t whylen) {
-    vt_leaf_info tl, al, chk;
+    vt_leaf_info tl, al;
     char tw[400], aw[400];
-    int t, a, tok, aok, same;
-    const char *what;
+    int t, a = 0, tok, aok = 0, same, both = achunk && auditor;
     *no_fault = 0;
     why[0] = 0;
     /* the claims come from a game that checked them; anything else is the
@@ -13300,16 +13339,12 @@ static vt_verdict vt__judge(const vt_desc *d, const vt_program *p, const vt_leaf
         snprintf(why, whylen, "the judge needs the trainer's leaf, its log chunk and the agreed leaf of the step before: no verdict");
         return VT_VERDICT_NONE;
     }
-    chk = *trainer;
-    vt_leaf_hash(&chk);
-    if (memcmp(chk.leaf, trainer->leaf, 32)) {
+    if (!vt__leaf_consistent(trainer)) {
         snprintf(why, whylen, "the trainer's leaf for step %lld does not hash to itself (not from a game): no verdict", (long long)trainer->step);
         return VT_VERDICT_NONE;
     }
     if (auditor) {
-        chk = *auditor;
-        vt_leaf_hash(&chk);
-        if (memcmp(chk.leaf, auditor->leaf, 32) || auditor->step != trainer->step) {
+        if (!vt__leaf_consistent(auditor) || auditor->step != trainer->step) {
             snprintf(why, whylen, "the auditor's leaf is not a leaf of step %lld that hashes to itself (not from a game): no verdict", (long long)trainer->step);
             return VT_VERDICT_NONE;
         }
@@ -13328,15 +13363,24 @@ static vt_verdict vt__judge(const vt_desc *d, const vt_program *p, const vt_leaf
     if (t == 3) { snprintf(why, whylen, "%.390s: no verdict", tw); return VT_VERDICT_NONE; }
     if (t == 1) { snprintf(why, whylen, "%s", tw); return VT_VERDICT_TRAINER_WRONG; }
     tok = t == 0 && !memcmp(tl.leaf, trainer->leaf, 32);
-    what = t == 0 && memcmp(tl.batch, trainer->batch, 32) ? "batch" : "state";
     if (!tok && t == 0)
         snprintf(tw, sizeof tw, "step %lld re-executed from the agreed state with the trainer's log gives another %s than the trainer committed",
-                 (long long)trainer->step, what);
-    if (!achunk || !auditor) { /* the trainer's chunk alone */
-        if (!tok) {
-            snprintf(why, whylen, "%s%s", tw, auditor && t == 0 && !memcmp(auditor->leaf, tl.leaf, 32) ? " (the auditor's leaf is right)" : "");
-            return VT_VERDICT_TRAINER_WRONG;
-        }
+                 (long long)trainer->step, memcmp(tl.batch, trainer->batch, 32) ? "batch" : "state");
+    if (both) {
+        a = vt__judge_exec(d, p, agreed, state_ckpt, auditor->step, achunk, alen, auditor->chunk, "the auditor", &al, aw, sizeof aw);
+        aok = a == 0 && !memcmp(al.leaf, auditor->leaf, 32);
+        if (!aok && a == 0)
+            snprintf(aw, sizeof aw, "with the auditor's log it gives another %s than the auditor committed",
+                     memcmp(al.batch, auditor->batch, 32) ? "batch" : "state");
+    }
+    if (!tok) { /* wrong whatever the auditor's chunk does, even one this machine could not replay */
+        const char *also = !both ? (auditor && t == 0 && !memcmp(auditor->leaf, tl.leaf, 32) ? " (the auditor's leaf is right)" : "")
+                         : a == 3 || a == 1 ? "; the auditor's log could not be replayed here"
+                         : aok ? "; the auditor's log reproduces the auditor's leaf" : "; the auditor's leaf is not reproduced either";
+        snprintf(why, whylen, "%s%s", tw, also);
+        return VT_VERDICT_TRAINER_WRONG;
+    }
+    if (!both) { /* the trainer's chunk alone */
         if (same) {
             *no_fault = 1;
             snprintf(why, whylen, "step %lld re-executed from the agreed state reproduces the trainer's leaf, and the auditor's leaf differs only "
@@ -13346,16 +13390,6 @@ static vt_verdict vt__judge(const vt_desc *d, const vt_program *p, const vt_leaf
         snprintf(why, whylen, "step %lld re-executed from the agreed state reproduces the trainer's leaf%s", (long long)trainer->step,
                  auditor ? "; the auditor's leaf is not what the trainer's valid log gives (its own log was not judged)" : "");
         return VT_VERDICT_AUDITOR_WRONG;
-    }
-    a = vt__judge_exec(d, p, agreed, state_ckpt, auditor->step, achunk, alen, auditor->chunk, "the auditor", &al, aw, sizeof aw);
-    aok = a == 0 && !memcmp(al.leaf, auditor->leaf, 32);
-    if (!aok && a == 0)
-        snprintf(aw, sizeof aw, "with the auditor's log it gives another %s than the auditor committed",
-                 memcmp(al.batch, auditor->batch, 32) ? "batch" : "state");
-    if (!tok) { /* wrong whatever the auditor's chunk does, even one this machine could not replay */
-        snprintf(why, whylen, "%s; %s", tw, a == 3 || a == 1 ? "the auditor's log could not be replayed here"
-                                            : aok ? "the auditor's log reproduces the auditor's leaf" : "the auditor's leaf is not reproduced either");
-        return VT_VERDICT_TRAINER_WRONG;
     }
     if (a == 3 || a == 1) { snprintf(why, whylen, "%.390s: no verdict", aw); return VT_VERDICT_NONE; } /* (1: the state loaded once already) */
     if (!aok) {

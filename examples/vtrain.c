@@ -23,6 +23,7 @@
 #include "cnnprog.h"
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 
 typedef struct {
     chargpt g;
@@ -61,8 +62,22 @@ static vt_status tool_step(vt_ctx *c, int64_t s, void *u) {
     return vt_status_of(c);
 }
 
+/* A test hook: with VTRAIN_TEST_KILL_AT=STEP in the environment, `vtrain
+   train` kills itself with SIGKILL right after step STEP (its log chunk
+   and commitment written and flushed), as a kill -9 landing there would:
+   tests/test_cli.sh's kill-and-resume check kills at a known step instead
+   of racing the run. */
+static long long kill_at = -1;
+
 static void on_step(vt_ctx *c, int64_t s, void *u) {
     tool *t = (tool *)u;
+    if (s == kill_at) {
+        fflush(stdout);
+#if defined(SIGKILL)
+        raise(SIGKILL);
+#endif
+        abort();
+    }
     if (use_cnn) {
         if (s % 10 == 0 || s == P.steps - 1) { printf("  step %5lld  loss %.4f\n", (long long)s, vt_last_loss(c)); fflush(stdout); }
         return;
@@ -275,6 +290,7 @@ static int cmd_train(int argc, char **argv) {
     const char *v;
     char hex[65];
     T.g.steps = 300; T.g.cfg.layers = 3; T.g.cfg.width = 96; T.g.cfg.heads = 4; T.g.T = 64; T.g.B = 8; T.g.lr = 3e-3;
+    if (getenv("VTRAIN_TEST_KILL_AT") && !num_int("VTRAIN_TEST_KILL_AT", getenv("VTRAIN_TEST_KILL_AT"), 0, MAX_STEPS - 1, &kill_at)) return 2;
     for (i = 2; i + 1 < argc; i++) /* --model first: it decides the defaults of the others */
         if (!strcmp(argv[i], "--model")) {
             const char *m = argv[i + 1];
@@ -293,8 +309,11 @@ static int cmd_train(int argc, char **argv) {
             printf("usage: vtrain train RUN [--steps N] [--layers L] [--width C] [--heads H] [--context T] [--batch B] [--lr LR]\n"
                    "                        [--ckpt-every K] [--order ORDER] [--threads N] [--bound sound|probabilistic]\n"
                    "                        [--data FILE] [--resume] [--poison-at STEP] [--model gpt|cnn|resnet18|resnet50]\n"
+                   "                        [--mode verified|round-only|native|fp64]\n"
                    "Trains the character GPT into the transcript directory RUN (manifest, log, commitments,\n"
                    "checkpoints every K steps, root). --resume continues a killed run from its last checkpoint.\n"
+                   "--mode other than verified (the default) keeps no rounding log: such a run's audit is no proof,\n"
+                   "and it cannot be disputed (the modes to compare with, as in `make demo`).\n"
                    "--poison-at STEP plays a dishonest trainer: at that step it trains on other text but commits\n"
                    "the honest batch; `vtrain audit` and `vtrain dispute` catch it.\n"
                    "--model cnn trains the digits CNN (--width, --batch, --steps, --lr, --data FILE apply);\n"
@@ -329,6 +348,12 @@ static int cmd_train(int argc, char **argv) {
         else if ((k = flag_int(argc, argv, &i, "--poison-at", 0, MAX_STEPS - 1, &x)) != 0) T.poison_at = x;
         else if ((k = flag_str(argc, argv, &i, "--lr", &v)) != 0) k = k > 0 && num_real("--lr", v, 0, MAX_LR, &T.g.lr) ? 1 : -1;
         else if ((k = flag_str(argc, argv, &i, "--data", &v)) != 0) snprintf(T.data, sizeof T.data, "%s", v);
+        else if ((k = flag_str(argc, argv, &i, "--mode", &v)) != 0) {
+            int m;
+            for (m = 0; k > 0 && m < VT_MODE_COUNT && strcmp(v, vt_mode_name((vt_mode)m)); m++) {}
+            if (k > 0 && m == VT_MODE_COUNT) { fprintf(stderr, "error: --mode: unknown mode '%s' (verified, round-only, native, fp64)\n", v); k = -1; }
+            else if (k > 0) d.mode = (vt_mode)m;
+        }
         else if ((k = flag_str(argc, argv, &i, "--bound", &v)) != 0) {
             if (k > 0 && !strcmp(v, "sound")) d.bound = VT_BOUND_SOUND;
             else if (k > 0 && !strcmp(v, "probabilistic")) {

@@ -383,10 +383,14 @@ static void edit_calib_kind(unsigned char *b, uint32_t blen) { /* the first cali
     (void)blen;
     b[16 + 24] = 0xd0; b[16 + 25] = 0x07; b[16 + 26] = 0; b[16 + 27] = 0;
 }
+static void edit_calib_kind_high(unsigned char *b, uint32_t blen) { /* the same kind past 2^31: 2^31 + 8 */
+    (void)blen;
+    b[16 + 24] = 0x08; b[16 + 25] = 0; b[16 + 26] = 0; b[16 + 27] = 0x80;
+}
 
 /* A log of a newer format version, or of a newer op table, is refused with
    a message that names both; so is a calibration table naming an op that
-   its op table does not have. */
+   its op table does not have (named with the kind's value as read). */
 TEST(newer_formats_refused_by_name) {
     vt_report r;
     char path[600];
@@ -406,6 +410,9 @@ TEST(newer_formats_refused_by_name) {
     audit_edited_header(path, edit_calib_kind, &r);
     CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "kind 2000") && strstr(r.message, "op table 0"), "calibration kind: %s", r.message);
     NOTE("%s", r.message);
+    audit_edited_header(path, edit_calib_kind_high, &r); /* named as read, not as a negative int */
+    CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "has kind 2147483656 (kind 2147483656 (no such op))"), "calibration kind 2^31 + 8: %s",
+          r.message);
 }
 
 int main(int argc, char **argv) {

@@ -255,7 +255,8 @@ static vt_status crafted_audit(vt_mode mode, const unsigned char *ch, size_t n, 
 
 /* Each is a chunk whose checksum and counts fit (a trainer can write them):
    the reader refuses an entry index past the point's end however large its
-   delta (it was a signed overflow), a kind that is another kind modulo 2^32,
+   delta (it was a signed overflow), a kind that is another kind modulo 2^32
+   (or any kind no op has, named with the value the log holds),
    a varint with a needless zero byte (the same values from other bytes,
    another hash), and an auditor in a mode that reads no log refuses chunks
    rather than replaying without them. */
@@ -301,11 +302,21 @@ TEST(crafted_chunks_refused) {
         st = crafted_audit(VT_MODE_VERIFIED, o, m, msg, sizeof msg);
         CHECK(st == VT_ERR_FORMAT && strstr(msg, "+ 9223372036854775807 is out of range"), "index delta 2^63-1: %s", msg);
     }
-    memcpy(r2, r, sizeof(crafted_rec) * (size_t)nrec); /* a kind + 2^32 */
-    r2[0].kind += (uint64_t)1 << 32;
-    m = crafted_build(orig, r2, nrec, o);
-    st = crafted_audit(VT_MODE_VERIFIED, o, m, msg, sizeof msg);
-    CHECK(st == VT_ERR_DESYNC && strstr(msg, "no such op"), "kind + 2^32: %s", msg);
+    { /* a kind + 2^32, and kinds past 2^31 and 2^63: refused, the kind named as the log has it */
+        uint64_t kinds[3];
+        kinds[0] = r[0].kind + ((uint64_t)1 << 32);
+        kinds[1] = (uint64_t)1 << 31;
+        kinds[2] = ~(uint64_t)0;
+        for (k = 0; k < 3; k++) {
+            char want[64];
+            memcpy(r2, r, sizeof(crafted_rec) * (size_t)nrec);
+            r2[0].kind = kinds[k];
+            m = crafted_build(orig, r2, nrec, o);
+            st = crafted_audit(VT_MODE_VERIFIED, o, m, msg, sizeof msg);
+            snprintf(want, sizeof want, "log has kind %llu (no such op)[", (unsigned long long)kinds[k]);
+            CHECK(st == VT_ERR_DESYNC && strstr(msg, want), "kind %llu: %s", (unsigned long long)kinds[k], msg);
+        }
+    }
     { /* the first record's count written with a needless zero byte */
         size_t q = 0, pos = VT__CHUNK_HDR, blen;
         uint64_t v, nd, kk;

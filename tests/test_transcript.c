@@ -14,11 +14,40 @@
 typedef struct { chargpt g; int64_t poison_at; int64_t lie_batch_at; } prog_app;
 static prog_app P;
 
+/* The judge's temporary files, seen from inside its replays: with dir set,
+   every step lists dir (the TMPDIR of a dispute, writable by all as /tmp
+   is) and counts what the judge keeps there. Another user may create
+   names in dir, so anything of the judge's directly in it (a file, a
+   link, a directory others may enter) is a path they could predict or
+   plant a link at before the judge writes: `exposed`, with its name. The
+   judge's files must be in a directory of its own that only this user can
+   enter (`private`). */
+static struct { const char *dir; int steps, private_dirs, exposed; char name[256]; } tmp_spy;
+static void spy_tmp(void) {
+    DIR *d = opendir(tmp_spy.dir);
+    struct dirent *e;
+    tmp_spy.steps++;
+    if (!d) return;
+    while ((e = readdir(d)) != NULL) {
+        char path[700];
+        struct stat st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(path, sizeof path, "%s/%s", tmp_spy.dir, e->d_name);
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 077) == 0 && st.st_uid == getuid()) tmp_spy.private_dirs++;
+        else {
+            tmp_spy.exposed++;
+            snprintf(tmp_spy.name, sizeof tmp_spy.name, "%s", e->d_name);
+        }
+    }
+    closedir(d);
+}
+
 static vt_status prog_step(vt_ctx *c, int64_t s, void *u) {
     prog_app *t = (prog_app *)u;
     chargpt *a = &t->g;
     int64_t ne[2], starts[64];
     int i;
+    if (tmp_spy.dir) spy_tmp();
     chargpt_batch(a, s, 0, starts);
     if (s == t->lie_batch_at) starts[0] += 1; /* commits other batch offsets than it trains on */
     vt_commit_batch(c, starts, a->B);
@@ -41,6 +70,7 @@ static vt_program program(void) {
 static const char *manifest[] = {"program=tiny-chargpt", "model.layers=2", "model.width=32", NULL};
 #define NSTEPS 120
 
+static int full_entries;    /* the trainer writes every log entry with all 32 bits (vt_desc.compact_log = -1) */
 static int slow_after = -1; /* the killed trainer sleeps after each step past this one */
 static void sleep_ms(long ms);
 static void slow_step(vt_ctx *c, int64_t s, void *u) {
@@ -56,6 +86,7 @@ static vt_status train(const char *dir, const char *order, int resume, vt_report
     d.manifest = manifest;
     d.ckpt_every = 40;
     d.resume = resume;
+    d.compact_log = full_entries ? -1 : 0;
     vt_order_parse(&d.order, order);
     return vt_run(&d, &p, NSTEPS, r);
 }
@@ -806,6 +837,45 @@ TEST(failed_resume_changes_nothing) {
     free(before[0]);
 }
 
+/* A finished run whose checkpoints and root.txt are gone, and whose
+   manifest lost or changed the trainer_ckpt_every line (outside the
+   program's hash, so the resume takes the manifest as the same program's).
+   A resume finds no checkpoint and would restart at step 0; it must refuse
+   rather than cut the 120 committed steps: the manifest is not the one the
+   commitments were made under, and where it is (both edited, resealed), the
+   run's own interval (40) stands in for the missing line. */
+TEST(resume_never_cuts_on_a_manifest_edit) {
+    static const char *const edits[3][2] = {{"vtrain.trainer_ckpt_every = 40\n", ""},
+                                            {"vtrain.trainer_ckpt_every = 40\n", "vtrain.trainer_ckpt_every = 1000\n"},
+                                            {"vtrain.trainer_ckpt_every = 40\n", ""}};
+    static const char *const want[3] = {"under another manifest", "under another manifest", "past its first checkpoint (after 40 steps)"};
+    vt_report r;
+    int k;
+    for (k = 0; k < 3; k++) {
+        unsigned char *before, *after, *lb, *la;
+        size_t nb, na, nlb, nla;
+        cp_r("build/tr_a", "build/tr_s");
+        remove("build/tr_s/ckpt-00000040.safetensors");
+        remove("build/tr_s/ckpt-00000080.safetensors");
+        remove("build/tr_s/ckpt-00000120.safetensors");
+        CHECK(edit_text("build/tr_s", "manifest.txt", edits[k][0], edits[k][1]), "case %d: no line to edit", k);
+        if (k == 2) reseal("build/tr_s"); /* commits.bin's header names the edited manifest */
+        remove("build/tr_s/root.txt");
+        before = slurp("build/tr_s/commits.bin", &nb);
+        lb = slurp("build/tr_s/log.vtlog", &nlb);
+        CHECK(train("build/tr_s", "threads:2", 1, &r) == VT_ERR_STATE && strstr(r.message, want[k]), "case %d: resume: %s", k, r.message);
+        after = slurp("build/tr_s/commits.bin", &na);
+        la = slurp("build/tr_s/log.vtlog", &nla);
+        CHECK(before && after && na == nb && !memcmp(before, after, na), "case %d: the refused resume changed commits.bin", k);
+        CHECK(lb && la && nla == nlb && !memcmp(lb, la, nla), "case %d: the refused resume changed log.vtlog", k);
+        if (k < 2) NOTE("%s", r.message);
+        free(before);
+        free(after);
+        free(lb);
+        free(la);
+    }
+}
+
 /* --- the dispute game --------------------------------------------------------------- */
 
 /* one game over leaf arrays: the trainer's (a) and the auditor's (b) */
@@ -1039,6 +1109,85 @@ TEST(dispute_every_branch) {
           tr.message);
 }
 
+/* the judge with both parties' chunks (vt_judge_both), called directly on
+   step q of two transcripts: the state before q rebuilt from the
+   trainer's own files, each party's leaf and log chunk from its own */
+static vt_verdict judge_both(const char *trainer, const char *auditor, int64_t q, char *why, size_t whylen) {
+    vt_leaf_info *la = NULL, *lb = NULL;
+    int64_t na = 0, nb = 0;
+    vt_desc d = vt_desc_default();
+    vt_program p = program();
+    unsigned char *tc = NULL, *ac = NULL;
+    size_t tl = 0, al = 0;
+    vt_verdict v = VT_VERDICT_NONE;
+    snprintf(why, whylen, "(no verdict asked)");
+    vt_order_parse(&d.order, "threads:1,chaos:12");
+    if (vt_transcript_leaves(trainer, &la, &na) != VT_OK || vt_transcript_leaves(auditor, &lb, &nb) != VT_OK || q < 0 || q >= na || q >= nb)
+        snprintf(why, whylen, "no leaves of step %lld: %s", (long long)q, vt_last_error());
+    else if (q > 0 && vt_transcript_state_before(&d, &p, trainer, q, "build/tr_state.safetensors") != VT_OK)
+        snprintf(why, whylen, "no state: %s", vt_last_error());
+    else if (vt_transcript_chunk(trainer, q, &tc, &tl) != VT_OK || vt_transcript_chunk(auditor, q, &ac, &al) != VT_OK)
+        snprintf(why, whylen, "no chunk: %s", vt_last_error());
+    else
+        v = vt_judge_both(&d, &p, q > 0 ? &la[q - 1] : NULL, q > 0 ? "build/tr_state.safetensors" : NULL, tc, tl, &la[q], ac, al, &lb[q], why,
+                          whylen);
+    free(tc);
+    free(ac);
+    vt_free_leaves(la);
+    vt_free_leaves(lb);
+    return v;
+}
+
+/* vt_judge_both on its three rulings. No fault: two honest runs of one
+   program in one order, one logging compact entries and one full 32-bit
+   entries (vt_desc.compact_log, not in the manifest: the same program),
+   hold the same values at every step and different log chunks wherever
+   there are entries; judged at the first such step, each chunk replays to
+   its own leaf, with either run as the trainer. The trainer's fault: a
+   poisoned trainer against an honest auditor. The auditor's fault: an
+   honest trainer against a poisoned auditor, whose own chunk the judge
+   replays (vt_judge would not). */
+TEST(dispute_judge_both) {
+    vt_leaf_info *la, *lf;
+    int64_t na, nf, q = -1, s, other = 0;
+    vt_report r;
+    vt_dispute_report dr;
+    vt_verdict v;
+    char why[1024];
+    rm_rf("build/tr_f");
+    full_entries = 1;
+    CHECK(train("build/tr_f", "threads:2", 0, &r) == VT_OK, "train with full entries: %s", r.message);
+    full_entries = 0;
+    CHECK(vt_transcript_leaves("build/tr_a", &la, &na) == VT_OK && vt_transcript_leaves("build/tr_f", &lf, &nf) == VT_OK && na == nf, "%s",
+          vt_last_error());
+    for (s = 0; s < na && s < nf; s++) {
+        if (memcmp(la[s].state, lf[s].state, 32) || memcmp(la[s].batch, lf[s].batch, 32)) other++;
+        if (q < 0 && memcmp(la[s].chunk, lf[s].chunk, 32)) q = s;
+    }
+    vt_free_leaves(la);
+    vt_free_leaves(lf);
+    CHECK(other == 0 && q >= 0, "compact and full entries: %lld steps with other values, first other chunk at step %lld", (long long)other,
+          (long long)q);
+    if (q < 0) return;
+    v = judge_both("build/tr_a", "build/tr_f", q, why, sizeof why);
+    CHECK(v == VT_VERDICT_NONE && strstr(why, "both are valid executions") && strstr(why, "differ only in their log chunks"),
+          "chunk-only difference at step %lld: verdict %d: %s", (long long)q, (int)v, why);
+    NOTE("compact against full entries, step %lld: %s", (long long)q, why);
+    v = judge_both("build/tr_f", "build/tr_a", q, why, sizeof why);
+    CHECK(v == VT_VERDICT_NONE && strstr(why, "differ only in their log chunks"), "the same, roles swapped: verdict %d: %s", (int)v, why);
+    dr = dispute("build/tr_a", "build/tr_f");
+    CHECK(dr.outcome == VT_DISPUTE_NO_FAULT && dr.verdict == VT_VERDICT_NONE && dr.step == q, "the whole game: outcome %d, step %lld: %s",
+          (int)dr.outcome, (long long)dr.step, dr.message);
+    v = judge_both("build/tr_p", "build/tr_b", 57, why, sizeof why);
+    CHECK(v == VT_VERDICT_TRAINER_WRONG && strstr(why, "gives another state than the trainer committed") &&
+          strstr(why, "the auditor's log reproduces the auditor's leaf"), "poisoned trainer: verdict %d: %s", (int)v, why);
+    NOTE("poisoned trainer, step 57: %s", why);
+    v = judge_both("build/tr_b", "build/tr_p", 57, why, sizeof why);
+    CHECK(v == VT_VERDICT_AUDITOR_WRONG && strstr(why, "reproduces the trainer's leaf; the auditor's leaf is wrong"),
+          "honest trainer, poisoned auditor: verdict %d: %s", (int)v, why);
+    NOTE("honest trainer, poisoned auditor, step 57: %s", why);
+}
+
 /* the game's messages: a truncated, oversized or garbled answer, one for
    another node, a leaf of another step, no answer at all: the trainer
    loses at that round, the auditor never does */
@@ -1113,14 +1262,15 @@ TEST(dispute_malformed_answers) {
 }
 
 /* the review's findings on files and names: only canonical checkpoint
-   names count; the judge's temporary files follow no planted link; a
-   manifest's duplicate keys are found in n log n; disputes over runs with
-   no rounding log are refused; a resume never cuts a finished run */
+   names count; the judge's temporary files are in a private directory,
+   and an atomic write follows no planted link; a manifest's duplicate
+   keys are found in n log n; disputes over runs with no rounding log are
+   refused; a resume never cuts a finished run */
 TEST(transcript_review_findings) {
     vt_report r;
     vt_dispute_report dr;
     FILE *f;
-    char link[700], buf[64];
+    char buf[64];
     int k;
     size_t n;
     cp_r("build/tr_a", "build/tr_s");
@@ -1129,23 +1279,35 @@ TEST(transcript_review_findings) {
     spit("build/tr_s/ckpt-+0000060.safetensors", (const unsigned char *)"junk", 4);
     CHECK(vt__last_checkpoint("build/tr_s", 100) == 80 && vt__last_checkpoint("build/tr_s", 79) == 40, "stray names: %lld",
           (long long)vt__last_checkpoint("build/tr_s", 79));
-    /* a link planted at every name the old judge used, and at "<path>.tmp" of an atomic write */
+    /* the judge's temporary files under a shared TMPDIR (mode 1777, as
+       /tmp): watched from inside its replays (tmp_spy), they are never in
+       the shared directory itself, only in a private directory of the
+       judge's, which is gone afterwards. (The judge's name for it comes
+       from mkdtemp; this checks where the files are, not the name.) */
     rm_rf("build/tr_tmp");
     mkdir("build/tr_tmp", 0777);
-    spit("build/tr_victim", (const unsigned char *)"precious", 8);
-    for (k = 0; k < 4; k++) {
-        snprintf(link, sizeof link, "build/tr_tmp/vtrain-trainer-state-%ld-%d.safetensors.tmp", (long)getpid(), k);
-        if (symlink("../tr_victim", link)) {}
-    }
+    chmod("build/tr_tmp", 01777);
     setenv("TMPDIR", "build/tr_tmp", 1);
+    memset(&tmp_spy, 0, sizeof tmp_spy);
+    tmp_spy.dir = "build/tr_tmp";
     dr = dispute("build/tr_p", "build/tr_b");
+    tmp_spy.dir = NULL;
     unsetenv("TMPDIR");
     CHECK(dr.verdict == VT_VERDICT_TRAINER_WRONG && dr.step == 57, "dispute with TMPDIR set: %s", dr.message);
-    f = fopen("build/tr_victim", "rb");
-    n = f ? fread(buf, 1, sizeof buf, f) : 0;
-    if (f) fclose(f);
-    CHECK(n == 8 && !memcmp(buf, "precious", 8), "the victim file was overwritten");
+    CHECK(tmp_spy.steps > 0 && tmp_spy.private_dirs > 0 && tmp_spy.exposed == 0,
+          "the judge's temporary files: %d steps watched, %d sightings of a private directory, %d of files others could reach (last '%s')",
+          tmp_spy.steps, tmp_spy.private_dirs, tmp_spy.exposed, tmp_spy.name);
+    NOTE("the judge's temporary files, watched at %d steps of its replays: in a private directory of its own", tmp_spy.steps);
     {
+        DIR *d = opendir("build/tr_tmp");
+        struct dirent *e;
+        int left = 0;
+        while (d && (e = readdir(d)) != NULL) left += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+        if (d) closedir(d);
+        CHECK(d && left == 0, "the judge left %d entries in its TMPDIR", left);
+    }
+    spit("build/tr_victim", (const unsigned char *)"precious", 8);
+    {   /* an atomic write's temporary "<path>.tmp", a link planted there: created exclusively, the link is not followed */
         vt_desc d = vt_desc_default();
         vt_ctx *c = vt_create(&d);
         if (symlink("tr_victim", "build/tr_atomic.tmp")) {}
@@ -1156,21 +1318,31 @@ TEST(transcript_review_findings) {
         CHECK(n == 8 && !memcmp(buf, "precious", 8), "the atomic write followed the planted link");
         vt_destroy(c);
     }
-    {   /* duplicate keys, at any distance, in a large manifest: found, fast */
+    {   /* duplicate keys, at any distance, in a large manifest: found in
+           n log n key comparisons (vt__mkey_cmps counts them; comparing
+           each line with all before it takes n^2 / 2: here 3 billion, 4500 times more) */
         size_t cap = 1 << 20, m = 0;
         char *t = (char *)malloc(cap + 400);
-        int mode, bound, i;
+        int mode, bound, i, lg = 0;
         double lam;
-        time_t t0 = time(NULL);
+        unsigned long long lines, most;
         m += (size_t)sprintf(t, "vtrain-manifest 1\n");
         for (i = 0; m + 40 < cap; i++) m += (size_t)sprintf(t + m, "k%07d = 1\n", i);
         m += (size_t)sprintf(t + m, "vtrain.version = x\nvtrain.mode = verified\nvtrain.bound = sound\nvtrain.lambda = 1\n"
                                     "vtrain.trainer_order = threads:1\nvtrain.trainer_ckpt_every = 5\n");
+        lines = (unsigned long long)i + 7;
+        while ((1ull << lg) < lines) lg++;
+        most = 2 * lines * (unsigned long long)lg; /* a merge sort makes at most n log2 n, a quicksort about 1.4 times that */
+        vt__mkey_cmps = 0;
         CHECK(vt__manifest_check(t, m, "big", &mode, &bound, &lam) == VT_OK, "big manifest: %s", vt_last_error());
+        CHECK(vt__mkey_cmps > 0 && vt__mkey_cmps <= most, "%llu lines: %llu key comparisons, more than %llu", lines, vt__mkey_cmps, most);
         m += (size_t)sprintf(t + m, "k0000007 = 2\n");
+        vt__mkey_cmps = 0;
         CHECK(vt__manifest_check(t, m, "big", &mode, &bound, &lam) == VT_ERR_FORMAT && strstr(vt_last_error(), "key 'k0000007' appears twice"),
               "duplicate: %s", vt_last_error());
-        CHECK(difftime(time(NULL), t0) < 3, "a 1 MiB manifest took %.0f s", difftime(time(NULL), t0));
+        CHECK(vt__mkey_cmps > 0 && vt__mkey_cmps <= most + 2 * (unsigned long long)lg + 2, "%llu lines and a duplicate: %llu key comparisons",
+              lines + 1, vt__mkey_cmps);
+        NOTE("a manifest of %llu lines: duplicates found in %llu key comparisons", lines + 1, vt__mkey_cmps);
         free(t);
     }
     {   /* two honest runs with no rounding log, two orders: no game */
@@ -1212,6 +1384,36 @@ TEST(transcript_review_findings) {
         free(before);
         free(after);
     }
+}
+
+/* A chunk's length near 2^63 in the log: each of the three readers that
+   walk chunks (an audit's, an audit from a checkpoint past it, and
+   vt_transcript_chunk, which the dispute reads a party's chunk with) says
+   the same thing, naming the step, with no overflow and no huge allocation */
+TEST(chunk_length_checked_alike) {
+    static const char *const want = "'build/tr_s/log.vtlog': the chunk of step 10 claims 9223372036854775792 body bytes";
+    unsigned char *b, *chunk = NULL;
+    size_t n, at, clen = 0;
+    int s;
+    vt_report r;
+    cp_r("build/tr_a", "build/tr_s");
+    b = slurp("build/tr_s/log.vtlog", &n);
+    CHECK(b != NULL, "no log");
+    if (!b) return;
+    at = 16 + vt__get_u32(b + 12) + 32;
+    for (s = 0; s < 10; s++) at += 28 + (size_t)vt__get_u64(b + at + 20) + 32;
+    vt__put_u64(b + at + 20, 0x7ffffffffffffff0ull);
+    spit("build/tr_s/log.vtlog", b, n);
+    free(b);
+    CHECK(vt_transcript_chunk("build/tr_s", 12, &chunk, &clen) == VT_ERR_TRUNCATED && strstr(vt_last_error(), want), "vt_transcript_chunk: %s",
+          vt_last_error());
+    NOTE("%s", vt_last_error());
+    free(chunk);
+    CHECK(vt_transcript_chunk("build/tr_s", 9, &chunk, &clen) == VT_OK, "the chunk before it: %s", vt_last_error());
+    free(chunk);
+    CHECK(audit("build/tr_s", "threads:1", 0, &r) == VT_ERR_TRUNCATED && r.first_bad_step == 10 && strstr(r.message, want), "audit: %s",
+          r.message);
+    CHECK(audit("build/tr_s", "threads:1", 40, &r) == VT_ERR_TRUNCATED && strstr(r.message, want), "audit from 40: %s", r.message);
 }
 
 /* --- parsers on hostile input ------------------------------------------------------ */
@@ -1344,12 +1546,15 @@ int main(int argc, char **argv) {
     RUN(kill_and_resume_same_leaves);
     RUN(kill_before_first_checkpoint_then_resume);
     RUN(failed_resume_changes_nothing);
+    RUN(resume_never_cuts_on_a_manifest_edit);
     RUN(dispute_random_divergence);
     RUN(dispute_forged_answers);
     RUN(dispute_judge_rules);
     RUN(dispute_every_branch);
+    RUN(dispute_judge_both);
     RUN(dispute_malformed_answers);
     RUN(transcript_review_findings);
+    RUN(chunk_length_checked_alike);
     RUN(parsers_on_regression_inputs);
     chargpt_free(&P.g);
     return TEST_SUMMARY();
