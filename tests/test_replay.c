@@ -558,16 +558,18 @@ static void recommit_chunk(const char *cpath, int64_t step, const unsigned char 
     free(b);
 }
 
-static vt_report audit_gpt(const char *log) {
+/* an audit of the GPT log's first `steps` steps */
+static vt_report audit_gpt_n(const char *log, int64_t steps) {
     vt_desc d = vt_desc_default();
     vt_program p = gpt_program();
     vt_report r;
     d.role = VT_ROLE_AUDIT;
     d.log_path = log;
     vt_order_parse(&d.order, "threads:1,chaos:9");
-    vt_run(&d, &p, 200, &r);
+    vt_run(&d, &p, steps, &r);
     return r;
 }
+static vt_report audit_gpt(const char *log) { return audit_gpt_n(log, 200); }
 
 /* skips a record at *pos (a short one in a "VTCR" chunk has no header);
    returns the offset of entry `want` (counted across calls in *seen) or 0 */
@@ -605,6 +607,42 @@ static long nth_entry(const unsigned char *b, size_t n, int kth, int64_t *step, 
     }
 }
 
+/* the rounding point of the k-th entry of the log, named as vtrain's messages name it
+   (vt__pt_name: kind and shape; a "VTCR" chunk reuses the last full chunk's record
+   headers); 0 if there is no such entry */
+static int entry_point_name(const unsigned char *b, size_t n, int kth, char *name, size_t nn) {
+    enum { MAXREC = 4096 };
+    static int kinds[MAXREC], nds[MAXREC];
+    static int64_t dims[MAXREC][VT_MAX_DIMS];
+    int64_t s;
+    int seen = 0;
+    for (s = 0;; s++) {
+        long at = chunk_at(b, n, s);
+        size_t pos, end;
+        int shortrec, ri = 0;
+        if (at < 0) return 0;
+        shortrec = !memcmp(b + at, "VTCR", 4);
+        pos = (size_t)at + VT__CHUNK_HDR;
+        end = pos + vt__get_u64(b + at + 20);
+        for (; pos < end && ri < MAXREC; ri++) {
+            uint64_t kind, nd, dv, ne = 0, v, k;
+            if (!shortrec) {
+                vt__get_varint(b, end, &pos, &kind);
+                vt__get_varint(b, end, &pos, &nd);
+                kinds[ri] = (int)kind;
+                nds[ri] = (int)(nd < VT_MAX_DIMS ? nd : VT_MAX_DIMS);
+                for (k = 0; k < nd; k++) { vt__get_varint(b, end, &pos, &dv); if (k < VT_MAX_DIMS) dims[ri][k] = (int64_t)dv; }
+            }
+            vt__get_varint(b, end, &pos, &ne);
+            for (k = 0; k < ne; k++) {
+                vt__get_varint(b, end, &pos, &v);
+                if (seen++ == kth) { vt__pt_name(kinds[ri], nds[ri], dims[ri], name, nn); return 1; }
+                pos += (v & 1) ? 4 : 1;
+            }
+        }
+    }
+}
+
 /* copy log `src` and its commitments to `dst` with entry k rewritten:
    delta 1 moves it to its neighbouring binary32 value; delta 128 moves it
    far (128 keys for a compact entry, whose plausible interval is narrower;
@@ -636,14 +674,17 @@ static int64_t tamper_copy(const char *src, const char *dst, int kth, int delta,
     return step;
 }
 
-/* entry k of the GPT log rewritten (tamper_copy, commitment rewritten), then audited */
-static vt_report tamper_entry(int kth, int delta, int64_t *step) {
+/* entry k of the GPT log rewritten (tamper_copy; its chunk's commitment rewritten with
+   recommit), then audited to the end of its step (the steps after replay alike when the
+   state after it is the committed one) */
+static vt_report tamper_entry_c(int kth, int delta, int recommit, int64_t *step) {
     vt_report r;
     memset(&r, 0, sizeof r);
-    *step = tamper_copy("build/t_gpt.vtlog", "build/t_gpt_tamper.vtlog", kth, delta, 1);
+    *step = tamper_copy("build/t_gpt.vtlog", "build/t_gpt_tamper.vtlog", kth, delta, recommit);
     if (*step < 0) { r.status = VT_ERR_ARG; return r; }
-    return audit_gpt("build/t_gpt_tamper.vtlog");
+    return audit_gpt_n("build/t_gpt_tamper.vtlog", *step + 1);
 }
+static vt_report tamper_entry(int kth, int delta, int64_t *step) { return tamper_entry_c(kth, delta, 1, step); }
 
 /* An entry moved far outside the auditor's plausible interval is flagged as
    implausible at its step. An entry moved to its neighbouring binary32
@@ -1258,25 +1299,63 @@ TEST(flat_parameters_same_bits) {
 }
 
 TEST(tamper_changed_entry) {
-    int k, caught = 0, silent = 0;
-    for (k = 0; k < 12; k++) {
+    int k, caught = 0, silent = 0, named = 0;
+    size_t n;
+    unsigned char *b = slurp("build/t_gpt.vtlog", &n);
+    /* the first 8 entries (30 in all today, the 8th at step 51) */
+    for (k = 0; k < 8; k++) {
         int64_t step;
-        vt_report r = tamper_entry(k * 37, 128, &step);
+        char want[256], pt[160];
+        vt_report r = tamper_entry(k, 128, &step);
         if (step < 0) break;
-        CHECK(r.status == VT_ERR_IMPLAUSIBLE && r.first_bad_step == step, "entry %d moved far (step %lld): %s %s", k * 37,
+        CHECK(r.status == VT_ERR_IMPLAUSIBLE && r.first_bad_step == step, "entry %d moved far (step %lld): %s %s", k,
               (long long)step, vt_status_name(r.status), r.message);
+        /* the message names the step and the rounding point (its kind and shape) */
+        snprintf(want, sizeof want, "at step %lld, point ", (long long)step);
+        CHECK(b && entry_point_name(b, n, k, pt, sizeof pt), "entry %d: no rounding point found in the log", k);
+        CHECK(strstr(r.message, want) && strstr(r.message, pt), "entry %d moved far: the message does not name step %lld and point %s: %s", k,
+              (long long)step, pt, r.message);
         if (k == 0) NOTE("%s", r.message);
-        r = tamper_entry(k * 37, 1, &step);
+        r = tamper_entry(k, 1, &step);
         if (r.status == VT_OK) silent++;
         else {
             caught++;
             CHECK((r.status == VT_ERR_MISMATCH || r.status == VT_ERR_IMPLAUSIBLE) && r.first_bad_step == step,
-                  "entry %d moved to its neighbour (step %lld): %s at step %lld: %s", k * 37, (long long)step,
+                  "entry %d moved to its neighbour (step %lld): %s at step %lld: %s", k, (long long)step,
                   vt_status_name(r.status), (long long)r.first_bad_step, r.message);
+            /* in the state: the message names the step and the first tensor that differs */
+            snprintf(want, sizeof want, "step %lld: the training state differs from the trainer's commitment: tensor '", (long long)step);
+            if (r.status == VT_ERR_MISMATCH) {
+                const char *q = strstr(r.message, want);
+                if (!named) NOTE("%s", r.message);
+                named++;
+                CHECK(q && q[strlen(want)] != '\'' && strchr(q + strlen(want), '\''), "entry %d: the message does not name step %lld and a tensor: %s",
+                      k, (long long)step, r.message);
+            }
         }
     }
-    CHECK(caught > 0, "no neighbour change of %d showed in the weights", caught + silent);
-    NOTE("neighbour changes: %d showed in the step's weights (caught at that step), %d changed nothing committed", caught, silent);
+    CHECK(named > 0, "no neighbour change of %d showed in the weights", caught + silent);
+    NOTE("neighbour changes: %d caught at their step (%d in the weights), %d changed nothing committed", caught, named, silent);
+    free(b);
+}
+
+/* A changed entry (still in the auditor's interval) whose chunk commitment the
+   trainer did not rewrite: the audit says the log chunk differs, at that step
+   (before it looks at the state). */
+TEST(tamper_chunk_not_recommitted) {
+    int k, done = 0;
+    for (k = 0; k < 8 && !done; k++) {
+        char want[160];
+        int64_t step;
+        vt_report r = tamper_entry_c(k, 1, 0, &step);
+        if (step < 0) break;
+        if (r.status == VT_ERR_IMPLAUSIBLE && r.first_bad_step == step) continue; /* out of the interval: refused before */
+        done = 1;
+        snprintf(want, sizeof want, "step %lld: the log chunk's hash differs from the one the trainer committed", (long long)step);
+        CHECK(r.status == VT_ERR_MISMATCH && r.first_bad_step == step && strstr(r.message, want), "entry %d changed (step %lld), its chunk not "
+              "recommitted: %s at step %lld: %s", k, (long long)step, vt_status_name(r.status), (long long)r.first_bad_step, r.message);
+    }
+    CHECK(done, "no entry of the first 8 could be moved within the auditor's interval: gpt_replays_across_orders runs first");
 }
 
 TEST(tamper_deleted_record) {
@@ -1312,6 +1391,7 @@ TEST(tamper_deleted_record) {
     CHECK((r.status == VT_ERR_DESYNC || r.status == VT_ERR_FORMAT) && r.first_bad_step == 3, "status %s at step %lld: %s",
           vt_status_name(r.status), (long long)r.first_bad_step, r.message);
     CHECK(strstr(r.message, "step 3") != NULL, "message: %s", r.message);
+    CHECK(strstr(r.message, "'build/t_gpt_del.vtlog'") != NULL, "the message does not name the file: %s", r.message);
     NOTE("%s", r.message);
     free(b);
 }
@@ -1325,7 +1405,8 @@ TEST(tamper_truncated_and_checksum) {
     spit("build/t_gpt_trunc.vtlog.commits", cb, cn);
     spit("build/t_gpt_trunc.vtlog", b, n - 1000);
     r = audit_gpt("build/t_gpt_trunc.vtlog");
-    CHECK(r.status == VT_ERR_TRUNCATED, "truncated log: %s %s", vt_status_name(r.status), r.message);
+    CHECK(r.status == VT_ERR_TRUNCATED && strstr(r.message, "'build/t_gpt_trunc.vtlog'") && strstr(r.message, "step "), "truncated log: %s %s",
+          vt_status_name(r.status), r.message);
     NOTE("%s", r.message);
     spit("build/t_gpt_trunc.vtlog", b, 20);
     r = audit_gpt("build/t_gpt_trunc.vtlog");
@@ -1335,7 +1416,8 @@ TEST(tamper_truncated_and_checksum) {
     spit("build/t_gpt_sum.vtlog", b, n);
     spit("build/t_gpt_sum.vtlog.commits", cb, cn);
     r = audit_gpt("build/t_gpt_sum.vtlog");
-    CHECK(r.status == VT_ERR_CHECKSUM && r.first_bad_step == 7, "flipped checksum: %s %s", vt_status_name(r.status), r.message);
+    CHECK(r.status == VT_ERR_CHECKSUM && r.first_bad_step == 7 && strstr(r.message, "'build/t_gpt_sum.vtlog'") && strstr(r.message, "step 7"),
+          "flipped checksum: %s %s", vt_status_name(r.status), r.message);
     b[at + VT__CHUNK_HDR + vt__get_u64(b + at + 20) + 3] ^= 0x40;
     b[at + VT__CHUNK_HDR + 2] ^= 0x01; /* a body byte, checksum left alone */
     spit("build/t_gpt_sum.vtlog", b, n);
@@ -1362,6 +1444,8 @@ TEST(log_of_another_program) {
     g_gpt.cfg.width = 32;
     CHECK(r.status == VT_ERR_DESYNC || r.status == VT_ERR_MISMATCH, "%s: %s", vt_status_name(r.status), r.message);
     CHECK(r.first_bad_step == 0, "detected at step %lld", (long long)r.first_bad_step);
+    CHECK(strstr(r.message, "at step 0, point 0") && strstr(r.message, "replay is add[4x16x48]"), "the message does not name the step and the "
+          "rounding point: %s", r.message);
     NOTE("%s", r.message);
 }
 
@@ -1817,6 +1901,7 @@ int main(int argc, char **argv) {
     RUN(stalled_threads_same_log);
     RUN(stalled_threads_entries_in_order);
     RUN(tamper_changed_entry);
+    RUN(tamper_chunk_not_recommitted);
     RUN(tamper_deleted_record);
     RUN(tamper_truncated_and_checksum);
     RUN(log_of_another_program);
