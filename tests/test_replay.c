@@ -155,6 +155,65 @@ TEST(round_only_fails_verified_fixes) {
     g_lsq.x = NULL; g_lsq.y = NULL;
 }
 
+/* Evaluation between steps (README: vt_eval_begin / vt_eval_end, nothing
+   is logged there). A trainer that evaluates after every step (a forward
+   pass and a loss on 64 held-out samples, no backward, no optimizer)
+   writes the log and the commitments byte for byte as one that does not;
+   its log audits in another order with an auditor that does not evaluate,
+   and the other trainer's with one that does. */
+static int64_t g_evals;
+static double g_eval_loss;
+static void mlp_eval(vt_ctx *c, int64_t s, void *u) {
+    digitsmlp *a = (digitsmlp *)u;
+    int64_t xs[2] = {64, 64}, ys[1] = {64};
+    int32_t y[64];
+    float loss = 0;
+    int i;
+    (void)s;
+    for (i = 0; i < 64; i++) y[i] = g_digits.y[g_digits.n - 64 + i];
+    vt_eval_begin(c);
+    vt_read_f32(c, vt_cross_entropy(c, vt_mlp_forward(c, &a->m, vt_from_f32(c, 2, xs, g_digits.x + (g_digits.n - 64) * 64)), vt_from_i32(c, 1, ys, y)),
+                &loss);
+    vt_eval_end(c);
+    g_eval_loss = loss;
+    g_evals++;
+}
+TEST(evaluation_logs_nothing) {
+    static const char *logs[2] = {"build/t_eval0.vtlog", "build/t_eval1.vtlog"}, *cm[2] = {"build/t_eval0.vtlog.commits", "build/t_eval1.vtlog.commits"};
+    vt_program p = mlp_program();
+    vt_report r;
+    unsigned char *b[2], *cb[2];
+    size_t n[2], cn[2];
+    int k;
+    for (k = 0; k < 2; k++) { /* k = 1: evaluates after every step */
+        vt_desc d = vt_desc_default();
+        d.log_path = logs[k];
+        vt_order_parse(&d.order, "threads:2");
+        p.on_step = k ? mlp_eval : NULL;
+        g_evals = 0;
+        vt_run(&d, &p, 40, &r);
+        CHECK(r.status == VT_OK, "training (%s): %s", k ? "evaluating" : "not evaluating", r.message);
+        if (k) CHECK(g_evals == 40 && g_eval_loss > 0 && g_eval_loss < 10, "%lld evaluations, the last loss %g", (long long)g_evals, g_eval_loss);
+        b[k] = slurp(logs[k], &n[k]);
+        cb[k] = slurp(cm[k], &cn[k]);
+    }
+    CHECK(b[0] && b[1] && n[0] == n[1] && !memcmp(b[0], b[1], n[0]), "the logs differ (%zu and %zu bytes): evaluation logged something", n[0], n[1]);
+    CHECK(cb[0] && cb[1] && cn[0] == cn[1] && !memcmp(cb[0], cb[1], cn[0]), "the commitments differ (%zu and %zu bytes)", cn[0], cn[1]);
+    for (k = 0; k < 2; k++) {
+        vt_desc d = vt_desc_default();
+        d.role = VT_ROLE_AUDIT;
+        d.log_path = logs[k];
+        vt_order_parse(&d.order, "threads:1,chaos:17");
+        p.on_step = k ? NULL : mlp_eval; /* the evaluating trainer's log without evaluation, and the reverse */
+        g_evals = 0;
+        vt_run(&d, &p, 40, &r);
+        CHECK(r.status == VT_OK && r.steps == 40, "audit of the %s trainer's log by an auditor that %s: %s", k ? "evaluating" : "plain",
+              k ? "does not evaluate" : "evaluates", r.message);
+        if (!k) CHECK(g_evals == 40, "the auditor evaluated %lld times", (long long)g_evals);
+    }
+    for (k = 0; k < 2; k++) { free(b[k]); free(cb[k]); }
+}
+
 /* --- crafted chunks: what a trainer who edits its log can write ----------- */
 
 /* One step, every entry logged (values over 40 binades, so log_softmax
@@ -1884,6 +1943,7 @@ int main(int argc, char **argv) {
     RUN(mlp_replays_across_orders);
     RUN(mlp_native_diverges);
     RUN(memory_chunks_replay);
+    RUN(evaluation_logs_nothing);
     RUN(crafted_chunks_refused);
     RUN(log_edge_cases);
     RUN(gpt_replays_across_orders);
