@@ -357,8 +357,53 @@ TEST(equivocated_to_one_honest_peer) { one_victim(BYZ_EQUIVOCATE); }
    signed envelopes for one slot, to the victim or to half the members), and
    withholding from one peer or from half; every honest view compared --------- */
 
+/* What a withholder costs the others (README: at most one slow path,
+   (f + 1) timeouts, and one more timeout waiting for the deprived peer,
+   per exchange; the essay's price table adds the slow path's fetch, one T),
+   in the observer's counts: at most one slow path per exchange of a round
+   (VT_EV_SLOW names the exchange), each of at most f relay rounds
+   (stats.ds_rounds; the exchange's own deadline is the first of the f + 1
+   T), no round restarted. The library counts no timeouts, so the rest is
+   a generous wall-time bound: the run takes at most an honest run's time
+   plus (f + 3) T per slow path, one T per attacked step (3 here: the
+   deprived peer's wait where no slow path was needed), and 1 s. Returns
+   the number of slow paths. */
+static int64_t withhold_cost_bounded(const char *what, const vt_btard_result *r, const vt_btard_cfg *cfg, int n, double honest_s) {
+    int64_t f = (n - 1) / 2, nslow = 0;
+    int i, j;
+    for (i = 0; i < r->nevents; i++) {
+        const vt_btard_event *e = &r->events[i];
+        if (e->kind != VT_EV_SLOW) continue;
+        nslow++;
+        for (j = 0; j < i; j++)
+            if (r->events[j].kind == VT_EV_SLOW && r->events[j].step == e->step && r->events[j].round == e->round && r->events[j].count == e->count) {
+                CHECK(0, "%s: exchange %lld of step %lld, round %d took the slow path twice", what, (long long)e->count, (long long)e->step, e->round);
+                break;
+            }
+    }
+    CHECK(nslow == r->stats.slow, "%s: %lld slow-path events, stats say %lld", what, (long long)nslow, (long long)r->stats.slow);
+    CHECK(r->stats.ds_rounds <= f * r->stats.slow, "%s: %lld relay rounds in %lld slow paths (at most f = %lld each)", what, (long long)r->stats.ds_rounds,
+          (long long)r->stats.slow, (long long)f);
+    CHECK(r->stats.restarts == 0, "%s: %lld rounds restarted (withholding bans nobody)", what, (long long)r->stats.restarts);
+    CHECK(r->seconds <= honest_s + ((double)r->stats.slow * (double)(f + 3) + 3) * cfg->timeout + 1.0,
+          "%s: the run took %.2f s, an honest one %.2f s: more than (f + 3) T = %.2f s per slow path (%lld), T per attacked step (3) and 1 s", what,
+          r->seconds, honest_s, (double)(f + 3) * cfg->timeout, (long long)r->stats.slow);
+    return r->stats.slow;
+}
+
 static void switches(const vt_btard_attack_kind *k, int nk, int expect_ban, vt_btard_reason why) {
     int c, i;
+    double honest_s = 0;
+    int64_t slow = 0;
+    if (!expect_ban) { /* an honest run of the same swarm, for withhold_cost_bounded's wall-time bound */
+        vt_btard_cfg cfg = cfg_of(500);
+        vt_btard_task t = vt_btard_digits_task(&g_d);
+        vt_btard_result r;
+        vt_btard_simulate(&cfg, &t, 7, NULL, 5, NULL, NULL, &r);
+        CHECK(r.status == VT_OK && r.stats.slow == 0, "the honest swarm: %s (%lld slow paths)", r.message, (long long)r.stats.slow);
+        honest_s = r.seconds;
+        vt_btard_result_free(&r);
+    }
     for (c = 0; c < nk; c++) {
         vt_btard_cfg cfg = cfg_of(500 + (uint64_t)c + 40 * (uint64_t)expect_ban);
         vt_btard_task t = vt_btard_digits_task(&g_d);
@@ -374,8 +419,11 @@ static void switches(const vt_btard_attack_kind *k, int nk, int expect_ban, vt_b
             for (i = 5; i < 7; i++)
                 CHECK(r.banned_at[i] >= 2 && r.ban_reason[i] == (int)why, "%s: peer %d banned at %lld for %s", vt_btard_attack_name(k[c]), i,
                       (long long)r.banned_at[i], r.ban_reason[i] >= 0 ? vt_btard_reason_name((vt_btard_reason)r.ban_reason[i]) : "nothing");
+        if (!expect_ban && k[c] != VT_ATTACK_LATE) /* (late messages get their sender banned: a restart) */
+            slow += withhold_cost_bounded(vt_btard_attack_name(k[c]), &r, &cfg, 7, honest_s);
         vt_btard_result_free(&r);
     }
+    if (!expect_ban) CHECK(slow > 0, "no withholding switch made a slow path: the cost bound was never pressed");
 }
 TEST(signed_equivocation_bans_the_signer) {
     static const vt_btard_attack_kind k[] = {VT_ATTACK_EQUIVOCATE_COMMIT, VT_ATTACK_EQUIVOCATE_AGGREGATE, VT_ATTACK_EQUIVOCATE_REVEAL,
