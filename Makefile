@@ -217,7 +217,7 @@ define compile_check
 endef
 
 CC_CHECKS = c99_gcc two_tus static no_threads no_simd posix_late fast_math_refused \
-            btard_c99_gcc btard_two_tus btard_static btard_no_threads btard_order
+            btard_c99_gcc btard_two_tus btard_static btard_no_threads btard_order btard_no_sodium
 ifeq ($(HAVE_GXX),1)
 CC_CHECKS += cxx_gpp two_tus_cxx btard_cxx_gpp
 else
@@ -307,6 +307,15 @@ cc-btard_order:
 	    grep -q "vtrain.h's implementation is not in this file before it" $(B)/cc_btard_order.log; \
 	then echo "ok btard_order" > $(CCR)/btard_order; echo "compile check btard_order: ok"; \
 	else echo "fail btard_order" > $(CCR)/btard_order; echo "compile check btard_order: FAILED"; cat $(B)/cc_btard_order.log; fi
+# without VTRAIN_SODIUM BTARD refuses to start, with a message (README), on every machine (the
+# checks above build with libsodium where there is one): tests/compile/btard.c built without it
+# must run, and print the refusal that names VTRAIN_SODIUM
+cc-btard_no_sodium:
+	@if $(CC) -std=c99 $(WFLAGS0) tests/compile/btard.c -o $(B)/cc_btard_no_sodium $(LDLIBS) > $(B)/cc_btard_no_sodium.log 2>&1 && \
+	    ./$(B)/cc_btard_no_sodium >> $(B)/cc_btard_no_sodium.log 2>&1 && \
+	    grep -q "^refused: .*built without VTRAIN_SODIUM" $(B)/cc_btard_no_sodium.log; \
+	then echo "ok btard_no_sodium" > $(CCR)/btard_no_sodium; echo "compile check btard_no_sodium: ok"; \
+	else echo "fail btard_no_sodium" > $(CCR)/btard_no_sodium; echo "compile check btard_no_sodium: FAILED"; cat $(B)/cc_btard_no_sodium.log; fi
 cc-c99_clang:
 	$(call compile_check,c99_clang,clang -std=c99 $(WFLAGS0) tests/compile/single.c -o $(B)/cc_c99_clang $(LDLIBS))
 # a log written by a gcc build replays on a clang build, and the reverse

@@ -343,6 +343,7 @@ TEST(every_attack_caught_and_attributed) {
         {VT_ATTACK_LYING_AGGREGATOR, VT_BAN_AGGREGATE, 10}, {VT_ATTACK_WITHHOLD_REVEAL, VT_BAN_REVEAL, 10},
         {VT_ATTACK_WRONG_REVEAL, VT_BAN_REVEAL, 10},    {VT_ATTACK_FORGED_LOG, VT_BAN_GRADIENT, 60},
         {VT_ATTACK_NUDGE, VT_BAN_GRADIENT, 60},         {VT_ATTACK_FALSE_ACCUSE, VT_BAN_FALSE_ACCUSATION, 60},
+        {VT_ATTACK_FALSE_AUDIT, VT_BAN_FALSE_CLAIM, 10},
     };
     int c;
     for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++) {

@@ -595,6 +595,68 @@ TEST(attest_flood_checks_bounded) {
     for (i = 0; i < 4; i++) e[i]->destroy(e[i]);
 }
 
+/* ---- what a flood from an open slot costs a member, per slot and step (README: join requests
+   with fresh keys, at most 4 signature checks; step queries, at most 8 sends of an 80-byte
+   statement, signed once per step). One member (slot 3 open) is fed, in each of 3 steps, 50 join
+   requests with fresh keys and broken signatures, then 50 validly signed ones, then 50 step
+   queries, straight into its mailbox; its signature checks (stats.verifies), its signatures
+   (stats.signs) and what reaches slot 3 are counted. ---------------------------------------------- */
+TEST(open_slot_flood_costs_per_step) {
+    vt_net **e = vt_net_inproc_create(4, 0);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_cfg c = cfg_of(12);
+    vt_btard_peer *m;
+    unsigned char roster[4 * 32];
+    int64_t s;
+    int i, k;
+    memcpy(roster, g_roster, sizeof roster);
+    memset(roster + 96, 0, 32); /* slot 3 open */
+    c.roster = roster;
+    c.key = &g_keys[0];
+    m = vt_btard_peer_create(&c, &t, e[0], NULL);
+    CHECK(m != NULL, "create: %s", vt_last_error());
+    if (!m) return;
+    for (s = 0; s < 3; s++) {
+        int64_t v0, g0, stmts = 0, other = 0;
+        m->step = s;
+        vt__bt_serve(m); /* a member's step start: the per-slot counts start again */
+        v0 = m->st.verifies;
+        for (k = 0; k < 100; k++) { /* join requests for the next step, each with a fresh key; the first 50 badly signed */
+            vt_btard_key key;
+            unsigned char seed[32], sm[90], *q = (unsigned char *)malloc(VT__BT_JOIN_LEN);
+            for (i = 0; i < 32; i++) seed[i] = (unsigned char)vt_rng_u64(0xf100d, (uint64_t)(100 * s + k), (uint64_t)i);
+            vt_btard_key_from_seed(&key, seed);
+            vt__bt_p32(q, VT__BT_M_JOIN);
+            vt__bt_p32(q + 4, 3);
+            vt__bt_p64(q + 8, (uint64_t)(s + 1));
+            memcpy(q + 16, key.pk, 32);
+            vt__bt_join_sigmsg(m, q, sm);
+            vt__bt_sign_raw(key.sk, sm, sizeof sm, q + 48);
+            if (k < 50) q[48] ^= 1;
+            vt__bt_mb_put(m, 3, VT__BT_TAG(m->cfg.session, s + 1, 0, VT__PH_JOIN, 0), q, VT__BT_JOIN_LEN);
+        }
+        CHECK(m->st.verifies - v0 == 4, "step %lld: 100 join requests with fresh keys from one open slot cost %lld signature checks (want 4: "
+              "at most 4, and the flood presses on it)", (long long)s, (long long)(m->st.verifies - v0));
+        g0 = m->st.signs;
+        for (k = 0; k < 50; k++) vt__bt_mb_put(m, 3, VT__BT_TAG(m->cfg.session, 0, 0, VT__PH_STEPQ, 0), NULL, 0);
+        CHECK(m->st.signs - g0 == 1, "step %lld: 50 step queries: %lld statements signed (want 1)", (long long)s, (long long)(m->st.signs - g0));
+        for (;;) {
+            int from;
+            uint64_t tag;
+            unsigned char *b;
+            size_t n;
+            if (e[3]->recv(e[3], &from, &tag, &b, &n, vt_net_now(), 1) != 1) break;
+            if (from == 0 && (int)((tag >> 16) & 0xFF) == VT__PH_STEPA && n == 80) stmts++;
+            else other++;
+            vt_net_free(b);
+        }
+        CHECK(stmts == 8 && other == 0, "step %lld: 50 step queries from one open slot: %lld 80-byte statements sent to it and %lld other messages "
+              "(want 8: at most 8, and the flood presses on it)", (long long)s, (long long)stmts, (long long)other);
+    }
+    vt_btard_peer_destroy(m);
+    for (i = 0; i < 4; i++) e[i]->destroy(e[i]);
+}
+
 int main(int argc, char **argv) {
     int rc;
     TEST_FILTER(argc, argv);
@@ -612,6 +674,7 @@ int main(int argc, char **argv) {
     RUN(lying_founders_do_not_mislead_it);
     RUN(attested_state_fields_bounded);
     RUN(attest_flood_checks_bounded);
+    RUN(open_slot_flood_costs_per_step);
     vt_btard_digits_free(&g_d);
     return TEST_SUMMARY();
 }

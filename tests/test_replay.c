@@ -155,6 +155,65 @@ TEST(round_only_fails_verified_fixes) {
     g_lsq.x = NULL; g_lsq.y = NULL;
 }
 
+/* Evaluation between steps (README: vt_eval_begin / vt_eval_end, nothing
+   is logged there). A trainer that evaluates after every step (a forward
+   pass and a loss on 64 held-out samples, no backward, no optimizer)
+   writes the log and the commitments byte for byte as one that does not;
+   its log audits in another order with an auditor that does not evaluate,
+   and the other trainer's with one that does. */
+static int64_t g_evals;
+static double g_eval_loss;
+static void mlp_eval(vt_ctx *c, int64_t s, void *u) {
+    digitsmlp *a = (digitsmlp *)u;
+    int64_t xs[2] = {64, 64}, ys[1] = {64};
+    int32_t y[64];
+    float loss = 0;
+    int i;
+    (void)s;
+    for (i = 0; i < 64; i++) y[i] = g_digits.y[g_digits.n - 64 + i];
+    vt_eval_begin(c);
+    vt_read_f32(c, vt_cross_entropy(c, vt_mlp_forward(c, &a->m, vt_from_f32(c, 2, xs, g_digits.x + (g_digits.n - 64) * 64)), vt_from_i32(c, 1, ys, y)),
+                &loss);
+    vt_eval_end(c);
+    g_eval_loss = loss;
+    g_evals++;
+}
+TEST(evaluation_logs_nothing) {
+    static const char *logs[2] = {"build/t_eval0.vtlog", "build/t_eval1.vtlog"}, *cm[2] = {"build/t_eval0.vtlog.commits", "build/t_eval1.vtlog.commits"};
+    vt_program p = mlp_program();
+    vt_report r;
+    unsigned char *b[2], *cb[2];
+    size_t n[2], cn[2];
+    int k;
+    for (k = 0; k < 2; k++) { /* k = 1: evaluates after every step */
+        vt_desc d = vt_desc_default();
+        d.log_path = logs[k];
+        vt_order_parse(&d.order, "threads:2");
+        p.on_step = k ? mlp_eval : NULL;
+        g_evals = 0;
+        vt_run(&d, &p, 40, &r);
+        CHECK(r.status == VT_OK, "training (%s): %s", k ? "evaluating" : "not evaluating", r.message);
+        if (k) CHECK(g_evals == 40 && g_eval_loss > 0 && g_eval_loss < 10, "%lld evaluations, the last loss %g", (long long)g_evals, g_eval_loss);
+        b[k] = slurp(logs[k], &n[k]);
+        cb[k] = slurp(cm[k], &cn[k]);
+    }
+    CHECK(b[0] && b[1] && n[0] == n[1] && !memcmp(b[0], b[1], n[0]), "the logs differ (%zu and %zu bytes): evaluation logged something", n[0], n[1]);
+    CHECK(cb[0] && cb[1] && cn[0] == cn[1] && !memcmp(cb[0], cb[1], cn[0]), "the commitments differ (%zu and %zu bytes)", cn[0], cn[1]);
+    for (k = 0; k < 2; k++) {
+        vt_desc d = vt_desc_default();
+        d.role = VT_ROLE_AUDIT;
+        d.log_path = logs[k];
+        vt_order_parse(&d.order, "threads:1,chaos:17");
+        p.on_step = k ? NULL : mlp_eval; /* the evaluating trainer's log without evaluation, and the reverse */
+        g_evals = 0;
+        vt_run(&d, &p, 40, &r);
+        CHECK(r.status == VT_OK && r.steps == 40, "audit of the %s trainer's log by an auditor that %s: %s", k ? "evaluating" : "plain",
+              k ? "does not evaluate" : "evaluates", r.message);
+        if (!k) CHECK(g_evals == 40, "the auditor evaluated %lld times", (long long)g_evals);
+    }
+    for (k = 0; k < 2; k++) { free(b[k]); free(cb[k]); }
+}
+
 /* --- crafted chunks: what a trainer who edits its log can write ----------- */
 
 /* One step, every entry logged (values over 40 binades, so log_softmax
@@ -481,6 +540,9 @@ TEST(memory_chunks_replay) {
     vt_destroy(a);
 }
 
+/* the table calibrated_and_probabilistic measured and trained with (calibrated_forgery_refused) */
+static vt_calib g_cal;
+
 /* Calibrated bounds (measured on two chaos orders, margin 8) replay exactly
    under those orders and log far less than the sound bound; the
    probabilistic bound (lambda = 12) replays under orders it never saw. */
@@ -512,7 +574,8 @@ TEST(calibrated_and_probabilistic) {
     NOTE("calibrated (%d points, margin 8): %lld entries over %lld values (%.2f per million), %.0f log bytes per step",
          t.count, (long long)tr.log.entries, (long long)tr.log.values, 1e6 * (double)tr.log.entries / (double)tr.log.values,
          (double)tr.log.bytes / 200);
-    vt_calib_free(&t);
+    vt_calib_free(&g_cal);
+    g_cal = t;
     d = vt_desc_default();
     d.bound = VT_BOUND_PROBABILISTIC;
     d.log_path = "build/t_prob.vtlog";
@@ -565,16 +628,18 @@ static void recommit_chunk(const char *cpath, int64_t step, const unsigned char 
     free(b);
 }
 
-static vt_report audit_gpt(const char *log) {
+/* an audit of the GPT log's first `steps` steps */
+static vt_report audit_gpt_n(const char *log, int64_t steps) {
     vt_desc d = vt_desc_default();
     vt_program p = gpt_program();
     vt_report r;
     d.role = VT_ROLE_AUDIT;
     d.log_path = log;
     vt_order_parse(&d.order, "threads:1,chaos:9");
-    vt_run(&d, &p, 200, &r);
+    vt_run(&d, &p, steps, &r);
     return r;
 }
+static vt_report audit_gpt(const char *log) { return audit_gpt_n(log, 200); }
 
 /* skips a record at *pos (a short one in a "VTCR" chunk has no header);
    returns the offset of entry `want` (counted across calls in *seen) or 0 */
@@ -612,32 +677,84 @@ static long nth_entry(const unsigned char *b, size_t n, int kth, int64_t *step, 
     }
 }
 
-/* rewrite entry k of the GPT log: delta 1 moves it to its neighbouring
-   binary32 value; delta 128 moves it far (128 keys for a compact entry,
-   whose plausible interval is narrower; an exponent bit for a full one), reseal its chunk and rewrite the trainer's commitment to
-   the chunk, as a trainer lying consistently would; then audit */
-static vt_report tamper_entry(int kth, int delta, int64_t *step) {
+/* the rounding point of the k-th entry of the log, named as vtrain's messages name it
+   (vt__pt_name: kind and shape; a "VTCR" chunk reuses the last full chunk's record
+   headers); 0 if there is no such entry */
+static int entry_point_name(const unsigned char *b, size_t n, int kth, char *name, size_t nn) {
+    enum { MAXREC = 4096 };
+    static int kinds[MAXREC], nds[MAXREC];
+    static int64_t dims[MAXREC][VT_MAX_DIMS];
+    int64_t s;
+    int seen = 0;
+    for (s = 0;; s++) {
+        long at = chunk_at(b, n, s);
+        size_t pos, end;
+        int shortrec, ri = 0;
+        if (at < 0) return 0;
+        shortrec = !memcmp(b + at, "VTCR", 4);
+        pos = (size_t)at + VT__CHUNK_HDR;
+        end = pos + vt__get_u64(b + at + 20);
+        for (; pos < end && ri < MAXREC; ri++) {
+            uint64_t kind, nd, dv, ne = 0, v, k;
+            if (!shortrec) {
+                vt__get_varint(b, end, &pos, &kind);
+                vt__get_varint(b, end, &pos, &nd);
+                kinds[ri] = (int)kind;
+                nds[ri] = (int)(nd < VT_MAX_DIMS ? nd : VT_MAX_DIMS);
+                for (k = 0; k < nd; k++) { vt__get_varint(b, end, &pos, &dv); if (k < VT_MAX_DIMS) dims[ri][k] = (int64_t)dv; }
+            }
+            vt__get_varint(b, end, &pos, &ne);
+            for (k = 0; k < ne; k++) {
+                vt__get_varint(b, end, &pos, &v);
+                if (seen++ == kth) { vt__pt_name(kinds[ri], nds[ri], dims[ri], name, nn); return 1; }
+                pos += (v & 1) ? 4 : 1;
+            }
+        }
+    }
+}
+
+/* copy log `src` and its commitments to `dst` with entry k rewritten:
+   delta 1 moves it to its neighbouring binary32 value; delta 128 moves it
+   far (128 keys for a compact entry, whose plausible interval is narrower;
+   an exponent bit for a full one); its chunk resealed and, with recommit,
+   the trainer's commitment to the chunk rewritten, as a trainer lying
+   consistently would. Returns the entry's step, -1 if there is none. */
+static int64_t tamper_copy(const char *src, const char *dst, int kth, int delta, int recommit) {
+    char sc[256], dc[256];
     size_t n, cn;
-    unsigned char *b = slurp("build/t_gpt.vtlog", &n), *cb = slurp("build/t_gpt.vtlog.commits", &cn);
+    unsigned char *b, *cb;
     int full = 0;
     long off, at;
-    vt_report r;
-    memset(&r, 0, sizeof r);
-    *step = -1;
-    off = b ? nth_entry(b, n, kth, step, &full) : -1;
-    if (off < 0 || !cb) { free(b); free(cb); r.status = VT_ERR_ARG; return r; }
+    int64_t step = -1;
+    snprintf(sc, sizeof sc, "%s.commits", src);
+    snprintf(dc, sizeof dc, "%s.commits", dst);
+    b = slurp(src, &n);
+    cb = slurp(sc, &cn);
+    off = b ? nth_entry(b, n, kth, &step, &full) : -1;
+    if (off < 0 || !cb) { free(b); free(cb); return -1; }
     if (full) vt__put_u32(b + off, delta == 1 ? vt__get_u32(b + off) + 1 : vt__get_u32(b + off) ^ 0x20000000u);
     else b[off] = (unsigned char)(b[off] + delta);
-    at = chunk_at(b, n, *step);
+    at = chunk_at(b, n, step);
     reseal_chunk(b, at);
-    spit("build/t_gpt_tamper.vtlog", b, n);
-    spit("build/t_gpt_tamper.vtlog.commits", cb, cn);
-    recommit_chunk("build/t_gpt_tamper.vtlog.commits", *step, b + at + VT__CHUNK_HDR + vt__get_u64(b + at + 20));
-    r = audit_gpt("build/t_gpt_tamper.vtlog");
+    spit(dst, b, n);
+    spit(dc, cb, cn);
+    if (recommit) recommit_chunk(dc, step, b + at + VT__CHUNK_HDR + vt__get_u64(b + at + 20));
     free(b);
     free(cb);
-    return r;
+    return step;
 }
+
+/* entry k of the GPT log rewritten (tamper_copy; its chunk's commitment rewritten with
+   recommit), then audited to the end of its step (the steps after replay alike when the
+   state after it is the committed one) */
+static vt_report tamper_entry_c(int kth, int delta, int recommit, int64_t *step) {
+    vt_report r;
+    memset(&r, 0, sizeof r);
+    *step = tamper_copy("build/t_gpt.vtlog", "build/t_gpt_tamper.vtlog", kth, delta, recommit);
+    if (*step < 0) { r.status = VT_ERR_ARG; return r; }
+    return audit_gpt_n("build/t_gpt_tamper.vtlog", *step + 1);
+}
+static vt_report tamper_entry(int kth, int delta, int64_t *step) { return tamper_entry_c(kth, delta, 1, step); }
 
 /* An entry moved far outside the auditor's plausible interval is flagged as
    implausible at its step. An entry moved to its neighbouring binary32
@@ -1252,25 +1369,63 @@ TEST(flat_parameters_same_bits) {
 }
 
 TEST(tamper_changed_entry) {
-    int k, caught = 0, silent = 0;
-    for (k = 0; k < 12; k++) {
+    int k, caught = 0, silent = 0, named = 0;
+    size_t n;
+    unsigned char *b = slurp("build/t_gpt.vtlog", &n);
+    /* the first 8 entries (30 in all today, the 8th at step 51) */
+    for (k = 0; k < 8; k++) {
         int64_t step;
-        vt_report r = tamper_entry(k * 37, 128, &step);
+        char want[256], pt[160];
+        vt_report r = tamper_entry(k, 128, &step);
         if (step < 0) break;
-        CHECK(r.status == VT_ERR_IMPLAUSIBLE && r.first_bad_step == step, "entry %d moved far (step %lld): %s %s", k * 37,
+        CHECK(r.status == VT_ERR_IMPLAUSIBLE && r.first_bad_step == step, "entry %d moved far (step %lld): %s %s", k,
               (long long)step, vt_status_name(r.status), r.message);
+        /* the message names the step and the rounding point (its kind and shape) */
+        snprintf(want, sizeof want, "at step %lld, point ", (long long)step);
+        CHECK(b && entry_point_name(b, n, k, pt, sizeof pt), "entry %d: no rounding point found in the log", k);
+        CHECK(strstr(r.message, want) && strstr(r.message, pt), "entry %d moved far: the message does not name step %lld and point %s: %s", k,
+              (long long)step, pt, r.message);
         if (k == 0) NOTE("%s", r.message);
-        r = tamper_entry(k * 37, 1, &step);
+        r = tamper_entry(k, 1, &step);
         if (r.status == VT_OK) silent++;
         else {
             caught++;
             CHECK((r.status == VT_ERR_MISMATCH || r.status == VT_ERR_IMPLAUSIBLE) && r.first_bad_step == step,
-                  "entry %d moved to its neighbour (step %lld): %s at step %lld: %s", k * 37, (long long)step,
+                  "entry %d moved to its neighbour (step %lld): %s at step %lld: %s", k, (long long)step,
                   vt_status_name(r.status), (long long)r.first_bad_step, r.message);
+            /* in the state: the message names the step and the first tensor that differs */
+            snprintf(want, sizeof want, "step %lld: the training state differs from the trainer's commitment: tensor '", (long long)step);
+            if (r.status == VT_ERR_MISMATCH) {
+                const char *q = strstr(r.message, want);
+                if (!named) NOTE("%s", r.message);
+                named++;
+                CHECK(q && q[strlen(want)] != '\'' && strchr(q + strlen(want), '\''), "entry %d: the message does not name step %lld and a tensor: %s",
+                      k, (long long)step, r.message);
+            }
         }
     }
-    CHECK(caught > 0, "no neighbour change of %d showed in the weights", caught + silent);
-    NOTE("neighbour changes: %d showed in the step's weights (caught at that step), %d changed nothing committed", caught, silent);
+    CHECK(named > 0, "no neighbour change of %d showed in the weights", caught + silent);
+    NOTE("neighbour changes: %d caught at their step (%d in the weights), %d changed nothing committed", caught, named, silent);
+    free(b);
+}
+
+/* A changed entry (still in the auditor's interval) whose chunk commitment the
+   trainer did not rewrite: the audit says the log chunk differs, at that step
+   (before it looks at the state). */
+TEST(tamper_chunk_not_recommitted) {
+    int k, done = 0;
+    for (k = 0; k < 8 && !done; k++) {
+        char want[160];
+        int64_t step;
+        vt_report r = tamper_entry_c(k, 1, 0, &step);
+        if (step < 0) break;
+        if (r.status == VT_ERR_IMPLAUSIBLE && r.first_bad_step == step) continue; /* out of the interval: refused before */
+        done = 1;
+        snprintf(want, sizeof want, "step %lld: the log chunk's hash differs from the one the trainer committed", (long long)step);
+        CHECK(r.status == VT_ERR_MISMATCH && r.first_bad_step == step && strstr(r.message, want), "entry %d changed (step %lld), its chunk not "
+              "recommitted: %s at step %lld: %s", k, (long long)step, vt_status_name(r.status), (long long)r.first_bad_step, r.message);
+    }
+    CHECK(done, "no entry of the first 8 could be moved within the auditor's interval: gpt_replays_across_orders runs first");
 }
 
 TEST(tamper_deleted_record) {
@@ -1306,6 +1461,7 @@ TEST(tamper_deleted_record) {
     CHECK((r.status == VT_ERR_DESYNC || r.status == VT_ERR_FORMAT) && r.first_bad_step == 3, "status %s at step %lld: %s",
           vt_status_name(r.status), (long long)r.first_bad_step, r.message);
     CHECK(strstr(r.message, "step 3") != NULL, "message: %s", r.message);
+    CHECK(strstr(r.message, "'build/t_gpt_del.vtlog'") != NULL, "the message does not name the file: %s", r.message);
     NOTE("%s", r.message);
     free(b);
 }
@@ -1319,7 +1475,8 @@ TEST(tamper_truncated_and_checksum) {
     spit("build/t_gpt_trunc.vtlog.commits", cb, cn);
     spit("build/t_gpt_trunc.vtlog", b, n - 1000);
     r = audit_gpt("build/t_gpt_trunc.vtlog");
-    CHECK(r.status == VT_ERR_TRUNCATED, "truncated log: %s %s", vt_status_name(r.status), r.message);
+    CHECK(r.status == VT_ERR_TRUNCATED && strstr(r.message, "'build/t_gpt_trunc.vtlog'") && strstr(r.message, "step "), "truncated log: %s %s",
+          vt_status_name(r.status), r.message);
     NOTE("%s", r.message);
     spit("build/t_gpt_trunc.vtlog", b, 20);
     r = audit_gpt("build/t_gpt_trunc.vtlog");
@@ -1329,7 +1486,8 @@ TEST(tamper_truncated_and_checksum) {
     spit("build/t_gpt_sum.vtlog", b, n);
     spit("build/t_gpt_sum.vtlog.commits", cb, cn);
     r = audit_gpt("build/t_gpt_sum.vtlog");
-    CHECK(r.status == VT_ERR_CHECKSUM && r.first_bad_step == 7, "flipped checksum: %s %s", vt_status_name(r.status), r.message);
+    CHECK(r.status == VT_ERR_CHECKSUM && r.first_bad_step == 7 && strstr(r.message, "'build/t_gpt_sum.vtlog'") && strstr(r.message, "step 7"),
+          "flipped checksum: %s %s", vt_status_name(r.status), r.message);
     b[at + VT__CHUNK_HDR + vt__get_u64(b + at + 20) + 3] ^= 0x40;
     b[at + VT__CHUNK_HDR + 2] ^= 0x01; /* a body byte, checksum left alone */
     spit("build/t_gpt_sum.vtlog", b, n);
@@ -1356,7 +1514,193 @@ TEST(log_of_another_program) {
     g_gpt.cfg.width = 32;
     CHECK(r.status == VT_ERR_DESYNC || r.status == VT_ERR_MISMATCH, "%s: %s", vt_status_name(r.status), r.message);
     CHECK(r.first_bad_step == 0, "detected at step %lld", (long long)r.first_bad_step);
+    CHECK(strstr(r.message, "at step 0, point 0") && strstr(r.message, "replay is add[4x16x48]"), "the message does not name the step and the "
+          "rounding point: %s", r.message);
     NOTE("%s", r.message);
+}
+
+/* --- calibrated and probabilistic bounds against a forger --------------------------- */
+
+/* an auditor of the GPT log `log` in bound mode bm and order `order`, for its first `steps` steps */
+static vt_report audit_bound(const char *log, vt_bound_mode bm, const char *order, int64_t steps) {
+    vt_desc d = vt_desc_default();
+    vt_program p = gpt_program();
+    vt_report r;
+    d.role = VT_ROLE_AUDIT;
+    d.bound = bm;
+    d.log_path = log;
+    vt_order_parse(&d.order, order);
+    vt_run(&d, &p, steps, &r);
+    return r;
+}
+/* every factor of the calibration table in log `path`'s header set to f, the header's
+   checksum made to fit (a trainer who writes its own table); returns the table's size */
+static int set_calib_factors(const char *path, double f) {
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    uint32_t hl, k, cnt = 0;
+    uint64_t u;
+    if (!b || n < 16 + 24) { free(b); return 0; }
+    hl = vt__get_u32(b + 12);
+    cnt = vt__get_u32(b + 16 + 20);
+    memcpy(&u, &f, 8);
+    for (k = 0; k < cnt && 16 + 24 + 20 * (size_t)(k + 1) <= 16 + (size_t)hl; k++) vt__put_u64(b + 16 + 24 + 20 * (size_t)k + 12, u);
+    vt_sha256(b, 16 + hl, b + 16 + hl);
+    spit(path, b, n);
+    free(b);
+    return (int)cnt;
+}
+
+/* A sum that lands near a binary32 midpoint in one order and across it in
+   another: 1 + (2^-24 - 3 2^-40) + N t, t = 2^-53 + 2^-76, N = 16384. Its
+   exact value lies 2^-40 below the midpoint 1 + 2^-24 (RNE32: 1); the
+   blocked orders (block 256, 4 lanes) stay within 2^-47 of it, while one
+   term at a time (block:1) rounds every + t up to a whole binary64 ulp and
+   ends 2^-40 above it (RNE32: 1 + 2^-23). The sound bound logs it; a table
+   calibrated on two blocked orders (divergence 2^-47, margin 8) does not,
+   and the auditor in block:1 rounds the other way: the state after step 0
+   (SGD on (sum w)^2) differs from the commitment. */
+enum { MS_N = 16384, MS_K = MS_N + 2 };
+static float g_ms[MS_K];
+static vt_tensor *g_msw;
+static vt_optim *g_mso;
+static vt_status midsum_setup(vt_ctx *c, void *u) {
+    int64_t n[1] = {MS_K};
+    int i;
+    (void)u;
+    for (i = 0; i < MS_K; i++) g_ms[i] = (float)(0x1p-53 + 0x1p-76);
+    g_ms[0] = 1;
+    g_ms[1] = (float)(0x1p-24 - 3 * 0x1p-40);
+    g_msw = vt_param(c, "w", 1, n);
+    vt_write_f32(c, g_msw, g_ms);
+    g_mso = vt_sgd_create(c, NULL);
+    return vt_status_of(c);
+}
+static vt_status midsum_step(vt_ctx *c, int64_t s, void *u) {
+    vt_tensor *y = vt_sum(c, g_msw);
+    (void)s; (void)u;
+    vt_backward(c, vt_mul(c, y, y));
+    vt_optim_step(c, g_mso, 1e-3);
+    return vt_status_of(c);
+}
+static void midsum_too_small_factor(void) {
+    vt_program p = {midsum_setup, midsum_step, NULL, NULL};
+    vt_desc d = vt_desc_default();
+    vt_order o[2];
+    vt_calib t;
+    vt_report r;
+    vt_order_parse(&o[0], "threads:1,block:128");
+    vt_order_parse(&o[1], "threads:2,block:64");
+    vt_order_parse(&d.order, "threads:1");
+    /* the sound bound: the trainer logs the sum, the block:1 auditor takes the entry */
+    d.log_path = "build/t_midsum.vtlog";
+    vt_run(&d, &p, 2, &r);
+    CHECK(r.status == VT_OK && r.log.entries > 0, "sound training: %s (%lld entries)", r.message, (long long)r.log.entries);
+    d.role = VT_ROLE_AUDIT;
+    vt_order_parse(&d.order, "threads:1,block:1");
+    vt_run(&d, &p, 2, &r);
+    CHECK(r.status == VT_OK, "sound audit in block:1: %s", r.message);
+    /* calibrated where the orders agree */
+    d = vt_desc_default();
+    vt_order_parse(&d.order, "threads:1");
+    CHECK(vt_calibrate(&d, &p, 1, o, 2, 8.0, &t) == VT_OK, "calibration: %s", vt_last_error());
+    d.bound = VT_BOUND_CALIBRATED;
+    d.calib = &t;
+    d.log_path = "build/t_midsum_cal.vtlog";
+    vt_run(&d, &p, 2, &r);
+    CHECK(r.status == VT_OK && r.log.entries == 0, "calibrated training: %s (%lld entries: the table did not shrink the bound)", r.message,
+          (long long)r.log.entries);
+    d.role = VT_ROLE_AUDIT;
+    d.calib = NULL;
+    vt_order_parse(&d.order, "threads:2,block:64");
+    vt_run(&d, &p, 2, &r);
+    CHECK(r.status == VT_OK, "calibrated audit in a calibrated order: %s", r.message);
+    vt_order_parse(&d.order, "threads:1,block:1");
+    vt_run(&d, &p, 2, &r);
+    CHECK(r.status == VT_ERR_MISMATCH && r.first_bad_step == 0 && strstr(r.message, "step 0: the training state differs") &&
+              strstr(r.message, "tensor 'w'"),
+          "too small a factor, audited in block:1: %s at step %lld: %s (want the state of step 0 named as differing)", vt_status_name(r.status),
+          (long long)r.first_bad_step, r.message);
+    vt_calib_free(&t);
+}
+
+/* The calibrated bound only decides what the trainer logs (BOUND MODES in
+   vtrain.h): the auditor checks every entry against its own sound interval.
+   So, on the log calibrated_and_probabilistic trained (margin 8):
+   - an entry moved out of the auditor's interval (a forged rounding) is
+     refused as implausible at its step, with the honest table, with every
+     factor edited to 1 (the largest a header may hold) and to 0;
+   - a factor above 1 in the header (which would widen what an auditor that
+     used it accepts) is refused;
+   - an entry moved to its neighbouring binary32 value (a flipped rounding
+     decision), its chunk commitment rewritten, is refused at its step
+     (implausible, or the state differs from the commitment) or changed
+     nothing committed. (A trainer that rewrote the state commitment too
+     would have chosen within the auditor's sound interval: the freedom
+     every bound mode leaves, no wider here.)
+   And a factor too small makes an honest audit fail, not pass, and says
+   where (midsum_too_small_factor). The probabilistic bound: a far-moved
+   entry is refused as implausible too. */
+TEST(calibrated_forgery_refused) {
+    static const char *orders[3] = {"chaos:21,threads:1", "chaos:22,threads:2", "chaos:31,threads:1"};
+    static const double tables[3] = {-1, 1.0, 0.0}; /* -1: the honest table */
+    const int ncase = 2;
+    size_t n;
+    unsigned char *b = slurp("build/t_cal.vtlog", &n);
+    int64_t nent = 0, st, k;
+    int full, i, caught = 0, silent = 0, mism = 0, impl = 0;
+    vt_report r;
+    CHECK(b && g_cal.count > 0, "no calibrated log or table: calibrated_and_probabilistic runs first");
+    if (!b || g_cal.count <= 0) { free(b); return; }
+    while (nth_entry(b, n, (int)nent, &st, &full) >= 0) nent++;
+    free(b);
+    CHECK(nent >= ncase, "the calibrated log has %lld entries: too few to forge", (long long)nent);
+    for (i = 0; i < ncase && nent >= ncase; i++) {
+        int kth = i, t; /* the first entries (steps 33 and 34 today): short audits */
+        for (t = 0; t < 3; t++) { /* moved far, under three tables */
+            st = tamper_copy("build/t_cal.vtlog", "build/t_cal_forged.vtlog", kth, 128, 1);
+            if (tables[t] >= 0) CHECK(set_calib_factors("build/t_cal_forged.vtlog", tables[t]) == g_cal.count, "the header's table");
+            r = audit_bound("build/t_cal_forged.vtlog", VT_BOUND_CALIBRATED, orders[i % 2], st + 1);
+            CHECK(r.status == VT_ERR_IMPLAUSIBLE && r.first_bad_step == st, "calibrated entry %d moved far (step %lld), %s table: %s at step %lld: %s",
+                  kth, (long long)st, t == 0 ? "the honest" : t == 1 ? "an all-1" : "an all-0", vt_status_name(r.status), (long long)r.first_bad_step,
+                  r.message);
+        }
+    }
+    /* the other rounding, entry by entry until one has shown in the state and one has left the
+       auditor's interval (today entries 2 and 4, at steps 38 and 47) */
+    for (i = 0; i < nent && (!mism || !impl); i++) {
+        st = tamper_copy("build/t_cal.vtlog", "build/t_cal_forged.vtlog", i, 1, 1);
+        r = audit_bound("build/t_cal_forged.vtlog", VT_BOUND_CALIBRATED, orders[i % 2], st + 1);
+        if (r.status == VT_OK) silent++;
+        else {
+            caught++;
+            mism += r.status == VT_ERR_MISMATCH;
+            impl += r.status == VT_ERR_IMPLAUSIBLE;
+            CHECK((r.status == VT_ERR_MISMATCH || r.status == VT_ERR_IMPLAUSIBLE) && r.first_bad_step == st,
+                  "calibrated entry %d flipped (step %lld): %s at step %lld: %s", i, (long long)st, vt_status_name(r.status),
+                  (long long)r.first_bad_step, r.message);
+        }
+    }
+    CHECK(caught > 0, "no flipped calibrated entry of %d showed: the test tests nothing", caught + silent);
+    /* a factor above 1: refused before any step */
+    tamper_copy("build/t_cal.vtlog", "build/t_cal_forged.vtlog", 0, 0, 0);
+    set_calib_factors("build/t_cal_forged.vtlog", 1e6);
+    r = audit_bound("build/t_cal_forged.vtlog", VT_BOUND_CALIBRATED, orders[0], 1);
+    CHECK(r.status == VT_ERR_FORMAT && strstr(r.message, "factor 1e+06"), "a factor of 1e6 in the header: %s %s", vt_status_name(r.status), r.message);
+    /* the probabilistic log: its first two entries moved far are implausible */
+    b = slurp("build/t_prob.vtlog", &n);
+    for (k = 0; b && k < 2; k++) {
+        st = tamper_copy("build/t_prob.vtlog", "build/t_prob_forged.vtlog", (int)k, 128, 1);
+        CHECK(st >= 0, "the probabilistic log has no entry %lld", (long long)k);
+        if (st < 0) break;
+        r = audit_bound("build/t_prob_forged.vtlog", VT_BOUND_PROBABILISTIC, orders[2], st + 1);
+        CHECK(r.status == VT_ERR_IMPLAUSIBLE && r.first_bad_step == st, "probabilistic entry %lld moved far (step %lld): %s at step %lld: %s",
+              (long long)k, (long long)st, vt_status_name(r.status), (long long)r.first_bad_step, r.message);
+    }
+    CHECK(b != NULL, "no probabilistic log: calibrated_and_probabilistic runs first");
+    free(b);
+    /* too small: calibrated where the orders agree, audited where they do not */
+    midsum_too_small_factor();
 }
 
 /* --- bounds ----------------------------------------------------------------------- */
@@ -1610,11 +1954,13 @@ int main(int argc, char **argv) {
     RUN(mlp_replays_across_orders);
     RUN(mlp_native_diverges);
     RUN(memory_chunks_replay);
+    RUN(evaluation_logs_nothing);
     RUN(crafted_chunks_refused);
     RUN(log_edge_cases);
     RUN(gpt_replays_across_orders);
     RUN(gpt_native_diverges);
     RUN(calibrated_and_probabilistic);
+    RUN(calibrated_forgery_refused);
     RUN(lazy_bound_logs_what_the_written_bound_logs);
     RUN(fused_products_same_bits);
     RUN(fused_casts_same_bits);
@@ -1626,6 +1972,7 @@ int main(int argc, char **argv) {
     RUN(stalled_threads_same_log);
     RUN(stalled_threads_entries_in_order);
     RUN(tamper_changed_entry);
+    RUN(tamper_chunk_not_recommitted);
     RUN(tamper_deleted_record);
     RUN(tamper_truncated_and_checksum);
     RUN(log_of_another_program);
@@ -1634,6 +1981,7 @@ int main(int argc, char **argv) {
     RUN(compact_entries_decode_uniquely);
     RUN(probabilistic_transcript_needs_consent);
     RUN(probabilistic_products_correctly_rounded);
+    vt_calib_free(&g_cal);
     vt_digits_free(&g_digits);
     chargpt_free(&g_gpt);
     return TEST_SUMMARY();

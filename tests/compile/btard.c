@@ -3,7 +3,8 @@
    CenteredClip whose answer is known, the attack names, and a short swarm
    of five peers, one of which sends NaN in its gradient from step 1: it
    must be banned and the honest four must end with one weights digest
-   (without threads the swarm must refuse with a message). */
+   (without threads the swarm must refuse with a message; without
+   VTRAIN_SODIUM too, and it prints the refusal). */
 #define VTRAIN_IMPLEMENTATION
 #include "../../vtrain.h"
 #include "../../vtrain_btard.h"
@@ -45,6 +46,17 @@ int main(void) {
 #else
     if (!vt_btard_can_sign()) { /* without libsodium (VTRAIN_SODIUM) BTARD refuses to start, with a message */
         if (res.status == VT_OK || !strstr(res.message, "libsodium")) { printf("simulate without libsodium should refuse with a message: %s\n", res.message); ok = 0; }
+        else printf("refused: %s\n", res.message); /* the Makefile's cc-btard_no_sodium looks for it */
+        { /* a peer made by hand refuses too */
+            vt_net **e = vt_net_inproc_create(1, 0);
+            vt_btard_peer *p = e ? vt_btard_peer_create(&cfg, &task, e[0], NULL) : NULL;
+            if (p || !strstr(vt_last_error(), "built without VTRAIN_SODIUM")) {
+                printf("vt_btard_peer_create without libsodium should refuse with a message: %s\n", vt_last_error());
+                ok = 0;
+            } else printf("refused: %s\n", vt_last_error());
+            vt_btard_peer_destroy(p);
+            if (e) e[0]->destroy(e[0]);
+        }
     } else
     if (res.status != VT_OK || res.steps != 6 || !res.views_agree || res.honest_banned || res.attackers_banned != 1) {
         printf("swarm: status %d, %lld steps, views agree %d, honest banned %d, attackers banned %d: %s\n", (int)res.status,
