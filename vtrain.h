@@ -7477,16 +7477,19 @@ static void vt__k_linear(vt__kern *k) {
    nonzero magnitude m = f 2^e, a lower bound (every value's lowest bit is
    at least its own exponent minus bits). */
 typedef struct { vt__kern *k; const double *X; int64_t R, C, chunk, nch; double *part, *mag, *mn; int bound; } vt__colsum_job;
-static VT__UNUSED int vt__colsum_ymm; /* tests: the AVX2 walk even where vt__isa512 (the two must agree) */
+static VT__UNUSED int vt__colsum_ymm; /* tests: the AVX2 walk even where vt__isa512 (the two must agree, a NaN's sign aside) */
 
 #ifdef VT__AVX512
 /* vt__colsum_task's vector columns 32 and then 8 at a time (vt__isa512),
    from column c while c + 8 <= C: each column's sums in row order and its
    minimum by the AVX2 form's operations (vminpd: the second operand where
-   either is NaN), so the same bits. 32 columns per trip read 256 bytes of
-   each row where 8 read one cache line, and each row of a wide matrix is
-   on its own page: a chunk of 64 rows walked 8 columns at a time spent
-   1.35 cycles an element and did not speed up on two threads. */
+   either is NaN), so the same bits, but for a NaN's sign (where two NaNs
+   meet vaddpd keeps its first operand's, and the compiler orders the
+   operands of a vector +; a NaN sum is reported, never logged). 32 columns
+   per trip read 256 bytes of each row where 8 read one cache line, and
+   each row of a wide matrix is on its own page: a chunk of 64 rows walked
+   8 columns at a time spent 1.35 cycles an element and did not speed up on
+   two threads. */
 VT__T512 static int64_t vt__colsum512(double *P, double *Mg, double *Mn, const double *X, int64_t C, int64_t r0, int64_t r1,
                                        int fused, int64_t c) {
     const __m512d zero = _mm512_setzero_pd(), inf = _mm512_set1_pd(INFINITY);

@@ -845,10 +845,14 @@ TEST(bounded_column_sums_match_the_definition) {
                     else if (a != 0 && a < n) n = a;
                 }
                 for (i = 0; i < 2; i++) { /* bit for bit, but any NaN for a NaN: where two NaNs meet in an
-                                             addition x86 keeps the first operand's, and a compiler may swap
-                                             the operands of `p += v` (the -O1 ThreadSanitizer build did,
-                                             on a Zen 4: 4 columns of 5480 read -nan here, nan there). A
-                                             NaN sum is reported, never used. */
+                                             addition x86 keeps the first operand's, and the compiler picks
+                                             the operand order of `p += v` here and of the walks' vector +
+                                             (_mm256_add_pd, _mm512_add_pd), so which NaN comes out is fixed
+                                             per binary, not per run: with gcc 12 -O1 -fsanitize=thread 4
+                                             columns of 5480 read -nan where this gives nan on every run (3
+                                             in the AVX-512 walk, 1 in the AVX2 walk: the walks differ there
+                                             too), clang 14 6, gcc -O2 none. A NaN sum is reported, never
+                                             used. */
                     const double *P = out[i] + ch * C, *G = P + nch * C, *N = G + nch * C;
                     differ += !same_or_nans(P[c], p) || !same_or_nans(G[c], g) || memcmp(&N[c], &n, 8) != 0;
                     compared++;
@@ -1449,7 +1453,8 @@ TEST(pool_stale_claim_refused) {
 #endif
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    TEST_FILTER(argc, argv);
     RUN(sha256_vectors);
     RUN(sha256_block_paths_agree);
     RUN(sha256_two_at_once);
