@@ -3666,14 +3666,13 @@ static void vt__bt_summarize(const vt__bt_env *e, unsigned char out[VT__BT_SUMMA
    crowd out a proof. */
 #define VT__BT_EV_PROOF 1
 #define VT__BT_EV_SUSPECT 2
-static void vt__bt_add_proof(vt_btard_peer *p, const unsigned char *a, const unsigned char *b) {
+/* a proof of summaries a and b; `checked`: both signatures are known to
+   hold (summaries of relay items, each checked when it was accepted:
+   vt__bt_ds_evidence), so they are not checked again */
+static void vt__bt_add_proof(vt_btard_peer *p, const unsigned char *a, const unsigned char *b, int checked) {
     if (p->nevid >= 64 || memcmp(a, "BTE2", 4) || memcmp(a + 4, b + 4, 20) || !memcmp(a + 96, b + 96, 64)) return;
-    if (!vt__bt_summary_ok(p, a) || !vt__bt_summary_ok(p, b)) return;
+    if (!checked && (!vt__bt_summary_ok(p, a) || !vt__bt_summary_ok(p, b))) return;
     if (vt__bt_add32(&p->evid, VT__BT_EV_PROOF) && vt__bt_add(&p->evid, a, VT__BT_SUMMARY) && vt__bt_add(&p->evid, b, VT__BT_SUMMARY)) p->nevid++;
-}
-static void vt__bt_add_suspect(vt_btard_peer *p, const unsigned char *a) {
-    if (p->nevid >= 32 || !vt__bt_summary_ok(p, a)) return;
-    if (vt__bt_add32(&p->evid, VT__BT_EV_SUSPECT) && vt__bt_add(&p->evid, a, VT__BT_SUMMARY)) p->nevid++;
 }
 /* two envelopes I hold of one sender for one slot */
 static void vt__bt_proof(vt_btard_peer *p, const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
@@ -3682,7 +3681,7 @@ static void vt__bt_proof(vt_btard_peer *p, const unsigned char *a, size_t an, co
     if (!vt__bt_env_parse(a, an, &ea) || !vt__bt_env_parse(b, bn, &eb)) return;
     vt__bt_summarize(&ea, s);
     vt__bt_summarize(&eb, s + VT__BT_SUMMARY);
-    vt__bt_add_proof(p, s, s + VT__BT_SUMMARY);
+    vt__bt_add_proof(p, s, s + VT__BT_SUMMARY, 0);
 }
 /* the envelope I hold of `rank` for (step, round, x): this round's or the previous one's */
 static const unsigned char *vt__bt_held(const vt_btard_peer *p, int64_t step, int round, int x, int rank, size_t *n) {
@@ -3872,8 +3871,11 @@ static int vt__bt_parts_left(vt_btard_peer *p, void *u); /* >>peer: the parts be
          (vt__bt_ds_take), so an item only I accepted would split the
          relays; and that is before anything else I say of x (my echo of x
          goes out in x + 1, after this slow path);
-     (c) in every proof and suspect (vt__bt_add_proof, vt__bt_add_suspect,
-         the judges), as before;
+     (c) in every proof and suspect, as before: those I make of envelopes I
+         hold (vt__bt_add_proof) and those I receive (the judges); those I
+         make of relay items (vt__bt_ds_proofs, vt__bt_ds_suspects) carry
+         signatures checked when the items were accepted ((b) and
+         vt__bt_ds_take), once (0.2.7: before, again);
    and not on an envelope straight from its sender (vt__bt_env_left), nor
    on a fetched one, which I take by its agreed digest alone
    (vt__bt_fetch_left). On any other transport (MPI, a user's) every
@@ -3931,18 +3933,25 @@ static int vt__bt_parts_left(vt_btard_peer *p, void *u); /* >>peer: the parts be
    silent (badly_signed_split_counts_as_none). 0.2.5 checked every envelope
    on receipt: 90 checks per peer and step at 16 peers, where this rule
    makes none off the slow path and at most n - 1 in one (bench/RESULTS.md). */
+static int vt__bt_env_names(const vt_btard_peer *p, const vt__bt_env *e, int x, int rank) {
+    return e->step == p->step && e->round == p->rd && e->x == x && e->sender == rank && e->echo_len == vt__bt_echo_len(p, x);
+}
 static int vt__bt_env_fits(vt_btard_peer *p, const unsigned char *m, size_t n, int x, int rank, vt__bt_env *e) {
-    return vt__bt_env_parse(m, n, e) && e->step == p->step && e->round == p->rd && e->x == x && e->sender == rank &&
-           e->echo_len == vt__bt_echo_len(p, x);
+    return vt__bt_env_parse(m, n, e) && vt__bt_env_names(p, e, x, rank);
+}
+/* the signature of parsed envelope e by `rank`, given hr = SHA-256 of its rest */
+static int vt__bt_env_sig(vt_btard_peer *p, const vt__bt_env *e, int rank, const unsigned char hr[32]) {
+    unsigned char he[32], sm[141];
+    vt_sha256(e->echo, e->echo_len, he);
+    vt__bt_sigmsg_env(p, e->hdr, he, hr, sm);
+    return vt__bt_verify(p, rank, sm, sizeof sm, e->sig);
 }
 static int vt__bt_env_ok(vt_btard_peer *p, const unsigned char *m, size_t n, int x, int rank) {
     vt__bt_env e;
-    unsigned char he[32], hr[32], sm[141];
+    unsigned char hr[32];
     if (!vt__bt_env_fits(p, m, n, x, rank, &e)) return 0;
-    vt_sha256(e.echo, e.echo_len, he);
     vt_sha256(e.echo + e.echo_len, e.rest_len, hr);
-    vt__bt_sigmsg_env(p, e.hdr, he, hr, sm);
-    return vt__bt_verify(p, rank, sm, sizeof sm, e.sig);
+    return vt__bt_env_sig(p, &e, rank, hr);
 }
 /* an envelope from its sender, or fetched by its agreed digest: its
    signature is checked only if the transport does not vouch for senders */
@@ -4187,23 +4196,28 @@ static void vt__bt_ds_accept(vt_btard_peer *p, int j, const unsigned char *it, s
 
 /* round 1 of the relays: the envelopes of x I hold, each an item; one
    that I took from its sender unchecked and whose signature fails leaves
-   my view first (>>agree: THE CHEAPER RULE, (b)) */
+   my view first (>>agree: THE CHEAPER RULE, (b)). The rest is hashed once,
+   for the check and the item; every item I accept is checked (here, on
+   receipt, or in vt__bt_ds_take), which vt__bt_ds_evidence relies on. */
 static void vt__bt_ds_start(vt_btard_peer *p, int x) {
     int j;
     for (j = 0; j < p->n; j++) {
         vt__bt_env e;
         unsigned char hr[32];
-        if (p->net->authenticated && j != p->me && VT__XENV(p, x, j) && !vt__bt_env_ok(p, VT__XENV(p, x, j), VT__XLEN(p, x, j), x, p->mem[j]))
+        int item = VT__XENV(p, x, j) && vt__bt_env_parse(VT__XENV(p, x, j), VT__XLEN(p, x, j), &e);
+        if (item) vt_sha256(e.echo + e.echo_len, e.rest_len, hr);
+        if (p->net->authenticated && j != p->me && VT__XENV(p, x, j) && !(item && vt__bt_env_names(p, &e, x, p->mem[j]) && vt__bt_env_sig(p, &e, p->mem[j], hr))) {
             vt__bt_hold(p, x, j, NULL, 0);
+            item = 0;
+        }
         p->ds_cnt[j] = 0;
         p->ds_fresh[2 * j] = p->ds_fresh[2 * j + 1] = 0;
         /* listen to every member that showed life in this exchange or the one it
            echoes, even if its envelope of x has not reached me (yet): an honest
            peer late by a grace relays what I may lack */
         p->ds_active[j] = VT__XENV(p, x, j) || VT__XENV(p, x - 1, j) || vt__bt_went_slow(p, p->mem[j], x);
-        if (!VT__XENV(p, x, j) || !vt__bt_env_parse(VT__XENV(p, x, j), VT__XLEN(p, x, j), &e)) continue;
+        if (!item) continue;
         p->sb.n = 0;
-        vt_sha256(e.echo + e.echo_len, e.rest_len, hr);
         if (vt__bt_add(&p->sb, e.hdr, VT__BT_EH) && vt__bt_add(&p->sb, hr, 32) && vt__bt_add(&p->sb, e.echo, e.echo_len))
             vt__bt_ds_accept(p, j, p->sb.p, p->sb.n, NULL, 0);
     }
@@ -4407,6 +4421,48 @@ static int vt__bt_count(vt_btard_peer *p, int s, unsigned char d[32], vt_btard_r
     return 1;
 }
 
+/* The evidence the relays give me, published in my next envelope. Every
+   relay item I accepted was checked, its signature included (vt__bt_ds_start,
+   vt__bt_ds_take), so its summary is not checked again: [96 header and
+   signature][32 H(echo)][32 H(rest)] from the item's [96][32 H(rest)][echo],
+   the bytes vt__bt_summarize makes of the envelope. */
+static void vt__bt_item_summary(const vt__bt_buf *it, unsigned char out[VT__BT_SUMMARY]) {
+    memcpy(out, it->p, 96);
+    vt_sha256(it->p + 128, it->n - 128, out + 96);
+    memcpy(out + 128, it->p + 96, 32);
+}
+/* two signed echoes of one member: proof of its equivocation */
+static void vt__bt_ds_proofs(vt_btard_peer *p) {
+    int j;
+    for (j = 0; j < p->n; j++)
+        if (p->ds_cnt[j] == 2) {
+            unsigned char pr[2 * VT__BT_SUMMARY];
+            vt__bt_item_summary(&p->ds_item[j * 2], pr);
+            vt__bt_item_summary(&p->ds_item[j * 2 + 1], pr + VT__BT_SUMMARY);
+            vt__bt_add_proof(p, pr, pr + VT__BT_SUMMARY, 1);
+        }
+}
+/* A member whose echo, as it reached me, is not the agreed view (of x - 1),
+   in any slot, an empty one too: if it sent the others another envelope,
+   they will prove it. Before 0.2.5 an empty slot was passed over, so an
+   echo naming an envelope to some and nothing to the others (two signed
+   envelopes) was never a proof (test_btard_byz signed_split_echo_is_a_proof).
+   A suspect proves nothing by itself: an honest member that lacked an
+   envelope signed one echo, and whoever holds its envelope holds that one,
+   so no proof can come of it. Its one accepted item is the envelope I hold
+   (vt__bt_ds_start made it the first; a second would make two). At most 32
+   suspects, so that they leave room for proofs (64 items in all). */
+static void vt__bt_ds_suspects(vt_btard_peer *p, int x, const unsigned char *agreed) {
+    int j;
+    for (j = 0; j < p->n && p->nevid < 32; j++) {
+        const unsigned char *e = vt__bt_ds_echo(p, j);
+        unsigned char sum[VT__BT_SUMMARY];
+        if (j == p->me || !e || !VT__XENV(p, x, j) || !memcmp(e, agreed, 32 * (size_t)p->n)) continue;
+        vt__bt_item_summary(&p->ds_item[j * 2], sum);
+        if (vt__bt_add32(&p->evid, VT__BT_EV_SUSPECT) && vt__bt_add(&p->evid, sum, VT__BT_SUMMARY)) p->nevid++;
+    }
+}
+
 typedef struct { int y; unsigned char *need; const unsigned char *want; int left; } vt__bt_fwait;
 static int vt__bt_fetch_left(vt_btard_peer *p, void *u) {
     vt__bt_fwait *w = (vt__bt_fwait *)u;
@@ -4466,18 +4522,7 @@ static int vt__bt_slow(vt_btard_peer *p, int y) {
         for (j = 0; j < p->n; j++) if (j != p->me && p->ds_active[j] && !got[j]) p->ds_active[j] = 0;
     }
     p->sched = start + (p->f + 1) * p->cfg.timeout;
-    /* two signed echoes of one member: proof of its equivocation, published next */
-    for (j = 0; j < p->n; j++)
-        if (p->ds_cnt[j] == 2) {
-            unsigned char pr[2 * VT__BT_SUMMARY];
-            int v;
-            for (v = 0; v < 2; v++) {
-                memcpy(pr + v * VT__BT_SUMMARY, p->ds_item[j * 2 + v].p, 96);
-                vt_sha256(p->ds_item[j * 2 + v].p + 128, p->ds_item[j * 2 + v].n - 128, pr + v * VT__BT_SUMMARY + 96);
-                memcpy(pr + v * VT__BT_SUMMARY + 128, p->ds_item[j * 2 + v].p + 96, 32);
-            }
-            vt__bt_add_proof(p, pr, pr + VT__BT_SUMMARY);
-        }
+    vt__bt_ds_proofs(p);
 #ifdef VT__BT_DEBUG
     {
         char ln[512];
@@ -4492,21 +4537,7 @@ static int vt__bt_slow(vt_btard_peer *p, int y) {
         vt_btard_reason why;
         if (!vt__bt_count(p, s, agreed + 32 * (size_t)s, &why)) { vt__bt_banp(p, s, why, -1); memset(agreed + 32 * (size_t)s, 0, 32); }
     }
-    /* A member whose echo, as it reached me, is not the agreed view, in any
-       slot, an empty one too: if it sent the others another envelope, they
-       will prove it. Before 0.2.5 an empty slot was passed over, so an echo
-       naming an envelope to some and nothing to the others (two signed
-       envelopes) was never a proof (test_btard_byz
-       signed_split_echo_is_a_proof). A suspect proves nothing by itself: an
-       honest member that lacked an envelope signed one echo, and whoever
-       holds its envelope holds that one, so no proof can come of it. */
-    for (j = 0; j < p->n; j++) {
-        const unsigned char *e = vt__bt_ds_echo(p, j);
-        vt__bt_env ev;
-        unsigned char sum[VT__BT_SUMMARY];
-        if (j == p->me || !e || !VT__XENV(p, x, j) || !memcmp(e, agreed, 32 * (size_t)p->n)) continue;
-        if (vt__bt_env_parse(VT__XENV(p, x, j), VT__XLEN(p, x, j), &ev)) { vt__bt_summarize(&ev, sum); vt__bt_add_suspect(p, sum); }
-    }
+    vt__bt_ds_suspects(p, x, agreed);
     if (p->nbans != bans0) { VT_FREE(got, NULL); VT_FREE(need, NULL); return 0; } /* the round starts again */
     /* fetch: who holds an agreed envelope sends it to each member whose echo differs */
     memset(need, 0, (size_t)p->n);
@@ -4581,7 +4612,7 @@ static void vt__bt_judge_evidence(vt_btard_peer *p, int j, const vt__bt_env *e) 
             if (mine && vt__bt_env_parse(mine, mn, &me)) {
                 unsigned char sum[VT__BT_SUMMARY];
                 vt__bt_summarize(&me, sum);
-                if (memcmp(sum, a, 4 + 20) == 0 && memcmp(sum + 96, a + 96, 64)) vt__bt_add_proof(p, sum, a);
+                if (memcmp(sum, a, 4 + 20) == 0 && memcmp(sum + 96, a + 96, 64)) vt__bt_add_proof(p, sum, a, 0);
             }
             i += 4 + VT__BT_SUMMARY;
         } else { vt__bt_banp(p, j, VT_BAN_MALFORMED, -1); return; }
