@@ -3933,11 +3933,19 @@ static int vt__bt_parts_left(vt_btard_peer *p, void *u); /* >>peer: the parts be
    silent (badly_signed_split_counts_as_none). 0.2.5 checked every envelope
    on receipt: 90 checks per peer and step at 16 peers, where this rule
    makes none off the slow path and at most n - 1 in one (bench/RESULTS.md). */
-static int vt__bt_env_names(const vt_btard_peer *p, const vt__bt_env *e, int x, int rank) {
-    return e->step == p->step && e->round == p->rd && e->x == x && e->sender == rank && e->echo_len == vt__bt_echo_len(p, x);
+/* The rule for the header of an envelope of exchange x, or of a relay
+   item (which carries it), however it came: it names this step and round,
+   exchange x and sender `rank`, and its echo (el bytes, as long as its
+   length field says) has the length x's echo has. The one place the echo
+   length is checked: everything held passed it (vt__bt_env_fits), every
+   relay item accepted too (vt__bt_ds_take), so the fast path and the
+   count rule read 32 n bytes of echo without checking again. */
+static int vt__bt_hdr_fits(const vt_btard_peer *p, const unsigned char *h, int x, int rank, size_t el) {
+    return !memcmp(h, "BTE2", 4) && (int64_t)vt__bt_g64(h + 4) == p->step && (int)vt__bt_g32(h + 12) == p->rd && (int)vt__bt_g32(h + 16) == x &&
+           (int)vt__bt_g32(h + 20) == rank && vt__bt_g32(h + 24) == el && el == vt__bt_echo_len(p, x);
 }
 static int vt__bt_env_fits(vt_btard_peer *p, const unsigned char *m, size_t n, int x, int rank, vt__bt_env *e) {
-    return vt__bt_env_parse(m, n, e) && vt__bt_env_names(p, e, x, rank);
+    return vt__bt_env_parse(m, n, e) && vt__bt_hdr_fits(p, m, x, rank, e->echo_len);
 }
 /* the signature of parsed envelope e by `rank`, given hr = SHA-256 of its rest */
 static int vt__bt_env_sig(vt_btard_peer *p, const vt__bt_env *e, int rank, const unsigned char hr[32]) {
@@ -4206,7 +4214,7 @@ static void vt__bt_ds_start(vt_btard_peer *p, int x) {
         unsigned char hr[32];
         int item = VT__XENV(p, x, j) && vt__bt_env_parse(VT__XENV(p, x, j), VT__XLEN(p, x, j), &e);
         if (item) vt_sha256(e.echo + e.echo_len, e.rest_len, hr);
-        if (p->net->authenticated && j != p->me && VT__XENV(p, x, j) && !(item && vt__bt_env_names(p, &e, x, p->mem[j]) && vt__bt_env_sig(p, &e, p->mem[j], hr))) {
+        if (p->net->authenticated && j != p->me && VT__XENV(p, x, j) && !(item && vt__bt_hdr_fits(p, e.hdr, x, p->mem[j], e.echo_len) && vt__bt_env_sig(p, &e, p->mem[j], hr))) {
             vt__bt_hold(p, x, j, NULL, 0);
             item = 0;
         }
@@ -4304,9 +4312,7 @@ static void vt__bt_ds_take(vt_btard_peer *p, int x, int r, int q, const unsigned
         at += cl;
         vt_sha256(it, il, d);
         if (memcmp(d, list + 32 * (size_t)i, 32)) return; /* q signed another list */
-        if (memcmp(it, "BTE2", 4) || (int64_t)vt__bt_g64(it + 4) != p->step || (int)vt__bt_g32(it + 12) != p->rd ||
-            (int)vt__bt_g32(it + 16) != x || vt__bt_g32(it + 24) != il - 128 || il - 128 != vt__bt_echo_len(p, x))
-            continue; /* not an item of x; an echo of another length is none (vt__bt_env_ok) */
+        if (!vt__bt_hdr_fits(p, it, x, (int)vt__bt_g32(it + 20), il - 128)) continue; /* not an item of x; an echo of another length is none */
         j = p->pos[vt__bt_g32(it + 20) < (uint32_t)p->N ? (int)vt__bt_g32(it + 20) : 0];
         if ((int)vt__bt_g32(it + 20) >= p->N || j < 0 || p->mem[j] != (int)vt__bt_g32(it + 20)) continue;
         if (vt__bt_ds_has(p, j, d) || p->ds_cnt[j] >= 2) continue;
@@ -4374,11 +4380,10 @@ static int vt__bt_ds_left(vt_btard_peer *p, void *u) {
     return left;
 }
 
-/* the echo that member j's one accepted relay item carries (32 n bytes), or
-   NULL: none, or two (its own equivocation) */
+/* the echo that member j's one accepted relay item carries (32 n bytes:
+   vt__bt_hdr_fits), or NULL: none, or two (its own equivocation) */
 static const unsigned char *vt__bt_ds_echo(const vt_btard_peer *p, int j) {
-    if (p->ds_cnt[j] != 1 || p->ds_item[j * 2].n != 128 + 32 * (size_t)p->n) return NULL;
-    return p->ds_item[j * 2].p + 128;
+    return p->ds_cnt[j] == 1 ? p->ds_item[j * 2].p + 128 : NULL;
 }
 
 /* The count rule on the agreed echoes for slot s of exchange y: its agreed
@@ -4567,13 +4572,12 @@ static int vt__bt_slow(vt_btard_peer *p, int y) {
    Then every sender whose slot is empty in the agreed view is banned
    (silent: the honest peers agree it sent nothing). 0, or -1: stop. */
 static int vt__bt_agree(vt_btard_peer *p, int y) {
-    size_t el = 32 * (size_t)p->n;
+    size_t el = 32 * (size_t)p->n; /* every echo held in y + 1 has it (vt__bt_hdr_fits) */
     int j, fast = 1;
     for (j = 0; j < p->n && fast; j++) {
         vt__bt_env e;
         if (j == p->me) continue;
-        if (!VT__XENV(p, y + 1, j) || !vt__bt_env_parse(VT__XENV(p, y + 1, j), VT__XLEN(p, y + 1, j), &e) || e.echo_len != el ||
-            memcmp(e.echo, VT__XDIG(p, y, 0), el))
+        if (!VT__XENV(p, y + 1, j) || !vt__bt_env_parse(VT__XENV(p, y + 1, j), VT__XLEN(p, y + 1, j), &e) || memcmp(e.echo, VT__XDIG(p, y, 0), el))
             fast = 0;
     }
     if (!fast) return vt__bt_slow(p, y); /* the count rule banned, or every agreed envelope is here */
