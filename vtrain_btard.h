@@ -6346,17 +6346,18 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
         span = p->cfg.join_wait;
     }
     int64_t *ast = (int64_t *)VT_MALLOC(sizeof(int64_t) * (size_t)N, NULL);
-    /* per founder: the digest it attested, its last valid ATTEST (a copy of it is not checked again), the
-       signatures checked for it in this call (at most VT__BT_TRIES, as for JOIN, PROBE and statements) */
-    unsigned char *adg = (unsigned char *)VT_MALLOC((32 + VT__BT_ATTEST_LEN + 2) * (size_t)N + 1, NULL), dg[32];
-    unsigned char *alast = adg ? adg + 32 * (size_t)N : NULL, *atry = adg ? alast + VT__BT_ATTEST_LEN * (size_t)N : NULL;
+    /* per founder: the digest it attested (with ast, what its last valid ATTEST says: one that says the
+       same is not checked again, whatever its signature bytes), the signatures checked for it in this
+       call (at most VT__BT_TRIES, as for JOIN, PROBE and statements) */
+    unsigned char *adg = (unsigned char *)VT_MALLOC((32 + 2) * (size_t)N + 1, NULL), dg[32];
+    unsigned char *atry = adg ? adg + 32 * (size_t)N : NULL;
     unsigned char *done = atry ? atry + N : NULL; /* asked for the state, or its state failed: never asked again */
     int asking = 0;                               /* the grace for the member that sends it unasked is over */
     vt__bt_buf *bl = p->jreq; /* a newcomer's scratch: one state per sender */
     size_t cap;
     if (!ast || !adg) { VT_FREE(ast, NULL); VT_FREE(adg, NULL); vt__bt_fail(p, VT_ERR_NOMEM, "out of memory"); return -1; }
     for (q = 0; q < N; q++) { ast[q] = -1; bl[q].n = 0; }
-    memset(alast, 0, (VT__BT_ATTEST_LEN + 2) * (size_t)N);
+    memset(atry, 0, 2 * (size_t)N);
     { /* the largest state accepted: what this peer would send, and room for the bookkeeping */
         unsigned char *ck = NULL;
         size_t ckn = 0;
@@ -6378,12 +6379,11 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
             int64_t s = n == VT__BT_ATTEST_LEN ? (int64_t)vt__bt_g64(m + 12) : -1;
             if ((found < 0 || s == t) && n == VT__BT_ATTEST_LEN && vt__bt_g32(m) == VT__BT_M_ATTEST && (int)vt__bt_g32(m + 4) == from &&
                 (int)vt__bt_g32(m + 8) == p->rank && s >= want && (first || s == want) && !vt__bt_zero32(p->roster + 32 * (size_t)from) &&
-                memcmp(alast + VT__BT_ATTEST_LEN * (size_t)from, m, VT__BT_ATTEST_LEN) && atry[from] < VT__BT_TRIES) {
+                !(ast[from] == s && !memcmp(adg + 32 * (size_t)from, m + 20, 32)) && atry[from] < VT__BT_TRIES) {
                 atry[from]++;
                 vt__bt_attest_sigmsg(p, m, sm);
                 if (vt__bt_verify(p, from, sm, sizeof sm, m + 52)) {
                     int c = 0;
-                    memcpy(alast + VT__BT_ATTEST_LEN * (size_t)from, m, VT__BT_ATTEST_LEN);
                     ast[from] = s;
                     memcpy(adg + 32 * (size_t)from, m + 20, 32);
                     for (q = 0; q < N; q++) c += p->joined[q] == 0 && ast[q] == s && !memcmp(adg + 32 * (size_t)q, m + 20, 32);

@@ -595,6 +595,45 @@ TEST(attest_flood_checks_bounded) {
     for (i = 0; i < 4; i++) e[i]->destroy(e[i]);
 }
 
+/* ---- a founder's valid ATTEST, then copies of what it says with other signature bytes: the copies
+   say nothing new and are not checked (0.2.7: what the newcomer compares is the statement, its
+   digest and step, kept anyway; 0.2.6 kept a copy of the whole last ATTEST, compared the signature
+   bytes too, and checked each such copy until VT__BT_TRIES) ---------------------------------------- */
+
+TEST(attest_copies_not_checked) {
+    vt_net **e = vt_net_inproc_create(4, 0);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_cfg c = cfg_of(11);
+    vt_btard_peer *nw;
+    unsigned char roster[4 * 32], a[VT__BT_ATTEST_LEN], sm[95];
+    int i;
+    memcpy(roster, g_roster, sizeof roster);
+    memset(roster + 96, 0, 32); /* slot 3 open */
+    c.roster = roster;
+    c.key = &g_keys[3]; c.join = 1; c.join_step = 2; c.join_wait = 0.3;
+    nw = vt_btard_peer_create(&c, &t, e[3], NULL);
+    CHECK(nw != NULL, "create: %s", vt_last_error());
+    if (!nw) return;
+    memset(a, 0, sizeof a);
+    vt__bt_p32(a, VT__BT_M_ATTEST);
+    vt__bt_p32(a + 4, 0);
+    vt__bt_p32(a + 8, 3);
+    vt__bt_p64(a + 12, 3); /* the state of join_step + 1 */
+    memset(a + 20, 0x33, 32);
+    vt__bt_attest_sigmsg(nw, a, sm);
+    vt__bt_sign_raw(g_keys[0].sk, sm, sizeof sm, a + 52); /* founder 0's, valid */
+    e[0]->send(e[0], 3, VT__BT_TAG(c.session, 3, 0, VT__PH_ATTEST, 0), a, sizeof a);
+    for (i = 0; i < 20; i++) { /* the same statement, other signature bytes */
+        a[52 + i % 64] ^= (unsigned char)(1 + i);
+        e[0]->send(e[0], 3, VT__BT_TAG(c.session, 3, 0, VT__PH_ATTEST, 0), a, sizeof a);
+    }
+    CHECK(vt__bt_sync(nw, 1) < 0, "synced on one founder's attestation (want f0 + 1 = 2)");
+    CHECK(nw->st.verifies == 1, "a valid ATTEST and 20 copies of its statement with other signature bytes: %lld signatures checked (want 1)",
+          (long long)nw->st.verifies);
+    vt_btard_peer_destroy(nw);
+    for (i = 0; i < 4; i++) e[i]->destroy(e[i]);
+}
+
 int main(int argc, char **argv) {
     int rc;
     TEST_FILTER(argc, argv);
@@ -612,6 +651,7 @@ int main(int argc, char **argv) {
     RUN(lying_founders_do_not_mislead_it);
     RUN(attested_state_fields_bounded);
     RUN(attest_flood_checks_bounded);
+    RUN(attest_copies_not_checked);
     vt_btard_digits_free(&g_d);
     return TEST_SUMMARY();
 }
