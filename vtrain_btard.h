@@ -5870,11 +5870,9 @@ static int vt__bt_blob_load(vt_btard_peer *p, const unsigned char *b, size_t n, 
     k = (int)vt__bt_g32(b + at);
     pn = (int)vt__bt_g32(b + at + 4);
     pl = (int64_t)vt__bt_g64(b + at + 8);
-    /* pv_ok 0 carries nothing; pv_ok 1 carries pn parts of pl = ceil(d / pn) each, so pn pl < d + N, what
-       pv_agg holds */
-    if (k < 0 || k > 1 || pn < 0 || pn > N || pl < 0 || pl > p->d + 1 || (!k && (pn || pl)) ||
-        (k && (pn < 1 || pl != (p->d + pn - 1) / pn)) || (int64_t)pn * pl > p->d + N)
-        goto bad;
+    /* pv_ok 0 carries nothing; pv_ok 1 carries 1 <= pn <= N parts of pl = ceil(d / pn) each, so
+       0 <= pl <= d and pn pl < d + pn <= d + N, what pv_agg holds */
+    if ((k != 0 && k != 1) || (!k && (pn || pl)) || (k && (pn < 1 || pn > N || pl != (p->d + pn - 1) / pn))) goto bad;
     p->pv_ok = k;
     p->pv_step = (int64_t)vt__bt_g64(b + at + 16);
     at += 24;
