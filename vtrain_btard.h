@@ -5850,13 +5850,18 @@ static int vt__bt_blob_load(vt_btard_peer *p, const unsigned char *b, size_t n, 
     VT__BT_NEED((size_t)N * 61 + 24);
     /* every field in range before any of it is taken (the digest was attested by f0 + 1 founders, but a
        blob more than f0 liars agree on must make a wrong state, never a write out of bounds), and my
-       own slot must carry my own key */
+       own slot must carry my own key: another key there is no malformed state but the members' word
+       that they admitted another request for my slot (an open slot is first come) */
     for (i = 0; i < N; i++) {
         const unsigned char *r = b + at + 61 * (size_t)i;
         int64_t jo = (int64_t)vt__bt_g64(r + 1), pe = (int64_t)vt__bt_g64(r + 9), ba = (int64_t)vt__bt_g64(r + 17);
         int why = (int)vt__bt_g32(r + 25);
         if (r[0] > 1 || jo < -1 || pe < -1 || ba < -1 || why < -1 || why >= (int)VT_BAN_COUNT) goto bad;
-        if (i == p->rank && memcmp(r + 29, p->key.pk, 32) != 0) goto bad;
+    }
+    if (memcmp(b + at + 61 * (size_t)p->rank + 29, p->key.pk, 32) != 0) {
+        vt__bt_fail(p, VT_ERR_STATE, "newcomer %d, step %lld: the state the founders attested (sent by peer %d) gives slot %d to another key: the members "
+                    "admitted another request for this slot (an open slot is first come), not this newcomer's", p->rank, (long long)t, from, p->rank);
+        return 0;
     }
     for (i = 0; i < N; i++, at += 61) {
         p->alive[i] = b[at] ? 1 : 0;
@@ -6457,7 +6462,9 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
     else if (found < 0)
         vt__bt_fail(p, VT_ERR_STATE, "newcomer %d: no state of step %s%lld attested by %d founders within %.1f s (%s)", p->rank, first ? ">= " : "",
                     (long long)want, need, span,
-                    first ? "not admitted: its request reached too few members, or the bounds on newcomers were full" : "banned, or cut off");
+                    first ? "not admitted: its request reached too few members, the bounds on newcomers were full, or the members admitted another "
+                            "key to this slot, which over TCP then no longer reaches this one"
+                          : "banned, or cut off");
     else vt__bt_fail(p, VT_ERR_STATE, "newcomer %d: no member sent the state of step %lld that %d founders attested", p->rank, (long long)t, need);
     return -1;
 }

@@ -341,7 +341,8 @@ TEST(request_to_some_members_all_or_none) {
     run(&s, &cfg);
     CHECK(!s.honest_banned && s.views_agree, "request to 1 founder: %d honest bans, views agree %d: %s", s.honest_banned, s.views_agree, s.why);
     CHECK(s.mship[6] == VT_BTARD_OPEN && !s.synced[6], "request to 1 founder: the slot is %d in the founders' view (want open)", (int)s.mship[6]);
-    CHECK(strstr(s.joiner_err, "not admitted") != NULL, "request to 1 founder: the newcomer says: %s", s.joiner_err);
+    CHECK(strstr(s.joiner_err, "not admitted") != NULL && strstr(s.joiner_err, "another key") != NULL,
+          "request to 1 founder: the newcomer says (want: not admitted, and every reason it may be, another key in its slot too): %s", s.joiner_err);
     /* to 3 of 6: every founder admits it at the same step */
     scen_newcomer(&s, 6, 1);
     s.cut_phase = VT__PH_JOIN;
@@ -507,7 +508,9 @@ TEST(lying_founders_do_not_mislead_it) {
 /* ---- the attested state parsed with every field bounded (review F2): a blob that f0 + 1 founders attest
    but that no honest member would build (more than f0 liars: beyond the threat model) is refused as
    malformed, never written out of bounds. A founder's real blob (step 0, its previous step filled in)
-   loads into a newcomer; each change below must not. ------------------------------------------------ */
+   loads into a newcomer; each change below must not. Another key in the newcomer's own slot is no
+   malformed state but the members' admission of another request for that slot: the newcomer says so
+   (0.2.6 called it malformed). ------------------------------------------------------------------------ */
 
 static void blob_put32(vt__bt_buf *b, size_t at, uint32_t v) { vt__bt_p32(b->p + at, v); }
 static void blob_put64(vt__bt_buf *b, size_t at, uint64_t v) { vt__bt_p64(b->p + at, v); }
@@ -551,7 +554,10 @@ TEST(attested_state_fields_bounded) {
         nw->msg[0] = 0;
         ok = vt__bt_blob_load(nw, b.p, b.n, 0, 0);
         CHECK(ok == want, "%s: blob_load says %d (want %d): %s", what[k], ok, want, vt_btard_error(nw));
-        if (!want) CHECK(strstr(vt_btard_error(nw), "malformed") != NULL, "%s: refused, but not as malformed: %s", what[k], vt_btard_error(nw));
+        if (!want && k != 4) CHECK(strstr(vt_btard_error(nw), "malformed") != NULL, "%s: refused, but not as malformed: %s", what[k], vt_btard_error(nw));
+        if (k == 4) /* not malformed: the members admitted another key to this slot, and the newcomer says so */
+            CHECK(strstr(vt_btard_error(nw), "gives slot 3 to another key") != NULL && strstr(vt_btard_error(nw), "malformed") == NULL,
+                  "%s: the newcomer does not say that another key holds its slot: %s", what[k], vt_btard_error(nw));
     }
     VT_FREE(b.p, NULL);
     vt_btard_peer_destroy(m);
