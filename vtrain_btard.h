@@ -7833,9 +7833,20 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t) {
             messages leave a member +0.6 to 0.9 MiB resident; 0.2.6 held
             all of it (+193 MiB). ZMQ_MAXMSGSIZE now allows for CURVE's
             33 bytes of framing (a message of exactly max_msg was
-            refused). Wire: the messages are 0.2.6's; a newcomer
-            connects to the guest endpoints, so 0.2.6 and 0.2.7 peers
-            cannot admit each other's newcomers over TCP.
+            refused). Work done twice, gone: the slow path hashes a
+            held envelope's rest once for its check and its relay item,
+            and evidence made of relay items (suspects, two-item proofs)
+            is not checked again (each item was, when accepted:
+            test_btard_byz relay_evidence_checked_once); the echo-length
+            rule is checked in one place (vt__bt_hdr_fits) for envelopes
+            and relay items; a newcomer does not check again an ATTEST
+            that says what the founder's last valid one said, whatever
+            its signature bytes; a newcomer whose slot the members gave
+            to another key says so (it said "malformed"). Wire: the
+            messages are 0.2.6's; a newcomer connects to the guest
+            endpoints, so 0.2.6 and 0.2.7 peers cannot admit each
+            other's newcomers over TCP. No honest run's values or
+            digests change.
 
    ------------------------------------------------------------------------------
    This software is available under 2 licenses -- choose whichever you prefer.
