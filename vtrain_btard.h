@@ -1,4 +1,4 @@
-/* vtrain_btard.h - v0.2.6 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
+/* vtrain_btard.h - v0.2.7 - MIT or public domain (see end of file) - Byzantine-tolerant collaborative training (BTARD) on vtrain.h
 
    BTARD: n peers train one model together over a transport (vt_net:
    in-process threads, MPI ranks with VTRAIN_MPI, or processes on separate
@@ -104,7 +104,7 @@
 #ifndef VTRAIN_BTARD_H
 #define VTRAIN_BTARD_H
 
-#define VTRAIN_BTARD_VERSION_STRING "0.2.6"
+#define VTRAIN_BTARD_VERSION_STRING "0.2.7"
 
 #ifdef __cplusplus
 extern "C" {
@@ -211,15 +211,18 @@ VTDEF vt_net *vt_net_mpi_create(size_t max_msg);
    in roster), and a peer accepts a connection from a member only with that
    member's key, so the sender of every message is known. Open slots (32
    zero bytes in roster, >>btard: JOINING): while a slot is open, a
-   connection with a key nobody holds may speak for it (for that slot
-   only, within bounds: >>zmq); once the peer's view admits a key there
+   connection with a key nobody holds may speak for it, on the peer's
+   guest endpoint only (guest_endpoints[rank]: a socket of its own, whose
+   messages are at most guest_max bytes and few queued, so a stranger
+   costs bounded memory; >>zmq); once the peer's view admits a key there
    (vt_net.roster, called by the peer after each step), only that key, and
    the peer connects to the newcomer's endpoint; a banned slot: nobody.
    Before that, a send to an open slot is a reply (at most guest_max bytes:
    a step statement) to the guest connection that last spoke for it, which
-   a newcomer reads on its connection to that member. A dead, hung or slow
-   peer is silence: sends to it queue up to `queue` messages and then
-   drop. */
+   a newcomer reads on its connection to that member's guest endpoint. A
+   newcomer speaks on the members' guest endpoints until its own view
+   admits it, then on their endpoints. A dead, hung or slow peer is
+   silence: sends to it queue up to `queue` messages and then drop. */
 typedef struct vt_net_zmq_desc {
     int rank, size;
     const char *const *endpoints;   /* [size] "tcp://127.0.0.1:5550", ... */
@@ -228,7 +231,11 @@ typedef struct vt_net_zmq_desc {
     size_t max_msg;                 /* largest message accepted (0: 64 MiB) */
     int queue;                      /* messages queued per link and direction (0: 1000) */
     int join;                       /* 1: this peer is a newcomer in open slot rank (cfg.join) */
-    size_t guest_max;               /* largest message accepted from a key not yet admitted (0: 4096) */
+    size_t guest_max;               /* largest message accepted from a key not yet admitted (0: 256; a JOIN is 112) */
+    /* [size] where each peer hears keys not yet admitted (guests, for open slots), e.g.
+       "tcp://127.0.0.1:5650"; an entry NULL or "": that peer hears none. NULL: nobody does, and a
+       newcomer (join) cannot be created. Each peer binds guest_endpoints[rank] when it is given. */
+    const char *const *guest_endpoints;
 } vt_net_zmq_desc;
 VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d);
 #endif
@@ -959,14 +966,22 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    | a newcomer's copies of its request       | a 112-byte comparison each (one per        | none (the same signed bytes)    |
    |                                          | timeout / 4 while it waits)                |                                 |
    | TCP: connect with a key nobody holds     | a CURVE handshake (~4 Curve25519 ops)      | the same handshake; <= 8 guest  |
-   | (JOINING, >>zmq)                         | before ZAP; accepted as a guest only while | keys per open slot at once,     |
-   |                                          | a slot is open, <= 8 handshakes per key    | forgotten after 60 s idle       |
-   | TCP: a guest's messages                  | ZeroMQ receives each (<= max_msg, `queue`  | dropped unless for an open slot |
-   |                                          | per connection); heard only as the open    | and <= guest_max (4096) bytes;  |
-   |                                          | slot it claims: the join rows above. NOT   | then as any request (above)     |
-   |                                          | BOUNDED YET: dropped over guest_max only   |                                 |
-   |                                          | once received, so memory up to queue x     |                                 |
-   |                                          | max_msg (64 GiB by default) per guest      |                                 |
+   | (JOINING, >>zmq)                         | before ZAP; accepted as a guest only on    | keys per open slot at once,     |
+   |                                          | the guest endpoint while a slot is open,   | forgotten after 60 s idle; on   |
+   |                                          | <= 8 handshakes per key                    | the members' endpoint put off   |
+   |                                          |                                            | (ZAP 300) while a slot is open  |
+   | TCP: a guest's messages, any number and  | only on the guest endpoint (0.2.7): ZeroMQ | dropped unless for an open slot |
+   | size (a flood)                           | refuses one over guest_max (256) + 520 B   | and <= guest_max bytes (then as |
+   |                                          | before allocating it (and drops the        | any request, above); an over-   |
+   |                                          | connection), queues <= 16 per connection,  | size one costs it its           |
+   |                                          | the members' endpoint first: <= 64         | connection                      |
+   |                                          | connections per open slot at once, about   |                                 |
+   |                                          | 45 KiB each (64: +2.9 MiB resident); heard |                                 |
+   |                                          | only as the slot it claims (join rows).    |                                 |
+   |                                          | Measured (tests/zmq_slots.c): 3 keys       |                                 |
+   |                                          | sending 192 MiB, 1 MiB messages on both    |                                 |
+   |                                          | endpoints and 200 B ones: +0.6-0.9 MiB     |                                 |
+   |                                          | peak (0.2.6: +193 MiB, all of it queued)   |                                 |
    | TCP: claim a member's or admitted slot   | one handshake, messages dropped            | refused: it lacks the key       |
    | TCP: take or close an open slot          | a newcomer's join denied (not defended)    | one request (then probation     |
    |                                          |                                            | work, from the slot's address)  |
@@ -1073,13 +1088,20 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    is known to nobody before admission, so the transport learns the view:
    the peer hands it roster and bans after every step (vt_net.roster).
    While slot r is open, a member's ZAP handler accepts a key that no slot
-   holds as a GUEST; the guest's connection names the slot it speaks for
-   (its routing id, inside CURVE's encrypted handshake), and its messages
-   are heard as from r only while r is open and only up to guest_max bytes
-   (4096; a JOIN is 112). Once r is admitted, only the admitted key is
+   holds as a GUEST, on the member's guest endpoint only: a socket of its
+   own whose limits fit what a newcomer sends (messages up to guest_max
+   bytes, 256 by default, a JOIN being 112; 16 queued per connection), so
+   a stranger's flood costs bounded memory (since 0.2.7; the members'
+   socket takes messages up to max_msg, `queue` of them per connection).
+   The guest's connection names the slot it speaks for (its routing id,
+   inside CURVE's encrypted handshake), and its messages are heard as from
+   r only while r is open. Once r is admitted, only the admitted key is
    heard as r, and only then do members connect to r's endpoint, with that
    key pinned as the CURVE server key: the newcomer gets its state only if
-   it holds both the admitted key and the slot's address. A banned slot is
+   it holds both the admitted key and the slot's address. The newcomer
+   speaks on the members' endpoints once its own view admits it (after it
+   synced the state); a member that has not admitted it yet puts the
+   handshake off (ZAP 300) until it has. A banned slot is
    refused at the handshake and its messages dropped. A connection that
    claims a member's slot must prove that member's key (a guest claiming
    it is refused), so joining weakens nothing CURVE gave the members.
@@ -1155,8 +1177,12 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
    service below the transport (TCP connection floods: the CURVE handshake
    of any key costs a member about four Curve25519 operations before the
    ZAP handler sees the key, at the attacker's rate, and each connection
-   ZeroMQ holds may queue `queue` messages of up to max_msg bytes before
-   the transport drops them). MPI is for trusted clusters: one rank that
+   ZeroMQ holds costs its buffers, about 45 KiB, until the handshake fails
+   or times out; a guest key forgotten after 60 s idle keeps the
+   connections it opened, so over time guests hold more than the 64 per
+   open slot the table admits at once; a Byzantine member's connection may
+   queue `queue` messages of up to max_msg bytes before the transport drops
+   them: BOUNDED RESOURCES). MPI is for trusted clusters: one rank that
    dies ends the job.
    ========================================================================== */
 
@@ -1929,11 +1955,14 @@ VTDEF vt_net *vt_net_mpi_create(size_t max_msg) {
    other peer's ROUTER whose key it knows: peer i sends to j over its
    DEALER to j. A ZAP handler thread answers the handshake of every
    incoming connection: the client's Curve25519 key must be one derived
-   from a roster identity not banned (or a guest's, for an open slot:
-   below), and the connection's User-Id becomes that peer's rank, which
-   every message received on the ROUTER then carries. Keys: libsodium's
-   crypto_sign_ed25519_pk_to_curve25519 / sk_to_curve25519 of the Ed25519
-   identities, so a peer has one identity for signing and for its links.
+   from a roster identity not banned, and the connection's User-Id becomes
+   that peer's rank, which every message received on the ROUTER then
+   carries. Keys: libsodium's crypto_sign_ed25519_pk_to_curve25519 /
+   sk_to_curve25519 of the Ed25519 identities, so a peer has one identity
+   for signing and for its links. Keys nobody holds (a newcomer's, before
+   the members admit it) are heard on a second ROUTER of their own, at
+   guest_endpoints[rank], with limits sized for what a newcomer sends
+   (below).
 
    A dead, hung or slow peer: the DEALER to it queues `queue` messages and
    then refuses (EAGAIN: counted as dropped), the ROUTER's queue from a
@@ -1946,31 +1975,54 @@ VTDEF vt_net *vt_net_mpi_create(size_t max_msg) {
 #endif
 
 /* Open slots (>>btard: JOINING). A newcomer's key is known to nobody until
-   the members admit it, so a member's ZAP handler also accepts a key that
-   no slot holds, as a GUEST, while some slot other than its own is open.
-   The guest names the slot it speaks for in its connection's routing id
-   ("J", u32 rank, 8 random bytes: set by the newcomer's DEALERs, sent
-   inside CURVE's encrypted INITIATE, so bound to the key that proved
-   itself), and every message it sends is delivered as from that slot only
-   while the slot is open (and then only messages up to guest_max bytes),
-   or admitted with that very key. A connection with a member's key is that
-   member; a guest claiming a member's slot is refused; a banned slot (in
-   the peer's view, vt_net.roster) is refused at the handshake and its
-   messages dropped. At most VT__BT_ZGUESTS guest keys per open slot are
-   known at once, each passes the handshake at most VT__BT_ZHELLO times,
-   and a guest silent for VT__BT_ZIDLE seconds is forgotten (its messages
-   dropped, its key refused until the table has room). When a slot is
-   admitted the peer connects a DEALER to its endpoint with the admitted
-   key pinned as the CURVE server key: members reach a newcomer only once
-   they know which key must answer there. Before, a member can only answer
-   a guest: a send to an open slot goes through the ROUTER to the routing id
+   the members admit it, so it cannot speak on their ROUTERs: the members'
+   limits there (messages up to max_msg, `queue` of them per connection)
+   would let any stranger make a member hold max_msg x queue bytes (64 GiB
+   by default) per connection, refused only once received (0.2.6 and
+   before: 6 MiB to 1 GiB resident in 6 s). Instead each peer binds a
+   GUEST ROUTER at guest_endpoints[rank], whose ZAP handler accepts a key
+   that no slot holds, as a GUEST, while some slot other than its own is
+   open, and whose limits fit a newcomer: messages up to guest_max bytes
+   (ZMQ_MAXMSGSIZE, with room for CURVE's framing and handshake: the
+   largest a newcomer sends before it is admitted is a 112-byte JOIN) and
+   VT__BT_ZGQ queued per connection and direction. The guest names the slot
+   it speaks for in its connection's routing id ("J", u32 rank, 8 random
+   bytes: set by the newcomer's DEALERs, sent inside CURVE's encrypted
+   INITIATE, so bound to the key that proved itself), and every message it
+   sends is delivered as from that slot only while the slot is open, or
+   admitted with that very key. A connection with a member's key is that
+   member (on either ROUTER); a guest claiming a member's slot is refused; a
+   banned slot (in the peer's view, vt_net.roster) is refused at the
+   handshake and its messages dropped. At most VT__BT_ZGUESTS guest keys
+   per open slot are known at once, each passes the handshake at most
+   VT__BT_ZHELLO times, and a guest silent for VT__BT_ZIDLE seconds is
+   forgotten (its messages dropped, its key refused until the table has
+   room). The members' ROUTER answers a key it does not know, while a slot
+   is open, with ZAP's temporary failure (300: the client tries again):
+   a newcomer that others admitted may connect before this member has
+   admitted it; a refusal (400) would end that connection for good, and
+   with it the messages queued on it (libzmq 4.3). When a slot is admitted
+   the peer connects a DEALER to its endpoint with the admitted key pinned
+   as the CURVE server key: members reach a newcomer only once they know
+   which key must answer there. Before, a member can only answer a guest:
+   a send to an open slot goes through the guest ROUTER to the routing id
    of the guest connection that last delivered a message for it (a step
-   statement: >>peer, step discovery), and a newcomer reads its DEALERs for
-   such answers. Every DEALER refuses a message over guest_max bytes
-   (ZMQ_MAXMSGSIZE) and queues at most 16: nothing else comes that way. */
+   statement: >>peer, step discovery), and a newcomer reads its DEALERs to
+   the guest endpoints for such answers. A newcomer speaks on the members'
+   guest endpoints until its own view admits it (vt_net.roster, after it
+   synced the state), then on their endpoints like any member. Every DEALER
+   refuses a message over guest_max bytes (ZMQ_MAXMSGSIZE) and queues at
+   most VT__BT_ZGQ: nothing else comes that way. */
 #define VT__BT_ZGUESTS 8
 #define VT__BT_ZHELLO 8
 #define VT__BT_ZIDLE 60.0
+#define VT__BT_ZGQ 16      /* messages queued per guest connection, and per DEALER inbound */
+#define VT__BT_ZGMAX 256   /* guest_max by default: a JOIN is 112 bytes, a step statement 80, a step query or a state request 0 */
+/* What ZMQ_MAXMSGSIZE counts beyond a message's tag and payload: CURVE's framing of each message
+   (33 bytes in libzmq 4.3: command name, nonce, flags, MAC) and its handshake commands, which pass
+   the same limit (HELLO 200 bytes, INITIATE about 310 with a newcomer's routing id): a limit of
+   tag + payload alone refused a message of exactly max_msg, and one under 300 every handshake. */
+#define VT__BT_ZWIRE 512
 /* A guest key's messages are delivered at most VT__BT_ZRATE a second, in bursts of at most
    VT__BT_ZBURST (a token bucket per key; the rest dropped, counted garbage): what one open slot's
    guests make a member parse, verify and answer (join requests, step queries) is at most
@@ -1988,7 +2040,9 @@ typedef struct vt__bt_zguest {
 
 typedef struct vt__bt_zmq {
     void *ctx, *router, **dealer;
-    char **ep;                  /* [size] copies of the endpoints (a dealer to an admitted slot connects later) */
+    void *grouter;              /* the guest ROUTER at guest_endpoints[rank] (NULL: no guest is heard) */
+    void **gdealer;             /* [size] a newcomer's DEALERs to the members' guest ROUTERs, until it is admitted */
+    char **ep, **gep;           /* [size] copies of the endpoints and guest endpoints (a dealer to an admitted slot connects later) */
     unsigned char *cpk;         /* [size * 32] Curve25519 public keys of the roster */
     unsigned char *keyed;       /* [size] 1: cpk[i] holds a key (a founder, or an admitted newcomer) */
     unsigned char *alive;       /* [size] 0: banned in the peer's view: refused */
@@ -2004,9 +2058,9 @@ typedef struct vt__bt_zmq {
     pthread_t zap;
     int zap_up;
     void *zap_ready;            /* the handler's socket, bound before any connection */
-    zmq_pollitem_t *items;      /* [size + 1] what recv polls: the ROUTER, and a newcomer's DEALERs */
+    zmq_pollitem_t *items;      /* [size + 2] what a newcomer's recv polls: the ROUTERs and its DEALERs */
     int size, rank, queue, join;
-    int rfd;                    /* the ROUTER's ZMQ_FD: readable when its mailbox has news (recv waits on it) */
+    int rfd, gfd;               /* the ROUTERs' ZMQ_FD: readable when a mailbox has news (recv waits on them) */
 } vt__bt_zmq;
 
 /* one frame of a ZAP request into buf (at most cap bytes); -1 when the context ends */
@@ -2048,18 +2102,20 @@ static vt__bt_zguest *vt__bt_zmq_guest(vt__bt_zmq *z, const unsigned char *k, in
     return &z->guest[z->nguest++];
 }
 
-/* the ZAP verdict on client key k: 1 with its User-Id ("rank", or "g" and
-   the key in hex: a guest), 0 with why */
-static int vt__bt_zap_judge(vt__bt_zmq *z, const unsigned char *k, char *user, const char **why) {
-    int i, ok = 0;
+/* the ZAP verdict on client key k at the members' ROUTER (guest 0) or the guest ROUTER (guest 1):
+   "200" with its User-Id ("rank", or "g" and the key in hex: a guest), "300" (try again: a key that
+   may be admitted soon) or "400", with why */
+static const char *vt__bt_zap_judge(vt__bt_zmq *z, const unsigned char *k, int guest, char *user, const char **why) {
+    const char *st = "400";
+    int i;
     vt__bt_zguest *g;
     pthread_mutex_lock(&z->mu);
     for (i = 0; i < z->size && !(z->keyed[i] && !memcmp(k, z->cpk + 32 * (size_t)i, 32)); i++) {}
-    if (i < z->size) {
-        ok = i != z->rank && z->alive[i];
-        *why = ok ? "OK" : "banned";
-        if (ok) snprintf(user, 16, "%d", i);
+    if (i < z->size) { /* a member, or an admitted newcomer (on the guest ROUTER: one that has not moved yet) */
+        *why = i != z->rank && z->alive[i] ? "OK" : "banned";
+        if (i != z->rank && z->alive[i]) { snprintf(user, 16, "%d", i); st = "200"; }
     } else if (!vt__bt_zmq_open(z)) *why = "not in the roster";
+    else if (!guest) { *why = "not admitted here (yet): a newcomer speaks on the guest endpoint until admitted"; st = "300"; }
     else if (!(g = vt__bt_zmq_guest(z, k, 1)) || g->hello >= VT__BT_ZHELLO) *why = "no room for newcomers";
     else {
         g->hello++;
@@ -2067,23 +2123,24 @@ static int vt__bt_zap_judge(vt__bt_zmq *z, const unsigned char *k, char *user, c
         user[0] = 'g';
         for (i = 0; i < 32; i++) snprintf(user + 1 + 2 * i, 3, "%02x", k[i]);
         *why = "OK";
-        ok = 1;
+        st = "200";
     }
     pthread_mutex_unlock(&z->mu);
-    return ok;
+    return st;
 }
 
 /* RFC 27 (ZAP): version, request id, domain, address, identity, mechanism,
-   credentials -> version, request id, status, text, user id, metadata */
+   credentials -> version, request id, status, text, user id, metadata. The
+   domain says which ROUTER asks: "vtrain" (members) or "vtrain-guest". */
 static void *vt__bt_zap_main(void *arg) {
     vt__bt_zmq *z = (vt__bt_zmq *)arg;
     void *s = z->zap_ready;
     for (;;) {
         unsigned char fr[8][256];
         size_t fn[8];
-        int k = 0, more = 1, ok = 0;
+        int k = 0, more = 1;
         char user[80];
-        const char *why = "not CURVE";
+        const char *why = "not CURVE", *st = "400";
         while (more) {
             unsigned char junk[256];
             size_t jn;
@@ -2091,24 +2148,25 @@ static void *vt__bt_zap_main(void *arg) {
             k++;
         }
         /* CURVE: frame 5 is "CURVE", frame 6 the client's 32-byte key */
-        if (k >= 7 && fn[5] == 5 && !memcmp(fr[5], "CURVE", 5) && fn[6] == 32) ok = vt__bt_zap_judge(z, fr[6], user, &why);
+        if (k >= 7 && fn[5] == 5 && !memcmp(fr[5], "CURVE", 5) && fn[6] == 32)
+            st = vt__bt_zap_judge(z, fr[6], fn[2] == 12 && !memcmp(fr[2], "vtrain-guest", 12), user, &why);
         zmq_send(s, "1.0", 3, ZMQ_SNDMORE);
         zmq_send(s, k >= 2 ? fr[1] : (const unsigned char *)"", k >= 2 ? fn[1] : 0, ZMQ_SNDMORE);
-        zmq_send(s, ok ? "200" : "400", 3, ZMQ_SNDMORE);
+        zmq_send(s, st, 3, ZMQ_SNDMORE);
         zmq_send(s, why, strlen(why), ZMQ_SNDMORE);
-        zmq_send(s, ok ? user : "", ok ? strlen(user) : 0, ZMQ_SNDMORE);
+        zmq_send(s, st[0] == '2' ? user : "", st[0] == '2' ? strlen(user) : 0, ZMQ_SNDMORE);
         zmq_send(s, "", 0, 0);
     }
 }
 
-/* who sent m, on the connection with routing id rid: its rank, or -1
-   (refused: a banned slot, a guest that claims no open slot, or a slot
-   admitted with another key) */
-static int vt__bt_zmq_who(vt__bt_zmq *z, zmq_msg_t *m, const unsigned char *rid, size_t rn) {
+/* who sent m, on the connection with routing id rid, of the members' ROUTER (guest 0) or the guest
+   ROUTER (guest 1): its rank, or -1 (refused: a banned slot, a guest that claims no open slot, a slot
+   admitted with another key, or on the guest ROUTER a message over guest_max) */
+static int vt__bt_zmq_who(vt__bt_zmq *z, zmq_msg_t *m, const unsigned char *rid, size_t rn, int guest) {
     const char *user = zmq_msg_gets(m, "User-Id");
     unsigned char k[32];
     int r, i;
-    if (!user) return -1;
+    if (!user || (guest && zmq_msg_size(m) > z->guest_max + 8)) return -1;
     if (user[0] != 'g') { /* a roster key, checked at the handshake */
         char *e = NULL;
         long v = strtol(user, &e, 10);
@@ -2119,7 +2177,7 @@ static int vt__bt_zmq_who(vt__bt_zmq *z, zmq_msg_t *m, const unsigned char *rid,
         pthread_mutex_unlock(&z->mu);
         return r;
     }
-    if (strlen(user) != 65 || rn != sizeof z->rid || rid[0] != 'J') return -1;
+    if (!guest || strlen(user) != 65 || rn != sizeof z->rid || rid[0] != 'J') return -1; /* the members' ROUTER admits no guest */
     for (i = 0; i < 32; i++) {
         unsigned int b;
         if (sscanf(user + 1 + 2 * i, "%2x", &b) != 1) return -1;
@@ -2138,7 +2196,7 @@ static int vt__bt_zmq_who(vt__bt_zmq *z, zmq_msg_t *m, const unsigned char *rid,
             if (g->tokens > VT__BT_ZBURST) g->tokens = VT__BT_ZBURST;
             g->filled = now;
         }
-        if (!g || zmq_msg_size(m) > z->guest_max + 8 || g->tokens < 1) r = -1;
+        if (!g || g->tokens < 1) r = -1;
         else {
             g->tokens -= 1;
             g->seen = now;
@@ -2158,7 +2216,7 @@ static int vt__bt_zmq_frame(zmq_msg_t *m, uint64_t tag, const void *p, size_t n)
     return 0;
 }
 
-/* a message to open slot `to` (no key, no DEALER): a reply, through the ROUTER, to the guest
+/* a message to open slot `to` (no key, no DEALER): a reply, through the guest ROUTER, to the guest
    connection that last spoke for it, at most guest_max bytes (a step statement); dropped if there is
    none (an open slot is reached only by answering it) */
 static int vt__bt_zmq_reply(vt_net *t, int to, uint64_t tag, const void *p, size_t n) {
@@ -2167,12 +2225,12 @@ static int vt__bt_zmq_reply(vt_net *t, int to, uint64_t tag, const void *p, size
     zmq_msg_t m;
     int ok;
     pthread_mutex_lock(&z->mu);
-    ok = z->grid_ok[to] && !z->keyed[to] && z->alive[to];
+    ok = z->grouter && z->grid_ok[to] && !z->keyed[to] && z->alive[to];
     if (ok) memcpy(rid, z->grid + 13 * (size_t)to, 13);
     pthread_mutex_unlock(&z->mu);
     if (!ok || n > z->guest_max) { t->stats.dropped++; return 0; }
     if (vt__bt_zmq_frame(&m, tag, p, n) < 0) return -1;
-    if (zmq_send(z->router, rid, sizeof rid, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 || zmq_msg_send(&m, z->router, ZMQ_DONTWAIT) < 0) {
+    if (zmq_send(z->grouter, rid, sizeof rid, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 || zmq_msg_send(&m, z->grouter, ZMQ_DONTWAIT) < 0) {
         zmq_msg_close(&m);
         t->stats.dropped++;
         return 0;
@@ -2182,20 +2240,29 @@ static int vt__bt_zmq_reply(vt_net *t, int to, uint64_t tag, const void *p, size
     return 0;
 }
 
+/* the DEALER a message to peer `to` goes out on, and the largest it takes: the one to its ROUTER
+   (max_msg), or a newcomer's to its guest ROUTER (guest_max); NULL for an open slot (a reply) */
+static void *vt__bt_zmq_out(const vt__bt_zmq *z, int to, size_t *lim) {
+    *lim = z->dealer[to] ? z->max_msg : z->guest_max;
+    return z->dealer[to] ? z->dealer[to] : z->gdealer[to];
+}
+
 /* queue a frame of n payload bytes for peer `to` without waiting: the frame
    is given away (sent or closed) */
 static void vt__bt_zmq_put(vt_net *t, int to, zmq_msg_t *m, size_t n) {
-    vt__bt_zmq *z = (vt__bt_zmq *)t->impl;
-    if (n > z->max_msg || !z->dealer[to]) { zmq_msg_close(m); t->stats.dropped++; return; } /* too large, or an open slot: nobody to reach */
-    if (zmq_msg_send(m, z->dealer[to], ZMQ_DONTWAIT) < 0) { zmq_msg_close(m); t->stats.dropped++; return; }
+    size_t lim;
+    void *s = vt__bt_zmq_out((vt__bt_zmq *)t->impl, to, &lim);
+    if (n > lim || !s) { zmq_msg_close(m); t->stats.dropped++; return; } /* too large, or nobody to reach */
+    if (zmq_msg_send(m, s, ZMQ_DONTWAIT) < 0) { zmq_msg_close(m); t->stats.dropped++; return; }
     t->stats.sent_msgs++;
     t->stats.sent_bytes += (int64_t)n;
 }
 
 static int vt__bt_zmq_send(vt_net *t, int to, uint64_t tag, const void *p, size_t n) {
     zmq_msg_t m;
+    size_t lim;
     if (to < 0 || to >= t->size || to == t->rank) return -1;
-    if (!((vt__bt_zmq *)t->impl)->dealer[to]) return vt__bt_zmq_reply(t, to, tag, p, n);
+    if (!vt__bt_zmq_out((vt__bt_zmq *)t->impl, to, &lim)) return vt__bt_zmq_reply(t, to, tag, p, n);
     if (vt__bt_zmq_frame(&m, tag, p, n) < 0) return -1;
     vt__bt_zmq_put(t, to, &m, n);
     return 0;
@@ -2207,12 +2274,13 @@ static int vt__bt_zmq_send(vt_net *t, int to, uint64_t tag, const void *p, size_
    broadcast of an envelope costs one allocation and one copy, not 15. */
 static int vt__bt_zmq_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, const unsigned char *to) {
     zmq_msg_t m0;
+    size_t lim;
     int i, rc = 0;
     if (vt__bt_zmq_frame(&m0, tag, p, n) < 0) return -1;
     for (i = 0; i < t->size; i++) {
         zmq_msg_t m;
         if (i == t->rank || (to && !to[i])) continue;
-        if (!((vt__bt_zmq *)t->impl)->dealer[i]) { if (vt__bt_zmq_reply(t, i, tag, p, n) < 0) rc = -1; continue; } /* an open slot */
+        if (!vt__bt_zmq_out((vt__bt_zmq *)t->impl, i, &lim)) { if (vt__bt_zmq_reply(t, i, tag, p, n) < 0) rc = -1; continue; } /* an open slot */
         zmq_msg_init(&m);
         if (zmq_msg_copy(&m, &m0) != 0) { zmq_msg_close(&m); rc = -1; continue; }
         vt__bt_zmq_put(t, i, &m, n);
@@ -2221,21 +2289,22 @@ static int vt__bt_zmq_bcast(vt_net *t, uint64_t tag, const void *p, size_t n, co
     return rc;
 }
 
-/* A newcomer also reads its DEALERs: a member answers an open slot (a step statement) through its
-   ROUTER, to the connection the question came on, so the answer comes back on the newcomer's DEALER to
-   that member, whose key was pinned there: it is from that member. One frame [tag][payload], at most
-   guest_max bytes (ZMQ_MAXMSGSIZE of the DEALER). 1 with the message, 0 if there was none. */
+/* A newcomer also reads its DEALERs to the guest ROUTERs: a member answers an open slot (a step
+   statement) through its guest ROUTER, to the connection the question came on, so the answer comes
+   back on the newcomer's DEALER to that member, whose key was pinned there: it is from that member.
+   One frame [tag][payload], at most guest_max bytes (ZMQ_MAXMSGSIZE of the DEALER). 1 with the
+   message, 0 if there was none. */
 static int vt__bt_zmq_dealer_take(vt_net *t, int i, int *from, uint64_t *tag, unsigned char **p, size_t *n) {
     vt__bt_zmq *z = (vt__bt_zmq *)t->impl;
     zmq_msg_t m;
     int more;
     zmq_msg_init(&m);
-    if (zmq_msg_recv(&m, z->dealer[i], ZMQ_DONTWAIT) < 0) { zmq_msg_close(&m); return 0; }
+    if (zmq_msg_recv(&m, z->gdealer[i], ZMQ_DONTWAIT) < 0) { zmq_msg_close(&m); return 0; }
     more = zmq_msg_more(&m);
     while (more) { /* one frame only: drain the rest */
         zmq_msg_t x;
         zmq_msg_init(&x);
-        if (zmq_msg_recv(&x, z->dealer[i], 0) < 0) { zmq_msg_close(&x); break; }
+        if (zmq_msg_recv(&x, z->gdealer[i], 0) < 0) { zmq_msg_close(&x); break; }
         more = zmq_msg_more(&x);
         zmq_msg_close(&x);
         zmq_msg_close(&m);
@@ -2254,135 +2323,157 @@ static int vt__bt_zmq_dealer_take(vt_net *t, int i, int *from, uint64_t *tag, un
     return 1;
 }
 
+/* One message from ROUTER s (the members', guest 0, or the guest ROUTER, guest 1), without waiting:
+   1 taken (*from, *tag, *p, *n), 0 none queued (the receive took in the socket's pending commands),
+   2 one not taken (garbage, a refused sender, a goodbye), -1 the context is closing, -2 interrupted */
+static int vt__bt_zmq_take(vt_net *t, void *s, int guest, int *from, uint64_t *tag, unsigned char **p, size_t *n) {
+    vt__bt_zmq *z = (vt__bt_zmq *)t->impl;
+    zmq_msg_t id, m;
+    int frames = 2, ok, more;
+    zmq_msg_init(&id);
+    if (zmq_msg_recv(&id, s, ZMQ_DONTWAIT) < 0) {
+        int e = zmq_errno();
+        zmq_msg_close(&id);
+        return e == EAGAIN ? 0 : e == EINTR ? -2 : -1; /* ETERM: the context is closing */
+    }
+    /* [routing id][payload]; anything else is garbage */
+    if (!zmq_msg_more(&id)) { zmq_msg_close(&id); t->stats.garbage++; return 2; }
+    zmq_msg_init(&m);
+    if (zmq_msg_recv(&m, s, 0) < 0) { zmq_msg_close(&m); zmq_msg_close(&id); return 2; }
+    more = zmq_msg_more(&m);
+    while (more) { /* a peer sent several frames: drain them */
+        zmq_msg_t x;
+        zmq_msg_init(&x);
+        if (zmq_msg_recv(&x, s, 0) < 0) { zmq_msg_close(&x); break; }
+        more = zmq_msg_more(&x);
+        zmq_msg_close(&x);
+        frames++;
+    }
+    ok = frames == 2 && zmq_msg_size(&m) >= 8 && (*from = vt__bt_zmq_who(z, &m, (const unsigned char *)zmq_msg_data(&id), zmq_msg_size(&id), guest)) >= 0;
+    zmq_msg_close(&id);
+    if (!ok) { t->stats.garbage++; zmq_msg_close(&m); return 2; }
+    *tag = vt__bt_g64((const unsigned char *)zmq_msg_data(&m));
+    *n = zmq_msg_size(&m) - 8;
+    *p = (unsigned char *)VT_MALLOC(*n ? *n : 1, NULL);
+    if (!*p) { zmq_msg_close(&m); t->stats.dropped++; return 2; }
+    if (*n) memcpy(*p, (const unsigned char *)zmq_msg_data(&m) + 8, *n);
+    zmq_msg_close(&m);
+    if (*tag == VT__BT_BYE) { VT_FREE(*p, NULL); *p = NULL; return 2; }
+    t->stats.recv_msgs++;
+    t->stats.recv_bytes += (int64_t)*n;
+    return 1;
+}
+
 static int vt__bt_zmq_recv(vt_net *t, int *from, uint64_t *tag, unsigned char **p, size_t *n, double deadline, int want) {
     vt__bt_zmq *z = (vt__bt_zmq *)t->impl;
     (void)want;
     *p = NULL;
     *n = 0;
-/* after a message that is not taken (garbage, refused, a goodbye): the next, unless the deadline passed;
-   a stream of garbage must not hold the caller past it (braces, not do-while: continue is the loop's) */
-#define VT__BT_ZNEXT { if (vt_net_now() >= deadline) return 0; continue; } (void)0
     for (;;) {
-        zmq_msg_t id, m;
-        int frames = 0, ok, more;
+        int r;
         /* What is queued is taken without a system call: a non-blocking
            receive first, which also takes in the socket's pending commands
            (a message that came while we worked), and a wait only when
-           nothing is queued. The wait is one poll(2) on the socket's ZMQ_FD,
-           which the I/O thread signals when the socket has news; after a
+           nothing is queued. The wait is one poll(2) on the sockets' ZMQ_FDs,
+           which the I/O thread signals when a socket has news; after a
            receive that found nothing and took in every command, news can
            only come through that signal. zmq_poll, before, cost a poll per
            message and four when idle (a first pass, ZMQ_EVENTS twice): at a
            busy step's end most messages wait queued, and those polls were
-           the larger part of a TCP peer's system calls. The deadline is
-           looked at when nothing is queued, and after each message that is
-           not taken (garbage, a refused sender, a goodbye: VT__BT_ZNEXT);
-           a message that is taken and queued when it passes still comes in. A newcomer also reads its DEALERs
-           (answers to its step queries), so it waits in zmq_poll over all of
-           them and its ROUTER, as before. */
+           the larger part of a TCP peer's system calls. The members' ROUTER
+           is read first: a guest's flood waits behind the members. The
+           deadline is looked at when nothing is queued, and after each
+           message that is not taken (garbage, a refused sender, a goodbye):
+           a stream of garbage must not hold the caller past it; a message
+           that is taken and queued when it passes still comes in. A
+           newcomer also reads its DEALERs (answers to its step queries), so
+           it waits in zmq_poll over all of them and its ROUTERs. */
         if (z->join) {
             zmq_pollitem_t *it = z->items;
             double left = deadline - vt_net_now();
             long ms;
-            int rc, k = 1, i;
-            it[0].socket = z->router; it[0].fd = 0; it[0].events = ZMQ_POLLIN; it[0].revents = 0;
+            int rc, k = 0, i;
+            it[k].socket = z->router; it[k].fd = 0; it[k].events = ZMQ_POLLIN; it[k].revents = 0; k++;
+            if (z->grouter) { it[k].socket = z->grouter; it[k].fd = 0; it[k].events = ZMQ_POLLIN; it[k].revents = 0; k++; }
             for (i = 0; i < z->size; i++)
-                if (z->dealer[i]) { it[k].socket = z->dealer[i]; it[k].fd = 0; it[k].events = ZMQ_POLLIN; it[k].revents = 0; k++; }
+                if (z->gdealer[i]) { it[k].socket = z->gdealer[i]; it[k].fd = 0; it[k].events = ZMQ_POLLIN; it[k].revents = 0; k++; }
             ms = left <= 0 ? 0 : (long)(left * 1e3) + 1;
             if (ms > 3600000L) ms = 3600000L;
             rc = zmq_poll(it, k, ms);
             if (rc < 0) return zmq_errno() == EINTR ? 0 : -1;
             if (rc == 0) { if (vt_net_now() >= deadline) return 0; continue; }
-            for (i = 1; i < k; i++) {
-                int d;
-                if (!(it[i].revents & ZMQ_POLLIN)) continue;
-                for (d = 0; d < z->size && z->dealer[d] != it[i].socket; d++) {}
-                if (d < z->size && vt__bt_zmq_dealer_take(t, d, from, tag, p, n)) return 1;
-            }
-            if (!(it[0].revents & ZMQ_POLLIN)) VT__BT_ZNEXT; /* a DEALER's garbage */
+            for (i = 0; i < z->size; i++)
+                if (z->gdealer[i] && vt__bt_zmq_dealer_take(t, i, from, tag, p, n)) return 1;
         }
-        zmq_msg_init(&id);
-        if (zmq_msg_recv(&id, z->router, ZMQ_DONTWAIT) < 0) {
-            struct pollfd pf;
+        r = vt__bt_zmq_take(t, z->router, 0, from, tag, p, n);
+        if (r == 0 && z->grouter) r = vt__bt_zmq_take(t, z->grouter, 1, from, tag, p, n);
+        if (r == 1) return 1;
+        if (r == -1) return -1;
+        if (r == -2 || (r == 2 && vt_net_now() >= deadline)) return 0;
+        if (r == 0 && !z->join) { /* nothing queued: wait for news */
+            struct pollfd pf[2];
             double left = deadline - vt_net_now();
-            int e = zmq_errno(), rc;
             long ms;
-            zmq_msg_close(&id);
-            if (e != EAGAIN) return e == EINTR ? 0 : -1; /* ETERM: the context is closing */
-            if (z->join) continue; /* zmq_poll above waits */
+            int rc;
             if (left <= 0) return 0;
             ms = (long)(left * 1e3) + 1;
             if (ms > 3600000L) ms = 3600000L;
-            pf.fd = z->rfd; pf.events = POLLIN; pf.revents = 0;
-            rc = poll(&pf, 1, (int)ms);
+            pf[0].fd = z->rfd; pf[0].events = POLLIN; pf[0].revents = 0;
+            pf[1].fd = z->gfd; pf[1].events = POLLIN; pf[1].revents = 0;
+            rc = poll(pf, z->grouter ? 2 : 1, (int)ms);
             if (rc < 0 && errno != EINTR) return -1;
             if (rc <= 0 && vt_net_now() >= deadline) return 0;
-            continue;
-        }
-        /* [routing id][payload]; anything else is garbage */
-        more = zmq_msg_more(&id);
-        if (!more) { zmq_msg_close(&id); t->stats.garbage++; VT__BT_ZNEXT; }
-        zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, z->router, 0) < 0) { zmq_msg_close(&m); zmq_msg_close(&id); VT__BT_ZNEXT; }
-        frames = 2;
-        more = zmq_msg_more(&m);
-        while (more) { /* a peer sent several frames: drain them */
-            zmq_msg_t x;
-            zmq_msg_init(&x);
-            if (zmq_msg_recv(&x, z->router, 0) < 0) { zmq_msg_close(&x); break; }
-            more = zmq_msg_more(&x);
-            zmq_msg_close(&x);
-            frames++;
-        }
-        ok = frames == 2 && zmq_msg_size(&m) >= 8 && (*from = vt__bt_zmq_who(z, &m, (const unsigned char *)zmq_msg_data(&id), zmq_msg_size(&id))) >= 0;
-        zmq_msg_close(&id);
-        if (!ok) { t->stats.garbage++; zmq_msg_close(&m); VT__BT_ZNEXT; }
-        *tag = vt__bt_g64((const unsigned char *)zmq_msg_data(&m));
-        *n = zmq_msg_size(&m) - 8;
-        *p = (unsigned char *)VT_MALLOC(*n ? *n : 1, NULL);
-        if (!*p) { zmq_msg_close(&m); t->stats.dropped++; VT__BT_ZNEXT; }
-        if (*n) memcpy(*p, (const unsigned char *)zmq_msg_data(&m) + 8, *n);
-        zmq_msg_close(&m);
-        if (*tag == VT__BT_BYE) { VT_FREE(*p, NULL); *p = NULL; VT__BT_ZNEXT; }
-        t->stats.recv_msgs++;
-        t->stats.recv_bytes += (int64_t)*n;
-        return 1;
+        } else if (r == 0 && vt_net_now() >= deadline) return 0; /* a newcomer's DEALER had garbage only: zmq_poll above waits */
     }
 }
-#undef VT__BT_ZNEXT
 
 static int vt__bt_zmq_opt(void *s, int opt, int v) { return zmq_setsockopt(s, opt, &v, sizeof v); }
 
-/* the DEALER to peer i, its key pinned; a newcomer's carries its claim,
-   and backs off to one attempt in 2 s when refused (ZeroMQ reconnects
-   after a refused handshake: every 100 ms would cost a member a handshake
-   each time); 0 with errno */
-static int vt__bt_zmq_dealer(vt__bt_zmq *z, int i) {
-    void *s = z->dealer[i] = zmq_socket(z->ctx, ZMQ_DEALER);
-    int64_t maxin = (int64_t)z->guest_max + 8;
+/* the DEALER to peer i's ROUTER (guest 0), or a newcomer's to its guest ROUTER (guest 1), its key
+   pinned; nothing but CURVE's commands and step statements comes back on either: at most guest_max
+   bytes, VT__BT_ZGQ queued. A newcomer's to a guest ROUTER carries its claim, and backs off to one
+   attempt in 2 s when refused (every 100 ms would cost a member a handshake each time). One made
+   after the start (late: to an admitted newcomer, or a newcomer's own once admitted) may find the
+   other side not yet aware of the admission, which puts the handshake off (ZAP 300); libzmq 4.3 then
+   reconnects, unless the client read the verdict before the server closed, and then it waits out
+   the handshake interval (30 s by default): 2 s here, so that what was queued goes out soon after
+   the other side admits the key. 0 with errno */
+static int vt__bt_zmq_dealer(vt__bt_zmq *z, int i, int guest, int late) {
+    void *s = (guest ? z->gdealer : z->dealer)[i] = zmq_socket(z->ctx, ZMQ_DEALER);
+    int64_t maxin = (int64_t)z->guest_max + 8 + VT__BT_ZWIRE;
     return s && !zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, z->cpk + 32 * (size_t)i, 32) && !zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, z->my_cpk, 32) &&
            !zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, z->my_csk, 32) && !vt__bt_zmq_opt(s, ZMQ_SNDHWM, z->queue) && !vt__bt_zmq_opt(s, ZMQ_LINGER, 0) &&
-           !zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxin, sizeof maxin) && !vt__bt_zmq_opt(s, ZMQ_RCVHWM, 16) &&
-           (!z->join || (!zmq_setsockopt(s, ZMQ_ROUTING_ID, z->rid, sizeof z->rid) && !vt__bt_zmq_opt(s, ZMQ_RECONNECT_IVL_MAX, 2000))) &&
-           !zmq_connect(s, z->ep[i]);
+           !zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxin, sizeof maxin) && !vt__bt_zmq_opt(s, ZMQ_RCVHWM, VT__BT_ZGQ) &&
+           (!guest || (!zmq_setsockopt(s, ZMQ_ROUTING_ID, z->rid, sizeof z->rid) && !vt__bt_zmq_opt(s, ZMQ_RECONNECT_IVL_MAX, 2000))) &&
+           (!late || !vt__bt_zmq_opt(s, ZMQ_HANDSHAKE_IVL, 2000)) && !zmq_connect(s, (guest ? z->gep : z->ep)[i]);
 }
 
 /* vt_net.roster: keys admitted since the last call get their slot (and a
-   DEALER to their endpoint); banned slots are refused from now on */
+   DEALER to their endpoint); banned slots are refused from now on. A
+   newcomer whose own key the view admits is a member from now on: it
+   speaks on the members' ROUTERs (a member that has not admitted it yet
+   puts its handshake off: ZAP 300) and no longer on their guest ROUTERs. */
 static void vt__bt_zmq_roster(vt_net *t, const unsigned char *roster, const unsigned char *alive) {
     vt__bt_zmq *z = (vt__bt_zmq *)t->impl;
-    int i, fresh;
+    unsigned char c[32];
+    int i;
+    const unsigned char *mine = roster + 32 * (size_t)z->rank;
+    if (z->join && !vt__bt_zero32(mine) && crypto_sign_ed25519_pk_to_curve25519(c, mine) == 0 && !memcmp(c, z->my_cpk, 32)) {
+        z->join = 0;
+        for (i = 0; i < z->size; i++) if (z->gdealer[i]) { zmq_close(z->gdealer[i]); z->gdealer[i] = NULL; }
+    }
     for (i = 0; i < z->size; i++) {
+        int reach;
         if (i == z->rank) continue;
         pthread_mutex_lock(&z->mu);
-        fresh = !z->keyed[i] && !vt__bt_zero32(roster + 32 * (size_t)i);
-        if (fresh) {
+        if (!z->keyed[i] && !vt__bt_zero32(roster + 32 * (size_t)i)) {
             z->keyed[i] = 1; /* an admitted key that has no Curve25519 form is kept as unreachable: its slot falls silent */
-            if (crypto_sign_ed25519_pk_to_curve25519(z->cpk + 32 * (size_t)i, roster + 32 * (size_t)i) != 0) { z->alive[i] = 0; fresh = 0; }
+            if (crypto_sign_ed25519_pk_to_curve25519(z->cpk + 32 * (size_t)i, roster + 32 * (size_t)i) != 0) z->alive[i] = 0;
         }
         if (!alive[i]) z->alive[i] = 0;
+        reach = !z->join && z->keyed[i] && z->alive[i] && !z->dealer[i];
         pthread_mutex_unlock(&z->mu);
-        if (fresh && z->alive[i] && !z->dealer[i] && !vt__bt_zmq_dealer(z, i)) t->stats.dropped++;
+        if (reach && !vt__bt_zmq_dealer(z, i, 0, 1)) t->stats.dropped++;
     }
 }
 
@@ -2393,8 +2484,11 @@ static void vt__bt_zmq_destroy(vt_net *t) {
     vt__bt_zmq *z = (vt__bt_zmq *)t->impl;
     int i, linger = 2000;
     if (z->router) zmq_close(z->router);
+    if (z->grouter) zmq_close(z->grouter);
     for (i = 0; z->dealer && i < t->size; i++)
         if (z->dealer[i]) { zmq_setsockopt(z->dealer[i], ZMQ_LINGER, &linger, sizeof linger); zmq_close(z->dealer[i]); }
+    for (i = 0; z->gdealer && i < t->size; i++)
+        if (z->gdealer[i]) zmq_close(z->gdealer[i]);
     if (z->ctx) zmq_ctx_shutdown(z->ctx);
     if (z->zap_up) pthread_join(z->zap, NULL);
     else if (z->zap_ready) zmq_close(z->zap_ready);
@@ -2402,8 +2496,11 @@ static void vt__bt_zmq_destroy(vt_net *t) {
     if (z->mu_up) pthread_mutex_destroy(&z->mu);
     sodium_memzero(z->my_csk, sizeof z->my_csk);
     for (i = 0; z->ep && i < t->size; i++) VT_FREE(z->ep[i], NULL);
+    for (i = 0; z->gep && i < t->size; i++) VT_FREE(z->gep[i], NULL);
     VT_FREE(z->ep, NULL);
+    VT_FREE(z->gep, NULL);
     VT_FREE(z->dealer, NULL);
+    VT_FREE(z->gdealer, NULL);
     VT_FREE(z->cpk, NULL);
     VT_FREE(z->keyed, NULL);
     VT_FREE(z->alive, NULL);
@@ -2415,12 +2512,34 @@ static void vt__bt_zmq_destroy(vt_net *t) {
     VT_FREE(t, NULL);
 }
 
+/* a copy of endpoint s ("" for NULL); NULL out of memory */
+static char *vt__bt_zmq_strdup(const char *s) {
+    size_t l = s ? strlen(s) : 0;
+    char *c = (char *)VT_MALLOC(l + 1, NULL);
+    if (!c) return NULL;
+    if (l) memcpy(c, s, l);
+    c[l] = 0;
+    return c;
+}
+
+/* a ROUTER (CURVE server) bound at ep, its ZAP domain, its limits, its ZMQ_FD; NULL with errno */
+static void *vt__bt_zmq_bind(vt__bt_zmq *z, const char *ep, const char *domain, int64_t maxin, int hwm, int *fd) {
+    size_t fdn = sizeof(int);
+    void *s = zmq_socket(z->ctx, ZMQ_ROUTER);
+    if (s && !vt__bt_zmq_opt(s, ZMQ_CURVE_SERVER, 1) && !zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, z->my_csk, 32) &&
+        !zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, domain, strlen(domain)) && !zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxin, sizeof maxin) &&
+        !vt__bt_zmq_opt(s, ZMQ_RCVHWM, hwm) && !vt__bt_zmq_opt(s, ZMQ_SNDHWM, hwm) && !vt__bt_zmq_opt(s, ZMQ_LINGER, 0) &&
+        !zmq_bind(s, ep) && !zmq_getsockopt(s, ZMQ_FD, fd, &fdn))
+        return s;
+    if (s) { int e = zmq_errno(); zmq_close(s); errno = e; }
+    return NULL;
+}
+
 VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
     vt_net *t;
     vt__bt_zmq *z;
     int i, bad = 0, nomem = 0;
-    int64_t maxin;
-    size_t fdn = sizeof(int);
+    const char *gme;
     if (!d || d->size < 1 || d->size > 4096 || d->rank < 0 || d->rank >= d->size || !d->endpoints || !d->roster || !d->key) {
         vt__tls_fail(VT_ERR_ARG, "vt_net_zmq_create: need rank, size, endpoints, roster and key");
         return NULL;
@@ -2434,7 +2553,12 @@ VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
         vt__tls_fail(VT_ERR_ARG, "vt_net_zmq_create: a newcomer (join) needs an open slot: roster[%d] must be 32 zero bytes", d->rank);
         return NULL;
     }
+    if (d->join && !d->guest_endpoints) {
+        vt__tls_fail(VT_ERR_ARG, "vt_net_zmq_create: a newcomer (join) needs guest_endpoints: until admitted it speaks on the members' guest endpoints");
+        return NULL;
+    }
     if (!zmq_has("curve")) { vt__tls_fail(VT_ERR_BACKEND, "vt_net_zmq_create: this libzmq has no CURVE (build it with libsodium)"); return NULL; }
+    gme = d->guest_endpoints ? d->guest_endpoints[d->rank] : NULL;
     t = (vt_net *)VT_MALLOC(sizeof(vt_net), NULL);
     z = (vt__bt_zmq *)VT_MALLOC(sizeof(vt__bt_zmq), NULL);
     if (!t || !z) { VT_FREE(t, NULL); VT_FREE(z, NULL); vt__tls_fail(VT_ERR_NOMEM, "vt_net_zmq_create: out of memory"); return NULL; }
@@ -2448,7 +2572,7 @@ VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
     z->rank = d->rank;
     z->join = d->join;
     z->max_msg = d->max_msg ? d->max_msg : ((size_t)64 << 20);
-    z->guest_max = d->guest_max ? d->guest_max : 4096;
+    z->guest_max = d->guest_max ? d->guest_max : VT__BT_ZGMAX;
     z->queue = d->queue > 0 ? d->queue : 1000;
     z->cap_guest = VT__MIN(VT__BT_ZGUESTS * d->size, 256);
     z->cpk = (unsigned char *)VT_MALLOC(32 * (size_t)d->size, NULL);
@@ -2456,22 +2580,28 @@ VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
     z->alive = (unsigned char *)VT_MALLOC((size_t)d->size, NULL);
     z->guest = (vt__bt_zguest *)VT_MALLOC(sizeof(vt__bt_zguest) * (size_t)z->cap_guest, NULL);
     z->dealer = (void **)VT_MALLOC(sizeof(void *) * (size_t)d->size, NULL);
+    z->gdealer = (void **)VT_MALLOC(sizeof(void *) * (size_t)d->size, NULL);
     z->ep = (char **)VT_MALLOC(sizeof(char *) * (size_t)d->size, NULL);
+    z->gep = (char **)VT_MALLOC(sizeof(char *) * (size_t)d->size, NULL);
     z->grid = (unsigned char *)VT_MALLOC(13 * (size_t)d->size, NULL);
     z->grid_ok = (unsigned char *)VT_MALLOC((size_t)d->size, NULL);
-    z->items = (zmq_pollitem_t *)VT_MALLOC(sizeof(zmq_pollitem_t) * ((size_t)d->size + 1), NULL);
-    if (!z->cpk || !z->keyed || !z->alive || !z->guest || !z->dealer || !z->ep || !z->grid || !z->grid_ok || !z->items) { vt__bt_zmq_destroy(t); vt__tls_fail(VT_ERR_NOMEM, "vt_net_zmq_create: out of memory"); return NULL; }
+    z->items = (zmq_pollitem_t *)VT_MALLOC(sizeof(zmq_pollitem_t) * ((size_t)d->size + 2), NULL);
+    if (!z->cpk || !z->keyed || !z->alive || !z->guest || !z->dealer || !z->gdealer || !z->ep || !z->gep || !z->grid || !z->grid_ok || !z->items) {
+        vt__bt_zmq_destroy(t);
+        vt__tls_fail(VT_ERR_NOMEM, "vt_net_zmq_create: out of memory");
+        return NULL;
+    }
     memset(z->dealer, 0, sizeof(void *) * (size_t)d->size);
+    memset(z->gdealer, 0, sizeof(void *) * (size_t)d->size);
     memset(z->ep, 0, sizeof(char *) * (size_t)d->size);
+    memset(z->gep, 0, sizeof(char *) * (size_t)d->size);
     memset(z->cpk, 0, 32 * (size_t)d->size);
     memset(z->alive, 1, (size_t)d->size);
     memset(z->grid_ok, 0, (size_t)d->size);
     for (i = 0; i < d->size; i++) {
-        size_t l = d->endpoints[i] ? strlen(d->endpoints[i]) : 0;
-        z->ep[i] = (char *)VT_MALLOC(l + 1, NULL);
-        if (!z->ep[i]) { nomem = 1; break; }
-        if (l) memcpy(z->ep[i], d->endpoints[i], l);
-        z->ep[i][l] = 0;
+        z->ep[i] = vt__bt_zmq_strdup(d->endpoints[i]);
+        z->gep[i] = vt__bt_zmq_strdup(d->guest_endpoints ? d->guest_endpoints[i] : NULL);
+        if (!z->ep[i] || !z->gep[i]) { nomem = 1; break; }
         z->keyed[i] = !vt__bt_zero32(d->roster + 32 * (size_t)i) || i == d->rank;
         if (i == d->rank) { if (crypto_sign_ed25519_pk_to_curve25519(z->cpk + 32 * (size_t)i, d->key->pk) != 0) bad = 1; }
         else if (z->keyed[i] && crypto_sign_ed25519_pk_to_curve25519(z->cpk + 32 * (size_t)i, d->roster + 32 * (size_t)i) != 0) bad = 1;
@@ -2499,25 +2629,24 @@ VTDEF vt_net *vt_net_zmq_create(const vt_net_zmq_desc *d) {
         return NULL;
     }
     z->zap_up = 1;
-    maxin = (int64_t)z->max_msg + 8;
-    z->router = zmq_socket(z->ctx, ZMQ_ROUTER);
-    if (!z->router || vt__bt_zmq_opt(z->router, ZMQ_CURVE_SERVER, 1) || zmq_setsockopt(z->router, ZMQ_CURVE_SECRETKEY, z->my_csk, 32) ||
-        zmq_setsockopt(z->router, ZMQ_ZAP_DOMAIN, "vtrain", 6) || zmq_setsockopt(z->router, ZMQ_MAXMSGSIZE, &maxin, sizeof maxin) ||
-        vt__bt_zmq_opt(z->router, ZMQ_RCVHWM, z->queue) || vt__bt_zmq_opt(z->router, ZMQ_LINGER, 0) ||
-        zmq_bind(z->router, d->endpoints[d->rank]) != 0 || zmq_getsockopt(z->router, ZMQ_FD, &z->rfd, &fdn) != 0) {
+    /* the members' ROUTER, and the guests' (only with a guest endpoint): the same key, their own limits */
+    if (!(z->router = vt__bt_zmq_bind(z, d->endpoints[d->rank], "vtrain", (int64_t)z->max_msg + 8 + VT__BT_ZWIRE, z->queue, &z->rfd)) ||
+        (gme && *gme && !(z->grouter = vt__bt_zmq_bind(z, gme, "vtrain-guest", (int64_t)z->guest_max + 8 + VT__BT_ZWIRE, VT__BT_ZGQ, &z->gfd)))) {
         char why[160];
+        const char *ep = z->router ? gme : d->endpoints[d->rank];
         snprintf(why, sizeof why, "%s", zmq_strerror(zmq_errno()));
         vt__bt_zmq_destroy(t);
-        vt__tls_fail(VT_ERR_BACKEND, "vt_net_zmq_create: cannot bind %s: %s", d->endpoints[d->rank], why);
+        vt__tls_fail(VT_ERR_BACKEND, "vt_net_zmq_create: cannot bind %s: %s", ep, why);
         return NULL;
     }
     for (i = 0; i < d->size; i++) {
         if (i == d->rank || !z->keyed[i]) continue; /* an open slot: connected once a key is admitted there */
-        if (!vt__bt_zmq_dealer(z, i)) {
+        if (d->join && !*z->gep[i]) continue;      /* a newcomer reaches only members with a guest endpoint */
+        if (!vt__bt_zmq_dealer(z, i, d->join, 0)) {
             char why[160];
             snprintf(why, sizeof why, "%s", zmq_strerror(zmq_errno()));
             vt__bt_zmq_destroy(t);
-            vt__tls_fail(VT_ERR_BACKEND, "vt_net_zmq_create: cannot connect to peer %d at %s: %s", i, d->endpoints[i], why);
+            vt__tls_fail(VT_ERR_BACKEND, "vt_net_zmq_create: cannot connect to peer %d at %s: %s", i, d->join ? z->gep[i] : z->ep[i], why);
             return NULL;
         }
     }
@@ -3537,14 +3666,13 @@ static void vt__bt_summarize(const vt__bt_env *e, unsigned char out[VT__BT_SUMMA
    crowd out a proof. */
 #define VT__BT_EV_PROOF 1
 #define VT__BT_EV_SUSPECT 2
-static void vt__bt_add_proof(vt_btard_peer *p, const unsigned char *a, const unsigned char *b) {
+/* a proof of summaries a and b; `checked`: both signatures are known to
+   hold (summaries of relay items, each checked when it was accepted:
+   vt__bt_ds_evidence), so they are not checked again */
+static void vt__bt_add_proof(vt_btard_peer *p, const unsigned char *a, const unsigned char *b, int checked) {
     if (p->nevid >= 64 || memcmp(a, "BTE2", 4) || memcmp(a + 4, b + 4, 20) || !memcmp(a + 96, b + 96, 64)) return;
-    if (!vt__bt_summary_ok(p, a) || !vt__bt_summary_ok(p, b)) return;
+    if (!checked && (!vt__bt_summary_ok(p, a) || !vt__bt_summary_ok(p, b))) return;
     if (vt__bt_add32(&p->evid, VT__BT_EV_PROOF) && vt__bt_add(&p->evid, a, VT__BT_SUMMARY) && vt__bt_add(&p->evid, b, VT__BT_SUMMARY)) p->nevid++;
-}
-static void vt__bt_add_suspect(vt_btard_peer *p, const unsigned char *a) {
-    if (p->nevid >= 32 || !vt__bt_summary_ok(p, a)) return;
-    if (vt__bt_add32(&p->evid, VT__BT_EV_SUSPECT) && vt__bt_add(&p->evid, a, VT__BT_SUMMARY)) p->nevid++;
 }
 /* two envelopes I hold of one sender for one slot */
 static void vt__bt_proof(vt_btard_peer *p, const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
@@ -3553,7 +3681,7 @@ static void vt__bt_proof(vt_btard_peer *p, const unsigned char *a, size_t an, co
     if (!vt__bt_env_parse(a, an, &ea) || !vt__bt_env_parse(b, bn, &eb)) return;
     vt__bt_summarize(&ea, s);
     vt__bt_summarize(&eb, s + VT__BT_SUMMARY);
-    vt__bt_add_proof(p, s, s + VT__BT_SUMMARY);
+    vt__bt_add_proof(p, s, s + VT__BT_SUMMARY, 0);
 }
 /* the envelope I hold of `rank` for (step, round, x): this round's or the previous one's */
 static const unsigned char *vt__bt_held(const vt_btard_peer *p, int64_t step, int round, int x, int rank, size_t *n) {
@@ -3743,8 +3871,11 @@ static int vt__bt_parts_left(vt_btard_peer *p, void *u); /* >>peer: the parts be
          (vt__bt_ds_take), so an item only I accepted would split the
          relays; and that is before anything else I say of x (my echo of x
          goes out in x + 1, after this slow path);
-     (c) in every proof and suspect (vt__bt_add_proof, vt__bt_add_suspect,
-         the judges), as before;
+     (c) in every proof and suspect, as before: those I make of envelopes I
+         hold (vt__bt_add_proof) and those I receive (the judges); those I
+         make of relay items (vt__bt_ds_proofs, vt__bt_ds_suspects) carry
+         signatures checked when the items were accepted ((b) and
+         vt__bt_ds_take), once (0.2.7: before, again);
    and not on an envelope straight from its sender (vt__bt_env_left), nor
    on a fetched one, which I take by its agreed digest alone
    (vt__bt_fetch_left). On any other transport (MPI, a user's) every
@@ -3802,18 +3933,33 @@ static int vt__bt_parts_left(vt_btard_peer *p, void *u); /* >>peer: the parts be
    silent (badly_signed_split_counts_as_none). 0.2.5 checked every envelope
    on receipt: 90 checks per peer and step at 16 peers, where this rule
    makes none off the slow path and at most n - 1 in one (bench/RESULTS.md). */
+/* The rule for the header of an envelope of exchange x, or of a relay
+   item (which carries it), however it came: it names this step and round,
+   exchange x and sender `rank`, and its echo (el bytes, as long as its
+   length field says) has the length x's echo has. The one place the echo
+   length is checked: everything held passed it (vt__bt_env_fits), every
+   relay item accepted too (vt__bt_ds_take), so the fast path and the
+   count rule read 32 n bytes of echo without checking again. */
+static int vt__bt_hdr_fits(const vt_btard_peer *p, const unsigned char *h, int x, int rank, size_t el) {
+    return !memcmp(h, "BTE2", 4) && (int64_t)vt__bt_g64(h + 4) == p->step && (int)vt__bt_g32(h + 12) == p->rd && (int)vt__bt_g32(h + 16) == x &&
+           (int)vt__bt_g32(h + 20) == rank && vt__bt_g32(h + 24) == el && el == vt__bt_echo_len(p, x);
+}
 static int vt__bt_env_fits(vt_btard_peer *p, const unsigned char *m, size_t n, int x, int rank, vt__bt_env *e) {
-    return vt__bt_env_parse(m, n, e) && e->step == p->step && e->round == p->rd && e->x == x && e->sender == rank &&
-           e->echo_len == vt__bt_echo_len(p, x);
+    return vt__bt_env_parse(m, n, e) && vt__bt_hdr_fits(p, m, x, rank, e->echo_len);
+}
+/* the signature of parsed envelope e by `rank`, given hr = SHA-256 of its rest */
+static int vt__bt_env_sig(vt_btard_peer *p, const vt__bt_env *e, int rank, const unsigned char hr[32]) {
+    unsigned char he[32], sm[141];
+    vt_sha256(e->echo, e->echo_len, he);
+    vt__bt_sigmsg_env(p, e->hdr, he, hr, sm);
+    return vt__bt_verify(p, rank, sm, sizeof sm, e->sig);
 }
 static int vt__bt_env_ok(vt_btard_peer *p, const unsigned char *m, size_t n, int x, int rank) {
     vt__bt_env e;
-    unsigned char he[32], hr[32], sm[141];
+    unsigned char hr[32];
     if (!vt__bt_env_fits(p, m, n, x, rank, &e)) return 0;
-    vt_sha256(e.echo, e.echo_len, he);
     vt_sha256(e.echo + e.echo_len, e.rest_len, hr);
-    vt__bt_sigmsg_env(p, e.hdr, he, hr, sm);
-    return vt__bt_verify(p, rank, sm, sizeof sm, e.sig);
+    return vt__bt_env_sig(p, &e, rank, hr);
 }
 /* an envelope from its sender, or fetched by its agreed digest: its
    signature is checked only if the transport does not vouch for senders */
@@ -4058,23 +4204,28 @@ static void vt__bt_ds_accept(vt_btard_peer *p, int j, const unsigned char *it, s
 
 /* round 1 of the relays: the envelopes of x I hold, each an item; one
    that I took from its sender unchecked and whose signature fails leaves
-   my view first (>>agree: THE CHEAPER RULE, (b)) */
+   my view first (>>agree: THE CHEAPER RULE, (b)). The rest is hashed once,
+   for the check and the item; every item I accept is checked (here, on
+   receipt, or in vt__bt_ds_take), which vt__bt_ds_evidence relies on. */
 static void vt__bt_ds_start(vt_btard_peer *p, int x) {
     int j;
     for (j = 0; j < p->n; j++) {
         vt__bt_env e;
         unsigned char hr[32];
-        if (p->net->authenticated && j != p->me && VT__XENV(p, x, j) && !vt__bt_env_ok(p, VT__XENV(p, x, j), VT__XLEN(p, x, j), x, p->mem[j]))
+        int item = VT__XENV(p, x, j) && vt__bt_env_parse(VT__XENV(p, x, j), VT__XLEN(p, x, j), &e);
+        if (item) vt_sha256(e.echo + e.echo_len, e.rest_len, hr);
+        if (p->net->authenticated && j != p->me && VT__XENV(p, x, j) && !(item && vt__bt_hdr_fits(p, e.hdr, x, p->mem[j], e.echo_len) && vt__bt_env_sig(p, &e, p->mem[j], hr))) {
             vt__bt_hold(p, x, j, NULL, 0);
+            item = 0;
+        }
         p->ds_cnt[j] = 0;
         p->ds_fresh[2 * j] = p->ds_fresh[2 * j + 1] = 0;
         /* listen to every member that showed life in this exchange or the one it
            echoes, even if its envelope of x has not reached me (yet): an honest
            peer late by a grace relays what I may lack */
         p->ds_active[j] = VT__XENV(p, x, j) || VT__XENV(p, x - 1, j) || vt__bt_went_slow(p, p->mem[j], x);
-        if (!VT__XENV(p, x, j) || !vt__bt_env_parse(VT__XENV(p, x, j), VT__XLEN(p, x, j), &e)) continue;
+        if (!item) continue;
         p->sb.n = 0;
-        vt_sha256(e.echo + e.echo_len, e.rest_len, hr);
         if (vt__bt_add(&p->sb, e.hdr, VT__BT_EH) && vt__bt_add(&p->sb, hr, 32) && vt__bt_add(&p->sb, e.echo, e.echo_len))
             vt__bt_ds_accept(p, j, p->sb.p, p->sb.n, NULL, 0);
     }
@@ -4161,9 +4312,7 @@ static void vt__bt_ds_take(vt_btard_peer *p, int x, int r, int q, const unsigned
         at += cl;
         vt_sha256(it, il, d);
         if (memcmp(d, list + 32 * (size_t)i, 32)) return; /* q signed another list */
-        if (memcmp(it, "BTE2", 4) || (int64_t)vt__bt_g64(it + 4) != p->step || (int)vt__bt_g32(it + 12) != p->rd ||
-            (int)vt__bt_g32(it + 16) != x || vt__bt_g32(it + 24) != il - 128 || il - 128 != vt__bt_echo_len(p, x))
-            continue; /* not an item of x; an echo of another length is none (vt__bt_env_ok) */
+        if (!vt__bt_hdr_fits(p, it, x, (int)vt__bt_g32(it + 20), il - 128)) continue; /* not an item of x; an echo of another length is none */
         j = p->pos[vt__bt_g32(it + 20) < (uint32_t)p->N ? (int)vt__bt_g32(it + 20) : 0];
         if ((int)vt__bt_g32(it + 20) >= p->N || j < 0 || p->mem[j] != (int)vt__bt_g32(it + 20)) continue;
         if (vt__bt_ds_has(p, j, d) || p->ds_cnt[j] >= 2) continue;
@@ -4231,11 +4380,10 @@ static int vt__bt_ds_left(vt_btard_peer *p, void *u) {
     return left;
 }
 
-/* the echo that member j's one accepted relay item carries (32 n bytes), or
-   NULL: none, or two (its own equivocation) */
+/* the echo that member j's one accepted relay item carries (32 n bytes:
+   vt__bt_hdr_fits), or NULL: none, or two (its own equivocation) */
 static const unsigned char *vt__bt_ds_echo(const vt_btard_peer *p, int j) {
-    if (p->ds_cnt[j] != 1 || p->ds_item[j * 2].n != 128 + 32 * (size_t)p->n) return NULL;
-    return p->ds_item[j * 2].p + 128;
+    return p->ds_cnt[j] == 1 ? p->ds_item[j * 2].p + 128 : NULL;
 }
 
 /* The count rule on the agreed echoes for slot s of exchange y: its agreed
@@ -4276,6 +4424,48 @@ static int vt__bt_count(vt_btard_peer *p, int s, unsigned char d[32], vt_btard_r
     if (best < 0) { *why = VT_BAN_SILENT; return 0; }
     memcpy(d, cand[best], 32);
     return 1;
+}
+
+/* The evidence the relays give me, published in my next envelope. Every
+   relay item I accepted was checked, its signature included (vt__bt_ds_start,
+   vt__bt_ds_take), so its summary is not checked again: [96 header and
+   signature][32 H(echo)][32 H(rest)] from the item's [96][32 H(rest)][echo],
+   the bytes vt__bt_summarize makes of the envelope. */
+static void vt__bt_item_summary(const vt__bt_buf *it, unsigned char out[VT__BT_SUMMARY]) {
+    memcpy(out, it->p, 96);
+    vt_sha256(it->p + 128, it->n - 128, out + 96);
+    memcpy(out + 128, it->p + 96, 32);
+}
+/* two signed echoes of one member: proof of its equivocation */
+static void vt__bt_ds_proofs(vt_btard_peer *p) {
+    int j;
+    for (j = 0; j < p->n; j++)
+        if (p->ds_cnt[j] == 2) {
+            unsigned char pr[2 * VT__BT_SUMMARY];
+            vt__bt_item_summary(&p->ds_item[j * 2], pr);
+            vt__bt_item_summary(&p->ds_item[j * 2 + 1], pr + VT__BT_SUMMARY);
+            vt__bt_add_proof(p, pr, pr + VT__BT_SUMMARY, 1);
+        }
+}
+/* A member whose echo, as it reached me, is not the agreed view (of x - 1),
+   in any slot, an empty one too: if it sent the others another envelope,
+   they will prove it. Before 0.2.5 an empty slot was passed over, so an
+   echo naming an envelope to some and nothing to the others (two signed
+   envelopes) was never a proof (test_btard_byz signed_split_echo_is_a_proof).
+   A suspect proves nothing by itself: an honest member that lacked an
+   envelope signed one echo, and whoever holds its envelope holds that one,
+   so no proof can come of it. Its one accepted item is the envelope I hold
+   (vt__bt_ds_start made it the first; a second would make two). At most 32
+   suspects, so that they leave room for proofs (64 items in all). */
+static void vt__bt_ds_suspects(vt_btard_peer *p, int x, const unsigned char *agreed) {
+    int j;
+    for (j = 0; j < p->n && p->nevid < 32; j++) {
+        const unsigned char *e = vt__bt_ds_echo(p, j);
+        unsigned char sum[VT__BT_SUMMARY];
+        if (j == p->me || !e || !VT__XENV(p, x, j) || !memcmp(e, agreed, 32 * (size_t)p->n)) continue;
+        vt__bt_item_summary(&p->ds_item[j * 2], sum);
+        if (vt__bt_add32(&p->evid, VT__BT_EV_SUSPECT) && vt__bt_add(&p->evid, sum, VT__BT_SUMMARY)) p->nevid++;
+    }
 }
 
 typedef struct { int y; unsigned char *need; const unsigned char *want; int left; } vt__bt_fwait;
@@ -4337,18 +4527,7 @@ static int vt__bt_slow(vt_btard_peer *p, int y) {
         for (j = 0; j < p->n; j++) if (j != p->me && p->ds_active[j] && !got[j]) p->ds_active[j] = 0;
     }
     p->sched = start + (p->f + 1) * p->cfg.timeout;
-    /* two signed echoes of one member: proof of its equivocation, published next */
-    for (j = 0; j < p->n; j++)
-        if (p->ds_cnt[j] == 2) {
-            unsigned char pr[2 * VT__BT_SUMMARY];
-            int v;
-            for (v = 0; v < 2; v++) {
-                memcpy(pr + v * VT__BT_SUMMARY, p->ds_item[j * 2 + v].p, 96);
-                vt_sha256(p->ds_item[j * 2 + v].p + 128, p->ds_item[j * 2 + v].n - 128, pr + v * VT__BT_SUMMARY + 96);
-                memcpy(pr + v * VT__BT_SUMMARY + 128, p->ds_item[j * 2 + v].p + 96, 32);
-            }
-            vt__bt_add_proof(p, pr, pr + VT__BT_SUMMARY);
-        }
+    vt__bt_ds_proofs(p);
 #ifdef VT__BT_DEBUG
     {
         char ln[512];
@@ -4363,21 +4542,7 @@ static int vt__bt_slow(vt_btard_peer *p, int y) {
         vt_btard_reason why;
         if (!vt__bt_count(p, s, agreed + 32 * (size_t)s, &why)) { vt__bt_banp(p, s, why, -1); memset(agreed + 32 * (size_t)s, 0, 32); }
     }
-    /* A member whose echo, as it reached me, is not the agreed view, in any
-       slot, an empty one too: if it sent the others another envelope, they
-       will prove it. Before 0.2.5 an empty slot was passed over, so an echo
-       naming an envelope to some and nothing to the others (two signed
-       envelopes) was never a proof (test_btard_byz
-       signed_split_echo_is_a_proof). A suspect proves nothing by itself: an
-       honest member that lacked an envelope signed one echo, and whoever
-       holds its envelope holds that one, so no proof can come of it. */
-    for (j = 0; j < p->n; j++) {
-        const unsigned char *e = vt__bt_ds_echo(p, j);
-        vt__bt_env ev;
-        unsigned char sum[VT__BT_SUMMARY];
-        if (j == p->me || !e || !VT__XENV(p, x, j) || !memcmp(e, agreed, 32 * (size_t)p->n)) continue;
-        if (vt__bt_env_parse(VT__XENV(p, x, j), VT__XLEN(p, x, j), &ev)) { vt__bt_summarize(&ev, sum); vt__bt_add_suspect(p, sum); }
-    }
+    vt__bt_ds_suspects(p, x, agreed);
     if (p->nbans != bans0) { VT_FREE(got, NULL); VT_FREE(need, NULL); return 0; } /* the round starts again */
     /* fetch: who holds an agreed envelope sends it to each member whose echo differs */
     memset(need, 0, (size_t)p->n);
@@ -4407,13 +4572,12 @@ static int vt__bt_slow(vt_btard_peer *p, int y) {
    Then every sender whose slot is empty in the agreed view is banned
    (silent: the honest peers agree it sent nothing). 0, or -1: stop. */
 static int vt__bt_agree(vt_btard_peer *p, int y) {
-    size_t el = 32 * (size_t)p->n;
+    size_t el = 32 * (size_t)p->n; /* every echo held in y + 1 has it (vt__bt_hdr_fits) */
     int j, fast = 1;
     for (j = 0; j < p->n && fast; j++) {
         vt__bt_env e;
         if (j == p->me) continue;
-        if (!VT__XENV(p, y + 1, j) || !vt__bt_env_parse(VT__XENV(p, y + 1, j), VT__XLEN(p, y + 1, j), &e) || e.echo_len != el ||
-            memcmp(e.echo, VT__XDIG(p, y, 0), el))
+        if (!VT__XENV(p, y + 1, j) || !vt__bt_env_parse(VT__XENV(p, y + 1, j), VT__XLEN(p, y + 1, j), &e) || memcmp(e.echo, VT__XDIG(p, y, 0), el))
             fast = 0;
     }
     if (!fast) return vt__bt_slow(p, y); /* the count rule banned, or every agreed envelope is here */
@@ -4452,7 +4616,7 @@ static void vt__bt_judge_evidence(vt_btard_peer *p, int j, const vt__bt_env *e) 
             if (mine && vt__bt_env_parse(mine, mn, &me)) {
                 unsigned char sum[VT__BT_SUMMARY];
                 vt__bt_summarize(&me, sum);
-                if (memcmp(sum, a, 4 + 20) == 0 && memcmp(sum + 96, a + 96, 64)) vt__bt_add_proof(p, sum, a);
+                if (memcmp(sum, a, 4 + 20) == 0 && memcmp(sum + 96, a + 96, 64)) vt__bt_add_proof(p, sum, a, 0);
             }
             i += 4 + VT__BT_SUMMARY;
         } else { vt__bt_banp(p, j, VT_BAN_MALFORMED, -1); return; }
@@ -5686,13 +5850,18 @@ static int vt__bt_blob_load(vt_btard_peer *p, const unsigned char *b, size_t n, 
     VT__BT_NEED((size_t)N * 61 + 24);
     /* every field in range before any of it is taken (the digest was attested by f0 + 1 founders, but a
        blob more than f0 liars agree on must make a wrong state, never a write out of bounds), and my
-       own slot must carry my own key */
+       own slot must carry my own key: another key there is no malformed state but the members' word
+       that they admitted another request for my slot (an open slot is first come) */
     for (i = 0; i < N; i++) {
         const unsigned char *r = b + at + 61 * (size_t)i;
         int64_t jo = (int64_t)vt__bt_g64(r + 1), pe = (int64_t)vt__bt_g64(r + 9), ba = (int64_t)vt__bt_g64(r + 17);
         int why = (int)vt__bt_g32(r + 25);
         if (r[0] > 1 || jo < -1 || pe < -1 || ba < -1 || why < -1 || why >= (int)VT_BAN_COUNT) goto bad;
-        if (i == p->rank && memcmp(r + 29, p->key.pk, 32) != 0) goto bad;
+    }
+    if (memcmp(b + at + 61 * (size_t)p->rank + 29, p->key.pk, 32) != 0) {
+        vt__bt_fail(p, VT_ERR_STATE, "newcomer %d, step %lld: the state the founders attested (sent by peer %d) gives slot %d to another key: the members "
+                    "admitted another request for this slot (an open slot is first come), not this newcomer's", p->rank, (long long)t, from, p->rank);
+        return 0;
     }
     for (i = 0; i < N; i++, at += 61) {
         p->alive[i] = b[at] ? 1 : 0;
@@ -5706,11 +5875,9 @@ static int vt__bt_blob_load(vt_btard_peer *p, const unsigned char *b, size_t n, 
     k = (int)vt__bt_g32(b + at);
     pn = (int)vt__bt_g32(b + at + 4);
     pl = (int64_t)vt__bt_g64(b + at + 8);
-    /* pv_ok 0 carries nothing; pv_ok 1 carries pn parts of pl = ceil(d / pn) each, so pn pl < d + N, what
-       pv_agg holds */
-    if (k < 0 || k > 1 || pn < 0 || pn > N || pl < 0 || pl > p->d + 1 || (!k && (pn || pl)) ||
-        (k && (pn < 1 || pl != (p->d + pn - 1) / pn)) || (int64_t)pn * pl > p->d + N)
-        goto bad;
+    /* pv_ok 0 carries nothing; pv_ok 1 carries 1 <= pn <= N parts of pl = ceil(d / pn) each, so
+       0 <= pl <= d and pn pl < d + pn <= d + N, what pv_agg holds */
+    if ((k != 0 && k != 1) || (!k && (pn || pl)) || (k && (pn < 1 || pn > N || pl != (p->d + pn - 1) / pn))) goto bad;
     p->pv_ok = k;
     p->pv_step = (int64_t)vt__bt_g64(b + at + 16);
     at += 24;
@@ -6182,17 +6349,18 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
         span = p->cfg.join_wait;
     }
     int64_t *ast = (int64_t *)VT_MALLOC(sizeof(int64_t) * (size_t)N, NULL);
-    /* per founder: the digest it attested, its last valid ATTEST (a copy of it is not checked again), the
-       signatures checked for it in this call (at most VT__BT_TRIES, as for JOIN, PROBE and statements) */
-    unsigned char *adg = (unsigned char *)VT_MALLOC((32 + VT__BT_ATTEST_LEN + 2) * (size_t)N + 1, NULL), dg[32];
-    unsigned char *alast = adg ? adg + 32 * (size_t)N : NULL, *atry = adg ? alast + VT__BT_ATTEST_LEN * (size_t)N : NULL;
+    /* per founder: the digest it attested (with ast, what its last valid ATTEST says: one that says the
+       same is not checked again, whatever its signature bytes), the signatures checked for it in this
+       call (at most VT__BT_TRIES, as for JOIN, PROBE and statements) */
+    unsigned char *adg = (unsigned char *)VT_MALLOC((32 + 2) * (size_t)N + 1, NULL), dg[32];
+    unsigned char *atry = adg ? adg + 32 * (size_t)N : NULL;
     unsigned char *done = atry ? atry + N : NULL; /* asked for the state, or its state failed: never asked again */
     int asking = 0;                               /* the grace for the member that sends it unasked is over */
     vt__bt_buf *bl = p->jreq; /* a newcomer's scratch: one state per sender */
     size_t cap;
     if (!ast || !adg) { VT_FREE(ast, NULL); VT_FREE(adg, NULL); vt__bt_fail(p, VT_ERR_NOMEM, "out of memory"); return -1; }
     for (q = 0; q < N; q++) { ast[q] = -1; bl[q].n = 0; }
-    memset(alast, 0, (VT__BT_ATTEST_LEN + 2) * (size_t)N);
+    memset(atry, 0, 2 * (size_t)N);
     { /* the largest state accepted: what this peer would send, and room for the bookkeeping */
         unsigned char *ck = NULL;
         size_t ckn = 0;
@@ -6214,12 +6382,11 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
             int64_t s = n == VT__BT_ATTEST_LEN ? (int64_t)vt__bt_g64(m + 12) : -1;
             if ((found < 0 || s == t) && n == VT__BT_ATTEST_LEN && vt__bt_g32(m) == VT__BT_M_ATTEST && (int)vt__bt_g32(m + 4) == from &&
                 (int)vt__bt_g32(m + 8) == p->rank && s >= want && (first || s == want) && !vt__bt_zero32(p->roster + 32 * (size_t)from) &&
-                memcmp(alast + VT__BT_ATTEST_LEN * (size_t)from, m, VT__BT_ATTEST_LEN) && atry[from] < VT__BT_TRIES) {
+                !(ast[from] == s && !memcmp(adg + 32 * (size_t)from, m + 20, 32)) && atry[from] < VT__BT_TRIES) {
                 atry[from]++;
                 vt__bt_attest_sigmsg(p, m, sm);
                 if (vt__bt_verify(p, from, sm, sizeof sm, m + 52)) {
                     int c = 0;
-                    memcpy(alast + VT__BT_ATTEST_LEN * (size_t)from, m, VT__BT_ATTEST_LEN);
                     ast[from] = s;
                     memcpy(adg + 32 * (size_t)from, m + 20, 32);
                     for (q = 0; q < N; q++) c += p->joined[q] == 0 && ast[q] == s && !memcmp(adg + 32 * (size_t)q, m + 20, 32);
@@ -6295,7 +6462,9 @@ static int vt__bt_sync(vt_btard_peer *p, int first) {
     else if (found < 0)
         vt__bt_fail(p, VT_ERR_STATE, "newcomer %d: no state of step %s%lld attested by %d founders within %.1f s (%s)", p->rank, first ? ">= " : "",
                     (long long)want, need, span,
-                    first ? "not admitted: its request reached too few members, or the bounds on newcomers were full" : "banned, or cut off");
+                    first ? "not admitted: its request reached too few members, the bounds on newcomers were full, or the members admitted another "
+                            "key to this slot, which over TCP then no longer reaches this one"
+                          : "banned, or cut off");
     else vt__bt_fail(p, VT_ERR_STATE, "newcomer %d: no member sent the state of step %lld that %d founders attested", p->rank, (long long)t, need);
     return -1;
 }
@@ -7649,8 +7818,35 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t) {
             keeps its deadline under a stream of garbage;
             vt_btard_peer_create refuses an unknown cfg.defence (it ran as
             CCLIP with no validators). Not fixed: a TCP guest's memory is
-            bounded only by max_msg x queue (the essay's price table).
-            Wire unchanged.
+            bounded only by max_msg x queue (fixed in 0.2.7). Wire
+            unchanged.
+     0.2.7  (2026-12-07) A TCP guest's memory is bounded (>>zmq: open
+            slots): keys not yet admitted are heard on a ROUTER of their
+            own at guest_endpoints[rank] (vt_net_zmq_desc gains it: API
+            addition; without it no guest is heard, and a newcomer needs
+            it), which refuses a message over guest_max (now 256 by
+            default) before allocating it and queues 16 per connection;
+            the members' ROUTER puts a key it does not know off (ZAP 300)
+            while a slot is open, and a newcomer moves to the members'
+            endpoints when its own view admits it. Measured
+            (tests/zmq_slots.c): 3 guest keys sending 192 MiB of 1 MiB
+            messages leave a member +0.6 to 0.9 MiB resident; 0.2.6 held
+            all of it (+193 MiB). ZMQ_MAXMSGSIZE now allows for CURVE's
+            33 bytes of framing (a message of exactly max_msg was
+            refused). Work done twice, gone: the slow path hashes a
+            held envelope's rest once for its check and its relay item,
+            and evidence made of relay items (suspects, two-item proofs)
+            is not checked again (each item was, when accepted:
+            test_btard_byz relay_evidence_checked_once); the echo-length
+            rule is checked in one place (vt__bt_hdr_fits) for envelopes
+            and relay items; a newcomer does not check again an ATTEST
+            that says what the founder's last valid one said, whatever
+            its signature bytes; a newcomer whose slot the members gave
+            to another key says so (it said "malformed"). Wire: the
+            messages are 0.2.6's; a newcomer connects to the guest
+            endpoints, so 0.2.6 and 0.2.7 peers cannot admit each
+            other's newcomers over TCP. No honest run's values or
+            digests change.
 
    ------------------------------------------------------------------------------
    This software is available under 2 licenses -- choose whichever you prefer.

@@ -43,6 +43,10 @@
    --probation P steps (default 3) under validation and then trains as a
    member until --steps. Its endpoint is tcp://HOST:(port + R), like any
    peer's: the members connect to it once they have admitted its key.
+   With --open, every peer also listens for newcomers (keys not yet
+   admitted, vt_net_zmq_desc.guest_endpoints) on tcp://HOST:(guest + r),
+   --guest-port G (default port + N): a socket of its own with small
+   limits, so a stranger there costs bounded memory.
    --join-wait S: seconds it waits to be admitted and synced (default 30).
    --join auto: a newcomer started at any time, that does not know the
    members' step: it asks every founder, takes the step that f0 + 1 of
@@ -92,7 +96,7 @@ static void hex(const unsigned char *d, int n, char *out) {
 }
 
 int main(int argc, char **argv) {
-    int rank = -1, n = 8, port = 5600, steps = 20, hidden = 16, batch = 0, width = 16, validators = 2, mean = 0, open = 0, probation = 0, i, s = 0;
+    int rank = -1, n = 8, port = 5600, gport = -1, steps = 20, hidden = 16, batch = 0, width = 16, validators = 2, mean = 0, open = 0, probation = 0, i, s = 0;
     int64_t join = -1;
     double t1 = 0, join_wait = 30, pace = 0, scale = 0;
     clock_t c1 = 0;
@@ -118,6 +122,7 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--rank")) rank = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--peers")) n = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--port")) port = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--guest-port")) gport = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--host")) host = argv[i + 1];
         else if (!strcmp(argv[i], "--out")) out = argv[i + 1];
@@ -156,24 +161,29 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: btard_peer --rank R --peers N [--port P] [--host H] [--steps S] [--out FILE] [--timeout T]\n"
                         "                  [--attack NAME[=SCALE]] [--model mlp|cnn|resnet18] [--hidden H] [--width W]\n"
                         "                  [--batch B] [--compute-timeout S] [--validators M] [--defence btard|mean] [--pace S]\n"
-                        "                  [--open K] [--join STEP|auto] [--probation P] [--join-wait S]\n"
-                        "  --open K: the last K ranks are open slots (give every process the same K);\n"
+                        "                  [--open K] [--join STEP|auto] [--probation P] [--join-wait S] [--guest-port G]\n"
+                        "  --open K: the last K ranks are open slots (give every process the same K); every peer hears\n"
+                        "  newcomers on port G + R (default G: P + N);\n"
                         "  --join STEP: this process is a newcomer in open slot R (R >= N - K) with a fresh key of its own,\n"
                         "  asking to join at step STEP (the founders, R < N - K, run without --join);\n"
                         "  --join auto: the same, started at any time: it asks the founders their step (signed answers,\n"
                         "  f0 + 1 of them alike within 4 steps) and asks to join 2 steps after it\n");
         return 2;
     }
-    ep = (char **)malloc(sizeof(char *) * (size_t)n);
-    epc = (const char **)malloc(sizeof(char *) * (size_t)n);
+    if (gport < 0) gport = port + n;
+    ep = (char **)malloc(sizeof(char *) * 2 * (size_t)n); /* the endpoints, then the guest endpoints */
+    epc = (const char **)malloc(sizeof(char *) * 2 * (size_t)n);
     roster = (unsigned char *)malloc(32 * (size_t)n);
     for (i = 0; i < n; i++) {
         unsigned char seed[32];
         vt_btard_key k;
         int b;
         ep[i] = (char *)malloc(96);
+        ep[n + i] = (char *)malloc(96);
         snprintf(ep[i], 96, "tcp://%s:%d", host, port + i);
+        snprintf(ep[n + i], 96, "tcp://%s:%d", host, gport + i);
         epc[i] = ep[i];
+        epc[n + i] = ep[n + i];
         for (b = 0; b < 32; b++) seed[b] = (unsigned char)vt_rng_u64(key_seed, (uint64_t)i, (uint64_t)b);
         if (vt_btard_key_from_seed(&k, seed) != VT_OK) { fprintf(stderr, "btard_peer: %s\n", vt_last_error()); return 1; }
         memcpy(roster + 32 * i, k.pk, 32);
@@ -184,6 +194,7 @@ int main(int argc, char **argv) {
     memset(&zd, 0, sizeof zd);
     zd.rank = rank; zd.size = n; zd.endpoints = epc; zd.roster = roster; zd.key = &key;
     zd.join = join >= 0;
+    if (open > 0) zd.guest_endpoints = epc + n;
     net = vt_net_zmq_create(&zd);
     if (!net) { fprintf(stderr, "btard_peer %d: %s\n", rank, vt_last_error()); return 1; }
     memset(&dg, 0, sizeof dg);
@@ -268,7 +279,7 @@ int main(int argc, char **argv) {
     net->destroy(net); /* flushes what is still queued for the others (up to 2 s), then closes */
     if (strcmp(model, "mlp")) vt_btard_cnn_free(&cn);
     else vt_btard_digits_free(&dg);
-    for (i = 0; i < n; i++) free(ep[i]);
+    for (i = 0; i < 2 * n; i++) free(ep[i]);
     free(ep); free(epc); free(roster);
     return st == VT_OK ? 0 : 1;
 }

@@ -84,7 +84,7 @@ run() {
   for try in 1 2 3; do
     run1 "$@"
     grep -q "Address already in use" "$dir/$1".*.log || return 0
-    echo "tcp_run: a port of $((base - N))..$((base - 1)) was taken: again on the next range"
+    echo "tcp_run: a port of $((base - 2 * np))..$((base - 1)) was taken: again on the next range"
   done
 }
 # np processes (N, or N + the open slots), each with the options in opts;
@@ -128,7 +128,7 @@ run1() {
       kill -9 "${pids[$r]}" 2>/dev/null; wait "${pids[$r]}" 2>/dev/null
     fi
   done
-  base=$((base + np))
+  base=$((base + 2 * np)) # the endpoints and the guest endpoints (btard_peer --guest-port: port + N)
 }
 
 # check NAME STEPS "HONEST RANKS" "BANNED RANK:REASON ..."

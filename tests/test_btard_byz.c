@@ -616,6 +616,89 @@ TEST(bad_echo_lengths_count_as_none) {
     for (i = 0; i < 3; i++) vt_btard_peer_destroy(p[i]);
     for (i = 0; i < 3; i++) e[i]->destroy(e[i]);
 }
+/* ---- the slow path's work (0.2.7): an envelope held unchecked is hashed and
+   checked once when it becomes a relay item (vt__bt_ds_start: one check, the
+   item its [header, signature][H(rest)][echo]), and the evidence made of relay
+   items - a suspect, or a proof of two items of one member - is not checked
+   again: every item was checked when it was accepted. The evidence is the
+   bytes vt__bt_summarize makes of the envelopes, as before. 0.2.6 hashed the
+   rest twice and checked each summary's signature again: one Ed25519
+   verification more per suspect, two per proof. ---------------------------- */
+static int item_of(const unsigned char *env, size_t n, unsigned char *it) {
+    vt__bt_env e;
+    if (!vt__bt_env_parse(env, n, &e)) return 0;
+    memcpy(it, env, VT__BT_EH);
+    vt_sha256(e.echo + e.echo_len, e.rest_len, it + VT__BT_EH);
+    memcpy(it + 128, e.echo, e.echo_len);
+    return (int)(128 + e.echo_len);
+}
+TEST(relay_evidence_checked_once) {
+    vt_net **e = vt_net_inproc_create(3, 0);
+    vt_btard_cfg cfg = cfg_of(96);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_peer *p[3];
+    vt__bt_buf a, b;
+    vt__bt_env ea, eb;
+    unsigned char echo[96], agreed[96], content[8] = "content", it[128 + 96], want[4 + 2 * VT__BT_SUMMARY], *m;
+    int i, il, x = VT__K_FIN;
+    int64_t v0;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    for (i = 0; i < 3; i++) {
+        p[i] = peer_create(&cfg, &t, e[i], i, NULL);
+        vt__bt_partition(p[i]);
+        vt__bt_round_reset(p[i]);
+    }
+    memset(echo, 0x5A, sizeof echo);
+    CHECK(vt__bt_env_make(p[1], x, echo, sizeof echo, content, sizeof content, &a), "no envelope made");
+    memset(echo, 0x5B, sizeof echo);
+    CHECK(vt__bt_env_make(p[1], x, echo, sizeof echo, content, sizeof content, &b), "no envelope made");
+    vt__bt_env_parse(a.p, a.n, &ea);
+    vt__bt_env_parse(b.p, b.n, &eb);
+    m = (unsigned char *)malloc(a.n);
+    memcpy(m, a.p, a.n);
+    vt__bt_hold(p[0], x, 1, m, a.n); /* from its sender, unchecked (an authenticated transport) */
+    v0 = p[0]->st.verifies;
+    vt__bt_ds_start(p[0], x);
+    il = item_of(a.p, a.n, it);
+    CHECK(p[0]->st.verifies - v0 == 1 && p[0]->ds_cnt[1] == 1 && p[0]->ds_item[2].n == (size_t)il && !memcmp(p[0]->ds_item[2].p, it, (size_t)il),
+          "held unchecked, then the slow path: %lld signature checks, %d relay items%s", (long long)(p[0]->st.verifies - v0), p[0]->ds_cnt[1],
+          p[0]->ds_cnt[1] == 1 && p[0]->ds_item[2].n == (size_t)il && !memcmp(p[0]->ds_item[2].p, it, (size_t)il) ? "" : ", not the envelope's item");
+    /* rank 1's echo is not the agreed view: a suspect */
+    memset(agreed, 0, sizeof agreed);
+    p[0]->evid.n = 0;
+    p[0]->nevid = 0;
+    v0 = p[0]->st.verifies;
+    vt__bt_ds_suspects(p[0], x, agreed);
+    vt__bt_p32(want, VT__BT_EV_SUSPECT);
+    vt__bt_summarize(&ea, want + 4);
+    CHECK(p[0]->nevid == 1 && p[0]->evid.n == 4 + VT__BT_SUMMARY && !memcmp(p[0]->evid.p, want, 4 + VT__BT_SUMMARY),
+          "a deviating echo: %d evidence items (want the suspect's summary)", p[0]->nevid);
+    CHECK(p[0]->st.verifies == v0, "a suspect made of a relay item: %lld signature checks (want 0: the item was checked)",
+          (long long)(p[0]->st.verifies - v0));
+    /* a second envelope of rank 1 for x, relayed: a proof */
+    il = item_of(b.p, b.n, it);
+    vt__bt_ds_accept(p[0], 1, it, (size_t)il, NULL, 0);
+    p[0]->evid.n = 0;
+    p[0]->nevid = 0;
+    v0 = p[0]->st.verifies;
+    vt__bt_ds_proofs(p[0]);
+    vt__bt_p32(want, VT__BT_EV_PROOF);
+    vt__bt_summarize(&ea, want + 4);
+    vt__bt_summarize(&eb, want + 4 + VT__BT_SUMMARY);
+    CHECK(p[0]->ds_cnt[1] == 2 && p[0]->nevid == 1 && p[0]->evid.n == sizeof want && !memcmp(p[0]->evid.p, want, sizeof want),
+          "two relay items of one member: %d evidence items (want the proof of both summaries)", p[0]->nevid);
+    CHECK(p[0]->st.verifies == v0, "a proof made of relay items: %lld signature checks (want 0: the items were checked)",
+          (long long)(p[0]->st.verifies - v0));
+    p[0]->evid.n = 0;
+    p[0]->nevid = 0;
+    vt__bt_hold(p[0], x, 1, NULL, 0);
+    memset(p[0]->ds_cnt, 0, 3);
+    free(a.p);
+    free(b.p);
+    for (i = 0; i < 3; i++) vt_btard_peer_destroy(p[i]);
+    for (i = 0; i < 3; i++) e[i]->destroy(e[i]);
+}
 /* the same in a swarm: rank 4's FIN (exchange 6) with an echo of 0 or
    32 (n + 1) bytes, validly signed, to every peer, in step 2; it relays,
    answers and fetches nothing there. Every honest peer takes it for none
@@ -1062,6 +1145,7 @@ int main(int argc, char **argv) {
     RUN(signed_split_echo_is_a_proof);
     RUN(badly_signed_to_any_number);
     RUN(bad_echo_lengths_count_as_none);
+    RUN(relay_evidence_checked_once);
     RUN(bad_echo_lengths_in_a_swarm);
     RUN(count_rule_counts_every_digest);
     RUN(withhold_half_16_peers_slow_honest_link);

@@ -341,7 +341,8 @@ TEST(request_to_some_members_all_or_none) {
     run(&s, &cfg);
     CHECK(!s.honest_banned && s.views_agree, "request to 1 founder: %d honest bans, views agree %d: %s", s.honest_banned, s.views_agree, s.why);
     CHECK(s.mship[6] == VT_BTARD_OPEN && !s.synced[6], "request to 1 founder: the slot is %d in the founders' view (want open)", (int)s.mship[6]);
-    CHECK(strstr(s.joiner_err, "not admitted") != NULL, "request to 1 founder: the newcomer says: %s", s.joiner_err);
+    CHECK(strstr(s.joiner_err, "not admitted") != NULL && strstr(s.joiner_err, "another key") != NULL,
+          "request to 1 founder: the newcomer says (want: not admitted, and every reason it may be, another key in its slot too): %s", s.joiner_err);
     /* to 3 of 6: every founder admits it at the same step */
     scen_newcomer(&s, 6, 1);
     s.cut_phase = VT__PH_JOIN;
@@ -507,7 +508,9 @@ TEST(lying_founders_do_not_mislead_it) {
 /* ---- the attested state parsed with every field bounded (review F2): a blob that f0 + 1 founders attest
    but that no honest member would build (more than f0 liars: beyond the threat model) is refused as
    malformed, never written out of bounds. A founder's real blob (step 0, its previous step filled in)
-   loads into a newcomer; each change below must not. ------------------------------------------------ */
+   loads into a newcomer; each change below must not. Another key in the newcomer's own slot is no
+   malformed state but the members' admission of another request for that slot: the newcomer says so
+   (0.2.6 called it malformed). ------------------------------------------------------------------------ */
 
 static void blob_put32(vt__bt_buf *b, size_t at, uint32_t v) { vt__bt_p32(b->p + at, v); }
 static void blob_put64(vt__bt_buf *b, size_t at, uint64_t v) { vt__bt_p64(b->p + at, v); }
@@ -551,7 +554,10 @@ TEST(attested_state_fields_bounded) {
         nw->msg[0] = 0;
         ok = vt__bt_blob_load(nw, b.p, b.n, 0, 0);
         CHECK(ok == want, "%s: blob_load says %d (want %d): %s", what[k], ok, want, vt_btard_error(nw));
-        if (!want) CHECK(strstr(vt_btard_error(nw), "malformed") != NULL, "%s: refused, but not as malformed: %s", what[k], vt_btard_error(nw));
+        if (!want && k != 4) CHECK(strstr(vt_btard_error(nw), "malformed") != NULL, "%s: refused, but not as malformed: %s", what[k], vt_btard_error(nw));
+        if (k == 4) /* not malformed: the members admitted another key to this slot, and the newcomer says so */
+            CHECK(strstr(vt_btard_error(nw), "gives slot 3 to another key") != NULL && strstr(vt_btard_error(nw), "malformed") == NULL,
+                  "%s: the newcomer does not say that another key holds its slot: %s", what[k], vt_btard_error(nw));
     }
     VT_FREE(b.p, NULL);
     vt_btard_peer_destroy(m);
@@ -657,6 +663,45 @@ TEST(open_slot_flood_costs_per_step) {
     for (i = 0; i < 4; i++) e[i]->destroy(e[i]);
 }
 
+/* ---- a founder's valid ATTEST, then copies of what it says with other signature bytes: the copies
+   say nothing new and are not checked (0.2.7: what the newcomer compares is the statement, its
+   digest and step, kept anyway; 0.2.6 kept a copy of the whole last ATTEST, compared the signature
+   bytes too, and checked each such copy until VT__BT_TRIES) ---------------------------------------- */
+
+TEST(attest_copies_not_checked) {
+    vt_net **e = vt_net_inproc_create(4, 0);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_cfg c = cfg_of(11);
+    vt_btard_peer *nw;
+    unsigned char roster[4 * 32], a[VT__BT_ATTEST_LEN], sm[95];
+    int i;
+    memcpy(roster, g_roster, sizeof roster);
+    memset(roster + 96, 0, 32); /* slot 3 open */
+    c.roster = roster;
+    c.key = &g_keys[3]; c.join = 1; c.join_step = 2; c.join_wait = 0.3;
+    nw = vt_btard_peer_create(&c, &t, e[3], NULL);
+    CHECK(nw != NULL, "create: %s", vt_last_error());
+    if (!nw) return;
+    memset(a, 0, sizeof a);
+    vt__bt_p32(a, VT__BT_M_ATTEST);
+    vt__bt_p32(a + 4, 0);
+    vt__bt_p32(a + 8, 3);
+    vt__bt_p64(a + 12, 3); /* the state of join_step + 1 */
+    memset(a + 20, 0x33, 32);
+    vt__bt_attest_sigmsg(nw, a, sm);
+    vt__bt_sign_raw(g_keys[0].sk, sm, sizeof sm, a + 52); /* founder 0's, valid */
+    e[0]->send(e[0], 3, VT__BT_TAG(c.session, 3, 0, VT__PH_ATTEST, 0), a, sizeof a);
+    for (i = 0; i < 20; i++) { /* the same statement, other signature bytes */
+        a[52 + i % 64] ^= (unsigned char)(1 + i);
+        e[0]->send(e[0], 3, VT__BT_TAG(c.session, 3, 0, VT__PH_ATTEST, 0), a, sizeof a);
+    }
+    CHECK(vt__bt_sync(nw, 1) < 0, "synced on one founder's attestation (want f0 + 1 = 2)");
+    CHECK(nw->st.verifies == 1, "a valid ATTEST and 20 copies of its statement with other signature bytes: %lld signatures checked (want 1)",
+          (long long)nw->st.verifies);
+    vt_btard_peer_destroy(nw);
+    for (i = 0; i < 4; i++) e[i]->destroy(e[i]);
+}
+
 int main(int argc, char **argv) {
     int rc;
     TEST_FILTER(argc, argv);
@@ -675,6 +720,7 @@ int main(int argc, char **argv) {
     RUN(attested_state_fields_bounded);
     RUN(attest_flood_checks_bounded);
     RUN(open_slot_flood_costs_per_step);
+    RUN(attest_copies_not_checked);
     vt_btard_digits_free(&g_d);
     return TEST_SUMMARY();
 }
