@@ -186,12 +186,15 @@ static const char *const *manifest_entries(void) {
     return ptr;
 }
 
+/* 1 loaded; -1 the file could not be read here (missing, unreadable, out
+   of memory); 0 it was read but cannot feed the model (too short for the
+   context, ...) */
 static int load_data(void) {
     int64_t steps = T.g.steps;
     int L = T.g.cfg.layers, C = T.g.cfg.width, H = T.g.cfg.heads, ctx = T.g.T, B = T.g.B;
     double lr = T.g.lr;
     char why[256];
-    if (chargpt_load(&T.g, T.data) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return 0; }
+    if (chargpt_load(&T.g, T.data) != VT_OK) { fprintf(stderr, "error: %s\n", vt_last_error()); return -1; }
     T.g.steps = steps; T.g.cfg.layers = L; T.g.cfg.width = C; T.g.cfg.heads = H; T.g.T = ctx; T.g.B = B; T.g.lr = lr;
     if (!chargpt_fits(&T.g, why, sizeof why)) { fprintf(stderr, "error: '%s': %s\n", T.data, why); return 0; }
     return 1;
@@ -213,16 +216,18 @@ static int get_int(const char *dir, const char *key, long long lo, long long hi,
 }
 
 /* rebuild the program from a transcript's manifest; checks every value and
-   the data file's hash. 1: rebuilt; 0: the manifest names no program this
-   tool can run (missing, malformed or out of range); -1: the manifest is
-   usable but this machine lacks its data (absent, unreadable, or another
-   file than the one its SHA-256 names) */
+   the data file's hash. 1: rebuilt; 0: the manifest names one of this
+   tool's programs with a value missing, malformed or out of range, or data
+   that cannot feed it (the manifest's fault); -1: this tool or machine
+   cannot rebuild it (a program this tool does not have, or data that is
+   absent, unreadable, another file than its SHA-256 names, or too large
+   for this machine's memory) */
 static int from_manifest(const char *dir) {
     char v[600], hex[65], what[100];
     long long x;
-    if (!get(dir, "program", v, sizeof v)) return 0;
+    if (!get(dir, "program", v, sizeof v)) return -1;
     if (cnnprog_is(v)) { use_cnn = 1; return cnnprog_from_manifest(&P, dir); }
-    if (strcmp(v, "chargpt")) { fprintf(stderr, "error: '%s' is not a transcript of chargpt, cnn, resnet18 or resnet50\n", dir); return 0; }
+    if (strcmp(v, "chargpt")) { fprintf(stderr, "error: '%s' is not a transcript of chargpt, cnn, resnet18 or resnet50\n", dir); return -1; }
     if (!get(dir, "data.file", v, sizeof v)) return 0;
     snprintf(T.data, sizeof T.data, "%s", v);
     if (!get_int(dir, "model.layers", 1, MAX_LAYERS, &x)) return 0;
@@ -388,7 +393,7 @@ static int cmd_train(int argc, char **argv) {
         fprintf(stderr, "error: --width %d is not a multiple of --heads %d\n", T.g.cfg.width, T.g.cfg.heads);
         return 2;
     }
-    if (!load_data()) return 1;
+    if (load_data() != 1) return 1;
     d.transcript = dir;
     d.manifest = manifest_entries();
     p = tool_program();
@@ -511,20 +516,23 @@ static void on_round(const vt_dispute *g, int64_t lo, int64_t hi, void *u) {
    reached, 2 for a bad command line. */
 /* A's program could not be rebuilt here (k: from_manifest's answer). Who
    answers for that is decided as vt_dispute_transcripts decides before it
-   runs anything: each party's files must back its own root (a missing or
-   edited manifest loses its holder the game), both must describe one
-   program; then a program both committed to that this tool cannot run is
-   the trainer's (it published it), and data this machine lacks is the
-   judge's own failure: no verdict */
+   runs anything, in its order: each party's files must back its own root
+   (a missing or edited manifest loses its holder the game), both must
+   describe one program and as many steps, equal roots are no dispute, the
+   trainer's settings must be usable and verified; then a manifest of one
+   of this tool's programs that names unusable values is the trainer's (it
+   published it), and anything this tool or machine lacks (the program,
+   the data, the memory) is the judge's own failure: no verdict */
 static int dispute_without_program(const char *a, const char *b, int k) {
-    unsigned char pa[32], pb[32];
-    int64_t n;
-    if (vt_transcript_check(a, &n) != VT_OK) {
+    unsigned char pa[32], pb[32], ra[32], rb[32];
+    int64_t na, nb;
+    vt_desc jd = vt_desc_default();
+    if (vt_transcript_check(a, &na) != VT_OK) {
         printf("the trainer's transcript does not back its own root (%s): it cannot answer for it: the trainer loses\n"
                "verdict: the trainer (A) is wrong\n", vt_last_error());
         return 0;
     }
-    if (vt_transcript_check(b, &n) != VT_OK) {
+    if (vt_transcript_check(b, &nb) != VT_OK) {
         printf("the auditor's transcript does not back its own root (%s): its challenge is malformed: the auditor loses\n"
                "verdict: the auditor (B) is wrong\n", vt_last_error());
         return 0;
@@ -533,8 +541,25 @@ static int dispute_without_program(const char *a, const char *b, int k) {
         printf("the two manifests describe different programs: no game, no verdict\n");
         return 1;
     }
+    if (na != nb) {
+        printf("the transcripts commit %lld and %lld steps: no game, no verdict\n", (long long)na, (long long)nb);
+        return 1;
+    }
+    if (vt_transcript_root(a, ra, NULL, NULL) == VT_OK && vt_transcript_root(b, rb, NULL, NULL) == VT_OK && !memcmp(ra, rb, 32)) {
+        printf("no dispute\n");
+        return 0;
+    }
+    if (vt_transcript_settings(a, &jd) != VT_OK) {
+        printf("the trainer's manifest is unusable (%s): the trainer loses\nverdict: the trainer (A) is wrong\n", vt_last_error());
+        return 0;
+    }
+    if (jd.mode != VT_MODE_VERIFIED) {
+        printf("the transcripts were trained in mode %s: only verified transcripts can be judged: no game, no verdict\n", vt_mode_name(jd.mode));
+        return 1;
+    }
     if (k < 0) {
-        printf("this machine lacks the data the manifests name (see the error): the judge cannot replay: no verdict\n");
+        printf("this tool or machine cannot rebuild the program (see the error: a program it does not have, data it lacks, or no "
+               "memory): the judge cannot replay: no verdict\n");
         return 1;
     }
     printf("the trainer's manifest, which both parties committed to, names no program this tool can run (see the error): "

@@ -172,10 +172,28 @@ expect "train on a data file of its own" 0 "done: 12 steps" $V train "$W/da" --d
 expect "... and a poisoned run on it" 0 "done: 12 steps" $V train "$W/dp" --data "$W/own.txt" --steps 12 $SMALL --ckpt-every 5 --poison-at 7
 expect "dispute: the data file present, a verdict" 0 "verdict: the trainer \(A\) is wrong" $V dispute "$W/dp" "$W/da"
 mv "$W/own.txt" "$W/own.moved"
-expect "dispute: the judge lacks the data: no verdict" 1 "lacks the data.*no verdict" $V dispute "$W/dp" "$W/da"
-expect "dispute: the judge lacks the data (honest trainer): no verdict" 1 "lacks the data.*no verdict" $V dispute "$W/da" "$W/dp"
+expect "dispute: the judge lacks the data: no verdict" 1 "cannot rebuild the program.*no verdict" $V dispute "$W/dp" "$W/da"
+expect "dispute: the judge lacks the data (honest trainer): no verdict" 1 "cannot rebuild the program.*no verdict" $V dispute "$W/da" "$W/dp"
 echo "other text, same length or not" > "$W/own.txt"
-expect "dispute: the judge holds other data: no verdict" 1 "lacks the data.*no verdict" $V dispute "$W/dp" "$W/da"
+expect "dispute: the judge holds other data: no verdict" 1 "cannot rebuild the program.*no verdict" $V dispute "$W/dp" "$W/da"
+# identical copies are no dispute even where this machine cannot rebuild the program (here: no data)
+rm -rf "$W/da2"; cp -r "$W/da" "$W/da2"
+expect "dispute: identical copies, the data absent: no dispute" 0 "no dispute" $V dispute "$W/da" "$W/da2"
+out=$($V dispute "$W/da" "$W/da2" 2>&1)
+if printf '%s\n' "$out" | grep -q "is wrong"; then bad "dispute: identical copies convicted someone" "$out"; else ok "dispute: identical copies convict nobody"; fi
+# the judge out of memory loading the data (a 57 MB file under ulimit -v) convicts nobody: a verdict
+# reached anyway must be the right one (the honest trainer here is A)
+for i in $(seq 60); do cat data/kjv_nt.txt; done > "$W/big.txt"
+# shellcheck disable=SC2086
+expect "train on a 57 MB data file" 0 "done: 4 steps" $V train "$W/ba" --data "$W/big.txt" --steps 4 $SMALL --ckpt-every 2
+# shellcheck disable=SC2086
+expect "... and a poisoned run on it" 0 "done: 4 steps" $V train "$W/bp" --data "$W/big.txt" --steps 4 $SMALL --ckpt-every 2 --poison-at 3
+out=$( (ulimit -v 250000; $V dispute "$W/ba" "$W/bp") 2>&1); rc=$?
+if printf '%s\n' "$out" | grep -q "trainer (A) is wrong"; then bad "dispute: the judge out of memory convicted the honest trainer" "$out"
+elif [ $rc = 1 ] && printf '%s\n' "$out" | grep -q "no verdict"; then ok "dispute: the judge out of memory: no verdict"
+elif [ $rc = 0 ] && printf '%s\n' "$out" | grep -q "auditor (B) is wrong"; then ok "dispute: the judge had memory enough: the right verdict"
+else bad "dispute: the judge under ulimit -v" "exit $rc: $out"; fi
+rm -f "$W/big.txt"
 # the judge's own machine failing (here its temporary files) convicts nobody
 expect "dispute: the judge cannot make its temporary directory: no verdict" 1 "cannot create a private temporary directory.*no verdict" env TMPDIR=/nonexistent $V dispute "$W/p" "$A"
 out=$(TMPDIR=/nonexistent $V dispute "$A" "$W/p" 2>&1)
