@@ -216,7 +216,7 @@ define compile_check
 	else echo "fail $(1)" > $(CCR)/$(1); echo "compile check $(1): FAILED"; cat $(B)/cc_$(1).log; fi
 endef
 
-CC_CHECKS = c99_gcc two_tus static no_threads no_simd posix_late fast_math_refused \
+CC_CHECKS = c99_gcc two_tus static no_threads no_simd posix_late fast_math_refused elementary_builds \
             btard_c99_gcc btard_two_tus btard_static btard_no_threads btard_order btard_no_sodium
 ifeq ($(HAVE_GXX),1)
 CC_CHECKS += cxx_gpp two_tus_cxx btard_cxx_gpp
@@ -266,6 +266,17 @@ cc-fast_math_refused:
 	    ./$(B)/cc_fast_math_refused 'flushes subnormal numbers to zero' >> $(B)/cc_fast_math_refused.log 2>&1; \
 	then echo "ok fast_math_refused" > $(CCR)/fast_math_refused; echo "compile check fast_math_refused: ok"; \
 	else echo "fail fast_math_refused" > $(CCR)/fast_math_refused; echo "compile check fast_math_refused: FAILED"; cat $(B)/cc_fast_math_refused.log; fi
+# vtrain's own exp, log, ... give the same bits whatever the build's defaults: gcc -std=gnu99 (which
+# contracts by default), clang's defaults (-ffp-contract=on) and -ffp-contract=off (both contracted
+# them before their block had the pragmas: three builds, three hashes)
+EL_BUILDS = $(CC) -std=c99 -O2 $(ARCH) -ffp-contract=off|$(CC) -std=gnu99 -O2 $(ARCH)$(if $(HAVE_CLANG),|clang -std=gnu99 -O2 $(ARCH))
+cc-elementary_builds:
+	@rm -f $(B)/cc_elementary_builds.log; ok=1; first=; k=0; builds='$(EL_BUILDS)'; IFS='|'; for cmd in $$builds; do k=$$((k + 1)); \
+	  if ! eval "$$cmd -Wall -Wextra -Werror tests/compile/elementary.c -o $(B)/cc_el$$k $(LDLIBS)" >> $(B)/cc_elementary_builds.log 2>&1; then ok=0; break; fi; \
+	  h=$$(./$(B)/cc_el$$k); echo "$$cmd: $$h" >> $(B)/cc_elementary_builds.log; \
+	  if [ -z "$$first" ]; then first=$$h; elif [ "$$h" != "$$first" ]; then ok=0; fi; done; \
+	if [ $$ok = 1 ]; then echo "ok elementary_builds" > $(CCR)/elementary_builds; echo "compile check elementary_builds: ok"; \
+	else echo "fail elementary_builds" > $(CCR)/elementary_builds; echo "compile check elementary_builds: FAILED"; cat $(B)/cc_elementary_builds.log; fi
 # clang -ffp-contract=fast contracts despite the pragma
 cc-contract_refused:
 	$(call refused_check,contract_refused,clang -std=c99 -O2 $(ARCH) -ffp-contract=fast,fuses a*b+c into fma)

@@ -1018,6 +1018,13 @@ VTDEF void vt_text_free(vt_text *t);
    ========================================================================== */
 #if (defined(VTRAIN_IMPLEMENTATION) || defined(VTRAIN_ELEMENTARY_DEVICE)) && !defined(VT__ELEMENTARY_DEFINED)
 #define VT__ELEMENTARY_DEFINED 1
+/* #pragma float_control: clang 11 and later (Apple's numbering: 13) */
+#if defined(__clang__) && ((defined(__apple_build_version__) && __clang_major__ >= 13) || \
+                           (!defined(__apple_build_version__) && __clang_major__ >= 11))
+#define VT__CLANG_FLOAT_CONTROL_EF 1
+#else
+#define VT__CLANG_FLOAT_CONTROL_EF 0
+#endif
 #if defined(__CUDACC__)
 #define VT__EF static __device__ __forceinline__
 #define VT__EF_BITS(d) ((uint64_t)__double_as_longlong(d))
@@ -1035,6 +1042,24 @@ VT__EF double vt__ef_dbl(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
 #define VT__EF_BITS(d) vt__ef_bits(d)
 #define VT__EF_DBL(b) vt__ef_dbl(b)
 #define VT__EF_INF VT__EF_DBL(0x7ff0000000000000ull)
+/* No contraction and precise semantics here too: this block comes before
+   the implementation's pragmas, and clang's default (-ffp-contract=on)
+   fused exp's and log's multiply-adds when a build left out
+   -ffp-contract=off, where vt_create's check, compiled after those
+   pragmas, saw nothing. GCC's options are restored at the block's end and
+   set again by the implementation; clang's float_control stays pushed to
+   the implementation's end, so that the system headers it includes
+   (immintrin.h's intrinsics, inlined into the kernels) are read under it
+   too (float_control first, then FP_CONTRACT: see the implementation). */
+#if defined(__clang__)
+#if VT__CLANG_FLOAT_CONTROL_EF
+#pragma float_control(precise, on, push)
+#endif
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
 #endif
 
 /* exp(r) - 1 for |r| <= 0.35: Taylor to r^13 (the remainder is below
@@ -1292,6 +1317,9 @@ VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
     if (z->bias) vt__xacc_add(&a, z->bias[nn]);
     return vt__xacc_round32(&a);
 }
+#if !defined(__CUDACC__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 #endif /* >>elementary */
 
 /* ==========================================================================
@@ -1335,12 +1363,21 @@ VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
 #error "vtrain.h: the implementation needs POSIX (clock_gettime, nanosleep, fileno, ftruncate), which a system header included before vtrain.h left undeclared under -std=c99/-std=c11: include vtrain.h first in the file that defines VTRAIN_IMPLEMENTATION, or compile with -D_POSIX_C_SOURCE=200809L"
 #endif
 
+#define VT__CLANG_FLOAT_CONTROL VT__CLANG_FLOAT_CONTROL_EF /* (>>elementary, always before this) */
+
 /* Arithmetic written in a kernel must run exactly as written: a compiler
    that fuses a*b+c into one fma ("contraction") changes results. GCC does it
    by default in GNU modes and clang in all modes when the CPU has fma. These
    pragmas switch it off for the implementation (and, for GCC, for the rest
    of this translation unit); vt_create also checks it at run time. */
 #if defined(__clang__)
+/* clang: precise semantics for the implementation whatever the command
+   line says (-fassociative-math, -freciprocal-math, -fno-signed-zeros and
+   -funsafe-math-optimizations define none of the macros the #error below
+   reads in clang 14): float_control(precise, on), pushed at >>elementary
+   and popped at the implementation's end. It must come before FP_CONTRACT
+   OFF: precise mode allows contraction within a statement, and the pragma
+   after it takes that back (the other order fused a * b + c). */
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
 /* -O3 for the implementation (13-17% on a GPT step against -O2; see BUILD at
@@ -1353,8 +1390,10 @@ VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
 #endif
 #endif
 
-/* Options that let the compiler change arithmetic (GCC and clang say so in
-   these macros): reassociated sums and reciprocals change values that every
+/* Options that let the compiler change arithmetic (GCC says so in these
+   macros; clang only for -ffast-math and -ffinite-math-only, and its
+   float_control pragma above undoes the others in the implementation):
+   reassociated sums and reciprocals change values that every
    machine must compute alike (e = 0: >>rounding), and finite-math-only
    removes the NaN checks the rounding points rely on. The file that holds
    the implementation must be built without them (other files may be; a
@@ -15183,6 +15222,8 @@ static vt_status vt__checkpoint_bytes(vt_ctx *c, int64_t step, const char *path,
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
+#elif defined(__clang__) && VT__CLANG_FLOAT_CONTROL
+#pragma float_control(pop)
 #endif
 #endif /* VTRAIN_IMPLEMENTATION_INCLUDED */
 #endif /* VTRAIN_IMPLEMENTATION */
