@@ -491,7 +491,10 @@ static void auto_case(const char *what, int liars, const double *scale, uint64_t
     CHECK(!s.honest_banned && s.views_agree, "%s: %d honest bans, views agree %d: %s", what, s.honest_banned, s.views_agree, s.why);
     CHECK(s.mship[6] == VT_BTARD_MEMBER && s.since[6] == s.asked[6] + 1, "%s: the newcomer is %d since %lld (want a member since step %lld, after the one it asked for)",
           what, (int)s.mship[6], (long long)s.since[6], (long long)s.asked[6] + 1);
-    CHECK(s.asked[6] >= 8 + VT__BT_LEAD && s.asked[6] < 40, "%s: it asked for step %lld (started after founder 0's step 8: want a step the honest founders were near)",
+    /* founder 0 was at step 8; another honest founder may still have been finishing step 7 (seen under
+       ASan, which slows each peer unevenly), and its statement may be the one that completes f0 + 1:
+       7 + LEAD is still a step the honest founders were near, and far from every liar's */
+    CHECK(s.asked[6] >= 7 + VT__BT_LEAD && s.asked[6] < 40, "%s: it asked for step %lld (started after founder 0's step 8: want a step the honest founders were near)",
           what, (long long)s.asked[6]);
     NOTE("%s: the newcomer started after founder 0's step 8, asked to join at step %lld, a member since %lld", what, (long long)s.asked[6],
          (long long)s.since[6]);
