@@ -1046,11 +1046,12 @@ VT__EF double vt__ef_dbl(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
    the implementation's pragmas, and clang's default (-ffp-contract=on)
    fused exp's and log's multiply-adds when a build left out
    -ffp-contract=off, where vt_create's check, compiled after those
-   pragmas, saw nothing. GCC's options are restored at the block's end and
-   set again by the implementation; clang's float_control stays pushed to
-   the implementation's end, so that the system headers it includes
-   (immintrin.h's intrinsics, inlined into the kernels) are read under it
-   too (float_control first, then FP_CONTRACT: see the implementation). */
+   pragmas, saw nothing. Both stay pushed to the implementation's end (the
+   elementary functions then have its options, and inline into its kernels
+   as they did), and clang reads the system headers the implementation
+   includes (immintrin.h's intrinsics, inlined into the kernels) under its
+   float_control too (float_control first, then FP_CONTRACT: see the
+   implementation). */
 #if defined(__clang__)
 #if VT__CLANG_FLOAT_CONTROL_EF
 #pragma float_control(precise, on, push)
@@ -1058,7 +1059,11 @@ VT__EF double vt__ef_dbl(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
 #pragma GCC push_options
+#ifdef VTRAIN_NO_O3
 #pragma GCC optimize("fp-contract=off")
+#else
+#pragma GCC optimize("O3", "fp-contract=off")
+#endif
 #endif
 #endif
 
@@ -1317,9 +1322,6 @@ VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
     if (z->bias) vt__xacc_add(&a, z->bias[nn]);
     return vt__xacc_round32(&a);
 }
-#if !defined(__CUDACC__) && defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
 #endif /* >>elementary */
 
 /* ==========================================================================
@@ -1380,14 +1382,10 @@ VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
    after it takes that back (the other order fused a * b + c). */
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
-/* -O3 for the implementation (13-17% on a GPT step against -O2; see BUILD at
-   the top), restored with the rest of GCC's options at its end */
-#pragma GCC push_options
-#ifdef VTRAIN_NO_O3
-#pragma GCC optimize("fp-contract=off")
-#else
-#pragma GCC optimize("O3", "fp-contract=off")
-#endif
+/* GCC: -O3 and fp-contract=off for the implementation (13-17% on a GPT
+   step against -O2; see BUILD at the top), pushed at >>elementary (so that
+   its functions have the implementation's options and inline as before)
+   and restored with the rest of GCC's options at its end */
 #endif
 
 /* Options that let the compiler change arithmetic (GCC says so in these
