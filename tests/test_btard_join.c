@@ -572,19 +572,27 @@ TEST(attested_state_fields_bounded) {
    signatures checked per founder and sync, as for JOIN, PROBE and statements (two founders sent 200
    each, badly signed, and the newcomer checked all 400) ---------------------------------------------- */
 
-TEST(attest_flood_checks_bounded) {
-    vt_net **e = vt_net_inproc_create(4, 0);
-    vt_btard_task t = vt_btard_digits_task(&g_d);
-    vt_btard_cfg c = cfg_of(10);
+/* a newcomer for open slot 3 (key 3, joining at step 2) on in-process net e, for the tests that feed
+   it ATTESTs by hand; NULL (and a failed check) when it cannot be made */
+static vt_btard_peer *attest_newcomer(vt_net **e, vt_btard_task *t, uint64_t seed, unsigned char roster[4 * 32]) {
+    vt_btard_cfg c = cfg_of(seed);
     vt_btard_peer *nw;
-    unsigned char roster[4 * 32];
-    int i, f;
-    memcpy(roster, g_roster, sizeof roster);
+    memcpy(roster, g_roster, 4 * 32);
     memset(roster + 96, 0, 32); /* slot 3 open */
     c.roster = roster;
     c.key = &g_keys[3]; c.join = 1; c.join_step = 2; c.join_wait = 0.3;
-    nw = vt_btard_peer_create(&c, &t, e[3], NULL);
+    nw = vt_btard_peer_create(&c, t, e[3], NULL);
     CHECK(nw != NULL, "create: %s", vt_last_error());
+    return nw;
+}
+
+TEST(attest_flood_checks_bounded) {
+    vt_net **e = vt_net_inproc_create(4, 0);
+    vt_btard_task t = vt_btard_digits_task(&g_d);
+    vt_btard_peer *nw;
+    unsigned char roster[4 * 32];
+    int i, f;
+    nw = attest_newcomer(e, &t, 10, roster);
     if (!nw) return;
     for (f = 0; f < 2; f++)
         for (i = 0; i < 200; i++) {
@@ -595,7 +603,7 @@ TEST(attest_flood_checks_bounded) {
             vt__bt_p32(a + 8, 3);
             vt__bt_p64(a + 12, 3); /* the state of join_step + 1 */
             vt__bt_p32(a + 20, (uint32_t)i); /* a digest of its own each, the signature zeros */
-            e[f]->send(e[f], 3, VT__BT_TAG(c.session, 3, 0, VT__PH_ATTEST, 0), a, sizeof a);
+            e[f]->send(e[f], 3, VT__BT_TAG(nw->cfg.session, 3, 0, VT__PH_ATTEST, 0), a, sizeof a);
         }
     CHECK(vt__bt_sync(nw, 1) < 0, "synced on badly signed attestations");
     CHECK(nw->st.verifies <= 2 * VT__BT_TRIES, "400 badly signed ATTESTs from 2 founders: %lld signatures checked (want at most %d)",
@@ -674,16 +682,10 @@ TEST(open_slot_flood_costs_per_step) {
 TEST(attest_copies_not_checked) {
     vt_net **e = vt_net_inproc_create(4, 0);
     vt_btard_task t = vt_btard_digits_task(&g_d);
-    vt_btard_cfg c = cfg_of(11);
     vt_btard_peer *nw;
     unsigned char roster[4 * 32], a[VT__BT_ATTEST_LEN], sm[95];
     int i;
-    memcpy(roster, g_roster, sizeof roster);
-    memset(roster + 96, 0, 32); /* slot 3 open */
-    c.roster = roster;
-    c.key = &g_keys[3]; c.join = 1; c.join_step = 2; c.join_wait = 0.3;
-    nw = vt_btard_peer_create(&c, &t, e[3], NULL);
-    CHECK(nw != NULL, "create: %s", vt_last_error());
+    nw = attest_newcomer(e, &t, 11, roster);
     if (!nw) return;
     memset(a, 0, sizeof a);
     vt__bt_p32(a, VT__BT_M_ATTEST);
@@ -693,10 +695,10 @@ TEST(attest_copies_not_checked) {
     memset(a + 20, 0x33, 32);
     vt__bt_attest_sigmsg(nw, a, sm);
     vt__bt_sign_raw(g_keys[0].sk, sm, sizeof sm, a + 52); /* founder 0's, valid */
-    e[0]->send(e[0], 3, VT__BT_TAG(c.session, 3, 0, VT__PH_ATTEST, 0), a, sizeof a);
+    e[0]->send(e[0], 3, VT__BT_TAG(nw->cfg.session, 3, 0, VT__PH_ATTEST, 0), a, sizeof a);
     for (i = 0; i < 20; i++) { /* the same statement, other signature bytes */
         a[52 + i % 64] ^= (unsigned char)(1 + i);
-        e[0]->send(e[0], 3, VT__BT_TAG(c.session, 3, 0, VT__PH_ATTEST, 0), a, sizeof a);
+        e[0]->send(e[0], 3, VT__BT_TAG(nw->cfg.session, 3, 0, VT__PH_ATTEST, 0), a, sizeof a);
     }
     CHECK(vt__bt_sync(nw, 1) < 0, "synced on one founder's attestation (want f0 + 1 = 2)");
     CHECK(nw->st.verifies == 1, "a valid ATTEST and 20 copies of its statement with other signature bytes: %lld signatures checked (want 1)",
