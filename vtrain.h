@@ -1051,20 +1051,28 @@ VT__EF double vt__ef_dbl(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
    as they did), and clang reads the system headers the implementation
    includes (immintrin.h's intrinsics, inlined into the kernels) under its
    float_control too (float_control first, then FP_CONTRACT: see the
-   implementation). */
+   implementation). VT__FP_PUSH / VT__FP_POP are these settings, for
+   vtrain_btard.h too. */
 #if defined(__clang__)
 #if VT__CLANG_FLOAT_CONTROL_EF
-#pragma float_control(precise, on, push)
-#endif
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC push_options
-#ifdef VTRAIN_NO_O3
-#pragma GCC optimize("fp-contract=off")
+#define VT__FP_PRECISE_PUSH _Pragma("float_control(precise, on, push)")
+#define VT__FP_POP _Pragma("float_control(pop)")
 #else
-#pragma GCC optimize("O3", "fp-contract=off")
+#define VT__FP_PRECISE_PUSH
+#define VT__FP_POP
 #endif
+#define VT__FP_PUSH VT__FP_PRECISE_PUSH _Pragma("STDC FP_CONTRACT OFF")
+#elif defined(__GNUC__) && defined(VTRAIN_NO_O3)
+#define VT__FP_PUSH _Pragma("GCC push_options") _Pragma("GCC optimize(\"fp-contract=off\")")
+#define VT__FP_POP _Pragma("GCC pop_options")
+#elif defined(__GNUC__)
+#define VT__FP_PUSH _Pragma("GCC push_options") _Pragma("GCC optimize(\"O3\", \"fp-contract=off\")")
+#define VT__FP_POP _Pragma("GCC pop_options")
+#else
+#define VT__FP_PUSH
+#define VT__FP_POP
 #endif
+VT__FP_PUSH
 #endif
 
 /* exp(r) - 1 for |r| <= 0.35: Taylor to r^13 (the remainder is below
@@ -1365,7 +1373,6 @@ VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
 #error "vtrain.h: the implementation needs POSIX (clock_gettime, nanosleep, fileno, ftruncate), which a system header included before vtrain.h left undeclared under -std=c99/-std=c11: include vtrain.h first in the file that defines VTRAIN_IMPLEMENTATION, or compile with -D_POSIX_C_SOURCE=200809L"
 #endif
 
-#define VT__CLANG_FLOAT_CONTROL VT__CLANG_FLOAT_CONTROL_EF /* (>>elementary, always before this) */
 
 /* Arithmetic written in a kernel must run exactly as written: a compiler
    that fuses a*b+c into one fma ("contraction") changes results. GCC does it
@@ -15218,11 +15225,7 @@ static vt_status vt__checkpoint_bytes(vt_ctx *c, int64_t step, const char *path,
 #include "vtrain_cuda.cu.h"
 #endif
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#elif defined(__clang__) && VT__CLANG_FLOAT_CONTROL
-#pragma float_control(pop)
-#endif
+VT__FP_POP /* pushed at >>elementary */
 #endif /* VTRAIN_IMPLEMENTATION_INCLUDED */
 #endif /* VTRAIN_IMPLEMENTATION */
 

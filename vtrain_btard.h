@@ -666,20 +666,11 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t);
 #include <mpi.h>
 #endif
 
-/* the floating-point settings of vtrain.h's implementation (see its top):
-   no contraction of a*b+c into fma, here as there, since every peer must
-   recompute CenteredClip and the projections bit for bit. Keep the two
-   alike. */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC push_options
-#ifdef VTRAIN_NO_O3
-#pragma GCC optimize("fp-contract=off")
-#else
-#pragma GCC optimize("O3", "fp-contract=off")
-#endif
-#endif
+/* the floating-point settings of vtrain.h's implementation (VT__FP_PUSH,
+   at its >>elementary): no contraction of a*b+c into fma and, with clang,
+   precise semantics, here as there, since every peer must recompute
+   CenteredClip and the projections bit for bit; popped at the end */
+VT__FP_PUSH
 
 /* ==========================================================================
    >>btard  Byzantine-tolerant collaborative training (BTARD)
@@ -7700,9 +7691,7 @@ VTDEF void vt_btard_cnn_free(vt_btard_cnn *t) {
     t->perm = NULL;
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
+VT__FP_POP
 #endif /* VTRAIN_BTARD_IMPLEMENTATION_INCLUDED */
 #endif /* VTRAIN_IMPLEMENTATION */
 
