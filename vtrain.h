@@ -4075,6 +4075,7 @@ nonfinite:
 #define VT__NRF 16
 #define VT__MC 96
 #define VT__NC 1024
+typedef char vt__mc_whole[VT__NR <= 16 && VT__MC % VT__MR == 0 ? 1 : -1]; /* vt__gemm_chunks_tile's L */
 
 #ifdef VT__AVX2
 /* the same micro-kernel in AVX2 registers: 12 accumulators of 4 doubles */
@@ -4241,7 +4242,7 @@ static void vt__ukr32(int64_t kc, const float *a, const float *b, double *t, int
 #define VT__MR5 12
 #define VT__NR5 16
 #define VT__NRF5 32
-typedef char vt__tile_fits[VT__MR5 * VT__NR5 <= 12 * 16 ? 1 : -1]; /* vt__gemm_chunks_tile's L */
+typedef char vt__tile_fits[VT__NR5 <= 16 && VT__MC % VT__MR5 == 0 ? 1 : -1]; /* vt__gemm_chunks_tile's L */
 #define VT__R12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
 VT__T512 static void vt__ukr64_avx512(int64_t kc, const double *a, const double *b, double *t, int64_t ldt, int mr,
@@ -4772,31 +4773,48 @@ static void vt__gemm_put_bias(const vt__gemm *g, int64_t m0, int64_t mb, int64_t
    runs all the chunks in order into a copy of its C held in L1 (ldt nr),
    written back once: per element t = t + acc chunk after chunk, the same
    operations in the same order (the first chunk writes t where the
-   product sets C). B's panels are the shared ones (SHARED B PANELS). */
+   product sets C). B's panels are the shared ones (SHARED B PANELS).
+   A column of micro-tiles (nr columns, the tile's rows) keeps its copies
+   of C in L1 together and takes the chunks a group at a time, a group
+   spanning at most 16 KiB of B's micro-panel (256 k with AVX2's 8
+   columns, 128 with AVX-512's 16): that panel then stays in L1 while the
+   group runs down the column, where all chunks at once (512 k: 32 KiB,
+   L1's size) went to L2 for it on every micro-tile, and A's whole block
+   (96 x 512 doubles, 384 KiB) had to stay in L2 beside it: on a Zen 3,
+   512 KiB of L2 a core, the 512 x 2048 gradient ran at 0.76x OpenBLAS on
+   one thread (bench_gemm --layers 512). Each element still takes its
+   chunks in order, one after another: the same values. */
 static void vt__gemm_chunks_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb) {
     int MR = g->ks->mr, NR = g->ks->nr;
-    int64_t mbr = (mb + MR - 1) / MR * MR, ch, ir, jr, i, j;
-    double *ap = g->apk[tid], L[12 * 16]; /* the largest micro-tile (AVX-512: VT__MR5 x VT__NR5) */
+    int64_t mbr = (mb + MR - 1) / MR * MR, ch, c0, c1, ir, jr, i, j, kg = 2048 / NR;
+    double *ap = g->apk[tid], L[VT__MC * 16]; /* a column of micro-tiles: up to VT__MC rows (a chunked
+                                                 product's tiles) by the widest panel (AVX-512: VT__NR5) */
     const double *bp0 = (const double *)g->bpre + n0 / g->nc * g->bcol;
     for (ch = 0; ch < g->nch; ch++) { /* A's panels, chunk after chunk */
         int64_t k0 = ch * g->kchunk;
         vt__pack_a64(g, ap + k0 * mbr, m0, mb, k0, VT__MIN(g->K, k0 + g->kchunk) - k0);
     }
-    for (jr = 0; jr < nb; jr += NR)
-        for (ir = 0; ir < mb; ir += MR) {
-            int mr = (int)VT__MIN(MR, mb - ir), nr = (int)VT__MIN(NR, nb - jr);
-            double *C = g->C + (m0 + ir) * g->ldc + n0 + jr;
-            if (!g->set)
-                for (i = 0; i < mr; i++)
-                    for (j = 0; j < nr; j++) L[i * nr + j] = C[i * g->ldc + j];
-            for (ch = 0; ch < g->nch; ch++) {
-                int64_t k0 = ch * g->kchunk, kb = VT__MIN(g->K, k0 + g->kchunk) - k0;
-                g->ks->k64(kb, ap + k0 * mbr + ir * kb, bp0 + g->boff[ch] + jr * kb, L, nr, mr, nr, ch == 0 && g->set,
-                           g->cfma[ch]);
+    for (jr = 0; jr < nb; jr += NR) {
+        int nr = (int)VT__MIN(NR, nb - jr);
+        if (!g->set) /* micro-tile ir's copy at L + ir NR, rows of nr */
+            for (ir = 0; ir < mb; ir += MR)
+                for (i = 0; i < VT__MIN(MR, mb - ir); i++)
+                    for (j = 0; j < nr; j++) L[ir * NR + i * nr + j] = g->C[(m0 + ir + i) * g->ldc + n0 + jr + j];
+        for (c0 = 0; c0 < g->nch; c0 = c1) { /* chunks [c0, c1): at most kg k, at least one chunk */
+            for (c1 = c0 + 1; c1 < g->nch && VT__MIN(g->K, (c1 + 1) * g->kchunk) - c0 * g->kchunk <= kg; c1++) {}
+            for (ir = 0; ir < mb; ir += MR) {
+                int mr = (int)VT__MIN(MR, mb - ir);
+                for (ch = c0; ch < c1; ch++) {
+                    int64_t k0 = ch * g->kchunk, kb = VT__MIN(g->K, k0 + g->kchunk) - k0;
+                    g->ks->k64(kb, ap + k0 * mbr + ir * kb, bp0 + g->boff[ch] + jr * kb, L + ir * NR, nr, mr, nr,
+                               ch == 0 && g->set, g->cfma[ch]);
+                }
             }
-            for (i = 0; i < mr; i++)
-                for (j = 0; j < nr; j++) C[i * g->ldc + j] = L[i * nr + j];
         }
+        for (ir = 0; ir < mb; ir += MR)
+            for (i = 0; i < VT__MIN(MR, mb - ir); i++)
+                for (j = 0; j < nr; j++) g->C[(m0 + ir + i) * g->ldc + n0 + jr + j] = L[ir * NR + i * nr + j];
+    }
 }
 
 static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
