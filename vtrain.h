@@ -4177,6 +4177,10 @@ static void vt__ukr32_avx2(int64_t kc, const float *a, const float *b, double *t
     float acc[VT__MR][VT__NRF];
     int64_t k;
     int i, j;
+    for (i = 0; i < mr; i++) { /* the tile's rows of t (16 doubles: two lines), while the products run */
+        _mm_prefetch((const char *)(t + i * ldt), _MM_HINT_T0);
+        _mm_prefetch((const char *)(t + i * ldt + VT__NRF - 1), _MM_HINT_T0);
+    }
 #define VT__ROW(r, OP)                                                                             \
     { __m256 ar = _mm256_broadcast_ss(a + k * VT__MR + r); c##r##0 = OP(ar, b0, c##r##0); c##r##1 = OP(ar, b1, c##r##1); }
 #define VT__FMA(x, y, z) _mm256_fmadd_ps(x, y, z)
@@ -4197,6 +4201,21 @@ static void vt__ukr32_avx2(int64_t kc, const float *a, const float *b, double *t
 #undef VT__ROW
 #undef VT__FMA
 #undef VT__MULADD
+    if (mr == VT__MR && nr == VT__NRF) { /* the loop below, a vector at a time: (double)acc, or
+                                            vt__f32r(t + (double)acc) by vcvtpd2ps (RNE, as the cast) */
+#define VT__ST32(p, v)                                                                                           \
+    if (first) { _mm256_storeu_pd(p, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));                                \
+                 _mm256_storeu_pd((p) + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))); }                      \
+    else { _mm256_storeu_pd(p, _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_add_pd(_mm256_loadu_pd(p),                 \
+                                               _mm256_cvtps_pd(_mm256_castps256_ps128(v)))))); \
+           _mm256_storeu_pd((p) + 4, _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_add_pd(_mm256_loadu_pd((p) + 4),     \
+                                                     _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)))))); }
+#define VT__ROW32(r) { VT__ST32(t + (r) * ldt, c##r##0) VT__ST32(t + (r) * ldt + 8, c##r##1) }
+        VT__ROW32(0) VT__ROW32(1) VT__ROW32(2) VT__ROW32(3) VT__ROW32(4) VT__ROW32(5)
+#undef VT__ROW32
+#undef VT__ST32
+        return;
+    }
     _mm256_storeu_ps(acc[0], c00); _mm256_storeu_ps(acc[0] + 8, c01); _mm256_storeu_ps(acc[1], c10); _mm256_storeu_ps(acc[1] + 8, c11);
     _mm256_storeu_ps(acc[2], c20); _mm256_storeu_ps(acc[2] + 8, c21); _mm256_storeu_ps(acc[3], c30); _mm256_storeu_ps(acc[3] + 8, c31);
     _mm256_storeu_ps(acc[4], c40); _mm256_storeu_ps(acc[4] + 8, c41); _mm256_storeu_ps(acc[5], c50); _mm256_storeu_ps(acc[5] + 8, c51);
