@@ -4798,11 +4798,11 @@ static void vt__gemm_put_bias(const vt__gemm *g, int64_t m0, int64_t mb, int64_t
    spanning at most 16 KiB of B's micro-panel (256 k with AVX2's 8
    columns, 128 with AVX-512's 16): that panel then stays in L1 while the
    group runs down the column, where all chunks at once (512 k: 32 KiB,
-   L1's size) went to L2 for it on every micro-tile, and A's whole block
-   (96 x 512 doubles, 384 KiB) had to stay in L2 beside it: on a Zen 3,
-   512 KiB of L2 a core, the 512 x 2048 gradient ran at 0.76x OpenBLAS on
-   one thread (bench_gemm --layers 512). Each element still takes its
-   chunks in order, one after another: the same values. */
+   L1's size) went to L2 for it on every micro-tile, beside A's whole
+   block (96 x 512 doubles, 384 KiB): on a Zen 3, 512 KiB of L2 a core,
+   the step's 512-row gradients are 1-7% faster so on one thread, 6-29% on
+   two (bench/RESULTS.md). Each element still takes its chunks in order,
+   one after another: the same values. */
 static void vt__gemm_chunks_tile(const vt__gemm *g, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb) {
     int MR = g->ks->mr, NR = g->ks->nr;
     int64_t mbr = (mb + MR - 1) / MR * MR, ch, c0, c1, ir, jr, i, j, kg = 2048 / NR;
