@@ -2095,7 +2095,9 @@ VTDEF uint64_t vt_shuffle(uint64_t seed, uint64_t stream, uint64_t i, uint64_t n
    cache: 8% of a width-64 step went to moving them between cores), while a
    thread that lost its core to another process simply claims fewer (the
    job waits at most for the chunk it holds), and a thread that wakes after
-   the job is over claims nothing. Which thread ran which chunk is therefore
+   the job is over claims nothing; where that wait keeps coming back (A
+   CROWDED MACHINE, vt__parallel) the jobs run on the caller alone for a
+   while. Which thread ran which chunk is therefore
    not fixed, and nothing may depend on it: a result is a function of the chunk, never of the
    thread. Every reduction stays inside one task or combines per-task (or
    per-chunk) partials in task order; per-thread buffers are only scratch,
@@ -2127,6 +2129,11 @@ typedef struct vt__pool {
     vt__task_fn fn;
     void *arg;
     int64_t ntask, nchunk;
+    double solo_until;  /* A CROWDED MACHINE (vt__parallel): jobs run on the caller alone until then */
+    double solo_len;    /* the last such spell's length (0: none lately) */
+    double par_since;   /* when the pool last came back from one */
+    int64_t njob;       /* jobs run on the pool (every VT__SAMPLE_EVERY-th is timed in CPU time too) */
+    double s_wall, s_cpu, s_sleep; /* the timed jobs' wall time, the caller's CPU time and sleep in them */
 #endif
 } vt__pool;
 
@@ -2302,6 +2309,8 @@ static vt__worker_arg *vt__pool_start(vt__pool *p, int n, void *u) {
     {
         int i;
         p->gen = 0; p->done = 0; p->nchunk = 0; p->quit = 0; p->sleepers = 0;
+        p->solo_until = 0; p->solo_len = 0; p->par_since = 0;
+        p->njob = 0; p->s_wall = p->s_cpu = p->s_sleep = 0;
         pthread_mutex_init(&p->mu, NULL);
         pthread_cond_init(&p->cv_go, NULL);
         pthread_cond_init(&p->cv_done, NULL);
@@ -2350,15 +2359,75 @@ static void vt__pool_stop(vt__pool *p, vt__worker_arg *wa, void *u) {
 #endif
 }
 
+static double vt__now(void);
+static VT__UNUSED int vt__pool_solo_on;     /* tests: judge stalls even while vt__pool_stall_us is set */
+static VT__UNUSED int64_t vt__pool_solo;    /* tests: jobs a crowded machine ran on the caller alone */
+
+/* A CROWDED MACHINE. With another process on one of two cores, three
+   threads share two: whichever of the pool's is off its core holds up the
+   job (the caller waits for a chunk a worker holds, or the worker for the
+   caller, who publishes the next job), and every job is such a chance: a
+   2-thread step ran 1.01-1.34x the time of a 1-thread one (bench/load.sh,
+   a Zen 3). Two
+   signs of it: a wait for the chunks the caller could not take longer
+   than VT__STALL_S and four times the caller's own share of the job (a
+   worker off its core: an unequal last chunk on a quiet machine waits
+   less than that share), and the caller itself off its core for more than
+   VT__OFF_FRAC of the time inside jobs (one job in VT__SAMPLE_EVERY is
+   timed in the thread's CPU time as well, a system call of about a
+   microsecond, and every job from a spell until a second passes without
+   a sign; judged over VT__SAMPLE_S of such jobs). Then the jobs of
+   the next spell run on the caller alone, one thread fewer wanting a core:
+   4 ms, or twice the last spell (up to 256 ms) when the sign came within
+   four spells' time of the pool's return (the other process is still
+   there); then the pool is tried again. Which thread runs a chunk never
+   changes a value (>>threads), so neither does this. */
+#define VT__STALL_S 1e-3
+#define VT__OFF_FRAC 0.15
+#define VT__SAMPLE_EVERY 32
+#define VT__SAMPLE_S 2e-3
+static VT__UNUSED double vt__thread_cpu(void) { /* the calling thread's CPU time in seconds, or -1 */
+#if defined(CLOCK_THREAD_CPUTIME_ID) && !defined(VTRAIN_NO_THREADS)
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+#endif
+    return -1;
+}
+static VT__UNUSED void vt__pool_spell(vt__pool *p, double now) {
+#if !defined(VTRAIN_NO_THREADS) && VT__SPIN
+    if ((vt__pool_stall_us || vt__pool_race_us) && !vt__pool_solo_on) return; /* (tests that want lent chunks) */
+    if (p->solo_len == 0 || now - p->par_since > 4 * p->solo_len) p->solo_len = 0.004; /* (an isolated sign) */
+    else p->solo_len = VT__MIN(2 * p->solo_len, 0.256);
+    p->solo_until = now + p->solo_len;
+    p->s_wall = p->s_cpu = p->s_sleep = 0;
+#else
+    (void)p; (void)now;
+#endif
+}
+
 /* Run fn over [0, ntask) in chunks that the pool's threads claim; small jobs
-   (work below ~32k element-operations) run on the caller alone. */
+   (work below ~32k element-operations) run on the caller alone, as do all
+   jobs during a spell of A CROWDED MACHINE. */
 static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn fn, void *arg) {
     if (ntask <= 0) return;
 #ifndef VTRAIN_NO_THREADS
+    if (p->n > 1 && ntask > 1 && work >= 32768 && p->solo_until > 0) {
+        double now = vt__now();
+        if (now < p->solo_until) {
+#if VT__SPIN
+            VT__ADD(&vt__pool_solo, 1);
+#endif
+            fn(arg, 0, ntask, 0);
+            return;
+        }
+        p->solo_until = 0;
+        p->par_since = now;
+    }
     if (p->n > 1 && ntask > 1 && work >= 32768) {
         int64_t g = (p->gen + 1) & 0xffffffff, nchunk = VT__MIN(ntask, (int64_t)VT__CHUNKS_PER_THREAD * p->n);
 #if VT__SPIN
-        int spins = 0, t;
+        int spins = 0, t, timed = ++p->njob % VT__SAMPLE_EVERY == 0 || p->solo_len > 0; /* (every job while on probation) */
+        double t0 = vt__now(), t1, t2, c0 = timed ? vt__thread_cpu() : -1, slept = 0;
         /* every chunk of the last job has been claimed and has finished, so
            no claim word is open; a worker that loaded one (then exhausted)
            fails its compare-and-swap once the word changes. fn, arg and the
@@ -2376,11 +2445,33 @@ static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn f
         if (p->sleepers) pthread_cond_broadcast(&p->cv_go);
         pthread_mutex_unlock(&p->mu);
         vt__run_chunks(p, g, 0);
+        t1 = vt__now();
         while (VT__LOAD(&p->done) < nchunk && ++spins < VT__SPIN) VT__PAUSE();
         if (VT__LOAD(&p->done) < nchunk) { /* a worker lost its core mid-chunk: sleep instead of spinning */
+            double ts = vt__now();
             pthread_mutex_lock(&p->mu);
             while (VT__LOAD(&p->done) < nchunk) pthread_cond_wait(&p->cv_done, &p->mu);
             pthread_mutex_unlock(&p->mu);
+            slept = vt__now() - ts;
+        }
+        if (spins >= 64) { /* waited for a worker (spinning or asleep): how long? */
+            t2 = vt__now();
+            if (t2 - t1 > VT__STALL_S && t2 - t1 > 4 * (t1 - t0)) { /* a worker off its core */
+                vt__pool_spell(p, t2);
+                c0 = -1;
+            }
+        }
+        if (c0 >= 0) { /* a timed job: the caller off its core inside jobs? */
+            double c1 = vt__thread_cpu();
+            t2 = vt__now();
+            if (c1 >= 0) {
+                p->s_wall += t2 - t0; p->s_cpu += c1 - c0; p->s_sleep += slept;
+                if (p->s_wall >= VT__SAMPLE_S) {
+                    if (p->s_wall - p->s_sleep - p->s_cpu > VT__OFF_FRAC * p->s_wall) vt__pool_spell(p, t2);
+                    else if (p->solo_len > 0 && t2 - p->par_since > 1.0) p->solo_len = 0; /* quiet for a second */
+                    p->s_wall = p->s_cpu = p->s_sleep = 0;
+                }
+            }
         }
 #else
         int t;

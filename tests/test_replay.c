@@ -815,6 +815,78 @@ TEST(stalled_threads_entries_in_order) {
     vt_destroy(c);
 }
 
+/* A CROWDED MACHINE: a worker that stalls for milliseconds inside a chunk
+   (as one that loses its core to another process) sends the pool's next
+   jobs to the caller alone for a spell, and every result stays what it
+   was; after the spell the jobs go to the pool again. The rounding point's
+   jobs under the stall hook check the results; a job whose tasks sleep (1
+   ms each, and 200 ms more on a worker: far more than four times the
+   caller's share, with or without a sanitizer) makes the stall certain. */
+typedef struct { int ran[16]; } crowded_job;
+static void crowded_sleep_task(void *arg, int64_t lo, int64_t hi, int tid) {
+    struct timespec ts = {0, 1000000}, stall = {0, 200000000};
+    int64_t i;
+    if (tid != 0) nanosleep(&stall, NULL);
+    for (i = lo; i < hi; i++) {
+        nanosleep(&ts, NULL);
+        ((crowded_job *)arg)->ran[i]++;
+    }
+}
+TEST(crowded_pool_runs_solo_same_results) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    int64_t n = 1 << 16, i, k = 0, bad, before;
+    int r;
+    double *x = (double *)malloc(sizeof(double) * (size_t)n), *e = (double *)malloc(sizeof(double) * (size_t)n);
+    struct timespec wait = {0, 300000000};
+    crowded_job job;
+    vt__ents out;
+    memset(&out, 0, sizeof out);
+    vt_order_parse(&d.order, "threads:2");
+    c = vt_create(&d);
+    for (i = 0; i < n; i++) {
+        float f = 1.0f + (float)i * 0x1p-23f;
+        x[i] = (double)f + (i % 7 == 0 ? 0x1p-24 : 0.0);
+        e[i] = 1e-12;
+    }
+    vt__pool_solo_on = 1;
+    vt__pool_solo = 0;
+    for (r = 0; r < 30 && !k; r++) { /* stalls of 0 to 15 ms before a worker's chunk, and a job of the sleeping
+                                        kind every third round to make sure some jobs run on the caller alone */
+        double *y = (double *)malloc(sizeof(double) * (size_t)n);
+        if (r % 3 == 0) { /* two at once: the second starts within the spell the first began */
+            crowded_job j2;
+            memset(&job, 0, sizeof job);
+            memset(&j2, 0, sizeof j2);
+            vt__parallel(&c->pool, 16, 1 << 20, crowded_sleep_task, &job);
+            vt__parallel(&c->pool, 16, 1 << 20, crowded_sleep_task, &j2);
+            for (i = 0; i < 16; i++) CHECK(job.ran[i] == 1 && j2.ran[i] == 1, "task %lld ran %d and %d times", (long long)i, job.ran[i], j2.ran[i]);
+        }
+        vt__pool_stall_us = 5000;
+        memcpy(y, x, sizeof(double) * (size_t)n);
+        out.n = 0;
+        bad = vt__cpu_round(c, y, e, n, 1.0, 0, &out);
+        vt__pool_stall_us = 0;
+        free(y);
+        CHECK(bad < 0, "a NaN at %lld", (long long)bad);
+        CHECK(out.n == (n + 6) / 7, "%lld entries, want %lld", (long long)out.n, (long long)((n + 6) / 7));
+        for (i = 0; i < out.n && k == 0; i++)
+            if (out.e[i].i != 7 * i) { k = 1; CHECK(0, "entry %lld has index %lld, want %lld", (long long)i, (long long)out.e[i].i, (long long)(7 * i)); }
+        if (vt__pool_solo >= 3 && r >= 5) break;
+    }
+    CHECK(vt__pool_solo > 0, "stalls of 200 ms never sent a job to the caller alone");
+    NOTE("%lld jobs on the caller alone in %d rounds", (long long)vt__pool_solo, r);
+    nanosleep(&wait, NULL); /* past the longest spell (256 ms) */
+    before = vt__pool_solo;
+    memset(&job, 0, sizeof job);
+    vt__parallel(&c->pool, 16, 1 << 20, crowded_sleep_task, &job);
+    CHECK(vt__pool_solo == before, "a job after the spell still ran on the caller alone");
+    for (i = 0; i < 16; i++) CHECK(job.ran[i] == 1, "task %lld ran %d times", (long long)i, job.ran[i]);
+    vt__pool_solo_on = 0;
+    free(out.e); free(x); free(e);
+    vt_destroy(c);
+}
+
 /* The pool hands out chunks to whichever thread is free (>>threads). With
    workers stalled before their chunks, as threads that lose their core to
    another process, the caller runs chunks out of turn: the log and every
@@ -1971,6 +2043,7 @@ int main(int argc, char **argv) {
     RUN(broadcast_backward_same_bits);
     RUN(stalled_threads_same_log);
     RUN(stalled_threads_entries_in_order);
+    RUN(crowded_pool_runs_solo_same_results);
     RUN(tamper_changed_entry);
     RUN(tamper_chunk_not_recommitted);
     RUN(tamper_deleted_record);
