@@ -2409,21 +2409,19 @@ static VT__UNUSED void vt__pool_spell(vt__pool *p, double now) {
    (work below ~32k element-operations) run on the caller alone, as do all
    jobs during a spell of A CROWDED MACHINE. */
 static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn fn, void *arg) {
+#ifndef VTRAIN_NO_THREADS
+    int pooled = p->n > 1 && ntask > 1 && work >= 32768;
+#endif
     if (ntask <= 0) return;
 #ifndef VTRAIN_NO_THREADS
-    if (p->n > 1 && ntask > 1 && work >= 32768 && p->solo_until > 0) {
+    if (pooled && p->solo_until > 0) { /* in a spell, or just past one */
         double now = vt__now();
-        if (now < p->solo_until) {
-#if VT__SPIN
-            VT__ADD(&vt__pool_solo, 1);
-#endif
-            fn(arg, 0, ntask, 0);
-            return;
+        if (now >= p->solo_until) {
+            p->solo_until = 0;
+            p->par_since = now;
         }
-        p->solo_until = 0;
-        p->par_since = now;
     }
-    if (p->n > 1 && ntask > 1 && work >= 32768) {
+    if (pooled && p->solo_until == 0) {
         int64_t g = (p->gen + 1) & 0xffffffff, nchunk = VT__MIN(ntask, (int64_t)VT__CHUNKS_PER_THREAD * p->n);
 #if VT__SPIN
         int spins = 0, t, timed = ++p->njob % VT__SAMPLE_EVERY == 0 || p->solo_len > 0; /* (every job while on probation) */
@@ -2454,16 +2452,13 @@ static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn f
             pthread_mutex_unlock(&p->mu);
             slept = vt__now() - ts;
         }
-        if (spins >= 64) { /* waited for a worker (spinning or asleep): how long? */
-            t2 = vt__now();
-            if (t2 - t1 > VT__STALL_S && t2 - t1 > 4 * (t1 - t0)) { /* a worker off its core */
-                vt__pool_spell(p, t2);
-                c0 = -1;
-            }
+        t2 = spins >= 64 || c0 >= 0 ? vt__now() : t1; /* (a wait for a worker, or a timed job) */
+        if (spins >= 64 && t2 - t1 > VT__STALL_S && t2 - t1 > 4 * (t1 - t0)) { /* a worker off its core */
+            vt__pool_spell(p, t2);
+            c0 = -1;
         }
         if (c0 >= 0) { /* a timed job: the caller off its core inside jobs? */
             double c1 = vt__thread_cpu();
-            t2 = vt__now();
             if (c1 >= 0) {
                 p->s_wall += t2 - t0; p->s_cpu += c1 - c0; p->s_sleep += slept;
                 if (p->s_wall >= VT__SAMPLE_S) {
@@ -2489,6 +2484,9 @@ static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn f
 #endif
         return;
     }
+#if VT__SPIN
+    if (pooled) VT__ADD(&vt__pool_solo, 1); /* (a spell's) */
+#endif
 #endif
     (void)work;
     (void)p;

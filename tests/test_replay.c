@@ -765,34 +765,47 @@ static vt_report tamper_entry(int kth, int delta, int64_t *step) { return tamper
 /* The same at the primitive: a rounding point whose every 7th value sits
    on a binary32 midpoint, rounded on two threads whose worker stalls: the
    entries come out in index order, exactly the expected ones. */
+/* n binary32 values from 1 up, every 7th moved onto the midpoint above
+   it, each with a tiny bound: a rounding point logs exactly the 7th ones */
+static void seventh_midpoints(int64_t n, double **x, double **e) {
+    int64_t i;
+    *x = (double *)malloc(sizeof(double) * (size_t)n);
+    *e = (double *)malloc(sizeof(double) * (size_t)n);
+    for (i = 0; i < n; i++) {
+        float f = 1.0f + (float)i * 0x1p-23f;
+        (*x)[i] = (double)f + (i % 7 == 0 ? 0x1p-24 : 0.0);
+        (*e)[i] = 1e-12;
+    }
+}
+/* a copy of those rounded on c, checked: no NaN, and the entries exactly
+   0, 7, 14, ... in order (*k set at the first wrong one) */
+static void round_seventh_checked(vt_ctx *c, const double *x, const double *e, int64_t n, vt__ents *out, int64_t *k) {
+    double *y = (double *)malloc(sizeof(double) * (size_t)n);
+    int64_t bad, i;
+    memcpy(y, x, sizeof(double) * (size_t)n);
+    out->n = 0;
+    bad = vt__cpu_round(c, y, e, n, 1.0, 0, out);
+    free(y);
+    CHECK(bad < 0, "a NaN at %lld", (long long)bad);
+    CHECK(out->n == (n + 6) / 7, "%lld entries, want %lld", (long long)out->n, (long long)((n + 6) / 7));
+    for (i = 0; i < out->n && *k == 0; i++)
+        if (out->e[i].i != 7 * i) { *k = 1; CHECK(0, "entry %lld has index %lld, want %lld", (long long)i, (long long)out->e[i].i, (long long)(7 * i)); }
+}
 TEST(stalled_threads_entries_in_order) {
     vt_desc d = vt_desc_default();
     vt_ctx *c;
-    int64_t n = 1 << 18, i, k = 0, bad;
+    int64_t n = 1 << 18, k = 0, bad;
     int r;
-    double *x = (double *)malloc(sizeof(double) * (size_t)n), *e = (double *)malloc(sizeof(double) * (size_t)n);
+    double *x, *e;
     vt__ents out;
     memset(&out, 0, sizeof out);
     vt_order_parse(&d.order, "threads:2");
     c = vt_create(&d);
-    for (i = 0; i < n; i++) {
-        float f = 1.0f + (float)i * 0x1p-23f;
-        x[i] = (double)f + (i % 7 == 0 ? 0x1p-24 : 0.0);
-        e[i] = 1e-12;
-    }
+    seventh_midpoints(n, &x, &e);
     vt__pool_stall_us = 100;
     vt__pool_lent = 0;
-    for (r = 0; r < 200 && !k && (r < 5 || !vt__pool_lent); r++) { /* until the caller has taken the worker's chunks */
-        double *y = (double *)malloc(sizeof(double) * (size_t)n);
-        memcpy(y, x, sizeof(double) * (size_t)n);
-        out.n = 0;
-        bad = vt__cpu_round(c, y, e, n, 1.0, 0, &out);
-        free(y);
-        CHECK(bad < 0, "a NaN at %lld", (long long)bad);
-        CHECK(out.n == (n + 6) / 7, "%lld entries, want %lld", (long long)out.n, (long long)((n + 6) / 7));
-        for (i = 0; i < out.n && k == 0; i++)
-            if (out.e[i].i != 7 * i) { k = 1; CHECK(0, "entry %lld has index %lld, want %lld", (long long)i, (long long)out.e[i].i, (long long)(7 * i)); }
-    }
+    for (r = 0; r < 200 && !k && (r < 5 || !vt__pool_lent); r++) /* until the caller has taken the worker's chunks */
+        round_seventh_checked(c, x, e, n, &out, &k);
     /* the first NaN, whichever thread met which first: two NaNs near the
        back of the worker's chunks (of 16); the caller takes those from the
        back, so it meets the later one first */
@@ -835,25 +848,20 @@ static void crowded_sleep_task(void *arg, int64_t lo, int64_t hi, int tid) {
 TEST(crowded_pool_runs_solo_same_results) {
     vt_desc d = vt_desc_default();
     vt_ctx *c;
-    int64_t n = 1 << 16, i, k = 0, bad, before;
+    int64_t n = 1 << 16, i, k = 0, before;
     int r;
-    double *x = (double *)malloc(sizeof(double) * (size_t)n), *e = (double *)malloc(sizeof(double) * (size_t)n);
+    double *x, *e;
     struct timespec wait = {0, 300000000};
     crowded_job job;
     vt__ents out;
     memset(&out, 0, sizeof out);
     vt_order_parse(&d.order, "threads:2");
     c = vt_create(&d);
-    for (i = 0; i < n; i++) {
-        float f = 1.0f + (float)i * 0x1p-23f;
-        x[i] = (double)f + (i % 7 == 0 ? 0x1p-24 : 0.0);
-        e[i] = 1e-12;
-    }
+    seventh_midpoints(n, &x, &e);
     vt__pool_solo_on = 1;
     vt__pool_solo = 0;
     for (r = 0; r < 30 && !k; r++) { /* stalls of 0 to 15 ms before a worker's chunk, and a job of the sleeping
                                         kind every third round to make sure some jobs run on the caller alone */
-        double *y = (double *)malloc(sizeof(double) * (size_t)n);
         if (r % 3 == 0) { /* two at once: the second starts within the spell the first began */
             crowded_job j2;
             memset(&job, 0, sizeof job);
@@ -863,15 +871,8 @@ TEST(crowded_pool_runs_solo_same_results) {
             for (i = 0; i < 16; i++) CHECK(job.ran[i] == 1 && j2.ran[i] == 1, "task %lld ran %d and %d times", (long long)i, job.ran[i], j2.ran[i]);
         }
         vt__pool_stall_us = 5000;
-        memcpy(y, x, sizeof(double) * (size_t)n);
-        out.n = 0;
-        bad = vt__cpu_round(c, y, e, n, 1.0, 0, &out);
+        round_seventh_checked(c, x, e, n, &out, &k);
         vt__pool_stall_us = 0;
-        free(y);
-        CHECK(bad < 0, "a NaN at %lld", (long long)bad);
-        CHECK(out.n == (n + 6) / 7, "%lld entries, want %lld", (long long)out.n, (long long)((n + 6) / 7));
-        for (i = 0; i < out.n && k == 0; i++)
-            if (out.e[i].i != 7 * i) { k = 1; CHECK(0, "entry %lld has index %lld, want %lld", (long long)i, (long long)out.e[i].i, (long long)(7 * i)); }
         if (vt__pool_solo >= 3 && r >= 5) break;
     }
     CHECK(vt__pool_solo > 0, "stalls of 200 ms never sent a job to the caller alone");
