@@ -5719,8 +5719,8 @@ static void vt__gb_row(const vt__gbound_job *j, double a1, double a2, double am,
             __m256d tv = _mm256_mul_pd(vam, _mm256_loadu_pd(bn1 + i));
             __m256d uv = _mm256_mul_pd(va1, _mm256_loadu_pd(bmx + i));
             __m256d th = _mm256_mul_pd(vth, _mm256_loadu_pd(bth + i)), lt;
-            sv = _mm256_blendv_pd(sv, tv, _mm256_cmp_pd(tv, sv, _CMP_LT_OQ));
-            sv = _mm256_blendv_pd(sv, uv, _mm256_cmp_pd(uv, sv, _CMP_LT_OQ));
+            sv = _mm256_min_pd(tv, sv); /* tv < sv ? tv : sv, sv when unordered: vt__gb_e's selects */
+            sv = _mm256_min_pd(uv, sv);
             if (c0) {
                 __m256d cv = _mm256_loadu_pd(c0 + i);
                 sv = _mm256_add_pd(sv, _mm256_andnot_pd(sign, cv));
@@ -5759,8 +5759,8 @@ static void vt__gb_short(const vt__gbound_job *j, int64_t lo, int64_t hi, int ou
             __m256d tv = _mm256_mul_pd(vam, _mm256_loadu_pd(bn1 + n));
             __m256d uv = _mm256_mul_pd(va1, _mm256_loadu_pd(bmx + n));
             __m256d th = _mm256_mul_pd(vth, _mm256_loadu_pd(bth + n));
-            sv = _mm256_blendv_pd(sv, tv, _mm256_cmp_pd(tv, sv, _CMP_LT_OQ));
-            sv = _mm256_blendv_pd(sv, uv, _mm256_cmp_pd(uv, sv, _CMP_LT_OQ));
+            sv = _mm256_min_pd(tv, sv); /* tv < sv ? tv : sv, sv when unordered: vt__gb_e's selects */
+            sv = _mm256_min_pd(uv, sv);
             _mm256_storeu_pd(E + n, _mm256_andnot_pd(_mm256_cmp_pd(_mm256_mul_pd(sv, c40), th, _CMP_LT_OQ), _mm256_mul_pd(vG, sv)));
         }
         for (; n < ne; n++) E[n] = vt__gb_e(j, a1, a2, am, ath, m, n);
