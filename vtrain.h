@@ -2149,9 +2149,10 @@ static VT__UNUSED void vt__range(int64_t n, int parts, int i, int64_t *lo, int64
    Every VT__YIELD_EVERY pauses a spinning thread (a worker waiting for a
    job, the caller for a worker's chunk) yields its core: where another
    process takes one of two cores, the thread it spins for may be the one
-   waiting for a core (bench/load.sh, eight runs each way on a Zen 3: the
-   2-thread step over the 1-thread one median 1.04, worst 1.17 before; 1.01,
-   worst 1.08 after; unloaded, no change within the noise). */
+   waiting for a core (bench/load.sh on a Zen 3, the 2-thread step over the
+   1-thread one: median 1.025 of twelve runs, three of them 1.09-1.17,
+   before; 1.015 of fourteen, none above 1.08, after; unloaded, no change
+   within the noise). */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(VTRAIN_NO_THREADS)
 #define VT__LOAD(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
 #define VT__STORE(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
