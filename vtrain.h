@@ -2270,6 +2270,14 @@ static void vt__run_chunks(vt__pool *p, int64_t g, int tid) {
     }
 }
 
+#if VT__SPIN
+/* one step of a spin wait, the spins-th: a pause, and every VT__YIELD_EVERY-th a yield of the core */
+static void vt__spin(int spins) {
+    VT__PAUSE();
+    if ((spins & (VT__YIELD_EVERY - 1)) == 0) sched_yield();
+}
+#endif
+
 static void *vt__worker(void *a) {
     vt__worker_arg *wa = (vt__worker_arg *)a;
     vt__pool *p = wa->p;
@@ -2277,10 +2285,7 @@ static void *vt__worker(void *a) {
     for (;;) {
 #if VT__SPIN
         int spins = 0;
-        while (VT__LOAD(&p->gen) == seen && !VT__LOAD(&p->quit) && spins < VT__SPIN) {
-            VT__PAUSE();
-            if ((++spins & (VT__YIELD_EVERY - 1)) == 0) sched_yield();
-        }
+        while (VT__LOAD(&p->gen) == seen && !VT__LOAD(&p->quit) && spins < VT__SPIN) vt__spin(++spins);
         if (VT__LOAD(&p->gen) == seen && !VT__LOAD(&p->quit)) {
             pthread_mutex_lock(&p->mu);
             p->sleepers++;
@@ -2379,8 +2384,7 @@ static VT__UNUSED int64_t vt__pool_solo;    /* tests: jobs a crowded machine ran
    job (the caller waits for a chunk a worker holds, or the worker for the
    caller, who publishes the next job), and every job is such a chance: a
    2-thread step ran 1.01-1.34x the time of a 1-thread one (bench/load.sh,
-   a Zen 3). Two
-   signs of it: a wait for the chunks the caller could not take longer
+   a Zen 3). Two signs of it: a wait for the chunks the caller could not take longer
    than VT__STALL_S and four times the caller's own share of the job (a
    worker off its core: an unequal last chunk on a quiet machine waits
    less than that share), and the caller itself off its core for more than
@@ -2455,10 +2459,7 @@ static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn f
         pthread_mutex_unlock(&p->mu);
         vt__run_chunks(p, g, 0);
         t1 = vt__now();
-        while (VT__LOAD(&p->done) < nchunk && ++spins < VT__SPIN) {
-            VT__PAUSE();
-            if ((spins & (VT__YIELD_EVERY - 1)) == 0) sched_yield();
-        }
+        while (VT__LOAD(&p->done) < nchunk && ++spins < VT__SPIN) vt__spin(spins);
         if (VT__LOAD(&p->done) < nchunk) { /* a worker lost its core mid-chunk: sleep instead of spinning */
             double ts = vt__now();
             pthread_mutex_lock(&p->mu);
