@@ -5789,8 +5789,13 @@ static void vt__tasks(vt__pool *p, int64_t n, int64_t work, vt__task_fn fn, void
     else if (n > 0) fn(arg, 0, n, tid);
 }
 
-/* doubles of workspace the bound of an M x N product needs */
-#define VT__BOUND_WS(M, N) (5 * ((M) + (N)) + 2)
+/* doubles of workspace the bound of an M x N product needs: A's four
+   statistics (4 M), B's and the bias's thresholds (5 N), then M + N ints
+   (vt__stat_job's lsb, scratch for the statistics' walk). 5 (M + N) + 2
+   was short where N > M: the ints ran past it, into arena memory that no
+   one had taken yet while the statistics ran (found when a trial computed
+   them later, after the GEMM had taken that memory). */
+#define VT__BOUND_WS(M, N) (6 * ((M) + (N)) + 2)
 
 /* the statistics and the factor G of the bound (everything but E); tri: A
    is a causal operand (vt__stat_lines), else VT__TRI_NONE */
