@@ -736,6 +736,38 @@ TEST(stat_rows4_matches_one_at_a_time) {
     NOTE("%lld statistics compared", (long long)compared);
 }
 
+/* The bound's workspace (VT__BOUND_WS) holds everything the bound writes:
+   A's and B's statistics, the thresholds, and the ints of the column walks
+   (B row-major: its lines are columns). With 5 (M + N) + 2 doubles the
+   ints ran past the end wherever N > M + 4. Canaries after the end, shapes
+   from N far above M to N far below, A straight and transposed. */
+TEST(bound_workspace_holds_the_statistics) {
+    static const int64_t shapes[][3] = {{1, 64, 9}, {3, 40, 16}, {5, 300, 8}, {64, 1, 12}, {7, 7, 33}, {2, 130, 64}};
+    vt_desc d = vt_desc_default();
+    vt_ctx *c = vt_create(&d);
+    int s, ta;
+    int64_t broken = 0;
+    for (s = 0; s < 6; s++)
+        for (ta = 0; ta < 2; ta++) {
+            int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], i, over, nws = VT__BOUND_WS(M, N);
+            double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
+            double *E = (double *)malloc(sizeof(double) * (size_t)(M * N)), *ws = (double *)malloc(sizeof(double) * (size_t)(nws + 512));
+            for (i = 0; i < M * K; i++) A[i] = (double)(float)vt_rng_normal(51, (uint64_t)s, (uint64_t)i);
+            for (i = 0; i < K * N; i++) B[i] = (double)(float)vt_rng_normal(52, (uint64_t)s, (uint64_t)i);
+            for (i = 0; i < nws + 512; i++) ws[i] = -12345.5;
+            vt__gemm_bound_ws(NULL, 0, &c->ord, M, N, K, A, ta ? 1 : K, ta ? M : 1, B, N, 1, NULL, N, NULL, 0, E, N, ws,
+                              VT__TRI_NONE);
+            for (i = nws + 511, over = 0; i >= nws && !over; i--)
+                if (ws[i] != -12345.5) over = i - nws + 1;
+            if (over && !broken++)
+                CHECK(0, "%lldx%lldx%lld (A %s): the bound wrote up to %lld doubles past its workspace of %lld", (long long)M,
+                      (long long)N, (long long)K, ta ? "transposed" : "straight", (long long)over, (long long)nws);
+            free(A); free(B); free(E); free(ws);
+        }
+    vt_destroy(c);
+    CHECK(broken == 0, "%lld workspaces overrun", (long long)broken);
+}
+
 /* native mode's column sums four columns at a time (vt__rsum4_f32) against
    vt__rsum column by column, bit for bit: every length up to 3 blocks of
    several sizes (the tails of the blocks and of the groups of four),
@@ -1483,6 +1515,7 @@ int main(int argc, char **argv) {
     RUN(column_sums_four_at_once);
     RUN(bounded_column_sums_match_the_definition);
     RUN(stat_rows4_matches_one_at_a_time);
+    RUN(bound_workspace_holds_the_statistics);
     RUN(gemm_matches_reference);
     RUN(gemm_tiles_even);
     RUN(gemm_shared_panels_bit_identical);
