@@ -5938,6 +5938,42 @@ VT__T512 static int64_t vt__lazy_pass512(double *x, double *keep, int64_t n, dou
 }
 #endif
 
+/* A look of vt__lazy_rows, element by element: x[0, n) is a block of row
+   m (its element 0 is column n0 of the job's B statistics, element b0 of
+   the point), the pass cast x[0, nv) and kept the old values in keep. The
+   pass's test again, four at a time, finds the groups that asked (the same
+   operations per element as the pass, in AVX2 or AVX-512: the same
+   answer); only their elements, and the elements from nv on, are tested
+   with their own e (vt__gb_e, what vt__gb_row's lanes compute) by
+   vt__round_look, and cast. The elements of the other groups are where the
+   two ends agree under a width at least their own: no entry, their cast
+   already made. A block look took vt__gb_row and vt__round_look over all
+   256 values for the one or two that asked. */
+static void vt__lazy_groups(const vt__rjob *j, vt__ents *t, const vt__gbound_job *gr, double a1, double a2, double am, double ath,
+                            int64_t m, int64_t n0, int64_t b0, double *x, const double *keep, int64_t nv, int64_t n, double W,
+                            double xcap) {
+    int64_t i = 0, q;
+#ifdef VT__AVX2
+    const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W + xcap * 0x1p-50), xc = _mm256_set1_pd(xcap);
+    for (; i + 4 <= nv; i += 4) {
+        __m256d xv = _mm256_loadu_pd(keep + i);
+        __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, wv)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, wv));
+        __m128i d = _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h));
+        if (_mm_testz_si128(d, d) && !_mm256_movemask_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, xv), xc, _CMP_NLE_UQ))) continue;
+        for (q = i; q < i + 4; q++) {
+            double e = vt__gb_e(gr, a1, a2, am, ath, m, n0 + q);
+            vt__round_look(j, t, keep + q, &e, 1, b0 + q);
+            x[q] = (double)(float)keep[q];
+        }
+    }
+#endif
+    for (q = i; q < n; q++) { /* (the pass's elements from nv on are not cast yet, and x holds them) */
+        double xv = q < nv ? keep[q] : x[q], e = vt__gb_e(gr, a1, a2, am, ath, m, n0 + q);
+        vt__round_look(j, t, &xv, &e, 1, b0 + q);
+        x[q] = (double)(float)xv;
+    }
+}
+
 /* the trainer's rule on rows [r0, r1), columns [c0, c1) of a point with a
    lazy bound, in blocks of up to 256 columns from c0 (where a block starts
    changes no value, entry or NaN: each element is cast, or looked at with
@@ -5994,7 +6030,9 @@ static void vt__lazy_rows(const vt__rjob *j, vt__ents *t, int64_t r0, int64_t r1
                 double xv = x[i], w = W + fabs(xv) * 0x1p-50;
                 any |= (int)(vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w))) | (int)(xv != xv);
             }
-            if (any) {
+            if (any && W < INFINITY && xcap < INFINITY) vt__lazy_groups(j, t, &gr, a1, a2, am, ath, m, cb + n0, r * z->nc + n0, x, keep,
+                                                                      nv, n, W, xcap);
+            else if (any) {
                 memcpy(x, keep, sizeof(double) * (size_t)nv);
                 vt__gb_row(&gr, a1, a2, am, ath, m, cb + n0, n, e);
                 vt__round_look(j, t, x, e, n, r * z->nc + n0);
