@@ -5988,7 +5988,6 @@ static void vt__lazy_rows(const vt__rjob *j, vt__ents *t, int64_t r0, int64_t r1
         double a1, a2, am, ath, s, s2, s3, W, xcap;
         vt__gbound_job gr;
         vt__stat_job sr;
-        vt__lazy_row(z, r, &gr, &sr, &cb);
         m = r % z->M;
         a1 = g->a->n1[m]; a2 = g->a->n2[m]; am = g->a->mx[m]; ath = g->a->th[m] * 0x1p-53;
         s = a2 * z->cap2; s2 = am * z->cap1; s3 = a1 * z->capm;
@@ -6030,6 +6029,7 @@ static void vt__lazy_rows(const vt__rjob *j, vt__ents *t, int64_t r0, int64_t r1
                 double xv = x[i], w = W + fabs(xv) * 0x1p-50;
                 any |= (int)(vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w))) | (int)(xv != xv);
             }
+            if (any) vt__lazy_row(z, r, &gr, &sr, &cb); /* (its job, only for a look) */
             if (any && W < INFINITY && xcap < INFINITY) vt__lazy_groups(j, t, &gr, a1, a2, am, ath, m, cb + n0, r * z->nc + n0, x, keep,
                                                                       nv, n, W, xcap);
             else if (any) {
