@@ -5864,8 +5864,9 @@ static void vt__gemm_bound(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, in
    over the maxima of the column statistics (correctly rounded products,
    sums and minima of nonnegative values are monotone). A block of the row is
    looked at only when x is within the cap (widened as vt__widen) of a
-   binary32 rounding boundary, or is NaN; the look computes each e exactly
-   as vt__gbound_task and applies vt__round_look, so the entries are those of
+   binary32 rounding boundary, or is NaN; the look (vt__lazy_groups) takes
+   the groups of four values that asked, computes each one's e exactly as
+   vt__gbound_task and applies vt__round_look, so the entries are those of
    the written-out bound. This saves writing and reading two doubles per
    output, most of a product's rounding-point cost.
    A batch of products that share A (a convolution's images: C_b = A B_b,
