@@ -5954,7 +5954,9 @@ static void vt__lazy_groups(const vt__rjob *j, vt__ents *t, const vt__gbound_job
                             int64_t m, int64_t n0, int64_t b0, double *x, const double *keep, int64_t nv, int64_t n, double W,
                             double xcap) {
     int64_t i = 0, q;
-#ifdef VT__AVX2
+#ifndef VT__AVX2
+    (void)W; (void)xcap; /* (no pass: nv is 0, every element is looked at) */
+#else
     const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W + xcap * 0x1p-50), xc = _mm256_set1_pd(xcap);
     for (; i + 4 <= nv; i += 4) {
         __m256d xv = _mm256_loadu_pd(keep + i);
