@@ -3953,6 +3953,82 @@ static void vt__fuse_row(const vt__rjob *j, int tid, double *x, double *e, int64
     for (i = 0; i < n4; i += 256) vt__round_span(j, &j->c->tents[tid], x + i, e + i, b0 + i, VT__MIN(256, n4 - i));
 }
 
+/* A LAZY CAUSAL ROW (attention's scores and datt in a verified trainer,
+   fused): the row x[0, n) (element b0 of the point) under the trainer's
+   rule, with each element's bound computed only where the rule looks. The
+   caller gives a width that caps every element's: W + c |x| at least e ef2
+   + |x| 2^-50 (2^-50 only where e > 0) for the element's bound e, which
+   bnd(arg, i, x) computes as the written-out bounds would. The pass casts
+   every element whose two ends under that width agree (x lies between
+   them, so that end is its cast), keeps the old values, and where a block's
+   ends do not all agree, or an x is NaN, tests its groups of four again
+   with the same arithmetic and applies vt__round_look with the exact e to
+   the elements of the groups that asked: the entries, casts and first NaN
+   of vt__fuse_row over the written-out bounds, without writing them (the
+   bounds of attention's square products were a tenth of a verified width-64
+   step's extra instructions). A width that is NaN or infinite asks
+   everywhere. */
+typedef double (*vt__bnd_fn)(const void *arg, int64_t i, double x);
+static void vt__fuse_row_lazy(const vt__rjob *j, int tid, double *x, int64_t n, int64_t b0, double W, double c, vt__bnd_fn bnd,
+                              const void *arg) {
+    vt__ents *t = &j->c->tents[tid];
+    double keep[256];
+    int64_t n0, i, q;
+    for (n0 = 0; n0 < n; n0 += 256) {
+        int64_t nb = VT__MIN(256, n - n0), nv;
+        double *xb = x + n0;
+#ifdef VT__AVX2
+        int any;
+#endif
+        i = 0;
+#ifdef VT__AVX2
+        {
+            const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W), cv = _mm256_set1_pd(c);
+            __m128i acc = _mm_setzero_si128();
+            __m128 nan = _mm_setzero_ps();
+            for (; i + 4 <= nb; i += 4) {
+                __m256d xv = _mm256_loadu_pd(xb + i);
+                __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, xv)));
+                __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
+                acc = _mm_or_si128(acc, _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)));
+                nan = _mm_or_ps(nan, _mm_cmpunord_ps(l, l)); /* x or its width NaN */
+                _mm256_storeu_pd(keep + i, xv);
+                _mm256_storeu_pd(xb + i, _mm256_cvtps_pd(l));
+            }
+            any = !_mm_testz_si128(acc, acc) || _mm_movemask_ps(nan) != 0;
+        }
+#endif
+        nv = i;
+        for (; i < nb; i++) keep[i] = xb[i]; /* the tail: looked at below, one at a time */
+        i = 0;
+#ifdef VT__AVX2
+        if (any) {
+            const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W), cv = _mm256_set1_pd(c);
+            for (; i + 4 <= nv; i += 4) { /* the pass's test again, group by group */
+                __m256d xv = _mm256_loadu_pd(keep + i);
+                __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, xv)));
+                __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
+                __m128i d = _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h));
+                if (_mm_testz_si128(d, d) && !_mm_movemask_ps(_mm_cmpunord_ps(l, l))) continue;
+                for (q = i; q < i + 4; q++) {
+                    double e = bnd(arg, n0 + q, keep[q]);
+                    vt__round_look(j, t, keep + q, &e, 1, b0 + n0 + q);
+                    xb[q] = (double)(float)keep[q];
+                }
+            }
+        }
+#endif
+        for (q = VT__MAX(i, nv); q < nb; q++) { /* the tail (or, without AVX2, every element) */
+            double xv = keep[q], w = W + c * fabs(xv);
+            if (vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w)) || xv != xv || w != w) {
+                double e = bnd(arg, n0 + q, xv);
+                vt__round_look(j, t, &xv, &e, 1, b0 + n0 + q);
+            }
+            xb[q] = (double)(float)xv;
+        }
+    }
+}
+
 static void vt__cpu_gather(vt_ctx *c, const double *x, const double *e, const vt__rent *at, int64_t m, double *xo, double *eo) {
     int64_t k;
     (void)c;
@@ -8593,6 +8669,50 @@ static void vt__att_put_scaled(const vt__kout *o, double *x, double *e, int64_t 
         }
 }
 
+/* A LAZY CAUSAL ROW for a square causal product C = A B (scores: pre =
+   scale C, bound 1.01 (scale e_G + u |pre|); datt: C itself, bound e_G),
+   row by row as the product's rows are final: each row's width caps the
+   bounds of its outputs from A's row statistics and the maxima of B's
+   line statistics over the columns it has (n <= t), which only grow with
+   t: every candidate of vt__gb_e (a product of nonnegative statistics,
+   the minimum of three, times G) is monotone in them. A margin of 2^-30
+   covers the roundings in forming the width another way. */
+typedef struct { const vt__gbound_job *gb; double a1, a2, am, ath, scale; int64_t m; } vt__att_bnd;
+static double vt__att_scores_bnd(const void *arg, int64_t i, double x) {
+    const vt__att_bnd *b = (const vt__att_bnd *)arg;
+    return 1.01 * (b->scale * vt__gb_e(b->gb, b->a1, b->a2, b->am, b->ath, b->m, i) + VT__U * fabs(x));
+}
+static double vt__att_datt_bnd(const void *arg, int64_t i, double x) {
+    const vt__att_bnd *b = (const vt__att_bnd *)arg;
+    (void)x;
+    return vt__gb_e(b->gb, b->a1, b->a2, b->am, b->ath, b->m, i);
+}
+/* the rows of a T x T causal product X (row t: X[t T, t T + t], the rest
+   zero), its statistics in gb; scale > 0: scores (X = scale C), else datt */
+static void vt__att_lazy_rows(const vt__att_job *j, int tid, const vt__gbound_job *gb, double *X, int64_t T, double scale,
+                              int64_t b0) {
+    double ef2 = 2 * j->rj.ef * VT__SAFE, p1 = 0, p2 = 0, pm = 0, s, s2, s3, W, c;
+    vt__att_bnd b;
+    int64_t t;
+    b.gb = gb; b.scale = scale;
+    for (t = 0; t < T; t++) {
+        p1 = VT__MAX(p1, gb->b->n1[t]); p2 = VT__MAX(p2, gb->b->n2[t]); pm = VT__MAX(pm, gb->b->mx[t]);
+        b.m = t;
+        b.a1 = gb->a->n1[t]; b.a2 = gb->a->n2[t]; b.am = gb->a->mx[t]; b.ath = gb->a->th[t] * 0x1p-53;
+        s = b.a2 * p2; s2 = b.am * p1; s3 = b.a1 * pm;
+        s = s2 < s ? s2 : s;
+        s = s3 < s ? s3 : s;
+        if (scale > 0) {
+            W = 1.01 * (scale * (gb->G * s)) * ef2 * (1 + 0x1p-30);
+            c = (1.01 * VT__U * ef2 + 0x1p-50) * (1 + 0x1p-30);
+        } else {
+            W = gb->G * s * ef2 * (1 + 0x1p-30);
+            c = 0x1p-50 * (1 + 0x1p-30);
+        }
+        vt__fuse_row_lazy(&j->rj, tid, X + t * T, t + 1, b0 + t * T, W, c, scale > 0 ? vt__att_scores_bnd : vt__att_datt_bnd, &b);
+    }
+}
+
 static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__att_job *j = (vt__att_job *)arg;
     vt__kern *k = j->k;
@@ -8602,7 +8722,18 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
         VT__ATT_SETUP(j, bh);
         const double *Q = qkv + b * T * C3 + h * hs, *K = Q + C;
         double *E = k->out[0].e ? PE : NULL;
-        if (!k->bwd) {
+        if (!k->bwd && j->fuse && E && !vt__no_lazy) { /* A LAZY CAUSAL ROW: the statistics, no bounds written */
+            double *pre = k->out[0].x + bh * T * T;
+            vt__stat_job sa, sb;
+            vt__gbound_job gb;
+            vt__gemm_bound_prep(NULL, tid, k->o, T, T, hs, Q, C3, 1, K, 1, C3, NULL, T, NULL, 0, ws, &sa, &sb, &gb, NULL, VT__TRI_NONE);
+            vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, Q, C3, 1, K, 1, C3, P, T, NULL, T, ws, tb);
+            for (t = 0; t < T; t++) {
+                for (t2 = 0; t2 <= t; t2++) pre[t * T + t2] = j->scale * P[t * T + t2];
+                memset(pre + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
+            }
+            vt__att_lazy_rows(j, tid, &gb, pre, T, j->scale, bh * T * T);
+        } else if (!k->bwd) {
             double *pre = k->out[0].x + bh * T * T, *e = k->out[0].e ? k->out[0].e + bh * T * T : NULL;
             vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, Q, C3, 1, K, 1, C3, P, T, E, T, ws, tb);
             for (t = 0; t < T; t++) { /* the lower triangle, then the zeros above it */
@@ -8747,22 +8878,32 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 double *X = o->x + bh * T * T, *E = o->e ? o->e + bh * T * T : NULL, *PEu = o->e ? PE : NULL;
                 /* fused (not accumulated): the product straight into X, whose rows are then zeroed above the
                    diagonal (the tiles there are partly computed, partly skipped) */
-                vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, dout, C, 1, V, 1, C3, j->fuse ? X : P, T, PEu, T, ws, tb);
-                for (t = 0; t < T; t++) {
-                    int64_t n = o->acc ? T : t + 1; /* the zeros above the diagonal: written at once unless added */
-                    if (j->fuse) { /* not accumulated: the loop below's values, then the row's rule on PE's bounds */
+                if (j->fuse && PEu && !vt__no_lazy) { /* A LAZY CAUSAL ROW: the statistics, no bounds written */
+                    vt__stat_job sa, sb;
+                    vt__gbound_job gb;
+                    vt__gemm_bound_prep(NULL, tid, k->o, T, T, hs, dout, C, 1, V, 1, C3, NULL, T, NULL, 0, ws, &sa, &sb, &gb, NULL,
+                                        VT__TRI_NONE);
+                    vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, dout, C, 1, V, 1, C3, X, T, NULL, T, ws, tb);
+                    for (t = 0; t < T; t++) memset(X + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
+                    vt__att_lazy_rows(j, tid, &gb, X, T, 0, bh * T * T);
+                } else {
+                    vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, dout, C, 1, V, 1, C3, j->fuse ? X : P, T, PEu, T, ws, tb);
+                    for (t = 0; t < T; t++) {
+                        int64_t n = o->acc ? T : t + 1; /* the zeros above the diagonal: written at once unless added */
+                        if (j->fuse) { /* not accumulated: the loop below's values, then the row's rule on PE's bounds */
+                            memset(X + t * T + n, 0, sizeof(double) * (size_t)(T - n));
+                            vt__fuse_row(&j->rj, tid, X + t * T, PEu ? PEu + t * T : NULL, bh * T * T + t * T, n);
+                            continue;
+                        }
+                        for (t2 = 0; t2 < n; t2++) {
+                            double v = t2 <= t ? P[t * T + t2] : 0, ev = (t2 <= t && PEu) ? PEu[t * T + t2] : 0;
+                            if (o->acc) { double s2 = X[t * T + t2] + v; if (ev > 0) ev += VT__U * fabs(s2); v = s2; }
+                            X[t * T + t2] = v;
+                            if (E) E[t * T + t2] = ev;
+                        }
                         memset(X + t * T + n, 0, sizeof(double) * (size_t)(T - n));
-                        vt__fuse_row(&j->rj, tid, X + t * T, PEu ? PEu + t * T : NULL, bh * T * T + t * T, n);
-                        continue;
+                        if (E) memset(E + t * T + n, 0, sizeof(double) * (size_t)(T - n));
                     }
-                    for (t2 = 0; t2 < n; t2++) {
-                        double v = t2 <= t ? P[t * T + t2] : 0, ev = (t2 <= t && PEu) ? PEu[t * T + t2] : 0;
-                        if (o->acc) { double s2 = X[t * T + t2] + v; if (ev > 0) ev += VT__U * fabs(s2); v = s2; }
-                        X[t * T + t2] = v;
-                        if (E) E[t * T + t2] = ev;
-                    }
-                    memset(X + t * T + n, 0, sizeof(double) * (size_t)(T - n));
-                    if (E) memset(E + t * T + n, 0, sizeof(double) * (size_t)(T - n));
                 }
             }
             if (k->out[1].x) { /* dv (T,hs) = att^T (T,T) dout (T,hs), into dqkv's v part */
