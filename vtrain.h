@@ -3978,12 +3978,12 @@ static void vt__fuse_row_lazy(const vt__rjob *j, int tid, double *x, int64_t n, 
         int64_t nb = VT__MIN(256, n - n0), nv;
         double *xb = x + n0;
 #ifdef VT__AVX2
+        const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W), cv = _mm256_set1_pd(c);
         int any;
 #endif
         i = 0;
 #ifdef VT__AVX2
         {
-            const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W), cv = _mm256_set1_pd(c);
             __m128i acc = _mm_setzero_si128();
             __m128 nan = _mm_setzero_ps();
             for (; i + 4 <= nb; i += 4) {
@@ -4003,7 +4003,6 @@ static void vt__fuse_row_lazy(const vt__rjob *j, int tid, double *x, int64_t n, 
         i = 0;
 #ifdef VT__AVX2
         if (any) {
-            const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W), cv = _mm256_set1_pd(c);
             for (; i + 4 <= nv; i += 4) { /* the pass's test again, group by group */
                 __m256d xv = _mm256_loadu_pd(keep + i);
                 __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, xv)));
@@ -8687,15 +8686,19 @@ static double vt__att_datt_bnd(const void *arg, int64_t i, double x) {
     (void)x;
     return vt__gb_e(b->gb, b->a1, b->a2, b->am, b->ath, b->m, i);
 }
-/* the rows of a T x T causal product X (row t: X[t T, t T + t], the rest
-   zero), its statistics in gb; scale > 0: scores (X = scale C), else datt */
-static void vt__att_lazy_rows(const vt__att_job *j, int tid, const vt__gbound_job *gb, double *X, int64_t T, double scale,
-                              int64_t b0) {
+/* the rows of a T x T causal point X (row t: X[t T, t T + t], the rest
+   made zero), the product's statistics in gb: scores (scale > 0), X =
+   scale C with C in P; datt (scale 0), C already in X */
+static void vt__att_lazy_rows(const vt__att_job *j, int tid, const vt__gbound_job *gb, double *X, const double *P, int64_t T,
+                              double scale, int64_t b0) {
     double ef2 = 2 * j->rj.ef * VT__SAFE, p1 = 0, p2 = 0, pm = 0, s, s2, s3, W, c;
     vt__att_bnd b;
-    int64_t t;
+    int64_t t, t2;
     b.gb = gb; b.scale = scale;
     for (t = 0; t < T; t++) {
+        if (scale > 0)
+            for (t2 = 0; t2 <= t; t2++) X[t * T + t2] = scale * P[t * T + t2];
+        memset(X + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
         p1 = VT__MAX(p1, gb->b->n1[t]); p2 = VT__MAX(p2, gb->b->n2[t]); pm = VT__MAX(pm, gb->b->mx[t]);
         b.m = t;
         b.a1 = gb->a->n1[t]; b.a2 = gb->a->n2[t]; b.am = gb->a->mx[t]; b.ath = gb->a->th[t] * 0x1p-53;
@@ -8728,11 +8731,7 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
             vt__gbound_job gb;
             vt__gemm_bound_prep(NULL, tid, k->o, T, T, hs, Q, C3, 1, K, 1, C3, NULL, T, NULL, 0, ws, &sa, &sb, &gb, NULL, VT__TRI_NONE);
             vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, Q, C3, 1, K, 1, C3, P, T, NULL, T, ws, tb);
-            for (t = 0; t < T; t++) {
-                for (t2 = 0; t2 <= t; t2++) pre[t * T + t2] = j->scale * P[t * T + t2];
-                memset(pre + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
-            }
-            vt__att_lazy_rows(j, tid, &gb, pre, T, j->scale, bh * T * T);
+            vt__att_lazy_rows(j, tid, &gb, pre, P, T, j->scale, bh * T * T);
         } else if (!k->bwd) {
             double *pre = k->out[0].x + bh * T * T, *e = k->out[0].e ? k->out[0].e + bh * T * T : NULL;
             vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, Q, C3, 1, K, 1, C3, P, T, E, T, ws, tb);
@@ -8884,8 +8883,7 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
                     vt__gemm_bound_prep(NULL, tid, k->o, T, T, hs, dout, C, 1, V, 1, C3, NULL, T, NULL, 0, ws, &sa, &sb, &gb, NULL,
                                         VT__TRI_NONE);
                     vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, dout, C, 1, V, 1, C3, X, T, NULL, T, ws, tb);
-                    for (t = 0; t < T; t++) memset(X + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
-                    vt__att_lazy_rows(j, tid, &gb, X, T, 0, bh * T * T);
+                    vt__att_lazy_rows(j, tid, &gb, X, NULL, T, 0, bh * T * T);
                 } else {
                     vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, dout, C, 1, V, 1, C3, j->fuse ? X : P, T, PEu, T, ws, tb);
                     for (t = 0; t < T; t++) {
