@@ -6107,7 +6107,10 @@ static void vt__lazy_rows(const vt__rjob *j, vt__ents *t, int64_t r0, int64_t r1
                 double xv = x[i], w = W + fabs(xv) * 0x1p-50;
                 any |= (int)(vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w))) | (int)(xv != xv);
             }
-            if (any) vt__lazy_row(z, r, &gr, &sr, &cb); /* (its job, only for a look) */
+            /* a look: its job (built only then), then the groups that asked, or the whole block where the
+               statistics are NaN or infinite (no pass ran); else the rest of the casts (this form, not one
+               nested if, is 0.14 M instructions a C64 step cheaper as gcc 12 lays it out) */
+            if (any) vt__lazy_row(z, r, &gr, &sr, &cb);
             if (any && W < INFINITY && xcap < INFINITY) vt__lazy_groups(j, t, &gr, a1, a2, am, ath, m, cb + n0, r * z->nc + n0, x, keep,
                                                                       nv, n, W, xcap);
             else if (any) {
