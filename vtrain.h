@@ -1435,16 +1435,19 @@ VT__EF double vt__xprod_value(const vt__xblk *b, int nb, int64_t i) {
 #define VT__UNUSED __attribute__((unused))
 #define VT__PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define VT__NOINLINE __attribute__((noinline))
+#define VT__INLINE __inline__ __attribute__((always_inline))
 #elif defined(_MSC_VER)
 #define VT__THREAD_LOCAL __declspec(thread)
 #define VT__UNUSED
 #define VT__PRINTF(a, b)
 #define VT__NOINLINE __declspec(noinline)
+#define VT__INLINE __forceinline
 #else
 #define VT__THREAD_LOCAL
 #define VT__UNUSED
 #define VT__PRINTF(a, b)
 #define VT__NOINLINE
+#define VT__INLINE
 #endif
 
 #if defined(__FMA__) || defined(FP_FAST_FMA)
@@ -2911,7 +2914,8 @@ struct vt_ctx {
     /* rounding */
     int64_t point;          /* rounding point index within the step */
     uint64_t calls;         /* kernel invocation counter (chaos key) */
-    vt__ents *tents;        /* per-thread entry buffers */
+    vt__ents *tents;        /* per-thread entry buffers (2 pool.n: the second half, tents + pool.n, for a kernel's
+                               second fused output: A FUSED BLOCK) */
     const vt__xprod *rxp;   /* the correctly rounded product being rounded (vt__round), or NULL */
     int64_t round_tri;      /* the next vt__round's point is causal, blocks of this side (vt__tri_round; CPU) */
     int round_fused;        /* the next vt__round's kernel applied the trainer's rule itself (vt__fuse_begin; CPU);
@@ -3844,14 +3848,14 @@ static int vt__entry_cmp(const void *a, const void *b) {
     int64_t x = ((const vt__entry *)a)->i, y = ((const vt__entry *)b)->i;
     return x < y ? -1 : x > y;
 }
-static int64_t vt__ents_gather(vt_ctx *c, vt__ents *out) {
+static int64_t vt__ents_gather_from(vt_ctx *c, vt__ents *ls, vt__ents *out) {
     int t, nt = c->pool.n;
     int64_t bad = -1, at_s[64], *at = at_s, k;
     for (t = 0; t < nt; t++)
-        if (c->tents[t].bad >= 0 && (bad < 0 || c->tents[t].bad < bad)) bad = c->tents[t].bad;
+        if (ls[t].bad >= 0 && (bad < 0 || ls[t].bad < bad)) bad = ls[t].bad;
     if (bad >= 0 || !out) return bad;
     for (t = 0; t < nt; t++) {
-        vt__ents *l = &c->tents[t];
+        vt__ents *l = &ls[t];
         for (k = 1; k < l->n && l->e[k - 1].i < l->e[k].i; k++) {}
         if (k < l->n) qsort(l->e, (size_t)l->n, sizeof(vt__entry), vt__entry_cmp);
     }
@@ -3861,13 +3865,14 @@ static int64_t vt__ents_gather(vt_ctx *c, vt__ents *out) {
         int best = -1;
         const vt__entry *e;
         for (t = 0; t < nt; t++)
-            if (at[t] < c->tents[t].n && (best < 0 || c->tents[t].e[at[t]].i < c->tents[best].e[at[best]].i)) best = t;
+            if (at[t] < ls[t].n && (best < 0 || ls[t].e[at[t]].i < ls[best].e[at[best]].i)) best = t;
         if (best < 0) break;
-        e = &c->tents[best].e[at[best]++];
+        e = &ls[best].e[at[best]++];
         vt__ents_push(c, out, e->i, e->r, e->full);
     }
     return -1;
 }
+static int64_t vt__ents_gather(vt_ctx *c, vt__ents *out) { return vt__ents_gather_from(c, c->tents, out); }
 
 static int64_t vt__cpu_cast(vt_ctx *c, double *x, int64_t n, int check_only) {
     vt__rjob job;
@@ -3958,73 +3963,46 @@ static void vt__fuse_row(const vt__rjob *j, int tid, double *x, double *e, int64
    rule, with each element's bound computed only where the rule looks. The
    caller gives a width that caps every element's: W + c |x| at least e ef2
    + |x| 2^-50 (2^-50 only where e > 0) for the element's bound e, which
-   bnd(arg, i, x) computes as the written-out bounds would. The pass casts
-   every element whose two ends under that width agree (x lies between
-   them, so that end is its cast), keeps the old values, and where a block's
-   ends do not all agree, or an x is NaN, tests its groups of four again
-   with the same arithmetic and applies vt__round_look with the exact e to
-   the elements of the groups that asked: the entries, casts and first NaN
-   of vt__fuse_row over the written-out bounds, without writing them (the
-   bounds of attention's square products were a tenth of a verified width-64
-   step's extra instructions). A width that is NaN or infinite asks
-   everywhere. */
+   bnd(arg, i, x) computes as the written-out bounds would. A group of four
+   whose two ends under that width agree (x lies between them, so that end
+   is its cast) and hold no NaN takes that end; each element of the other
+   groups gets vt__round_look with its exact e, and its cast: the entries,
+   casts and first NaN of vt__fuse_row over the written-out bounds, without
+   writing them (the bounds of attention's square products were a tenth of
+   a verified width-64 step's extra instructions). A branch a group, not a
+   branch-free pass over 256 values, a kept copy and a second test of the
+   flagged blocks: attention's rows are short (16 values in a T x hs block,
+   t + 1 in a causal row), and a group asks rarely. A width that is NaN or
+   infinite asks everywhere. */
 typedef double (*vt__bnd_fn)(const void *arg, int64_t i, double x);
-static void vt__fuse_row_lazy(const vt__rjob *j, int tid, double *x, int64_t n, int64_t b0, double W, double c, vt__bnd_fn bnd,
-                              const void *arg) {
-    vt__ents *t = &j->c->tents[tid];
-    double keep[256];
-    int64_t n0, i, q;
-    for (n0 = 0; n0 < n; n0 += 256) {
-        int64_t nb = VT__MIN(256, n - n0), nv;
-        double *xb = x + n0;
+/* the rule on x (element i of the point) with its exact bound e, and its cast */
+static void vt__look1(const vt__rjob *j, vt__ents *t, double *x, double e, int64_t i) {
+    vt__round_look(j, t, x, &e, 1, i);
+    *x = (double)(float)*x;
+}
+static VT__INLINE void vt__fuse_row_lazy(const vt__rjob *j, vt__ents *t, double *x, int64_t n, int64_t b0, double W, double c,
+                                         vt__bnd_fn bnd, const void *arg) {
+    int64_t i = 0;
 #ifdef VT__AVX2
-        const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W), cv = _mm256_set1_pd(c);
-        int any;
-#endif
-        i = 0;
-#ifdef VT__AVX2
-        {
-            __m128i acc = _mm_setzero_si128();
-            __m128 nan = _mm_setzero_ps();
-            for (; i + 4 <= nb; i += 4) {
-                __m256d xv = _mm256_loadu_pd(xb + i);
-                __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, xv)));
-                __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
-                acc = _mm_or_si128(acc, _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)));
-                nan = _mm_or_ps(nan, _mm_cmpunord_ps(l, l)); /* x or its width NaN */
-                _mm256_storeu_pd(keep + i, xv);
-                _mm256_storeu_pd(xb + i, _mm256_cvtps_pd(l));
-            }
-            any = !_mm_testz_si128(acc, acc) || _mm_movemask_ps(nan) != 0;
+    int64_t q;
+    const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W), cv = _mm256_set1_pd(c);
+    for (; i + 4 <= n; i += 4) { /* a group whose ends agree (and no NaN) takes that end; the others a look each */
+        __m256d xv = _mm256_loadu_pd(x + i);
+        __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, xv)));
+        __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
+        __m128i d = _mm_or_si128(_mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)),
+                                 _mm_castps_si128(_mm_cmpunord_ps(l, l))); /* (x or its width NaN: a look) */
+        if (_mm_testz_si128(d, d)) {
+            _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
+            continue;
         }
+        for (q = i; q < i + 4; q++) vt__look1(j, t, x + q, bnd(arg, q, x[q]), b0 + q);
+    }
 #endif
-        nv = i;
-        for (; i < nb; i++) keep[i] = xb[i]; /* the tail: looked at below, one at a time */
-        i = 0;
-#ifdef VT__AVX2
-        if (any) {
-            for (; i + 4 <= nv; i += 4) { /* the pass's test again, group by group */
-                __m256d xv = _mm256_loadu_pd(keep + i);
-                __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, xv)));
-                __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
-                __m128i d = _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h));
-                if (_mm_testz_si128(d, d) && !_mm_movemask_ps(_mm_cmpunord_ps(l, l))) continue;
-                for (q = i; q < i + 4; q++) {
-                    double e = bnd(arg, n0 + q, keep[q]);
-                    vt__round_look(j, t, keep + q, &e, 1, b0 + n0 + q);
-                    xb[q] = (double)(float)keep[q];
-                }
-            }
-        }
-#endif
-        for (q = VT__MAX(i, nv); q < nb; q++) { /* the tail (or, without AVX2, every element) */
-            double xv = keep[q], w = W + c * fabs(xv);
-            if (vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w)) || xv != xv || w != w) {
-                double e = bnd(arg, n0 + q, xv);
-                vt__round_look(j, t, &xv, &e, 1, b0 + n0 + q);
-            }
-            xb[q] = (double)(float)xv;
-        }
+    for (; i < n; i++) { /* the tail (or, without AVX2, every element): the same test one at a time */
+        double xv = x[i], w = W + c * fabs(xv);
+        if (vt__fbits((float)(xv - w)) != vt__fbits((float)(xv + w)) || xv != xv || w != w) vt__look1(j, t, x + i, bnd(arg, i, xv), b0 + i);
+        else x[i] = (double)(float)xv;
     }
 }
 
@@ -4044,6 +4022,15 @@ static void vt__cpu_put(vt_ctx *c, double *x, const vt__ents *en) {
    name the point in the log and in errors. e may be NULL (exact op). x and e
    are backend addresses. lz (CPU backend only): the bound is a product's lazy
    bound (>>gemm), e is not used. */
+/* a kernel's output slot's gathered entries (c->fents[slot]) into out (NULL: none wanted), and its first NaN */
+static int64_t vt__fents_take(vt_ctx *c, int slot, vt__ents *out) {
+    int64_t q;
+    if (c->fbad[slot] >= 0 || !out) return c->fbad[slot];
+    for (q = 0; q < c->fents[slot].n; q++)
+        if (!vt__ents_push(c, out, c->fents[slot].e[q].i, c->fents[slot].e[q].r, c->fents[slot].e[q].full)) break;
+    return -1;
+}
+
 struct vt__lazy;
 static int64_t vt__lazy_round(vt_ctx *c, double *x, const struct vt__lazy *z, double ef, int compact, vt__ents *out);
 static double vt__lazy_e(const struct vt__lazy *z, int64_t i);
@@ -4086,13 +4073,8 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
         double xef = c->d.bound == VT_BOUND_PROBABILISTIC ? 1 : 0.5; /* width e, not 2e: see above */
         c->rxp = xp;
         if (c->round_fused >= 2) { /* A FUSED PRODUCT: the GEMM applied the rule; its entries in the slot's list */
-            int slot = c->round_fused - 2;
-            bad = c->fbad[slot];
-            if (bad < 0) {
-                int64_t q;
-                for (q = 0; q < c->fents[slot].n; q++)
-                    if (!vt__ents_push(c, &c->ents, c->fents[slot].e[q].i, c->fents[slot].e[q].r, c->fents[slot].e[q].full)) return;
-            }
+            bad = vt__fents_take(c, c->round_fused - 2, &c->ents);
+            if (c->status != VT_OK) return;
         } else bad = lz ? vt__lazy_round(c, x, lz, xef, 0, &c->ents) : be->round(c, x, e, n, xef, 0, &c->ents);
         c->rxp = NULL;
         if (bad >= 0) goto nonfinite;
@@ -4124,11 +4106,13 @@ static void vt__round(vt_ctx *c, int kind, int ndim, const int64_t *dims, double
         /* the trainer's rule; without a log (round-only, native, or training
            without one) the entries are only counted */
         vt__fused_points += c->round_fused == 1;
-        bad = c->round_fused >= 2 && !e ? c->fbad[c->round_fused - 2] /* its GEMM cast it (A FUSED CAST) */
+        bad = c->round_fused >= 2 ? vt__fents_take(c, c->round_fused - 2, e ? &c->ents : NULL) /* its GEMM cast it (A FUSED
+                                                                  CAST), or the kernel gathered its rule's entries (A FUSED BLOCK) */
             : c->round_fused ? vt__ents_gather(c, &c->ents) /* the kernel ran the rule (vt__fuse_begin) */
             : lz  ? vt__lazy_round(c, x, lz, ef, compact, &c->ents)
             : e && c->round_tri > 0 && n % c->round_tri == 0 ? vt__tri_round(c, x, e, n, c->round_tri, ef, compact, &c->ents)
             : e ? be->round(c, x, e, n, ef, compact, &c->ents) : be->cast(c, x, n, 0);
+        if (c->status != VT_OK) return;
         if (bad >= 0) goto nonfinite;
         c->stats.entries += c->ents.n;
         if (c->d.mode == VT_MODE_VERIFIED && (c->logf || c->d.log_memory || c->sh.records)) vt__log_put_record(c, kind, ndim, dims, &c->ents);
@@ -6662,6 +6646,39 @@ static int vt__fuse_begin(vt_ctx *c, const vt__kout *o, vt__rjob *j) {
     return 1;
 }
 
+/* A FUSED BLOCK (CPU backend; the trainer in verified mode, or the cast or
+   fp64's check in the other modes): attention's products with hs outputs a
+   row (P V; dq, dk and dv in the backward) lie as (T, hs) blocks in (B, T,
+   C) and (B, T, 3C) outputs, and the task that computes a block rounds it,
+   row by row while in cache (vt__att_block): each row by A LAZY CAUSAL
+   ROW's filter (a width for the row from A's row statistics and B's column
+   maxima, the exact bound where the rule looks), or with vt__no_lazy by the
+   rule over the bounds written into the task's own buffer. Everything else
+   in such an output is exact zeros the kernel writes (the q and k thirds of
+   dv's output, the v third of dq and dk's) or, in an added output, values
+   rounded at an earlier point, which the pass would cast to themselves with
+   bound 0, logging nothing. So the values, the entries (gathered by index)
+   and the first NaN are the pass's, and the point makes no pass and its
+   bounds are never written (at width 64 the pass and those bounds were 8 M
+   instructions of a verified step's 56 M over fp64). lists: the threads'
+   lists this output's rule fills (c->tents; c->tents + pool.n for a
+   kernel's second output, which the kernel gathers into its slot).
+   acc_ok: the caller handles an added output. */
+static int vt__fuse_block_begin(vt_ctx *c, const vt__kout *o, vt__rjob *j, vt__ents *lists, int acc_ok) {
+    int t;
+    if (o->tri || (o->acc && !acc_ok) || o->lz || o->xp || !c->in_step || c->ncal || vt__no_fuse || c->status != VT_OK) return 0;
+    if (o->e ? c->d.mode != VT_MODE_VERIFIED || c->d.role != VT_ROLE_TRAIN : c->d.mode == VT_MODE_VERIFIED) return 0;
+    memset(j, 0, sizeof *j);
+    j->c = c; j->x = o->x; j->ef = 1;
+    if (!o->e) j->cast = c->d.mode == VT_MODE_FP64 ? 1 : 2; /* as vt__round: fp64 checks, the others cast */
+    else {
+        j->ef = c->d.bound == VT_BOUND_CALIBRATED ? vt__calib_factor(&c->calib, o->kind, o->n) : 1; /* as vt__round */
+        j->compact = c->d.compact_log >= 0;
+    }
+    for (t = 0; t < c->pool.n; t++) { lists[t].n = 0; lists[t].bad = -1; }
+    return 1;
+}
+
 static void vt__calibrate_node(vt_ctx *c, vt__kern *k);
 
 static void vt__run_kernel(vt_ctx *c, vt__kern *k) {
@@ -8580,6 +8597,9 @@ typedef struct {
     void **tb;       /* per thread packing buffers */
     int fuse;        /* out[0] is a fused causal point (vt__fuse_begin): each row rounded as written */
     vt__rjob rj;
+    int bfuse, bfuse1; /* out[0] (with rj), out[1] (with rj1) is A FUSED BLOCK (vt__fuse_block_begin) */
+    vt__rjob rj1;
+    int64_t *nwritten; /* per thread: A FUSED BLOCK's blocks that took the written bounds (tests) */
 } vt__att_job;
 
 #define VT__ATT_SETUP(j, tq)                                                                     \
@@ -8679,15 +8699,19 @@ static void vt__att_put_scaled(const vt__kout *o, double *x, double *e, int64_t 
    t: every candidate of vt__gb_e (a product of nonnegative statistics,
    the minimum of three, times G) is monotone in them. A margin of 2^-30
    covers the roundings in forming the width another way. */
-typedef struct { const vt__gbound_job *gb; double a1, a2, am, ath, scale; int64_t m; } vt__att_bnd;
+typedef struct { const vt__gbound_job *gb; double scale; int64_t m; } vt__att_bnd; /* row m of the product in gb */
+static double vt__att_e(const vt__att_bnd *b, int64_t i) {
+    const vt__stat_job *a = b->gb->a;
+    int64_t m = b->m;
+    return vt__gb_e(b->gb, a->n1[m], a->n2[m], a->mx[m], a->th[m] * 0x1p-53, m, i);
+}
 static double vt__att_scores_bnd(const void *arg, int64_t i, double x) {
     const vt__att_bnd *b = (const vt__att_bnd *)arg;
-    return 1.01 * (b->scale * vt__gb_e(b->gb, b->a1, b->a2, b->am, b->ath, b->m, i) + VT__U * fabs(x));
+    return 1.01 * (b->scale * vt__att_e(b, i) + VT__U * fabs(x));
 }
 static double vt__att_datt_bnd(const void *arg, int64_t i, double x) {
-    const vt__att_bnd *b = (const vt__att_bnd *)arg;
     (void)x;
-    return vt__gb_e(b->gb, b->a1, b->a2, b->am, b->ath, b->m, i);
+    return vt__att_e((const vt__att_bnd *)arg, i);
 }
 /* the rows of a T x T causal point X (row t: X[t T, t T + t], the rest
    made zero), the product's statistics in gb: scores (scale > 0), X =
@@ -8704,8 +8728,7 @@ static void vt__att_lazy_rows(const vt__att_job *j, int tid, const vt__gbound_jo
         memset(X + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
         p1 = VT__MAX(p1, gb->b->n1[t]); p2 = VT__MAX(p2, gb->b->n2[t]); pm = VT__MAX(pm, gb->b->mx[t]);
         b.m = t;
-        b.a1 = gb->a->n1[t]; b.a2 = gb->a->n2[t]; b.am = gb->a->mx[t]; b.ath = gb->a->th[t] * 0x1p-53;
-        s = b.a2 * p2; s2 = b.am * p1; s3 = b.a1 * pm;
+        s = gb->a->n2[t] * p2; s2 = gb->a->mx[t] * p1; s3 = gb->a->n1[t] * pm;
         s = s2 < s ? s2 : s;
         s = s3 < s ? s3 : s;
         if (scale > 0) {
@@ -8715,7 +8738,137 @@ static void vt__att_lazy_rows(const vt__att_job *j, int tid, const vt__gbound_jo
             W = gb->G * s * ef2 * (1 + 0x1p-30);
             c = 0x1p-50 * (1 + 0x1p-30);
         }
-        vt__fuse_row_lazy(&j->rj, tid, X + t * T, t + 1, b0 + t * T, W, c, scale > 0 ? vt__att_scores_bnd : vt__att_datt_bnd, &b);
+        vt__fuse_row_lazy(&j->rj, &j->rj.c->tents[tid], X + t * T, t + 1, b0 + t * T, W, c,
+                          scale > 0 ? vt__att_scores_bnd : vt__att_datt_bnd, &b);
+    }
+}
+
+/* dq and dk added to old values that are all +-0 (dv's output wrote them):
+   put_scaled's bound 1.01 (scale e_G + u |v|), plus u |s| where that is
+   above 0, with |v| = |s| = |x| */
+static double vt__att_dqk_acc_bnd(const void *arg, int64_t i, double x) {
+    double e = vt__att_scores_bnd(arg, i, x);
+    return e > 0 ? e + VT__U * fabs(x) : e;
+}
+
+/* A FUSED BLOCK's cast or fp64's check (rj->cast) of M rows of N values
+   (row m at X + m ld, element b0 + m ld of the point), as vt__cast_task and
+   vt__nan_task (a cast keeps NaN and never makes one): the first NaN in
+   index order */
+static void vt__block_cast(const vt__rjob *rj, vt__ents *t, double *X, int64_t ld, int64_t b0, int64_t M, int64_t N) {
+    int64_t m, n;
+    int any = 0;
+    for (m = 0; m < M; m++) {
+        double *x = X + m * ld;
+        n = 0;
+        if (rj->cast == 2) vt__cast_block(x, N);
+#ifdef VT__AVX2
+        {
+            __m256d nan = _mm256_setzero_pd();
+            for (; n + 4 <= N; n += 4) nan = _mm256_or_pd(nan, _mm256_cmp_pd(_mm256_loadu_pd(x + n), _mm256_loadu_pd(x + n), _CMP_UNORD_Q));
+            any |= _mm256_movemask_pd(nan);
+        }
+#endif
+        for (; n < N; n++) any |= x[n] != x[n];
+    }
+    for (m = 0; m < M && any; m++)
+        for (n = 0; n < N; n++)
+            if (X[m * ld + n] != X[m * ld + n]) { vt__first(&t->bad, b0 + m * ld + n); return; }
+}
+
+/* A FUSED BLOCK's product C = A B (T x hs; K = T, tri: A's causal zeros as
+   vt__mm_serial takes them) into the block X (row stride ld, row m element
+   b0 + m ld of the point), rounded row by row: scale 0 (P V, dv) X = C with
+   bound e_G; scale > 0 (dq, dk) X = scale C, added to X's old values where
+   the output is added to, with vt__att_put_scaled's bound. An added block
+   whose old values are not all +-0, and every block under vt__no_lazy,
+   takes the bounds written into the task's buffer PE (the values and
+   bounds vt__att_put_scaled writes); the others the lazy rows, whose width
+   caps the bound of every element of the row as in vt__att_lazy_rows (here
+   with B's column maxima over all hs columns). */
+static int64_t vt__att_blocks_written; /* tests: added blocks over old values not all +-0 (the written bounds) */
+static void vt__att_block(const vt__att_job *j, int tid, const vt__rjob *rj, vt__ents *t, int tri, const double *A, int64_t sam,
+                          int64_t sak, const double *B, int64_t sbk, double *X, int64_t ld, int64_t b0, double scale, int acc) {
+    const vt__kern *k = j->k;
+    int64_t T = j->T, hs = j->hs, m, n;
+    double *ws = j->ws + (int64_t)tid * j->wsn, *P = ws + VT__BOUND_WS(T, j->W), *PE = P + T * j->W, *C = scale > 0 ? P : X;
+    int64_t lc = scale > 0 ? hs : ld;
+    int lazy = !rj->cast && !vt__no_lazy;
+    vt__stat_job sa, sb;
+    vt__gbound_job gb;
+    if (lazy && acc) { /* old values all +-0: then |s| = |v| (s = old + v), which the width below assumes */
+        int nz = 0;
+        for (m = 0; m < T; m++) {
+            const double *xr = X + m * ld;
+            n = 0;
+#ifdef VT__AVX2
+            {
+                __m256d v = _mm256_setzero_pd();
+                for (; n + 4 <= hs; n += 4) v = _mm256_or_pd(v, _mm256_cmp_pd(_mm256_loadu_pd(xr + n), _mm256_setzero_pd(), _CMP_NEQ_UQ));
+                nz |= _mm256_movemask_pd(v);
+            }
+#endif
+            for (; n < hs; n++) nz |= xr[n] != 0;
+        }
+        lazy = !nz;
+        j->nwritten[tid] += nz != 0;
+    }
+    if (lazy) vt__gemm_bound_prep(NULL, tid, k->o, T, hs, T, A, sam, sak, B, sbk, 1, NULL, lc, NULL, 0, ws, &sa, &sb, &gb, NULL, tri);
+    vt__mm_serial(k->o, tid, 0, tri, T, hs, T, A, sam, sak, B, sbk, 1, C, lc, lazy || rj->cast ? NULL : PE, hs, ws, j->tb[tid]);
+    if (scale > 0) /* X (+)= scale C, with the bounds into PE over C's (row by row: PE's rows are hs apart, X's ld) */
+        for (m = 0; m < T; m++) {
+            double *xr = X + m * ld;
+            const double *pr = P + m * hs;
+            if (lazy || rj->cast) { /* vt__att_put_scaled's values: scale C, added to the old one */
+                n = 0;
+#ifdef VT__AVX2
+                {
+                    const __m256d sc = _mm256_set1_pd(scale);
+                    if (acc)
+                        for (; n + 4 <= hs; n += 4)
+                            _mm256_storeu_pd(xr + n, _mm256_add_pd(_mm256_loadu_pd(xr + n), _mm256_mul_pd(sc, _mm256_loadu_pd(pr + n))));
+                    else
+                        for (; n + 4 <= hs; n += 4) _mm256_storeu_pd(xr + n, _mm256_mul_pd(sc, _mm256_loadu_pd(pr + n)));
+                }
+#endif
+                if (acc) for (; n < hs; n++) xr[n] += scale * pr[n];
+                else for (; n < hs; n++) xr[n] = scale * pr[n];
+            } else {
+                vt__kout o1;
+                memset(&o1, 0, sizeof o1);
+                o1.acc = acc;
+                vt__att_put_scaled(&o1, xr, PE + m * hs, ld, pr, PE + m * hs, hs, 1, hs, scale);
+            }
+        }
+    if (rj->cast) {
+        vt__block_cast(rj, t, X, ld, b0, T, hs);
+        return;
+    }
+    if (!lazy) {
+        for (m = 0; m < T; m++)
+            for (n = 0; n < hs; n += 256) vt__round_span(rj, t, X + m * ld + n, PE + m * hs + n, b0 + m * ld + n, VT__MIN(256, hs - n));
+        return;
+    }
+    {
+        double ef2 = 2 * rj->ef * VT__SAFE, p1 = 0, p2 = 0, pm = 0, s, s2, s3, W, c;
+        vt__att_bnd bd;
+        for (n = 0; n < hs; n++) { p1 = VT__MAX(p1, sb.n1[n]); p2 = VT__MAX(p2, sb.n2[n]); pm = VT__MAX(pm, sb.mx[n]); }
+        bd.gb = &gb; bd.scale = scale;
+        for (m = 0; m < T; m++) {
+            bd.m = m;
+            s = sa.n2[m] * p2; s2 = sa.mx[m] * p1; s3 = sa.n1[m] * pm;
+            s = s2 < s ? s2 : s;
+            s = s3 < s ? s3 : s;
+            if (scale > 0) {
+                W = 1.01 * (scale * (gb.G * s)) * ef2 * (1 + 0x1p-30);
+                c = ((acc ? 2.01 : 1.01) * VT__U * ef2 + 0x1p-50) * (1 + 0x1p-30);
+            } else {
+                W = gb.G * s * ef2 * (1 + 0x1p-30);
+                c = 0x1p-50 * (1 + 0x1p-30);
+            }
+            vt__fuse_row_lazy(rj, t, X + m * ld, hs, b0 + m * ld, W, c,
+                              scale > 0 ? (acc ? vt__att_dqk_acc_bnd : vt__att_scores_bnd) : vt__att_datt_bnd, &bd);
+        }
     }
 }
 
@@ -8750,16 +8903,22 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
         } else {
             const double *dpre = vt__d(k->t->grad) + bh * T * T;
             const vt__kout *o = &k->out[0];
-            double *X = o->x + b * T * C3 + h * hs, *Ee = o->e ? o->e + b * T * C3 + h * hs : NULL;
+            double *X = o->x + b * T * C3 + h * hs, *Ee = o->e && !j->bfuse ? o->e + b * T * C3 + h * hs : NULL;
             int up0 = vt__att_upper0(dpre, T);
-            /* dq (T,hs) = dpre (T,T) K (T,hs) */
-            vt__mm_serial(k->o, tid, 0, up0 && vt__att_finite(K, T, hs, C3) ? VT__TRI_KLE : VT__TRI_NONE, T, hs, T,
-                          dpre, T, 1, K, C3, 1, P, hs, E, hs, ws, tb);
-            vt__att_put_scaled(o, X, Ee, C3, P, E, hs, T, hs, j->scale);
-            /* dk (T,hs) = dpre^T (T,T) Q (T,hs) */
-            vt__mm_serial(k->o, tid, 0, up0 && vt__att_finite(Q, T, hs, C3) ? VT__TRI_KGE : VT__TRI_NONE, T, hs, T,
-                          dpre, 1, T, Q, C3, 1, P, hs, E, hs, ws, tb);
-            vt__att_put_scaled(o, X + C, Ee ? Ee + C : NULL, C3, P, E, hs, T, hs, j->scale);
+            int tq = up0 && vt__att_finite(K, T, hs, C3) ? VT__TRI_KLE : VT__TRI_NONE;
+            int tk = up0 && vt__att_finite(Q, T, hs, C3) ? VT__TRI_KGE : VT__TRI_NONE;
+            if (j->bfuse) { /* A FUSED BLOCK: dq and dk rounded as written */
+                vt__ents *tl = &j->rj.c->tents[tid];
+                vt__att_block(j, tid, &j->rj, tl, tq, dpre, T, 1, K, C3, X, C3, b * T * C3 + h * hs, j->scale, o->acc);
+                vt__att_block(j, tid, &j->rj, tl, tk, dpre, 1, T, Q, C3, X + C, C3, b * T * C3 + C + h * hs, j->scale, o->acc);
+            } else {
+                /* dq (T,hs) = dpre (T,T) K (T,hs) */
+                vt__mm_serial(k->o, tid, 0, tq, T, hs, T, dpre, T, 1, K, C3, 1, P, hs, E, hs, ws, tb);
+                vt__att_put_scaled(o, X, Ee, C3, P, E, hs, T, hs, j->scale);
+                /* dk (T,hs) = dpre^T (T,T) Q (T,hs) */
+                vt__mm_serial(k->o, tid, 0, tk, T, hs, T, dpre, 1, T, Q, C3, 1, P, hs, E, hs, ws, tb);
+                vt__att_put_scaled(o, X + C, Ee ? Ee + C : NULL, C3, P, E, hs, T, hs, j->scale);
+            }
             for (t = 0; t < T; t++) {
                 if (!o->acc) memset(X + 2 * C + t * C3, 0, sizeof(double) * (size_t)hs);
                 if (Ee) memset(Ee + 2 * C + t * C3, 0, sizeof(double) * (size_t)hs);
@@ -8871,8 +9030,10 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
         if (!k->bwd) {
             const vt__kout *o = &k->out[0];
             double *X = o->x + b * T * C + h * hs, *E = o->e ? o->e + b * T * C + h * hs : NULL;
-            vt__mm_serial(k->o, tid, 0, vt__att_finite(V, T, hs, C3) ? VT__TRI_KLE : VT__TRI_NONE, T, hs, T, A, T, 1,
-                          V, C3, 1, X, C, E, C, ws, tb);
+            int tv = vt__att_finite(V, T, hs, C3) ? VT__TRI_KLE : VT__TRI_NONE;
+            if (j->bfuse) /* A FUSED BLOCK */
+                vt__att_block(j, tid, &j->rj, &j->rj.c->tents[tid], tv, A, T, 1, V, C3, X, C, b * T * C + h * hs, 0, 0);
+            else vt__mm_serial(k->o, tid, 0, tv, T, hs, T, A, T, 1, V, C3, 1, X, C, E, C, ws, tb);
         } else {
             const double *dout = vt__d(k->t->grad) + b * T * C + h * hs;
             if (k->out[0].x) { /* datt (T,T) = dout (T,hs) V^T (hs,T), masked above the diagonal */
@@ -8909,9 +9070,12 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
             }
             if (k->out[1].x) { /* dv (T,hs) = att^T (T,T) dout (T,hs), into dqkv's v part */
                 const vt__kout *o = &k->out[1];
-                double *X = o->x + b * T * C3 + 2 * C + h * hs, *E = o->e ? o->e + b * T * C3 + 2 * C + h * hs : NULL;
-                vt__mm_serial(k->o, tid, o->acc, vt__att_finite(dout, T, hs, C) ? VT__TRI_KGE : VT__TRI_NONE, T, hs, T,
-                              A, 1, T, dout, C, 1, X, C3, E, C3, ws, tb);
+                double *X = o->x + b * T * C3 + 2 * C + h * hs, *E = o->e && !j->bfuse1 ? o->e + b * T * C3 + 2 * C + h * hs : NULL;
+                int tv = vt__att_finite(dout, T, hs, C) ? VT__TRI_KGE : VT__TRI_NONE;
+                if (j->bfuse1) /* A FUSED BLOCK, into the kernel's second lists */
+                    vt__att_block(j, tid, &j->rj1, &j->rj1.c->tents[j->rj1.c->pool.n + tid], tv, A, 1, T, dout, C, X, C3,
+                                  b * T * C3 + 2 * C + h * hs, 0, 0);
+                else vt__mm_serial(k->o, tid, o->acc, tv, T, hs, T, A, 1, T, dout, C, 1, X, C3, E, C3, ws, tb);
                 for (t = 0; t < T; t++) { /* the q and k parts of this head */
                     if (!o->acc) { memset(X - 2 * C + t * C3, 0, sizeof(double) * (size_t)hs); memset(X - C + t * C3, 0, sizeof(double) * (size_t)hs); }
                     if (E) { memset(E - 2 * C + t * C3, 0, sizeof(double) * (size_t)hs); memset(E - C + t * C3, 0, sizeof(double) * (size_t)hs); }
@@ -8924,7 +9088,7 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
 static void vt__k_attention(vt__kern *k, vt__task_fn fn) {
     vt__att_job j;
     vt_tensor *t = k->t, *qkv = t->op == VT_OP_ATT_MIX ? t->src[1] : t->op == VT_OP_ATT_SCORES ? t->src[0] : NULL;
-    int nt = k->c->pool.n;
+    int nt = k->c->pool.n, i;
     j.k = k;
     j.NH = t->iparam[0];
     if (qkv) { j.B = qkv->ne[0]; j.T = qkv->ne[1]; j.C = qkv->ne[2] / 3; }
@@ -8935,14 +9099,29 @@ static void vt__k_attention(vt__kern *k, vt__task_fn fn) {
     j.wsn = VT__BOUND_WS(j.T, j.W) + 2 * j.T * j.W + 8;
     j.ws = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(j.wsn * nt));
     j.tb = vt__tbufs(k->c, vt__gemm_tbytes(k->o));
-    if (!j.ws || !j.tb) return;
+    j.nwritten = (int64_t *)vt__scratch(k->c, sizeof(int64_t) * (size_t)nt);
+    if (!j.ws || !j.tb || !j.nwritten) return;
+    memset(j.nwritten, 0, sizeof(int64_t) * (size_t)nt);
     /* the T x T points whose zeros above the diagonal (bound 0) the tasks
        write, not add to: causal points (vt__tri_round) */
     if ((t->op == VT_OP_ATT_SCORES && !k->bwd) || (t->op == VT_OP_ATT_SOFTMAX && !k->out[0].acc) ||
         (t->op == VT_OP_ATT_MIX && k->bwd && !k->out[0].acc))
         k->out[0].tri = j.T;
     j.fuse = k->out[0].fused = vt__fuse_begin(k->c, &k->out[0], &j.rj);
+    j.bfuse = j.bfuse1 = 0;
+    if (!j.fuse && k->out[0].x && ((t->op == VT_OP_ATT_MIX && !k->bwd) || (t->op == VT_OP_ATT_SCORES && k->bwd)))
+        j.bfuse = k->out[0].fused = vt__fuse_block_begin(k->c, &k->out[0], &j.rj, k->c->tents, t->op == VT_OP_ATT_SCORES);
+    if (t->op == VT_OP_ATT_MIX && k->bwd && k->out[1].x)
+        j.bfuse1 = vt__fuse_block_begin(k->c, &k->out[1], &j.rj1, k->c->tents + nt, 0);
     vt__parallel(&k->c->pool, j.B * j.NH, j.B * j.NH * j.T * j.T * VT__MAX(j.hs, 8), fn, &j);
+    for (i = 0; i < nt; i++) vt__att_blocks_written += j.nwritten[i];
+    if (j.bfuse1) { /* the second output's lists into its slot (vt__round takes them from there) */
+        vt_ctx *c = k->c;
+        c->fents[1].n = 0;
+        c->fbad[1] = vt__ents_gather_from(c, c->tents + nt, &c->fents[1]);
+        k->out[1].fused = 3;
+        vt__fused_points++;
+    }
 }
 
 /* --- dropout ---------------------------------------------------------------- */
@@ -14669,9 +14848,9 @@ VTDEF vt_ctx *vt_create(const vt_desc *d) {
     c->step.user = c->u;
     c->scratch.user = c->u;
     c->wa = vt__pool_start(&c->pool, c->d.order.threads, c->u);
-    c->tents = (vt__ents *)VT_MALLOC(sizeof(vt__ents) * (size_t)c->pool.n, c->u);
+    c->tents = (vt__ents *)VT_MALLOC(sizeof(vt__ents) * (size_t)(2 * c->pool.n), c->u);
     if (!c->tents) { vt__tls_fail(VT_ERR_NOMEM, "vt_create: out of memory"); vt_destroy(c); return NULL; }
-    memset(c->tents, 0, sizeof(vt__ents) * (size_t)c->pool.n);
+    memset(c->tents, 0, sizeof(vt__ents) * (size_t)(2 * c->pool.n));
     c->grad_enabled = 1;
     if (vt__backend_attach(c) != VT_OK) {
         snprintf(vt__tls_err, sizeof vt__tls_err, "%s", c->msg);
@@ -14727,7 +14906,7 @@ VTDEF void vt_destroy(vt_ctx *c) {
     VT_FREE(c->sh.mine.p, c->u);
     VT_FREE(c->sh.all.p, c->u);
     VT_FREE(c->sh.batch.p, c->u);
-    for (i = 0; c->tents && i < c->pool.n; i++) VT_FREE(c->tents[i].e, c->u);
+    for (i = 0; c->tents && i < 2 * c->pool.n; i++) VT_FREE(c->tents[i].e, c->u);
     for (i = 0; i < VT_MAX_SRC; i++) VT_FREE(c->fents[i].e, c->u);
     VT_FREE(c->tents, c->u);
     VT_FREE(c->ents.e, c->u);

@@ -1034,19 +1034,22 @@ TEST(fused_products_same_bits) {
 }
 
 /* The attention kernels' fused rounding of their causal T x T points (A
-   FUSED CAUSAL POINT in vtrain.h) against the rounding point's own pass
-   (vt__no_fuse): the logs and commitments byte for byte, on one thread and
-   on three (the threads' entry lists merged), with entries in those points
-   (else the comparison would say nothing). */
-static int64_t g_att_entries;
+   FUSED CAUSAL POINT in vtrain.h) and of their T x hs blocks (A FUSED
+   BLOCK: P V, dq and dk, dv, the last a second output beside datt) against
+   the rounding point's own pass (vt__no_fuse): the logs and commitments
+   byte for byte, on one thread and on three (the threads' entry lists
+   merged), with entries in the causal points and in the blocks (else the
+   comparison would say nothing). */
+static int64_t g_att_entries, g_blk_entries;
 static void count_att_entries(vt_ctx *c, int64_t step, void *u) {
-    static const int kinds[4] = {VT_OP_ATT_SCORES * 8, VT_OP_ATT_SOFTMAX * 8, VT_OP_ATT_SOFTMAX * 8 + 1, VT_OP_ATT_MIX * 8 + 1};
+    static const int kinds[7] = {VT_OP_ATT_SCORES * 8, VT_OP_ATT_SOFTMAX * 8, VT_OP_ATT_SOFTMAX * 8 + 1, VT_OP_ATT_MIX * 8 + 1,
+                                 VT_OP_ATT_MIX * 8, VT_OP_ATT_SCORES * 8 + 1, VT_OP_ATT_MIX * 8 + 2};
     int i;
     (void)step; (void)u;
-    g_att_entries = 0;
-    for (i = 0; i < 4; i++) {
+    g_att_entries = g_blk_entries = 0;
+    for (i = 0; i < 7; i++) {
         vt_log_stats st;
-        if (vt_log_kind_stats(c, kinds[i], &st, NULL, 0)) g_att_entries += st.entries;
+        if (vt_log_kind_stats(c, kinds[i], &st, NULL, 0)) *(i < 4 ? &g_att_entries : &g_blk_entries) += st.entries;
     }
 }
 TEST(fused_causal_points_log_what_the_pass_logs) {
@@ -1060,7 +1063,7 @@ TEST(fused_causal_points_log_what_the_pass_logs) {
     for (oi = 0; oi < 2; oi++) {
         unsigned char *lg[2], *cm[2];
         size_t nl[2] = {0, 0}, nc[2] = {0, 0};
-        int64_t att[2] = {0, 0};
+        int64_t att[2] = {0, 0}, blk[2] = {0, 0};
         for (fuse = 0; fuse < 2; fuse++) {
             vt_desc d = vt_desc_default();
             vt_report r;
@@ -1072,24 +1075,76 @@ TEST(fused_causal_points_log_what_the_pass_logs) {
             vt__fused_points = 0;
             vt_run(&d, &p, 40, &r);
             vt__no_fuse = 0;
-            /* 2 layers: 4 points each per step (scores, softmax, its gradient, datt) */
-            CHECK(vt__fused_points == (fuse ? 40 * 2 * 4 : 0), "%s: %lld points fused", ords[oi], (long long)vt__fused_points);
+            /* 2 layers: 7 points each per step (scores, softmax, its gradient, datt; P V, dq and dk, dv) */
+            CHECK(vt__fused_points == (fuse ? 40 * 2 * 7 : 0), "%s: %lld points fused", ords[oi], (long long)vt__fused_points);
             CHECK(r.status == VT_OK, "%s, %s: %s", ords[oi], fuse ? "fused" : "pass", r.message);
             att[fuse] = g_att_entries;
+            blk[fuse] = g_blk_entries;
             lg[fuse] = slurp(path, &nl[fuse]);
             snprintf(path, sizeof path, "build/t_fuse%d.vtlog.commits", fuse);
             cm[fuse] = slurp(path, &nc[fuse]);
         }
-        CHECK(att[0] > 0 && att[0] == att[1], "%s: %lld and %lld entries in the attention points (none: the test tests nothing)",
+        CHECK(att[0] > 0 && att[0] == att[1], "%s: %lld and %lld entries in the causal points (none: the test tests nothing)",
               ords[oi], (long long)att[0], (long long)att[1]);
+        CHECK(blk[0] > 0 && blk[0] == blk[1], "%s: %lld and %lld entries in the T x hs blocks (none: the test tests nothing)",
+              ords[oi], (long long)blk[0], (long long)blk[1]);
         CHECK(lg[0] && lg[1] && nl[0] == nl[1] && !memcmp(lg[0], lg[1], nl[0]), "%s: the logs differ (%zu and %zu bytes)",
               ords[oi], nl[0], nl[1]);
         CHECK(cm[0] && cm[1] && nc[0] == nc[1] && !memcmp(cm[0], cm[1], nc[0]), "%s: the commitments differ", ords[oi]);
-        NOTE("%s: 40 steps, %lld entries in the attention points, logs of %zu bytes", ords[oi],
-             (long long)att[1], nl[1]);
+        NOTE("%s: 40 steps, %lld entries in the causal points and %lld in the blocks, logs of %zu bytes", ords[oi],
+             (long long)att[1], (long long)blk[1], nl[1]);
         free(lg[0]); free(lg[1]); free(cm[0]); free(cm[1]);
     }
     gpt_program(); /* the other tests' GPT */
+}
+
+/* A FUSED BLOCK where dq and dk are added to old values that are not zero
+   (the attention's input also feeds another term of the loss, whose
+   gradient arrives first): those blocks take the bounds written out, dv's
+   output (added to, too) the pass; the logs and states with the fused
+   blocks are the pass's, on one thread and on three, with entries in the
+   added point (else the comparison would say nothing). */
+static vt_tensor *g_aq;
+static vt_optim *g_aqo;
+static int64_t g_aq_entries;
+static vt_status attacc_setup(vt_ctx *c, void *u) {
+    int64_t n[3] = {4, 40, 3 * 64};
+    vt_sgd_desc sd;
+    (void)u;
+    g_aq = vt_param(c, "qkv", 3, n);
+    vt_init_normal(c, g_aq, 7, 0, 1.0);
+    memset(&sd, 0, sizeof sd);
+    g_aqo = vt_sgd_create(c, &sd);
+    return vt_status_of(c);
+}
+static vt_status attacc_step(vt_ctx *c, int64_t s, void *u) {
+    vt_tensor *y = vt_attention(c, g_aq, 4);
+    (void)s; (void)u;
+    vt_backward(c, vt_add(c, vt_mean(c, vt_mul(c, y, y)), vt_scale(c, vt_mean(c, vt_mul(c, g_aq, g_aq)), 0.25)));
+    vt_optim_step(c, g_aqo, 0.05);
+    return vt_status_of(c);
+}
+static void attacc_count(vt_ctx *c, int64_t step, void *u) {
+    vt_log_stats st;
+    (void)step; (void)u;
+    if (vt_log_kind_stats(c, VT_OP_ATT_SCORES * 8 + 1, &st, NULL, 0)) g_aq_entries = st.entries;
+}
+TEST(fused_blocks_added_to_old_values) {
+    static const char *ords[2] = {"threads:1", "threads:3"};
+    vt_program p = {attacc_setup, attacc_step, attacc_count, NULL};
+    int oi;
+    for (oi = 0; oi < 2; oi++) {
+        vt_report r[2];
+        int64_t w0 = vt__att_blocks_written, pts = vt__fused_points;
+        g_aq_entries = 0;
+        same_bits_both_ways("attention added to", p, VT_MODE_VERIFIED, ords[oi], 30, &vt__no_fuse, "attacc", r);
+        CHECK(vt__att_blocks_written - w0 == 30 * 4 * 4 * 2, "%s: %lld blocks took the written bounds", ords[oi],
+              (long long)(vt__att_blocks_written - w0));
+        CHECK(vt__fused_points - pts == 30 * 6, "%s: %lld points fused (scores, softmax and its gradient, P V, datt, dq and dk)",
+              ords[oi], (long long)(vt__fused_points - pts));
+        CHECK(g_aq_entries > 0, "%s: no entries in dq and dk's point: the comparison says nothing", ords[oi]);
+        NOTE("%s: 30 steps, %lld entries in dq and dk's point, logs byte-identical", ords[oi], (long long)g_aq_entries);
+    }
 }
 
 /* AdamW in one pass (the CPU's) against its three passes (vt__no_fused):
@@ -2040,6 +2095,7 @@ int main(int argc, char **argv) {
     RUN(fused_casts_same_bits);
     RUN(fused_casts_name_the_first_nan);
     RUN(fused_causal_points_log_what_the_pass_logs);
+    RUN(fused_blocks_added_to_old_values);
     RUN(adamw_one_pass_same_bits);
     RUN(flat_parameters_same_bits);
     RUN(broadcast_backward_same_bits);
