@@ -8932,6 +8932,26 @@ static double vt__att_dsm_e(double y, double dd, double v, double dD) {
     return dD > 0 ? 1.01 * (fabs(y) * (dD + VT__U * fabs(dd)) + VT__U * fabs(v)) : 0;
 }
 
+/* A LAZY SOFTMAX ROW (a verified trainer's fused causal softmax, forward
+   and backward): the row by vt__fuse_row_lazy, its bounds computed only
+   where the rule looks. Forward, the bound 1.01 y (eps_s + u) is linear in
+   the value y: W = 0 and c = 1.01 (eps_s + u) ef2 + 2^-50 (0 when eps_s is
+   0, as the bound). Backward, x = y dd (dd = dy - D) with bound 1.01 (|y|
+   (dD + u |dd|) + u |x|) <= 1.01 ymax dD + 2.02 u |x| (1 + 2u), since |y|
+   |dd| <= |x| (1 + 2u): W = 1.01 ymax dD ef2, c = 2.02 u ef2 + 2^-50, ymax
+   the row's largest |y| (0 when dD is not above 0: no bound). Each with a
+   margin of 2^-30 for the roundings in forming them. */
+typedef struct { const double *y, *dy; double D, dD, eps; } vt__sm_bnd;
+static double vt__sm_fwd_bnd(const void *arg, int64_t i, double x) {
+    const vt__sm_bnd *b = (const vt__sm_bnd *)arg;
+    (void)i;
+    return b->eps > 0 ? 1.01 * x * (b->eps + VT__U) : 0;
+}
+static double vt__sm_bwd_bnd(const void *arg, int64_t i, double x) {
+    const vt__sm_bnd *b = (const vt__sm_bnd *)arg;
+    return vt__att_dsm_e(b->y[i], b->dy[i] - b->D, x, b->dD);
+}
+
 /* sum_i |a_i b_i| of rows a + q ld, b + q ld (q < 4) over their first n0 + q
    terms, each as vt__rdot sums it (t += |a_i b_i| in i order from +0): lane
    q of one register is row q's sum, the same products and additions in the
@@ -8972,6 +8992,7 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__kern *k = j->k;
     int64_t bh, t, t2, T = j->T;
     double *ex = j->ws + (int64_t)tid * j->wsn, mag4[4] = {0, 0, 0, 0};
+    int lazy = j->fuse && !j->rj.cast && !vt__no_lazy;
     for (bh = lo; bh < hi; bh++)
         for (t = 0; t < T; t++) {
             int64_t row = bh * T + t, n = t + 1;
@@ -8980,6 +9001,15 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 double *y = k->out[0].x + row * T, *e = k->out[0].e ? k->out[0].e + row * T : NULL, eps_s;
                 double s = vt__softmax_row(k->o, (uint64_t)row, x, n, ex, &eps_s, NULL);
                 for (t2 = 0; t2 < n; t2++) y[t2] = ex[t2] / s;
+                if (lazy) { /* A LAZY SOFTMAX ROW */
+                    vt__sm_bnd bd;
+                    double ef2 = 2 * j->rj.ef * VT__SAFE;
+                    bd.eps = eps_s;
+                    memset(y + n, 0, sizeof(double) * (size_t)(T - n));
+                    vt__fuse_row_lazy(&j->rj, &j->rj.c->tents[tid], y, n, row * T, 0,
+                                      eps_s > 0 ? (1.01 * (eps_s + VT__U) * ef2 + 0x1p-50) * (1 + 0x1p-30) : 0, vt__sm_fwd_bnd, &bd);
+                    continue;
+                }
                 if (j->fuse && !j->rj.cast) e = ex; /* the row's bounds over its exponentials */
                 if (e)
                     for (t2 = 0; t2 < n; t2++) e[t2] = eps_s > 0 ? 1.01 * y[t2] * (eps_s + VT__U) : 0;
@@ -8995,6 +9025,36 @@ static void vt__att_softmax_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 D = vt__rdot(k->o, (uint64_t)row, dy, 1, y, 1, n, o->e && !four ? &mag : NULL); /* (no bound: no magnitude) */
                 if (four) mag = mag4[t % 4];
                 dD = vt__gsum(k->o, n) * mag;
+                if (lazy) { /* A LAZY SOFTMAX ROW */
+                    vt__sm_bnd bd;
+                    double ef2 = 2 * j->rj.ef * VT__SAFE, ym = 0, *xr = o->x + row * T;
+                    t2 = 0;
+#ifdef VT__AVX2
+                    {
+                        const __m256d sign = _mm256_set1_pd(-0.0), dv = _mm256_set1_pd(D);
+                        __m256d m4 = _mm256_setzero_pd();
+                        double m[4];
+                        for (; t2 + 4 <= n; t2 += 4) {
+                            __m256d yv = _mm256_loadu_pd(y + t2);
+                            _mm256_storeu_pd(xr + t2, _mm256_mul_pd(yv, _mm256_sub_pd(_mm256_loadu_pd(dy + t2), dv)));
+                            m4 = _mm256_max_pd(_mm256_andnot_pd(sign, yv), m4);
+                        }
+                        _mm256_storeu_pd(m, m4);
+                        ym = VT__MAX(VT__MAX(m[0], m[1]), VT__MAX(m[2], m[3]));
+                    }
+#endif
+                    for (; t2 < n; t2++) {
+                        double a = fabs(y[t2]);
+                        xr[t2] = y[t2] * (dy[t2] - D);
+                        ym = a > ym ? a : ym;
+                    }
+                    memset(xr + n, 0, sizeof(double) * (size_t)(T - n));
+                    bd.y = y; bd.dy = dy; bd.D = D; bd.dD = dD;
+                    vt__fuse_row_lazy(&j->rj, &j->rj.c->tents[tid], xr, n, row * T,
+                                      dD > 0 ? 1.01 * (ym * dD) * ef2 * (1 + 0x1p-30) : 0,
+                                      dD > 0 ? (2.02 * VT__U * ef2 + 0x1p-50) * (1 + 0x1p-30) : 0, vt__sm_bwd_bnd, &bd);
+                    continue;
+                }
                 if (j->fuse && !j->rj.cast) /* as vt__put writes them (not accumulated), the bounds into ex */
                     for (t2 = 0; t2 < n; t2++) {
                         double dd = dy[t2] - D, v = y[t2] * dd;
