@@ -3959,7 +3959,8 @@ static void vt__fuse_row(const vt__rjob *j, int tid, double *x, double *e, int64
 }
 
 /* A LAZY CAUSAL ROW (attention's scores and datt in a verified trainer,
-   fused): the row x[0, n) (element b0 of the point) under the trainer's
+   fused; the same filter takes A FUSED BLOCK's rows and A LAZY SOFTMAX
+   ROW): the row x[0, n) (element b0 of the point) under the trainer's
    rule, with each element's bound computed only where the rule looks. The
    caller gives a width that caps every element's: W + c |x| at least e ef2
    + |x| 2^-50 (2^-50 only where e > 0) for the element's bound e, which
@@ -6036,6 +6037,15 @@ static void vt__lazy_groups(const vt__rjob *j, vt__ents *t, const vt__gbound_job
     }
 }
 
+/* a row's cap on vt__gb_e's statistic: its candidates against the maxima
+   (p1, p2, pm) of B's n1, n2 and mx over the columns, the minimum of the
+   three as vt__gb_e takes it (each candidate is monotone in the maxima) */
+static double vt__lazy_cap(double a1, double a2, double am, double p1, double p2, double pm) {
+    double s = a2 * p2, t = am * p1, u = a1 * pm;
+    s = t < s ? t : s;
+    return u < s ? u : s;
+}
+
 /* the trainer's rule on rows [r0, r1), columns [c0, c1) of a point with a
    lazy bound, in blocks of up to 256 columns from c0 (where a block starts
    changes no value, entry or NaN: each element is cast, or looked at with
@@ -6047,14 +6057,12 @@ static void vt__lazy_rows(const vt__rjob *j, vt__ents *t, int64_t r0, int64_t r1
     int64_t r, m, n0, i, nv;
     for (r = r0; r < r1; r++) {
         int64_t cb; /* the look's first column of its job's B statistics */
-        double a1, a2, am, ath, s, s2, s3, W, xcap;
+        double a1, a2, am, ath, s, W, xcap;
         vt__gbound_job gr;
         vt__stat_job sr;
         m = r % z->M;
         a1 = g->a->n1[m]; a2 = g->a->n2[m]; am = g->a->mx[m]; ath = g->a->th[m] * 0x1p-53;
-        s = a2 * z->cap2; s2 = am * z->cap1; s3 = a1 * z->capm;
-        s = s2 < s ? s2 : s;
-        s = s3 < s ? s3 : s;
+        s = vt__lazy_cap(a1, a2, am, z->cap1, z->cap2, z->capm);
         if (z->c0) s += z->capc[r];
         W = g->G * (s + z->capb) * ef2;
         /* |x| is at most about s + capb; an element above xcap (or NaN) is
@@ -8637,10 +8645,10 @@ static int vt__att_upper0(const double *P, int64_t T) {
 }
 
 /* x[i*ldx + n] (+)= scale * P[i*lp + n] for an M x N block, with bounds */
-static void vt__att_put_scaled(const vt__kout *o, double *x, double *e, int64_t ldx, const double *P, const double *PE,
+static void vt__att_put_scaled(int acc, double *x, double *e, int64_t ldx, const double *P, const double *PE,
                                int64_t lp, int64_t M, int64_t N, double scale) {
     int64_t i, n;
-    if (!o->acc) { /* the loop below without its branches, a row at a time (the compilers vectorise it) */
+    if (!acc) { /* the loop below without its branches, a row at a time (the compilers vectorise it) */
         for (i = 0; i < M; i++) {
             for (n = 0; n < N; n++) x[i * ldx + n] = scale * P[i * lp + n];
             if (e && PE)
@@ -8679,10 +8687,26 @@ static void vt__att_put_scaled(const vt__kout *o, double *x, double *e, int64_t 
         }
         return;
     }
+    if (!e) { /* added, no bounds: x + scale P, four at a time */
+        for (i = 0; i < M; i++) {
+            double *xr = x + i * ldx;
+            const double *pr = P + i * lp;
+            n = 0;
+#ifdef VT__AVX2
+            {
+                const __m256d sc = _mm256_set1_pd(scale);
+                for (; n + 4 <= N; n += 4)
+                    _mm256_storeu_pd(xr + n, _mm256_add_pd(_mm256_loadu_pd(xr + n), _mm256_mul_pd(sc, _mm256_loadu_pd(pr + n))));
+            }
+#endif
+            for (; n < N; n++) xr[n] += scale * pr[n];
+        }
+        return;
+    }
     for (i = 0; i < M; i++)
         for (n = 0; n < N; n++) {
             double v = scale * P[i * lp + n], ev = PE ? 1.01 * (scale * PE[i * lp + n] + VT__U * fabs(v)) : 0;
-            if (o->acc) {
+            if (acc) {
                 double s = x[i * ldx + n] + v;
                 if (ev > 0) ev += VT__U * fabs(s);
                 v = s;
@@ -8701,6 +8725,20 @@ static void vt__att_put_scaled(const vt__kout *o, double *x, double *e, int64_t 
    the minimum of three, times G) is monotone in them. A margin of 2^-30
    covers the roundings in forming the width another way. */
 typedef struct { const vt__gbound_job *gb; double scale; int64_t m; } vt__att_bnd; /* row m of the product in gb */
+/* the width W + c |x| of a lazy attention row whose statistic s caps every
+   element's (vt__lazy_cap): C itself (scale 0), bound e_G = G s at most;
+   scale C, bound 1.01 (scale e_G + u |x|), and u |x| more where it is added
+   to old values of +-0 (acc); each times ef2, plus 2^-50 |x|, with a margin
+   of 2^-30 for the roundings in forming it */
+static void vt__att_width(double G, double s, double scale, int acc, double ef2, double *W, double *c) {
+    if (scale > 0) {
+        *W = 1.01 * (scale * (G * s)) * ef2 * (1 + 0x1p-30);
+        *c = ((acc ? 2.01 : 1.01) * VT__U * ef2 + 0x1p-50) * (1 + 0x1p-30);
+    } else {
+        *W = G * s * ef2 * (1 + 0x1p-30);
+        *c = 0x1p-50 * (1 + 0x1p-30);
+    }
+}
 static double vt__att_e(const vt__att_bnd *b, int64_t i) {
     const vt__stat_job *a = b->gb->a;
     int64_t m = b->m;
@@ -8719,7 +8757,7 @@ static double vt__att_datt_bnd(const void *arg, int64_t i, double x) {
    scale C with C in P; datt (scale 0), C already in X */
 static void vt__att_lazy_rows(const vt__att_job *j, int tid, const vt__gbound_job *gb, double *X, const double *P, int64_t T,
                               double scale, int64_t b0) {
-    double ef2 = 2 * j->rj.ef * VT__SAFE, p1 = 0, p2 = 0, pm = 0, s, s2, s3, W, c;
+    double ef2 = 2 * j->rj.ef * VT__SAFE, p1 = 0, p2 = 0, pm = 0, W, c;
     vt__att_bnd b;
     int64_t t, t2;
     b.gb = gb; b.scale = scale;
@@ -8729,16 +8767,7 @@ static void vt__att_lazy_rows(const vt__att_job *j, int tid, const vt__gbound_jo
         memset(X + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
         p1 = VT__MAX(p1, gb->b->n1[t]); p2 = VT__MAX(p2, gb->b->n2[t]); pm = VT__MAX(pm, gb->b->mx[t]);
         b.m = t;
-        s = gb->a->n2[t] * p2; s2 = gb->a->mx[t] * p1; s3 = gb->a->n1[t] * pm;
-        s = s2 < s ? s2 : s;
-        s = s3 < s ? s3 : s;
-        if (scale > 0) {
-            W = 1.01 * (scale * (gb->G * s)) * ef2 * (1 + 0x1p-30);
-            c = (1.01 * VT__U * ef2 + 0x1p-50) * (1 + 0x1p-30);
-        } else {
-            W = gb->G * s * ef2 * (1 + 0x1p-30);
-            c = 0x1p-50 * (1 + 0x1p-30);
-        }
+        vt__att_width(gb->G, vt__lazy_cap(gb->a->n1[t], gb->a->n2[t], gb->a->mx[t], p1, p2, pm), scale, 0, ef2, &W, &c);
         vt__fuse_row_lazy(&j->rj, &j->rj.c->tents[tid], X + t * T, t + 1, b0 + t * T, W, c,
                           scale > 0 ? vt__att_scores_bnd : vt__att_datt_bnd, &b);
     }
@@ -8816,31 +8845,11 @@ static void vt__att_block(const vt__att_job *j, int tid, const vt__rjob *rj, vt_
     }
     if (lazy) vt__gemm_bound_prep(NULL, tid, k->o, T, hs, T, A, sam, sak, B, sbk, 1, NULL, lc, NULL, 0, ws, &sa, &sb, &gb, NULL, tri);
     vt__mm_serial(k->o, tid, 0, tri, T, hs, T, A, sam, sak, B, sbk, 1, C, lc, lazy || rj->cast ? NULL : PE, hs, ws, j->tb[tid]);
-    if (scale > 0) /* X (+)= scale C, with the bounds into PE over C's (row by row: PE's rows are hs apart, X's ld) */
-        for (m = 0; m < T; m++) {
-            double *xr = X + m * ld;
-            const double *pr = P + m * hs;
-            if (lazy || rj->cast) { /* vt__att_put_scaled's values: scale C, added to the old one */
-                n = 0;
-#ifdef VT__AVX2
-                {
-                    const __m256d sc = _mm256_set1_pd(scale);
-                    if (acc)
-                        for (; n + 4 <= hs; n += 4)
-                            _mm256_storeu_pd(xr + n, _mm256_add_pd(_mm256_loadu_pd(xr + n), _mm256_mul_pd(sc, _mm256_loadu_pd(pr + n))));
-                    else
-                        for (; n + 4 <= hs; n += 4) _mm256_storeu_pd(xr + n, _mm256_mul_pd(sc, _mm256_loadu_pd(pr + n)));
-                }
-#endif
-                if (acc) for (; n < hs; n++) xr[n] += scale * pr[n];
-                else for (; n < hs; n++) xr[n] = scale * pr[n];
-            } else {
-                vt__kout o1;
-                memset(&o1, 0, sizeof o1);
-                o1.acc = acc;
-                vt__att_put_scaled(&o1, xr, PE + m * hs, ld, pr, PE + m * hs, hs, 1, hs, scale);
-            }
-        }
+    if (scale > 0) { /* X (+)= scale C; written bounds into PE over C's, row by row (PE's rows are hs apart, X's ld) */
+        if (lazy || rj->cast) vt__att_put_scaled(acc, X, NULL, ld, P, NULL, hs, T, hs, scale);
+        else
+            for (m = 0; m < T; m++) vt__att_put_scaled(acc, X + m * ld, PE + m * hs, ld, P + m * hs, PE + m * hs, hs, 1, hs, scale);
+    }
     if (rj->cast) {
         vt__block_cast(rj, t, X, ld, b0, T, hs);
         return;
@@ -8851,22 +8860,13 @@ static void vt__att_block(const vt__att_job *j, int tid, const vt__rjob *rj, vt_
         return;
     }
     {
-        double ef2 = 2 * rj->ef * VT__SAFE, p1 = 0, p2 = 0, pm = 0, s, s2, s3, W, c;
+        double ef2 = 2 * rj->ef * VT__SAFE, p1 = 0, p2 = 0, pm = 0, W, c;
         vt__att_bnd bd;
         for (n = 0; n < hs; n++) { p1 = VT__MAX(p1, sb.n1[n]); p2 = VT__MAX(p2, sb.n2[n]); pm = VT__MAX(pm, sb.mx[n]); }
         bd.gb = &gb; bd.scale = scale;
         for (m = 0; m < T; m++) {
             bd.m = m;
-            s = sa.n2[m] * p2; s2 = sa.mx[m] * p1; s3 = sa.n1[m] * pm;
-            s = s2 < s ? s2 : s;
-            s = s3 < s ? s3 : s;
-            if (scale > 0) {
-                W = 1.01 * (scale * (gb.G * s)) * ef2 * (1 + 0x1p-30);
-                c = ((acc ? 2.01 : 1.01) * VT__U * ef2 + 0x1p-50) * (1 + 0x1p-30);
-            } else {
-                W = gb.G * s * ef2 * (1 + 0x1p-30);
-                c = 0x1p-50 * (1 + 0x1p-30);
-            }
+            vt__att_width(gb.G, vt__lazy_cap(sa.n1[m], sa.n2[m], sa.mx[m], p1, p2, pm), scale, acc, ef2, &W, &c);
             vt__fuse_row_lazy(rj, t, X + m * ld, hs, b0 + m * ld, W, c,
                               scale > 0 ? (acc ? vt__att_dqk_acc_bnd : vt__att_scores_bnd) : vt__att_datt_bnd, &bd);
         }
@@ -8915,10 +8915,10 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
             } else {
                 /* dq (T,hs) = dpre (T,T) K (T,hs) */
                 vt__mm_serial(k->o, tid, 0, tq, T, hs, T, dpre, T, 1, K, C3, 1, P, hs, E, hs, ws, tb);
-                vt__att_put_scaled(o, X, Ee, C3, P, E, hs, T, hs, j->scale);
+                vt__att_put_scaled(o->acc, X, Ee, C3, P, E, hs, T, hs, j->scale);
                 /* dk (T,hs) = dpre^T (T,T) Q (T,hs) */
                 vt__mm_serial(k->o, tid, 0, tk, T, hs, T, dpre, 1, T, Q, C3, 1, P, hs, E, hs, ws, tb);
-                vt__att_put_scaled(o, X + C, Ee ? Ee + C : NULL, C3, P, E, hs, T, hs, j->scale);
+                vt__att_put_scaled(o->acc, X + C, Ee ? Ee + C : NULL, C3, P, E, hs, T, hs, j->scale);
             }
             for (t = 0; t < T; t++) {
                 if (!o->acc) memset(X + 2 * C + t * C3, 0, sizeof(double) * (size_t)hs);
