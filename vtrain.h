@@ -2922,6 +2922,7 @@ struct vt_ctx {
                                2 + slot: a product rounded in its GEMM (A FUSED PRODUCT), its entries in fents[slot] */
     vt__ents fents[VT_MAX_SRC]; int64_t fbad[VT_MAX_SRC]; /* A FUSED PRODUCT's entries and first NaN, per output slot */
     const struct vt__rjob *gfuse; /* the next vt__gemm_go's fused rounding job (A FUSED PRODUCT), or NULL */
+    struct vt__lazy *gstat; /* the next vt__gemm_go's pending bound statistics (STATISTICS IN THE PRODUCT'S JOB), or NULL */
     int pre_cast; int64_t pre_bad; /* >>optim: the next cast's values are binary32 already, their first NaN
                                       pre_bad (-1: none); vt__cpu_cast returns it without a pass */
     vt__ents ents;          /* entries of the current point, in index order */
@@ -4596,6 +4597,7 @@ typedef struct vt__gemm {
     int64_t *boff, bcol;   /* chunk ch's first panel at bpre + tj bcol + boff[ch] (column tile tj) */
     double **apk;          /* CHUNKS PER MICRO-TILE: per thread, A's panels of every chunk, or NULL */
     unsigned char *cfma;   /* ... and each chunk's fma choice (its one k-block's) */
+    struct vt__lazy *zs;   /* STATISTICS IN THE PRODUCT'S JOB: the lazy bound whose statistics its tasks compute, or NULL */
 } vt__gemm;
 
 /* CAUSAL PRODUCTS. Attention multiplies T x T matrices that are 0 on one
@@ -4929,6 +4931,9 @@ static int64_t vt__gemm_row0(const vt__gemm *g, int64_t ti) {
 }
 
 static void vt__lazy_tile(const vt__rjob *j, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb);
+struct vt__lazy;
+static void vt__pstat_help(struct vt__lazy *z);
+static void vt__pstat_wait(struct vt__lazy *z);
 static VT__UNUSED int vt__gemm_via_t; /* tests: every chunk through the tile buffer (the two must agree) */
 static VT__UNUSED int vt__gemm_no_prepack; /* benches and tests: every tile packs its own B panel */
 /* C's rows [m0, m0 + mb), columns [n0, n0 + nb): = bias, or += bias
@@ -5003,6 +5008,7 @@ static void vt__gemm_chunks_tile(const vt__gemm *g, int tid, int64_t m0, int64_t
 static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gemm *g = (vt__gemm *)arg;
     int64_t task;
+    if (g->zs) vt__pstat_help(g->zs); /* the statistics first, while there are any to claim */
     for (task = lo; task < hi; task++) {
         int64_t ti = task / g->tn, tj = task % g->tn;
         int64_t m0 = vt__gemm_row0(g, ti), n0 = tj * g->nc;
@@ -5036,7 +5042,10 @@ static void vt__gemm_task(void *arg, int64_t lo, int64_t hi, int tid) {
                     for (j = 0; j < nb; j++) C[i * g->ldc + j] = VT__ACC(g->o, C[i * g->ldc + j] + T[i * VT__NC + j]);
             }
         }
-        if (g->fz) vt__lazy_tile(g->fz, tid, m0, mb, n0, nb); /* the tile is final: round it while it is in cache */
+        if (g->fz) { /* the tile is final: round it while it is in cache (once the statistics are) */
+            if (g->zs) vt__pstat_wait(g->zs);
+            vt__lazy_tile(g->fz, tid, m0, mb, n0, nb);
+        }
     }
 }
 
@@ -5080,6 +5089,7 @@ static void vt__gemm_prepack_task(void *arg, int64_t lo, int64_t hi, int tid) { 
 static void vt__gemm_chunk_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gemm *g = (vt__gemm *)arg;
     int64_t ch, m0, n0;
+    if (g->zs) vt__pstat_help(g->zs);
     for (ch = lo; ch < hi; ch++) {
         double *P = g->part + ch * g->M * g->N;
         for (m0 = 0; m0 < g->M; m0 += VT__MC)
@@ -5089,6 +5099,7 @@ static void vt__gemm_chunk_task(void *arg, int64_t lo, int64_t hi, int tid) {
     }
 }
 
+/* (the chunks' job before it computed any pending statistics: STATISTICS IN THE PRODUCT'S JOB) */
 static void vt__gemm_sum_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__gemm *g = (vt__gemm *)arg;
     int64_t m, n, ch;
@@ -5176,6 +5187,8 @@ static void vt__gemm_go(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64
     }
     g.fz = c->gfuse; /* (for this product only) */
     c->gfuse = NULL;
+    g.zs = c->gstat;
+    c->gstat = NULL;
     g.c = c; g.o = o; g.M = M; g.N = N; g.K = K;
     g.A = A; g.sam = sam; g.sak = sak; g.B = B; g.sbk = sbk; g.sbn = sbn; g.C = C; g.ldc = ldc;
     g.kchunk = (kchunk <= 0 || kchunk > K) ? K : kchunk;
@@ -5702,7 +5715,8 @@ static void vt__wstat_gather(const vt__wstat *w, int64_t n, int64_t col, int64_t
    threads spent 3x one thread's time in it at width 64); a rows walk takes
    one line per task. The statistics are per line, so the grouping changes
    only which lines are walked in vectors. */
-typedef struct { vt__stat_job *a, *b; int64_t M, N, ga, gb, ta; int tri; } vt__stat2_job; /* tri: A's (vt__stat_lines) */
+typedef struct { vt__stat_job *a, *b; int64_t M, N, ga, gb, ta, n; int tri; } vt__stat2_job; /* tri: A's (vt__stat_lines);
+                                                                                                n tasks */
 static int64_t vt__stat_group(const vt__stat_job *j) { return j->s_outer == 1 && j->s_k != 1 ? 8 : 1; }
 static void vt__stat2_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__stat2_job *j = (vt__stat2_job *)arg;
@@ -5858,11 +5872,13 @@ static void vt__tasks(vt__pool *p, int64_t n, int64_t work, vt__task_fn fn, void
 #define VT__BOUND_WS(M, N) (6 * ((M) + (N)) + 2)
 
 /* the statistics and the factor G of the bound (everything but E); tri: A
-   is a causal operand (vt__stat_lines), else VT__TRI_NONE */
-static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A,
-                                int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0,
-                                int64_t ldc, const double *bias, int64_t kchunk, double *st, vt__stat_job *sa,
-                                vt__stat_job *sb, vt__gbound_job *gb, const vt__wstat *ws, int tri) {
+   is a causal operand (vt__stat_lines), else VT__TRI_NONE. defer (not for
+   an im2col B): the statistics' job is left in *defer for the caller to
+   run, everything else is done */
+static void vt__gemm_bound_setup(vt__pool *pool, int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A,
+                                 int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0,
+                                 int64_t ldc, const double *bias, int64_t kchunk, double *st, vt__stat_job *sa,
+                                 vt__stat_job *sb, vt__gbound_job *gb, const vt__wstat *ws, int tri, vt__stat2_job *defer) {
     int *ls = (int *)(st + 4 * (M + N) + N);
     int64_t kc = (kchunk <= 0 || kchunk > K) ? K : kchunk, nch = K > 0 ? (K + kc - 1) / kc : 1, n;
     sa->lsb = ls;
@@ -5880,7 +5896,9 @@ static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64
         s2.a = sa; s2.b = sb; s2.M = M; s2.N = N; s2.tri = tri;
         s2.ga = vt__stat_group(sa); s2.gb = vt__stat_group(sb);
         s2.ta = (M + s2.ga - 1) / s2.ga;
-        vt__tasks(pool, s2.ta + (N + s2.gb - 1) / s2.gb, (M + N) * K, vt__stat2_task, &s2, tid);
+        s2.n = s2.ta + (N + s2.gb - 1) / s2.gb;
+        if (defer) *defer = s2;
+        else vt__tasks(pool, s2.n, (M + N) * K, vt__stat2_task, &s2, tid);
     }
     gb->bth = sb->th + N;
     if (bias)
@@ -5897,6 +5915,12 @@ static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64
        roundings of inexact partials */
     gb->G = nch > 1 ? vt__gsum(o, kc) + vt__g(o, nch - 1 + (C0 ? 1 : 0)) * (1 + vt__gsum(o, kc))
                     : vt__gsum(o, K + (C0 ? 1 : 0) + (bias ? 1 : 0));
+}
+static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A,
+                                int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0,
+                                int64_t ldc, const double *bias, int64_t kchunk, double *st, vt__stat_job *sa,
+                                vt__stat_job *sb, vt__gbound_job *gb, const vt__wstat *ws, int tri) {
+    vt__gemm_bound_setup(pool, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, ldc, bias, kchunk, st, sa, sb, gb, ws, tri, NULL);
 }
 
 static void vt__gemm_bound_ws(vt__pool *pool, int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A,
@@ -5954,6 +5978,9 @@ typedef struct vt__lazy {
     int64_t nb, nc;                  /* batches, and the columns of one (1 and N for one product) */
     const double *c0;                /* or the batch's old values (nb, M, nc) (gb.C0 is then NULL) */
     const double *capc;              /* and per row r = b M + m, a cap on |C0| over the row */
+    vt__stat2_job s2;                /* STATISTICS IN THE PRODUCT'S JOB: the statistics' tasks, */
+    int64_t nchunk, next, done;      /* in nchunk chunks: how many are claimed, how many finished */
+    int pend, ready;                 /* pend: computed in the job; ready: they and the caps are */
 } vt__lazy;
 
 /* the job of row r's look: batch b's columns of B's statistics and its old values */
@@ -6046,6 +6073,58 @@ static double vt__lazy_cap(double a1, double a2, double am, double p1, double p2
     return u < s ? u : s;
 }
 
+/* the caps over B's columns (and the bias) of a lazy bound, from its statistics */
+static void vt__lazy_caps(vt__lazy *z) {
+    int64_t n;
+    z->cap2 = z->cap1 = z->capm = z->capb = 0;
+    for (n = 0; n < z->N; n++) {
+        z->cap2 = VT__MAX(z->cap2, z->sb.n2[n]);
+        z->cap1 = VT__MAX(z->cap1, z->sb.n1[n]);
+        z->capm = VT__MAX(z->capm, z->sb.mx[n]);
+        if (z->gb.bias) z->capb = VT__MAX(z->capb, fabs(z->gb.bias[n]));
+    }
+}
+
+/* STATISTICS IN THE PRODUCT'S JOB. A verified product with a lazy bound ran
+   its statistics as a job of their own on the pool, then the product's: at
+   width 64 on two threads that was 54 more jobs a step than fp64 (268
+   against 214), each a wake-up and a wait for the slower thread. Now the
+   product's tasks (B's shared panels, the tiles, the chunks) first claim
+   the statistics' chunks from the lazy bound's own counter while any are
+   left (vt__pstat_help); the thread that finishes the last one forms the
+   caps; a tile about to round its outputs, and the caller after the
+   product, wait until then, claiming any still unclaimed. Each line's
+   statistics are computed by the same function, whichever thread and
+   whenever: the same values. Without GCC's atomics they run before the
+   product, as before. */
+static VT__UNUSED int vt__pstat_stall_us; /* tests: each chunk of statistics takes this much longer */
+static VT__UNUSED int64_t vt__pstat_early; /* tests: tiles that found their statistics not ready */
+static void vt__pstat_help(vt__lazy *z) {
+#if VT__SPIN
+    int64_t i, lo, hi;
+    while (VT__LOAD(&z->next) < z->nchunk && (i = VT__ADD(&z->next, 1) - 1) < z->nchunk) {
+        if (vt__pstat_stall_us) vt__sleep_us(vt__pstat_stall_us);
+        vt__range(z->s2.n, (int)z->nchunk, (int)i, &lo, &hi);
+        if (hi > lo) vt__stat2_task(&z->s2, lo, hi, 0);
+        if (VT__ADD(&z->done, 1) == z->nchunk) {
+            vt__lazy_caps(z);
+            VT__STORE(&z->ready, 1);
+        }
+    }
+#else
+    (void)z;
+#endif
+}
+static void vt__pstat_wait(vt__lazy *z) {
+#if VT__SPIN
+    int spins = 0;
+    vt__pstat_help(z);
+    while (!VT__LOAD(&z->ready)) vt__spin(++spins);
+#else
+    (void)z;
+#endif
+}
+
 /* the trainer's rule on rows [r0, r1), columns [c0, c1) of a point with a
    lazy bound, in blocks of up to 256 columns from c0 (where a block starts
    changes no value, entry or NaN: each element is cast, or looked at with
@@ -6124,6 +6203,9 @@ static void vt__lazy_round_task(void *arg, int64_t lo, int64_t hi, int tid) {
 static void vt__lazy_tile(const vt__rjob *j, int tid, int64_t m0, int64_t mb, int64_t n0, int64_t nb) {
     int64_t r;
     if (!j->cast) {
+#if VT__SPIN
+        if (j->lz->pend && !VT__LOAD(&j->lz->ready)) VT__ADD(&vt__pstat_early, 1);
+#endif
         vt__lazy_rows(j, &j->c->tents[tid], m0, m0 + mb, n0, n0 + nb);
         return;
     }
@@ -6144,25 +6226,38 @@ static int64_t vt__lazy_round(vt_ctx *c, double *x, const vt__lazy *z, double ef
 
 /* the statistics of C = A B (+ C0) (+ bias) in scratch memory (NULL when out
    of it): a lazy bound when z->gb.C0 is NULL (no old value, or an all-zero
-   one), else the caller writes the bound out with vt__gbound_task */
+   one), else the caller writes the bound out with vt__gbound_task. defer
+   (and a lazy bound): the statistics are left pending (z->pend) for the
+   product's job (STATISTICS IN THE PRODUCT'S JOB), c->gstat */
 static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam,
                                int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0, const double *bias,
-                               int64_t kchunk, const vt__wstat *ws) {
+                               int64_t kchunk, const vt__wstat *ws, int defer) {
     vt__lazy *z = (vt__lazy *)vt__scratch(c, sizeof(vt__lazy));
     double *st = (double *)vt__scratch(c, sizeof(double) * (size_t)VT__BOUND_WS(M, N));
-    int64_t n;
     if (!z || !st) return NULL;
-    vt__gemm_bound_prep(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, N, bias, kchunk, st, &z->sa, &z->sb, &z->gb, ws,
-                        VT__TRI_NONE);
+    z->pend = 0;
+    vt__gemm_bound_setup(&c->pool, 0, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, N, bias, kchunk, st, &z->sa, &z->sb, &z->gb, ws,
+                         VT__TRI_NONE, ws ? NULL : &z->s2);
     z->gb.a = &z->sa; z->gb.b = &z->sb;
     z->M = M; z->N = N; z->nb = 1; z->nc = N; z->c0 = NULL; z->capc = NULL;
-    z->cap2 = z->cap1 = z->capm = z->capb = 0;
-    for (n = 0; n < N; n++) {
-        z->cap2 = VT__MAX(z->cap2, z->sb.n2[n]);
-        z->cap1 = VT__MAX(z->cap1, z->sb.n1[n]);
-        z->capm = VT__MAX(z->capm, z->sb.mx[n]);
-        if (bias) z->capb = VT__MAX(z->capb, fabs(bias[n]));
+    if (!ws) { /* the statistics' job (its lines point to z's own): now, or in the product's */
+        z->s2.a = &z->sa; z->s2.b = &z->sb;
+        z->nchunk = VT__MIN(z->s2.n, (int64_t)VT__CHUNKS_PER_THREAD * c->pool.n);
+        z->next = z->done = 0;
+        z->ready = 0;
+#if VT__SPIN
+        if (defer && !z->gb.C0 && K > 0 && M > 0 && N > 0) {
+            z->pend = 1;
+            c->gstat = z;
+            return z;
+        }
+#else
+        (void)defer;
+#endif
+        vt__tasks(&c->pool, z->s2.n, (M + N) * K, vt__stat2_task, &z->s2, 0);
     }
+    vt__lazy_caps(z);
+    z->ready = 1;
     return z;
 }
 
@@ -7566,6 +7661,7 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
     vt__ord so;
     const vt__ord *ob = k->o; /* the bound's gamma */
     vt__rjob rj;
+    vt__lazy *zs = NULL; /* its statistics pending: computed in the product's job */
     int fuse = 0;
     if (o->fused >= 2) o->fused = 0; /* a second product into a fused output: the point's own pass after all */
     if (E && k->c->d.mode == VT_MODE_VERIFIED && !k->c->ncal && M > 0 && N > 0) {
@@ -7573,8 +7669,9 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
         ob = vt__sound_ord(k->o, &so);
     }
     if (E && E == o->e && M * N == o->n && !k->c->ncal && !vt__no_lazy) {
-        vt__lazy *z = vt__gemm_lazy(k->c, ob, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk, ws);
+        vt__lazy *z = vt__gemm_lazy(k->c, ob, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, bias, kchunk, ws, 1);
         if (!z) return;
+        zs = z->pend ? z : NULL;
         if (!z->gb.C0) {
             o->lz = z;
             fuse = o->xp && !o->acc && K > 0 && z->nb == 1 && z->nc == N && !vt__no_gfuse;
@@ -7593,6 +7690,10 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
         vt__gemm_set(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk);
     else {
         vt__gemm_run_bias(k->c, k->o, M, N, K, A, sam, sak, B, sbk, sbn, C, N, kchunk, bias, o->acc);
+    }
+    if (zs) { /* the product's job claimed them (or, where it ran none, the caller runs them now) */
+        k->c->gstat = NULL;
+        vt__pstat_wait(zs);
     }
     if (fuse) vt__fused_end(k, o);
 }
@@ -7701,7 +7802,7 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
         ob = vt__sound_ord(k->o, &so);
     }
     {
-        vt__lazy *z = vt__gemm_lazy(c, ob, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0, ws);
+        vt__lazy *z = vt__gemm_lazy(c, ob, M, nb * nc, K, A, sam, sak, B, sbk, 1, o->acc ? o->x : NULL, NULL, 0, ws, 0);
         if (!z) return;
         if (!z->gb.C0) { z->nb = nb; z->nc = nc; o->lz = z; }
         else if (c0) { /* old values kept for the exact evaluation: lazy with them (A LAZY BOUND) */

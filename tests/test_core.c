@@ -1046,7 +1046,7 @@ TEST(verify_passes_avx512_match) {
             rj.c = c; rj.x = Y[isa]; rj.e = E[isa]; rj.ef = 1; rj.compact = 1; rj.lz = NULL; rj.gs = rj.gx = 0; rj.tri = 0;
             for (i = 0; i < M * N; i += 256) vt__round_span(&rj, &en[isa], Y[isa] + i, E[isa] + i, i, VT__MIN(256, M * N - i));
             {   /* the lazy bound of the same product, checked as vt__mm's rounding point checks it */
-                vt__lazy *z = vt__gemm_lazy(c, &c->ord, M, N, K, A, K, 1, B, N, 1, NULL, NULL, 0, NULL);
+                vt__lazy *z = vt__gemm_lazy(c, &c->ord, M, N, K, A, K, 1, B, N, 1, NULL, NULL, 0, NULL, 0);
                 c->tents[0].n = 0; c->tents[0].bad = -1;
                 if (z) {
                     int64_t bad;
@@ -1263,6 +1263,89 @@ TEST(gemm_shared_panels_bit_identical) {
     }
     CHECK(differ == 0, "%lld of %lld outputs differ between shared and per-tile B panels", (long long)differ, (long long)compared);
     NOTE("%lld outputs compared", (long long)compared);
+}
+
+/* STATISTICS IN THE PRODUCT'S JOB: a lazy bound's statistics left pending
+   (vt__gemm_lazy's defer) are computed by the product's own tasks (tiles,
+   chunks, the chunk-parallel path; A read by rows and by columns, B by rows
+   and by columns; a bias), all of them within the product, and equal bit
+   for bit, caps included, those computed before it; a product that rounds
+   its tiles (A FUSED PRODUCT) gives the same values, entries and first NaN
+   either way, and no tile rounds before the statistics are there: on 1 to
+   3 threads, with chunks of statistics that take 300 us longer (a tile
+   that did not wait would round on the others' unfinished ones). */
+TEST(statistics_in_the_product_job) {
+    static const char *ords[4] = {"threads:1", "threads:2", "threads:3", "threads:2,chaos:5"};
+    static const int64_t shapes[][4] = {{200, 130, 256, 0}, {128, 96, 1030, 100}, {10, 20, 1000, 100}, {512, 64, 64, 0}, {300, 40, 300, 37}};
+    int64_t compared = 0, differ = 0, deferred = 0, outside = 0, ents = 0;
+    int oi, si, ta, fz;
+    vt__pstat_early = 0;
+    for (oi = 0; oi < 4; oi++) {
+        vt_ctx *c = order_ctx(ords[oi], VT_MODE_VERIFIED);
+        for (fz = 0; fz < 2; fz++)
+            for (si = 0; si < 5; si++)
+                for (ta = 0; ta < 2; ta++) {
+                    int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], kchunk = shapes[si][3], i, ns = 4 * (M + N);
+                    int tb = (si + ta) & 1, d, t;
+                    double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
+                    double *bias = (double *)malloc(sizeof(double) * (size_t)N), *st[2], *C[2], caps[2][4];
+                    vt__ents en[2];
+                    int64_t bad[2];
+                    for (i = 0; i < M * K; i++) A[i] = (float)vt_rng_normal(31, (uint64_t)si, (uint64_t)i);
+                    for (i = 0; i < K * N; i++) B[i] = i % 5 == 0 ? 0.25 : (float)vt_rng_normal(32, (uint64_t)si, (uint64_t)i);
+                    for (i = 0; i < N; i++) bias[i] = (float)vt_rng_normal(33, (uint64_t)si, (uint64_t)i);
+                    for (d = 0; d < 2; d++) {
+                        vt__lazy *z;
+                        vt__rjob rj;
+                        st[d] = (double *)malloc(sizeof(double) * (size_t)ns);
+                        C[d] = (double *)malloc(sizeof(double) * (size_t)(M * N));
+                        memset(&en[d], 0, sizeof en[d]);
+                        bad[d] = -1;
+                        z = vt__gemm_lazy(c, &c->ord, M, N, K, A, ta ? 1 : K, ta ? M : 1, B, tb ? 1 : N, tb ? K : 1, NULL,
+                                          si == 3 ? bias : NULL, kchunk, NULL, d);
+                        if (!z) { CHECK(0, "no scratch"); break; }
+                        for (t = 0; t < c->pool.n; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
+                        memset(&rj, 0, sizeof rj);
+                        rj.c = c; rj.x = C[d]; rj.lz = z; rj.ef = 0.5; /* (as vt__fused_begin) */
+                        if (d) {
+                            deferred += z->pend;
+                            CHECK(z->pend && c->gstat == z && !z->ready, "shape %d: the statistics were not left pending", si);
+                        }
+                        vt__pstat_stall_us = d ? 300 : 0;
+                        if (fz) c->gfuse = &rj;
+                        if (si == 3) vt__gemm_run_bias(c, &c->ord, M, N, K, A, ta ? 1 : K, ta ? M : 1, B, tb ? 1 : N, tb ? K : 1, C[d], N, kchunk, bias, 0);
+                        else vt__gemm_set(c, &c->ord, M, N, K, A, ta ? 1 : K, ta ? M : 1, B, tb ? 1 : N, tb ? K : 1, C[d], N, kchunk);
+                        vt__pstat_stall_us = 0;
+                        CHECK(c->gstat == NULL && c->gfuse == NULL, "shape %d: the product did not take its statistics or rounding", si);
+                        if (d) {
+                            outside += z->done != z->nchunk || !z->ready; /* (every chunk ran inside the product) */
+                            vt__pstat_wait(z);
+                        }
+                        if (fz) bad[d] = vt__ents_gather(c, &en[d]);
+                        memcpy(st[d], z->sa.n1, sizeof(double) * (size_t)(4 * M));
+                        memcpy(st[d] + 4 * M, z->sb.n1, sizeof(double) * (size_t)(4 * N));
+                        caps[d][0] = z->cap1; caps[d][1] = z->cap2; caps[d][2] = z->capm; caps[d][3] = z->capb;
+                        vt__arena_reset(&c->scratch);
+                    }
+                    for (i = 0; i < ns; i++) differ += memcmp(&st[0][i], &st[1][i], 8) != 0;
+                    differ += memcmp(caps[0], caps[1], sizeof caps[0]) != 0;
+                    for (i = 0; i < M * N; i++) differ += memcmp(&C[0][i], &C[1][i], 8) != 0;
+                    differ += bad[0] != bad[1] || en[0].n != en[1].n;
+                    for (i = 0; i < en[0].n && i < en[1].n; i++)
+                        differ += en[0].e[i].i != en[1].e[i].i || memcmp(&en[0].e[i].r, &en[1].e[i].r, 4) != 0 || en[0].e[i].full != en[1].e[i].full;
+                    compared += ns + 1 + M * N + 1 + en[0].n;
+                    ents += en[0].n;
+                    free(A); free(B); free(bias); free(st[0]); free(st[1]); free(C[0]); free(C[1]); free(en[0].e); free(en[1].e);
+                }
+        CHECK(vt_status_of(c) == VT_OK, "order %s: %s", ords[oi], vt_error_message(c));
+        vt_destroy(c);
+    }
+    CHECK(differ == 0, "%lld of %lld statistics, values and entries differ between the product's job and their own",
+          (long long)differ, (long long)compared);
+    CHECK(outside == 0, "%lld products left statistics for the caller", (long long)outside);
+    CHECK(vt__pstat_early == 0, "%lld tiles rounded before their statistics were there", (long long)vt__pstat_early);
+    NOTE("%lld statistics, values and entries compared (%lld entries), %lld products computed their statistics",
+         (long long)compared, (long long)ents, (long long)deferred);
 }
 
 /* vt__gemm_run_bias: C = bias + A B (or (C + bias) + A B) with the bias put
@@ -1519,6 +1602,7 @@ int main(int argc, char **argv) {
     RUN(gemm_matches_reference);
     RUN(gemm_tiles_even);
     RUN(gemm_shared_panels_bit_identical);
+    RUN(statistics_in_the_product_job);
     RUN(gemm_bias_inside_bit_identical);
     RUN(gemm_chunks_added_in_the_kernel);
     RUN(native_gemm_matches_its_definition);
