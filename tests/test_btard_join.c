@@ -642,6 +642,7 @@ TEST(open_slot_flood_costs_per_step) {
             vt_btard_key key;
             unsigned char seed[32], sm[90], *q = (unsigned char *)malloc(VT__BT_JOIN_LEN);
             for (i = 0; i < 32; i++) seed[i] = (unsigned char)vt_rng_u64(0xf100d, (uint64_t)(100 * s + k), (uint64_t)i);
+            memset(&key, 0, sizeof key); /* (without libsodium the call fails and writes nothing; gcc -O2 warns) */
             vt_btard_key_from_seed(&key, seed);
             vt__bt_p32(q, VT__BT_M_JOIN);
             vt__bt_p32(q + 4, 3);
