@@ -3671,14 +3671,27 @@ static void vt__round_task(void *arg, int64_t lo, int64_t hi, int tid) {
     for (b0 = lo; b0 < hi; b0 += 256) vt__round_block(j, t, b0, VT__MIN(256, hi - b0));
 }
 
-/* the first NaN in x[lo,hi) (or -1): a branch-free pass per block of 256,
-   a scalar one only in a block that has one */
+/* the first NaN in x[lo,hi) (or -1): a branch-free pass per block of 256
+   (four at a time where AVX2 is: the scalar loop was 3.5 instructions an
+   element, 8% of an fp64 step's at width 64, and fp64 is the baseline
+   verified is measured against), a scalar one only in a block that has one */
 static int64_t vt__find_nan(const double *x, int64_t lo, int64_t hi) {
     int64_t b0, i;
     for (b0 = lo; b0 < hi; b0 += 256) {
         int64_t n = VT__MIN(256, hi - b0);
         int any = 0;
-        for (i = 0; i < n; i++) any |= (int)(x[b0 + i] != x[b0 + i]);
+        i = 0;
+#ifdef VT__AVX2
+        {
+            __m256d u = _mm256_setzero_pd();
+            for (; i + 8 <= n; i += 8) {
+                __m256d a = _mm256_loadu_pd(x + b0 + i), b = _mm256_loadu_pd(x + b0 + i + 4);
+                u = _mm256_or_pd(u, _mm256_cmp_pd(a, b, _CMP_UNORD_Q)); /* (either NaN) */
+            }
+            any = _mm256_movemask_pd(u);
+        }
+#endif
+        for (; i < n; i++) any |= (int)(x[b0 + i] != x[b0 + i]);
         if (any)
             for (i = 0; i < n; i++)
                 if (x[b0 + i] != x[b0 + i]) return b0 + i;
@@ -8472,53 +8485,204 @@ static double vt__ln_dxhat(const vt__ln_stats *s, double d, double xhat) {
    G = gamma(chunk) + gamma(nch+1)(1 + gamma(chunk));
    e(dw_j) = 1.01 (sum |dy| dxhat + (G + u)(sum|dy xhat| + |old|)),
    e(db_j) = G (sum|dy| + |old|). */
-typedef struct { vt__kern *k; int64_t R, C, chunk, nch; double eps; double *scr, *pw, *pb, *mw, *mb; } vt__ln_job;
+typedef struct {
+    vt__kern *k; int64_t R, C, chunk, nch; double eps; double *scr, *pw, *pb, *mw, *mb;
+    int fuse; vt__rjob rj; double wmax; /* forward: A LAYERNORM ROW (rj its rule), wmax = max |w| */
+} vt__ln_job;
+
+/* A LAYERNORM ROW (CPU backend; the trainer in verified mode, or the cast or
+   fp64's check in the other modes): the forward rounds each row of y as soon
+   as it has written it, by A LAZY CAUSAL ROW's filter, and writes no bound
+   (the point makes no pass: vt__fuse_block_begin). A row's element bound
+   e_i = 1.01 (|w_i| dxhat_i + u |y w_i| + u |y_i|) is computed as the
+   written path computes it; dxhat is monotone in |d| and |xhat| and every
+   operation of e is a correctly rounded sum or product of nonnegative
+   values, so the row's maxima of |w|, |d|, |xhat| and |xhat w| give a T >= the
+   first two terms of every element's, and W + c |y| with W = 1.01 T ef2,
+   c = 1.01 u ef2 + 2^-50 (each times 1 + 2^-30, for the few roundings of
+   e, W and the filter's own, at most 8 u) is at least e_i ef2 + |y_i|
+   2^-50: the width the filter asks for. */
+static void vt__block_cast(const vt__rjob *rj, vt__ents *t, double *X, int64_t ld, int64_t b0, int64_t M, int64_t N);
+typedef struct { const vt__ord *o; const vt__ln_stats *s; const double *d, *w, *b; } vt__ln_bnd;
+static double vt__ln_fwd_e(const vt__ln_stats *s, double d, double xhat, double w, double yw, double v) {
+    return 1.01 * (fabs(w) * vt__ln_dxhat(s, d, xhat) + VT__U * fabs(yw) + VT__U * fabs(v));
+}
+/* y = xhat w + b for a row (xhat = d rstd, binary32 in native mode), as the
+   written path's loop computes each element, four at a time; m (or NULL):
+   the row's maxima of |d|, |xhat| and |xhat w| (a NaN left out: its y is
+   NaN, and the filter looks at it) */
+static void vt__ln_fwd_row(const vt__ord *o, const double *d, double rstd, const double *W, const double *Bb, double *y, int64_t C,
+                           double *m) {
+    int64_t i = 0;
+    double dm = 0, xm = 0, ym = 0;
+#ifdef VT__AVX2
+    const __m256d rv = _mm256_set1_pd(rstd), sign = _mm256_set1_pd(-0.0);
+    __m256d md = _mm256_setzero_pd(), mx = md, my = md;
+    double t[12];
+    for (; i + 4 <= C; i += 4) {
+        __m256d dv = _mm256_loadu_pd(d + i), xh = _mm256_mul_pd(dv, rv), yw;
+        if (o->f32) xh = _mm256_cvtps_pd(_mm256_cvtpd_ps(xh));
+        yw = _mm256_mul_pd(xh, _mm256_loadu_pd(W + i));
+        _mm256_storeu_pd(y + i, _mm256_add_pd(yw, _mm256_loadu_pd(Bb + i)));
+        md = _mm256_max_pd(_mm256_andnot_pd(sign, dv), md);
+        mx = _mm256_max_pd(_mm256_andnot_pd(sign, xh), mx);
+        my = _mm256_max_pd(_mm256_andnot_pd(sign, yw), my);
+    }
+    if (m) {
+        int q;
+        _mm256_storeu_pd(t, md); _mm256_storeu_pd(t + 4, mx); _mm256_storeu_pd(t + 8, my);
+        for (q = 0; q < 4; q++) {
+            dm = VT__MAX(dm, t[q]); xm = VT__MAX(xm, t[4 + q]); ym = VT__MAX(ym, t[8 + q]);
+        }
+    }
+#endif
+    for (; i < C; i++) {
+        double xhat = VT__ACC(o, d[i] * rstd), yw = xhat * W[i], a = fabs(d[i]), b = fabs(xhat), c = fabs(yw);
+        y[i] = yw + Bb[i];
+        dm = a > dm ? a : dm;
+        xm = b > xm ? b : xm;
+        ym = c > ym ? c : ym;
+    }
+    if (m) { m[0] = dm; m[1] = xm; m[2] = ym; }
+}
+static double vt__ln_fwd_bnd(const void *arg, int64_t i, double x) {
+    const vt__ln_bnd *b = (const vt__ln_bnd *)arg;
+    double xhat = VT__ACC(b->o, b->d[i] * b->s->rstd);
+    return vt__ln_fwd_e(b->s, b->d[i], xhat, b->w[i], xhat * b->w[i], x);
+}
+
+/* the backward's per-element terms of a row: xh = d rstd, dn = dy w (each
+   binary32 in native mode) and dxhat (vt__ln_dxhat), four at a time by the
+   scalar expressions' operations in their order (-ffp-contract=off: no
+   fused multiply-add in either): the same values */
+static void vt__ln_bwd_terms(const vt__ord *o, const vt__ln_stats *s, const double *d, const double *dy, const double *W,
+                             double *xh, double *dn, double *dxh, int64_t C) {
+    int64_t i = 0;
+#ifdef VT__AVX2
+    const __m256d rv = _mm256_set1_pd(s->rstd), sign = _mm256_set1_pd(-0.0), u = _mm256_set1_pd(VT__U);
+    const __m256d dmu = _mm256_set1_pd(s->dmu), rho = _mm256_set1_pd(s->rho);
+    for (; i + 4 <= C; i += 4) {
+        __m256d dv = _mm256_loadu_pd(d + i), ad = _mm256_andnot_pd(sign, dv);
+        __m256d x = _mm256_mul_pd(dv, rv), n = _mm256_mul_pd(_mm256_loadu_pd(dy + i), _mm256_loadu_pd(W + i));
+        if (o->f32) {
+            x = _mm256_cvtps_pd(_mm256_cvtpd_ps(x));
+            n = _mm256_cvtps_pd(_mm256_cvtpd_ps(n));
+        }
+        _mm256_storeu_pd(xh + i, x);
+        _mm256_storeu_pd(dn + i, n);
+        _mm256_storeu_pd(dxh + i, _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(dmu, _mm256_mul_pd(u, ad)), rv),
+                                                              _mm256_mul_pd(_mm256_mul_pd(ad, rv), rho)),
+                                                _mm256_mul_pd(u, _mm256_andnot_pd(sign, x))));
+    }
+#endif
+    for (; i < C; i++) {
+        xh[i] = VT__ACC(o, d[i] * s->rstd);
+        dn[i] = VT__ACC(o, dy[i] * W[i]);
+        dxh[i] = vt__ln_dxhat(s, d[i], xh[i]);
+    }
+}
+/* dx of a row with its bound, into o from element b0 (vt__put's add onto an
+   old value, and the bound's term for it, where o is added to), four at a
+   time by the scalar expressions' operations in their order */
+typedef struct { double m1, m2, dm1, dm2, rstd, rho; } vt__ln_dx;
+static double vt__ln_dx_e(const vt__ln_dx *l, double dn, double xh, double dxh, double inner, double v) {
+    double di = VT__U * fabs(dn) + l->dm1 + fabs(xh) * l->dm2 + fabs(l->m2) * dxh + 3 * VT__U * (fabs(dn) + fabs(l->m1) + fabs(xh * l->m2));
+    return 1.01 * (l->rstd * di + fabs(inner) * l->rstd * l->rho + VT__U * fabs(v));
+}
+static void vt__ln_bwd_dx(const vt__kout *o, int64_t b0, const vt__ln_dx *l, const double *xh, const double *dn, const double *dxh,
+                          int64_t C) {
+    int64_t i = 0;
+#ifdef VT__AVX2
+    const __m256d sign = _mm256_set1_pd(-0.0), u = _mm256_set1_pd(VT__U), u3 = _mm256_set1_pd(3 * VT__U);
+    const __m256d m1 = _mm256_set1_pd(l->m1), m2 = _mm256_set1_pd(l->m2), dm1 = _mm256_set1_pd(l->dm1), dm2 = _mm256_set1_pd(l->dm2);
+    const __m256d am1 = _mm256_set1_pd(fabs(l->m1)), am2 = _mm256_set1_pd(fabs(l->m2)), rv = _mm256_set1_pd(l->rstd);
+    const __m256d rho = _mm256_set1_pd(l->rho), c101 = _mm256_set1_pd(1.01), zero = _mm256_setzero_pd();
+    for (; i + 4 <= C; i += 4) {
+        __m256d n = _mm256_loadu_pd(dn + i), x = _mm256_loadu_pd(xh + i), an = _mm256_andnot_pd(sign, n), ax = _mm256_andnot_pd(sign, x);
+        __m256d inner = _mm256_sub_pd(_mm256_sub_pd(n, m1), _mm256_mul_pd(x, m2)), v = _mm256_mul_pd(rv, inner), di, e;
+        di = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(u, an), dm1), _mm256_mul_pd(ax, dm2)),
+                           _mm256_mul_pd(am2, _mm256_loadu_pd(dxh + i)));
+        di = _mm256_add_pd(di, _mm256_mul_pd(u3, _mm256_add_pd(_mm256_add_pd(an, am1), _mm256_andnot_pd(sign, _mm256_mul_pd(x, m2)))));
+        e = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(rv, di), _mm256_mul_pd(_mm256_mul_pd(_mm256_andnot_pd(sign, inner), rv), rho)),
+                          _mm256_mul_pd(u, _mm256_andnot_pd(sign, v)));
+        e = _mm256_mul_pd(c101, e);
+        if (o->acc) { /* vt__put: s = old + v, and ev + u |s| where ev > 0 */
+            __m256d sm = _mm256_add_pd(_mm256_loadu_pd(o->x + b0 + i), v);
+            e = _mm256_blendv_pd(e, _mm256_add_pd(e, _mm256_mul_pd(u, _mm256_andnot_pd(sign, sm))), _mm256_cmp_pd(e, zero, _CMP_GT_OQ));
+            v = sm;
+        }
+        _mm256_storeu_pd(o->x + b0 + i, v);
+        if (o->e) _mm256_storeu_pd(o->e + b0 + i, e);
+    }
+#endif
+    for (; i < C; i++) {
+        double inner = dn[i] - l->m1 - xh[i] * l->m2, v = l->rstd * inner;
+        vt__put(o, b0 + i, v, vt__ln_dx_e(l, dn[i], xh[i], dxh[i], inner, v));
+    }
+}
 
 static void vt__ln_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__ln_job *j = (vt__ln_job *)arg;
     vt__kern *k = j->k;
     int64_t C = j->C, r, i;
-    double *d = j->scr + (int64_t)tid * 3 * C, *xh = d + C, *dn = xh + C;
+    double *d = j->scr + (int64_t)tid * 4 * C, *xh = d + C, *dn = xh + C, *dxh = dn + C;
     const double *X = vt__d(k->t->src[0]), *W = vt__d(k->t->src[1]), *Bb = vt__d(k->t->src[2]);
     for (r = lo; r < hi; r++) {
         const double *x = X + r * C;
         vt__ln_stats s = vt__ln_row(k->o, (uint64_t)r, x, C, j->eps, d);
-        if (!k->bwd) {
+        if (!k->bwd && j->fuse) { /* A LAYERNORM ROW */
+            double *y = k->out[0].x + r * C, m[3], ef2 = 2 * j->rj.ef * VT__SAFE, T;
+            vt__ln_bnd bd;
+            vt__ln_fwd_row(k->o, d, s.rstd, W, Bb, y, C, j->rj.cast ? NULL : m);
+            if (j->rj.cast) {
+                vt__block_cast(&j->rj, &k->c->tents[tid], y, C, r * C, 1, C);
+                continue;
+            }
+            T = j->wmax * vt__ln_dxhat(&s, m[0], m[1]) + VT__U * m[2];
+            bd.o = k->o; bd.s = &s; bd.d = d; bd.w = W; bd.b = Bb;
+            vt__fuse_row_lazy(&j->rj, &k->c->tents[tid], y, C, r * C, 1.01 * T * ef2 * (1 + 0x1p-30),
+                              (1.01 * VT__U * ef2 + 0x1p-50) * (1 + 0x1p-30), vt__ln_fwd_bnd, &bd);
+        } else if (!k->bwd) {
             double *y = k->out[0].x + r * C, *e = k->out[0].e ? k->out[0].e + r * C : NULL;
             for (i = 0; i < C; i++) {
                 double xhat = VT__ACC(k->o, d[i] * s.rstd), yw = xhat * W[i], v = yw + Bb[i];
                 y[i] = v;
-                if (e) e[i] = 1.01 * (fabs(W[i]) * vt__ln_dxhat(&s, d[i], xhat) + VT__U * fabs(yw) + VT__U * fabs(v));
+                if (e) e[i] = vt__ln_fwd_e(&s, d[i], xhat, W[i], yw, v);
             }
         } else {
             const double *dy = vt__d(k->t->grad) + r * C;
             double m1, m2, mag1 = 0, mag2 = 0, magx = 0, dm1, dm2;
-            for (i = 0; i < C; i++) {
-                xh[i] = VT__ACC(k->o, d[i] * s.rstd);
-                dn[i] = VT__ACC(k->o, dy[i] * W[i]);
-                mag1 += fabs(dn[i]);
-                mag2 += fabs(dn[i] * xh[i]);
-                magx += fabs(dn[i]) * vt__ln_dxhat(&s, d[i], xh[i]);
+            int bnd = k->out[0].e || k->out[1].e || k->out[2].e; /* (fp64, native: no bound is computed) */
+            if (!bnd)
+                for (i = 0; i < C; i++) {
+                    xh[i] = VT__ACC(k->o, d[i] * s.rstd);
+                    dn[i] = VT__ACC(k->o, dy[i] * W[i]);
+                }
+            else {
+                vt__ln_bwd_terms(k->o, &s, d, dy, W, xh, dn, dxh, C); /* xh, dn and dxhat, four at a time */
+                for (i = 0; i < C; i++) { /* the sums in order */
+                    mag1 += fabs(dn[i]);
+                    mag2 += fabs(dn[i] * xh[i]);
+                    magx += fabs(dn[i]) * dxh[i];
+                }
             }
             m1 = VT__ACC(k->o, vt__rsum(k->o, (uint64_t)r, dn, 1, C) / (double)C);
             m2 = VT__ACC(k->o, vt__rdot(k->o, (uint64_t)r ^ 0xAAAA, dn, 1, xh, 1, C, NULL) / (double)C);
             dm1 = vt__g(k->o, C + 2) * mag1 / (double)C;
             dm2 = (magx + vt__g(k->o, C + 2) * mag2) / (double)C + VT__U * fabs(m2);
-            if (k->out[0].x) {
-                for (i = 0; i < C; i++) {
-                    double inner = dn[i] - m1 - xh[i] * m2, v = s.rstd * inner;
-                    double di = VT__U * fabs(dn[i]) + dm1 + fabs(xh[i]) * dm2 + fabs(m2) * vt__ln_dxhat(&s, d[i], xh[i]) +
-                                3 * VT__U * (fabs(dn[i]) + fabs(m1) + fabs(xh[i] * m2));
-                    vt__put(&k->out[0], r * C + i, v, 1.01 * (s.rstd * di + fabs(inner) * s.rstd * s.rho + VT__U * fabs(v)));
-                }
+            if (k->out[0].x && !k->out[0].e) /* (apart, so that without bounds none is computed) */
+                for (i = 0; i < C; i++) vt__put(&k->out[0], r * C + i, s.rstd * (dn[i] - m1 - xh[i] * m2), 0);
+            else if (k->out[0].x) {
+                vt__ln_dx ld;
+                ld.m1 = m1; ld.m2 = m2; ld.dm1 = dm1; ld.dm2 = dm2; ld.rstd = s.rstd; ld.rho = s.rho;
+                vt__ln_bwd_dx(&k->out[0], r * C, &ld, xh, dn, dxh, C);
             }
             /* store per-row xhat (and its bound) for the column sums */
             if (k->out[1].x || k->out[2].x) {
                 double *XH = j->pw + r * C, *DX = j->mw + r * C;
-                for (i = 0; i < C; i++) {
-                    XH[i] = VT__ACC(k->o, dy[i] * xh[i]);
-                    DX[i] = fabs(dy[i]) * vt__ln_dxhat(&s, d[i], xh[i]);
-                }
+                for (i = 0; i < C; i++) XH[i] = VT__ACC(k->o, dy[i] * xh[i]);
+                if (k->out[1].e)
+                    for (i = 0; i < C; i++) DX[i] = fabs(dy[i]) * dxh[i];
             }
         }
     }
@@ -8555,9 +8719,16 @@ static void vt__k_layernorm(vt__kern *k) {
     j.C = x->ne[x->ndim - 1];
     j.R = vt_numel(x) / j.C;
     j.eps = k->t->fparam[0];
-    j.scr = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(3 * j.C * k->c->pool.n));
+    j.scr = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(4 * j.C * k->c->pool.n));
     if (!j.scr) return;
     j.pw = j.mw = NULL;
+    j.fuse = 0;
+    if (!k->bwd && !(vt__no_lazy && k->out[0].e) && (j.fuse = k->out[0].fused = vt__fuse_block_begin(k->c, &k->out[0], &j.rj, k->c->tents, 0))) {
+        const double *W = vt__d(k->t->src[1]);
+        int64_t i;
+        j.wmax = 0;
+        for (i = 0; i < j.C; i++) j.wmax = fabs(W[i]) > j.wmax ? fabs(W[i]) : j.wmax; /* (NaN: a NaN width, looked at everywhere) */
+    }
     if (k->bwd && (k->out[1].x || k->out[2].x)) {
         j.pw = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(2 * j.R * j.C));
         if (!j.pw) return;
@@ -8572,7 +8743,7 @@ static void vt__k_layernorm(vt__kern *k) {
             double *extra = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(2 * j.C)), *magp;
             if (!extra) return;
             magp = extra + j.C;
-            {
+            if (k->out[1].e) { /* (the propagated error: a bound's only) */
                 vt__lnx_job xj;
                 xj.j = &j; xj.extra = extra; xj.magp = magp;
                 vt__parallel(&k->c->pool, (j.C + 7) / 8, 2 * j.R * j.C, vt__ln_extra_task, &xj);
