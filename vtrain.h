@@ -8451,11 +8451,13 @@ static void vt__k_mse(vt__kern *k) {
    e_i = 1.01 (|w_i| dxhat_i + u|xhat_i w_i| + u|y_i|). */
 typedef struct { double mu, dmu, rstd, rho, var, dvar; } vt__ln_stats;
 
-static vt__ln_stats vt__ln_row(const vt__ord *o, uint64_t key, const double *x, int64_t C, double eps, double *d) {
+/* (bnd 0: no bound will be computed from it, and dmu is left 0) */
+static vt__ln_stats vt__ln_row(const vt__ord *o, uint64_t key, const double *x, int64_t C, double eps, double *d, int bnd) {
     vt__ln_stats s;
     int64_t i;
     double mag = 0, var, dvar, v;
-    for (i = 0; i < C; i++) mag += fabs(x[i]);
+    if (bnd)
+        for (i = 0; i < C; i++) mag += fabs(x[i]);
     s.mu = VT__ACC(o, vt__rsum(o, key, x, 1, C) / (double)C);
     s.dmu = vt__g(o, C + 1) * mag / (double)C;
     for (i = 0; i < C; i++) d[i] = VT__ACC(o, x[i] - s.mu);
@@ -8488,6 +8490,7 @@ static double vt__ln_dxhat(const vt__ln_stats *s, double d, double xhat) {
 typedef struct {
     vt__kern *k; int64_t R, C, chunk, nch; double eps; double *scr, *pw, *pb, *mw, *mb;
     int fuse; vt__rjob rj; double wmax; /* forward: A LAYERNORM ROW (rj its rule), wmax = max |w| */
+    int bnd;                            /* an output has bounds (fp64 and native: none) */
 } vt__ln_job;
 
 /* A LAYERNORM ROW (CPU backend; the trainer in verified mode, or the cast or
@@ -8629,7 +8632,7 @@ static void vt__ln_task(void *arg, int64_t lo, int64_t hi, int tid) {
     const double *X = vt__d(k->t->src[0]), *W = vt__d(k->t->src[1]), *Bb = vt__d(k->t->src[2]);
     for (r = lo; r < hi; r++) {
         const double *x = X + r * C;
-        vt__ln_stats s = vt__ln_row(k->o, (uint64_t)r, x, C, j->eps, d);
+        vt__ln_stats s = vt__ln_row(k->o, (uint64_t)r, x, C, j->eps, d, j->bnd);
         if (!k->bwd && j->fuse) { /* A LAYERNORM ROW */
             double *y = k->out[0].x + r * C, m[3], ef2 = 2 * j->rj.ef * VT__SAFE, T;
             vt__ln_bnd bd;
@@ -8652,7 +8655,7 @@ static void vt__ln_task(void *arg, int64_t lo, int64_t hi, int tid) {
         } else {
             const double *dy = vt__d(k->t->grad) + r * C;
             double m1, m2, mag1 = 0, mag2 = 0, magx = 0, dm1, dm2;
-            int bnd = k->out[0].e || k->out[1].e || k->out[2].e; /* (fp64, native: no bound is computed) */
+            int bnd = j->bnd; /* (fp64, native: no bound is computed) */
             if (!bnd)
                 for (i = 0; i < C; i++) {
                     xh[i] = VT__ACC(k->o, d[i] * s.rstd);
@@ -8723,6 +8726,7 @@ static void vt__k_layernorm(vt__kern *k) {
     if (!j.scr) return;
     j.pw = j.mw = NULL;
     j.fuse = 0;
+    j.bnd = k->out[0].e || k->out[1].e || k->out[2].e;
     if (!k->bwd && !(vt__no_lazy && k->out[0].e) && (j.fuse = k->out[0].fused = vt__fuse_block_begin(k->c, &k->out[0], &j.rj, k->c->tents, 0))) {
         const double *W = vt__d(k->t->src[1]);
         int64_t i;
@@ -10255,7 +10259,7 @@ static void vt__bnstat_task(void *arg, int64_t lo, int64_t hi, int tid) {
     for (ch = lo; ch < hi; ch++) {
         vt__bn_gather(j, X, ch, xg);
         if (!k->bwd) {
-            vt__ln_stats s = vt__ln_row(k->o, (uint64_t)ch, xg, j->M, 1.0, d);
+            vt__ln_stats s = vt__ln_row(k->o, (uint64_t)ch, xg, j->M, 1.0, d, 1);
             const vt__kout *o = &k->out[0];
             o->x[ch] = s.mu;
             o->x[j->C + ch] = s.var;
