@@ -6102,9 +6102,10 @@ static void vt__lazy_caps(vt__lazy *z) {
    its statistics as a job of their own on the pool, then the product's: at
    width 64 on two threads that was 54 more jobs a step than fp64 (268
    against 214), each a wake-up and a wait for the slower thread. Now the
-   product's tasks (B's shared panels, the tiles, the chunks) first claim
-   the statistics' chunks from the lazy bound's own counter while any are
-   left (vt__pstat_help); the thread that finishes the last one forms the
+   product's tile and chunk tasks first claim the statistics' chunks from
+   the lazy bound's own counter while any are left (vt__pstat_help; not
+   the job of B's shared panels, often one task, which the pool runs on
+   the caller alone); the thread that finishes the last one forms the
    caps; a tile about to round its outputs, and the caller after the
    product, wait until then, claiming any still unclaimed. Each line's
    statistics are computed by the same function, whichever thread and
@@ -8506,7 +8507,7 @@ typedef struct {
    e, W and the filter's own, at most 8 u) is at least e_i ef2 + |y_i|
    2^-50: the width the filter asks for. */
 static void vt__block_cast(const vt__rjob *rj, vt__ents *t, double *X, int64_t ld, int64_t b0, int64_t M, int64_t N);
-typedef struct { const vt__ord *o; const vt__ln_stats *s; const double *d, *w, *b; } vt__ln_bnd;
+typedef struct { const vt__ord *o; const vt__ln_stats *s; const double *d, *w; } vt__ln_bnd;
 static double vt__ln_fwd_e(const vt__ln_stats *s, double d, double xhat, double w, double yw, double v) {
     return 1.01 * (fabs(w) * vt__ln_dxhat(s, d, xhat) + VT__U * fabs(yw) + VT__U * fabs(v));
 }
@@ -8642,7 +8643,7 @@ static void vt__ln_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 continue;
             }
             T = j->wmax * vt__ln_dxhat(&s, m[0], m[1]) + VT__U * m[2];
-            bd.o = k->o; bd.s = &s; bd.d = d; bd.w = W; bd.b = Bb;
+            bd.o = k->o; bd.s = &s; bd.d = d; bd.w = W;
             vt__fuse_row_lazy(&j->rj, &k->c->tents[tid], y, C, r * C, 1.01 * T * ef2 * (1 + 0x1p-30),
                               (1.01 * VT__U * ef2 + 0x1p-50) * (1 + 0x1p-30), vt__ln_fwd_bnd, &bd);
         } else if (!k->bwd) {
