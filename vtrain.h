@@ -8728,11 +8728,13 @@ static void vt__k_layernorm(vt__kern *k) {
     j.pw = j.mw = NULL;
     j.fuse = 0;
     j.bnd = k->out[0].e || k->out[1].e || k->out[2].e;
-    if (!k->bwd && !(vt__no_lazy && k->out[0].e) && (j.fuse = k->out[0].fused = vt__fuse_block_begin(k->c, &k->out[0], &j.rj, k->c->tents, 0))) {
+    if (!k->bwd && !(vt__no_lazy && k->out[0].e)) /* A LAYERNORM ROW (vt__no_lazy: the written bounds and the pass) */
+        j.fuse = k->out[0].fused = vt__fuse_block_begin(k->c, &k->out[0], &j.rj, k->c->tents, 0);
+    if (j.fuse) {
         const double *W = vt__d(k->t->src[1]);
         int64_t i;
-        j.wmax = 0;
-        for (i = 0; i < j.C; i++) j.wmax = fabs(W[i]) > j.wmax ? fabs(W[i]) : j.wmax; /* (NaN: a NaN width, looked at everywhere) */
+        j.wmax = 0; /* (a NaN w_i is left out: y_i is NaN, and the filter looks at it) */
+        for (i = 0; i < j.C; i++) j.wmax = fabs(W[i]) > j.wmax ? fabs(W[i]) : j.wmax;
     }
     if (k->bwd && (k->out[1].x || k->out[2].x)) {
         j.pw = (double *)vt__scratch(k->c, sizeof(double) * (size_t)(2 * j.R * j.C));
