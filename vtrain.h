@@ -9065,24 +9065,12 @@ static double vt__att_dqk_acc_bnd(const void *arg, int64_t i, double x) {
    vt__nan_task (a cast keeps NaN and never makes one): the first NaN in
    index order */
 static void vt__block_cast(const vt__rjob *rj, vt__ents *t, double *X, int64_t ld, int64_t b0, int64_t M, int64_t N) {
-    int64_t m, n;
-    int any = 0;
+    int64_t m, i, bad = -1;
     for (m = 0; m < M; m++) {
-        double *x = X + m * ld;
-        n = 0;
-        if (rj->cast == 2) vt__cast_block(x, N);
-#ifdef VT__AVX2
-        {
-            __m256d nan = _mm256_setzero_pd();
-            for (; n + 4 <= N; n += 4) nan = _mm256_or_pd(nan, _mm256_cmp_pd(_mm256_loadu_pd(x + n), _mm256_loadu_pd(x + n), _CMP_UNORD_Q));
-            any |= _mm256_movemask_pd(nan);
-        }
-#endif
-        for (; n < N; n++) any |= x[n] != x[n];
+        if (rj->cast == 2) vt__cast_block(X + m * ld, N);
+        if (bad < 0 && (i = vt__find_nan(X + m * ld, 0, N)) >= 0) bad = b0 + m * ld + i;
     }
-    for (m = 0; m < M && any; m++)
-        for (n = 0; n < N; n++)
-            if (X[m * ld + n] != X[m * ld + n]) { vt__first(&t->bad, b0 + m * ld + n); return; }
+    if (bad >= 0) vt__first(&t->bad, bad);
 }
 
 /* A FUSED BLOCK's product C = A B (T x hs; K = T, tri: A's causal zeros as

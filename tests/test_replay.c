@@ -1383,6 +1383,15 @@ static void first_nan_message(vt_mode mode, const char *order, int att, char *ms
         v[9000] = NAN;
         vt_step_begin(c);
         vt_gelu(c, vt_from_f32(c, 2, nx, v));
+    } else if (att == 3) { /* a layer norm (A LAYERNORM ROW): NaNs in rows 150 and 7 */
+        int64_t nx[2] = {200, 64}, nc[1] = {64};
+        vt_tensor *w = vt_param(c, "w", 1, nc), *b = vt_param(c, "b", 1, nc);
+        vt_init_const(c, w, 1.0);
+        vt_init_const(c, b, 0.0);
+        v[150 * 64 + 9] = NAN;
+        v[7 * 64 + 3] = NAN;
+        vt_step_begin(c);
+        vt_layernorm(c, vt_from_f32(c, 2, nx, v), w, b, 1e-5);
     } else { /* B 2, T 24, C 32 (2 heads of 16) */
         int64_t nq[3] = {2, 24, 96};
         v[6 * 96 + 32 + 16 + 3] = NAN; /* token 6, k part, head 1 */
@@ -1396,10 +1405,10 @@ static void first_nan_message(vt_mode mode, const char *order, int att, char *ms
 TEST(fused_casts_name_the_first_nan) {
     static const vt_mode modes[] = {VT_MODE_FP64, VT_MODE_NATIVE, VT_MODE_ROUND_ONLY, VT_MODE_VERIFIED};
     static const char *ords[] = {"threads:1", "threads:2", "threads:3,chaos:5"};
-    static const char *want[3] = {"(linear[200x300]), element 5:", "(att_scores[2x2x24x24]), element 726:",
-                                  "(gelu[200x96]), element 9000:"};
+    static const char *want[4] = {"(linear[200x300]), element 5:", "(att_scores[2x2x24x24]), element 726:",
+                                  "(gelu[200x96]), element 9000:", "(layernorm[200x64]), element 448:"};
     int m, o, att, f;
-    for (att = 0; att < 3; att++)
+    for (att = 0; att < 4; att++)
         for (m = 0; m < 4; m++)
             for (o = 0; o < 3; o++) {
                 char msg[2][512];
