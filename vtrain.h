@@ -3529,6 +3529,11 @@ static int vt__ents_push(vt_ctx *c, vt__ents *t, int64_t i, float r, int full) {
 static void vt__cast_block(double *x, int64_t n) {
     int64_t i = 0;
 #ifdef VT__AVX2
+    for (; i + 8 <= n; i += 8) {
+        __m256d a = _mm256_loadu_pd(x + i), b = _mm256_loadu_pd(x + i + 4);
+        _mm256_storeu_pd(x + i, _mm256_cvtps_pd(_mm256_cvtpd_ps(a)));
+        _mm256_storeu_pd(x + i + 4, _mm256_cvtps_pd(_mm256_cvtpd_ps(b)));
+    }
     for (; i + 4 <= n; i += 4) _mm256_storeu_pd(x + i, _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_loadu_pd(x + i))));
 #endif
     for (; i < n; i++) x[i] = (double)(float)x[i];
@@ -3639,6 +3644,21 @@ static void vt__round_span(const vt__rjob *j, vt__ents *t, double *x, const doub
 #ifdef VT__AVX512
             if (vt__isa512()) i = vt__round_pass512(x, e, keep, n, ef2, &any);
 #endif
+            for (; i + 8 <= n; i += 8) { /* (two vectors a trip: the loop below, twice) */
+                __m256d xv = _mm256_loadu_pd(x + i), ev = _mm256_loadu_pd(e + i);
+                __m256d yv = _mm256_loadu_pd(x + i + 4), fv = _mm256_loadu_pd(e + i + 4);
+                __m256d w = _mm256_add_pd(_mm256_mul_pd(ev, f2), _mm256_mul_pd(_mm256_andnot_pd(sign, xv), tiny));
+                __m256d w2 = _mm256_add_pd(_mm256_mul_pd(fv, f2), _mm256_mul_pd(_mm256_andnot_pd(sign, yv), tiny));
+                __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
+                __m128 l2 = _mm256_cvtpd_ps(_mm256_sub_pd(yv, w2)), h2 = _mm256_cvtpd_ps(_mm256_add_pd(yv, w2));
+                acc = _mm_or_si128(acc, _mm_or_si128(_mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)),
+                                                     _mm_xor_si128(_mm_castps_si128(l2), _mm_castps_si128(h2))));
+                nan = _mm_or_ps(nan, _mm_cmpunord_ps(l, l2)); /* (either NaN) */
+                _mm256_storeu_pd(keep + i, xv);
+                _mm256_storeu_pd(keep + i + 4, yv);
+                _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
+                _mm256_storeu_pd(x + i + 4, _mm256_cvtps_pd(l2));
+            }
             for (; i + 4 <= n; i += 4) {
                 __m256d xv = _mm256_loadu_pd(x + i), ev = _mm256_loadu_pd(e + i);
                 __m256d w = _mm256_add_pd(_mm256_mul_pd(ev, f2), _mm256_mul_pd(_mm256_andnot_pd(sign, xv), tiny));
@@ -3713,6 +3733,12 @@ static void vt__cast_task(void *arg, int64_t lo, int64_t hi, int tid) {
 #ifdef VT__AVX2
         {
             __m256d nan = _mm256_setzero_pd();
+            for (; i + 8 <= n; i += 8) { /* (two vectors a trip: the loop's own instructions were a third of it) */
+                __m256d v = _mm256_loadu_pd(x + i), v2 = _mm256_loadu_pd(x + i + 4);
+                nan = _mm256_or_pd(nan, _mm256_cmp_pd(v, v2, _CMP_UNORD_Q)); /* (either NaN) */
+                _mm256_storeu_pd(x + i, _mm256_cvtps_pd(_mm256_cvtpd_ps(v)));
+                _mm256_storeu_pd(x + i + 4, _mm256_cvtps_pd(_mm256_cvtpd_ps(v2)));
+            }
             for (; i + 4 <= n; i += 4) {
                 __m256d v = _mm256_loadu_pd(x + i);
                 nan = _mm256_or_pd(nan, _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
@@ -3995,24 +4021,48 @@ static void vt__look1(const vt__rjob *j, vt__ents *t, double *x, double e, int64
     vt__round_look(j, t, x, &e, 1, i);
     *x = (double)(float)*x;
 }
+#ifdef VT__AVX2
+/* vt__fuse_row_lazy's test on the group x[i, i + 4): its ends agree (and no
+   NaN) and it takes that end, or a look for each of its elements */
+static VT__INLINE void vt__fuse_group(const vt__rjob *j, vt__ents *t, double *x, int64_t i, int64_t b0, __m256d wv, __m256d cv,
+                                      vt__bnd_fn bnd, const void *arg) {
+    const __m256d sign = _mm256_set1_pd(-0.0);
+    __m256d xv = _mm256_loadu_pd(x + i);
+    __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, xv)));
+    __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
+    __m128i d = _mm_or_si128(_mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)),
+                             _mm_castps_si128(_mm_cmpunord_ps(l, l))); /* (x or its width NaN: a look) */
+    int64_t q;
+    if (_mm_testz_si128(d, d)) _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
+    else
+        for (q = i; q < i + 4; q++) vt__look1(j, t, x + q, bnd(arg, q, x[q]), b0 + q);
+}
+#endif
 static VT__INLINE void vt__fuse_row_lazy(const vt__rjob *j, vt__ents *t, double *x, int64_t n, int64_t b0, double W, double c,
                                          vt__bnd_fn bnd, const void *arg) {
     int64_t i = 0;
 #ifdef VT__AVX2
-    int64_t q;
     const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W), cv = _mm256_set1_pd(c);
-    for (; i + 4 <= n; i += 4) { /* a group whose ends agree (and no NaN) takes that end; the others a look each */
-        __m256d xv = _mm256_loadu_pd(x + i);
-        __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, xv)));
-        __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
-        __m128i d = _mm_or_si128(_mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)),
-                                 _mm_castps_si128(_mm_cmpunord_ps(l, l))); /* (x or its width NaN: a look) */
-        if (_mm_testz_si128(d, d)) {
+    while (i + 8 <= n) {
+        for (; i + 8 <= n; i += 8) { /* two groups a trip while neither asks (vt__fuse_group's test on each) */
+            __m256d xv = _mm256_loadu_pd(x + i), yv = _mm256_loadu_pd(x + i + 4);
+            __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, xv)));
+            __m256d w2 = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, yv)));
+            __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
+            __m128 l2 = _mm256_cvtpd_ps(_mm256_sub_pd(yv, w2)), h2 = _mm256_cvtpd_ps(_mm256_add_pd(yv, w2));
+            __m128i d = _mm_or_si128(_mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)),
+                                     _mm_xor_si128(_mm_castps_si128(l2), _mm_castps_si128(h2)));
+            d = _mm_or_si128(d, _mm_castps_si128(_mm_cmpunord_ps(l, l2))); /* (either NaN) */
+            if (!_mm_testz_si128(d, d)) break;
             _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
-            continue;
+            _mm256_storeu_pd(x + i + 4, _mm256_cvtps_pd(l2));
         }
-        for (q = i; q < i + 4; q++) vt__look1(j, t, x + q, bnd(arg, q, x[q]), b0 + q);
+        if (i + 8 > n) break;
+        vt__fuse_group(j, t, x, i, b0, wv, cv, bnd, arg); /* a pair that asked: a group at a time */
+        vt__fuse_group(j, t, x, i + 4, b0, wv, cv, bnd, arg);
+        i += 8;
     }
+    for (; i + 4 <= n; i += 4) vt__fuse_group(j, t, x, i, b0, wv, cv, bnd, arg);
 #endif
     for (; i < n; i++) { /* the tail (or, without AVX2, every element): the same test one at a time */
         double xv = x[i], w = W + c * fabs(xv);
@@ -6176,6 +6226,20 @@ static void vt__lazy_rows(const vt__rjob *j, vt__ents *t, int64_t r0, int64_t r1
 #ifdef VT__AVX512
                 if (vt__isa512()) i = vt__lazy_pass512(x, keep, n, W + xcap * 0x1p-50, xcap, &any);
 #endif
+                for (; i + 8 <= n; i += 8) { /* two vectors a trip (the loop below, twice; the loop's own
+                                                instructions were a quarter of it) */
+                    __m256d xv = _mm256_loadu_pd(x + i), yv = _mm256_loadu_pd(x + i + 4);
+                    __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, wv)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, wv));
+                    __m128 l2 = _mm256_cvtpd_ps(_mm256_sub_pd(yv, wv)), h2 = _mm256_cvtpd_ps(_mm256_add_pd(yv, wv));
+                    acc = _mm_or_si128(acc, _mm_or_si128(_mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)),
+                                                         _mm_xor_si128(_mm_castps_si128(l2), _mm_castps_si128(h2))));
+                    out = _mm256_or_pd(out, _mm256_or_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, xv), xc, _CMP_NLE_UQ),
+                                                         _mm256_cmp_pd(_mm256_andnot_pd(sign, yv), xc, _CMP_NLE_UQ)));
+                    _mm256_storeu_pd(keep + i, xv);
+                    _mm256_storeu_pd(keep + i + 4, yv);
+                    _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
+                    _mm256_storeu_pd(x + i + 4, _mm256_cvtps_pd(l2));
+                }
                 for (; i + 4 <= n; i += 4) {
                     __m256d xv = _mm256_loadu_pd(x + i);
                     __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, wv)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, wv));
@@ -8558,10 +8622,14 @@ static double vt__ln_fwd_bnd(const void *arg, int64_t i, double x) {
 /* the backward's per-element terms of a row: xh = d rstd, dn = dy w (each
    binary32 in native mode) and dxhat (vt__ln_dxhat), four at a time by the
    scalar expressions' operations in their order (-ffp-contract=off: no
-   fused multiply-add in either): the same values */
+   fused multiply-add in either): the same values; and the magnitudes
+   mag[0..2] = sum |dn|, sum |dn xh|, sum |dn| dxhat, each term formed four
+   at a time and added one after another in element order (as one scalar
+   loop added them: the same sums, in a third of its instructions) */
 static void vt__ln_bwd_terms(const vt__ord *o, const vt__ln_stats *s, const double *d, const double *dy, const double *W,
-                             double *xh, double *dn, double *dxh, int64_t C) {
+                             double *xh, double *dn, double *dxh, int64_t C, double *mag) {
     int64_t i = 0;
+    double m1 = 0, m2 = 0, mx = 0;
 #ifdef VT__AVX2
     const __m256d rv = _mm256_set1_pd(s->rstd), sign = _mm256_set1_pd(-0.0), u = _mm256_set1_pd(VT__U);
     const __m256d dmu = _mm256_set1_pd(s->dmu), rho = _mm256_set1_pd(s->rho);
@@ -8572,18 +8640,30 @@ static void vt__ln_bwd_terms(const vt__ord *o, const vt__ln_stats *s, const doub
             x = _mm256_cvtps_pd(_mm256_cvtpd_ps(x));
             n = _mm256_cvtps_pd(_mm256_cvtpd_ps(n));
         }
+        __m256d dx = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(dmu, _mm256_mul_pd(u, ad)), rv),
+                                                 _mm256_mul_pd(_mm256_mul_pd(ad, rv), rho)),
+                                   _mm256_mul_pd(u, _mm256_andnot_pd(sign, x)));
+        __m256d an = _mm256_andnot_pd(sign, n);
+        double t[12];
+        int q;
         _mm256_storeu_pd(xh + i, x);
         _mm256_storeu_pd(dn + i, n);
-        _mm256_storeu_pd(dxh + i, _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(dmu, _mm256_mul_pd(u, ad)), rv),
-                                                              _mm256_mul_pd(_mm256_mul_pd(ad, rv), rho)),
-                                                _mm256_mul_pd(u, _mm256_andnot_pd(sign, x))));
+        _mm256_storeu_pd(dxh + i, dx);
+        _mm256_storeu_pd(t, an);
+        _mm256_storeu_pd(t + 4, _mm256_andnot_pd(sign, _mm256_mul_pd(n, x)));
+        _mm256_storeu_pd(t + 8, _mm256_mul_pd(an, dx));
+        for (q = 0; q < 4; q++) { m1 += t[q]; m2 += t[4 + q]; mx += t[8 + q]; }
     }
 #endif
     for (; i < C; i++) {
         xh[i] = VT__ACC(o, d[i] * s->rstd);
         dn[i] = VT__ACC(o, dy[i] * W[i]);
         dxh[i] = vt__ln_dxhat(s, d[i], xh[i]);
+        m1 += fabs(dn[i]);
+        m2 += fabs(dn[i] * xh[i]);
+        mx += fabs(dn[i]) * dxh[i];
     }
+    mag[0] = m1; mag[1] = m2; mag[2] = mx;
 }
 /* dx of a row with its bound, into o from element b0 (vt__put's add onto an
    old value, and the bound's term for it, where o is added to), four at a
@@ -8663,12 +8743,9 @@ static void vt__ln_task(void *arg, int64_t lo, int64_t hi, int tid) {
                     dn[i] = VT__ACC(k->o, dy[i] * W[i]);
                 }
             else {
-                vt__ln_bwd_terms(k->o, &s, d, dy, W, xh, dn, dxh, C); /* xh, dn and dxhat, four at a time */
-                for (i = 0; i < C; i++) { /* the sums in order */
-                    mag1 += fabs(dn[i]);
-                    mag2 += fabs(dn[i] * xh[i]);
-                    magx += fabs(dn[i]) * dxh[i];
-                }
+                double mg[3];
+                vt__ln_bwd_terms(k->o, &s, d, dy, W, xh, dn, dxh, C, mg); /* xh, dn, dxhat and the sums in order */
+                mag1 = mg[0]; mag2 = mg[1]; magx = mg[2];
             }
             m1 = VT__ACC(k->o, vt__rsum(k->o, (uint64_t)r, dn, 1, C) / (double)C);
             m2 = VT__ACC(k->o, vt__rdot(k->o, (uint64_t)r ^ 0xAAAA, dn, 1, xh, 1, C, NULL) / (double)C);

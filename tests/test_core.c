@@ -1267,7 +1267,7 @@ TEST(gemm_shared_panels_bit_identical) {
 
 /* The layer norm's rows four at a time (vt__ln_fwd_row, vt__ln_bwd_terms,
    vt__ln_bwd_dx) against the scalar expressions they replaced, written out
-   here: every value, bound and maximum bit for bit, added or not, binary32
+   here: every value, bound, maximum and magnitude sum bit for bit, added or not, binary32
    or not (native mode), on rows of 1 to 70 with zeros, signed zeros,
    subnormals, huge values, infinities and NaN among them. */
 static double ln_pick(uint64_t k, uint64_t i) {
@@ -1292,7 +1292,7 @@ TEST(layernorm_rows_vector_equal_scalar) {
         vt__ln_stats s;
         vt__ln_dx l;
         vt__kout ko[2];
-        double d[70], dy[70], W[70], B[70], old[70], xh[2][70], dn[2][70], dxh[2][70], y[2][70], X[2][70], E[2][70], m[2][3];
+        double d[70], dy[70], W[70], B[70], old[70], xh[2][70], dn[2][70], dxh[2][70], y[2][70], X[2][70], E[2][70], m[2][3], mg[2][3];
         memset(&o, 0, sizeof o);
         o.f32 = f32;
         s.mu = 0; s.var = 1; s.dvar = 0;
@@ -1317,12 +1317,20 @@ TEST(layernorm_rows_vector_equal_scalar) {
             m[1][2] = c > m[1][2] ? c : m[1][2];
         }
         /* backward: the terms, then dx and its bound (vt__put: added to an old value or not) */
-        vt__ln_bwd_terms(&o, &s, d, dy, W, xh[0], dn[0], dxh[0], C);
+        vt__ln_bwd_terms(&o, &s, d, dy, W, xh[0], dn[0], dxh[0], C, mg[0]);
+        mg[1][0] = mg[1][1] = mg[1][2] = 0;
         for (i = 0; i < C; i++) {
             xh[1][i] = VT__ACC(&o, d[i] * s.rstd);
             dn[1][i] = VT__ACC(&o, dy[i] * W[i]);
             dxh[1][i] = (s.dmu + VT__U * fabs(d[i])) * s.rstd + fabs(d[i]) * s.rstd * s.rho + VT__U * fabs(xh[1][i]);
         }
+        for (i = 0; i < C; i++) { /* the magnitudes, one element after another */
+            mg[1][0] += fabs(dn[1][i]);
+            mg[1][1] += fabs(dn[1][i] * xh[1][i]);
+            mg[1][2] += fabs(dn[1][i]) * dxh[1][i];
+        }
+        for (i = 0; i < 3; i++) /* (a NaN sum: which NaN a product of two NaNs keeps is the compiler's operand order) */
+            differ += !(mg[0][i] != mg[0][i] && mg[1][i] != mg[1][i]) && memcmp(&mg[0][i], &mg[1][i], 8) != 0;
         l.m1 = vt_rng_normal(81, (uint64_t)trial, 0); l.m2 = vt_rng_normal(81, (uint64_t)trial, 1);
         l.dm1 = 1e-15 * fabs(l.m1); l.dm2 = 1e-15 * fabs(l.m2); l.rstd = s.rstd; l.rho = s.rho;
         memset(ko, 0, sizeof ko);
@@ -1351,7 +1359,7 @@ TEST(layernorm_rows_vector_equal_scalar) {
         }
         /* the maxima: NaN left out by both (a NaN y is looked at by the filter) */
         differ += memcmp(m[0], m[1], sizeof m[0]) != 0;
-        compared += 6 * C + 1;
+        compared += 6 * C + 4;
     }
     CHECK(differ == 0, "%lld of %lld layer-norm values, bounds and maxima differ from the scalar expressions", (long long)differ,
           (long long)compared);
