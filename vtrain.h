@@ -4038,11 +4038,35 @@ static VT__INLINE void vt__fuse_group(const vt__rjob *j, vt__ents *t, double *x,
         for (q = i; q < i + 4; q++) vt__look1(j, t, x + q, bnd(arg, q, x[q]), b0 + q);
 }
 #endif
+#ifdef VT__AVX512
+/* vt__fuse_row_lazy's pass eight at a time (vt__isa512) while no element
+   asks: the same operations per element as vt__fuse_group's test (the
+   masked conversion, all lanes on, as in >>gemm); returns where it stopped
+   (at a group of eight that asked, or the end) */
+VT__T512 static int64_t vt__fuse_pass512(double *x, int64_t n, double W, double c) {
+    const __m512d wv = _mm512_set1_pd(W), cv = _mm512_set1_pd(c);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d xv = _mm512_loadu_pd(x + i);
+        __m512d w = _mm512_add_pd(wv, _mm512_mul_pd(cv, _mm512_abs_pd(xv)));
+        __m256 l = _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xff, _mm512_sub_pd(xv, w));
+        __m256 h = _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xff, _mm512_add_pd(xv, w));
+        __m256i d = _mm256_or_si256(_mm256_xor_si256(_mm256_castps_si256(l), _mm256_castps_si256(h)),
+                                    _mm256_castps_si256(_mm256_cmp_ps(l, l, _CMP_UNORD_Q)));
+        if (!_mm256_testz_si256(d, d)) break;
+        _mm512_storeu_pd(x + i, _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, l));
+    }
+    return i;
+}
+#endif
 static VT__INLINE void vt__fuse_row_lazy(const vt__rjob *j, vt__ents *t, double *x, int64_t n, int64_t b0, double W, double c,
                                          vt__bnd_fn bnd, const void *arg) {
     int64_t i = 0;
 #ifdef VT__AVX2
     const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W), cv = _mm256_set1_pd(c);
+#ifdef VT__AVX512
+    if (n >= 8 && vt__isa512()) i = vt__fuse_pass512(x, n, W, c);
+#endif
     while (i + 8 <= n) {
         for (; i + 8 <= n; i += 8) { /* two groups a trip while neither asks (vt__fuse_group's test on each) */
             __m256d xv = _mm256_loadu_pd(x + i), yv = _mm256_loadu_pd(x + i + 4);

@@ -957,6 +957,10 @@ TEST(absdot_rows4_is_rdots) {
     NOTE("%lld rows compared", (long long)compared);
 }
 
+static double fuse_bnd(const void *arg, int64_t i, double x) { /* a bound of the row width's size, less where i is odd */
+    (void)x;
+    return *(const double *)arg * (i % 2 ? 0.25 : 1);
+}
 TEST(verify_passes_avx512_match) {
     int have512 = 0, isa, rep, tri;
     int64_t compared = 0, differ = 0, looked = 0;
@@ -1068,6 +1072,36 @@ TEST(verify_passes_avx512_match) {
             CHECK(0, "%lldx%lldx%lld: bounds, casts or entries differ between AVX2 and AVX-512 (%lld and %lld entries)",
                   (long long)M, (long long)N, (long long)K, (long long)en[0].n, (long long)en[1].n);
         free(A); free(B); free(X); free(E[0]); free(E[1]); free(Y[0]); free(Y[1]); free(en[0].e); free(en[1].e);
+    }
+    /* a fused row's filter (vt__fuse_row_lazy: a layer norm's, attention's and softmax's rows), its own bound
+       per element (fuse_bnd) and a row width that some elements ask under: values and entries */
+    for (rep = 0; rep < 40; rep++) {
+        int64_t n = 1 + rep * 13 % 300, i;
+        double *X = (double *)malloc(sizeof(double) * (size_t)n), *Y[2], W = rep % 5 == 4 ? NAN : ldexp(1, -40 + rep % 9);
+        vt__ents en[2];
+        vt__rjob rj;
+        for (i = 0; i < n; i++) {
+            double v = (double)(float)vt_rng_normal(47, (uint64_t)rep, (uint64_t)i);
+            X[i] = i % 7 == 3 ? v + ldexp(fabs(v), -24) : i % 11 == 5 ? v * (1 + 0x1p-40) : rep % 8 == 7 && i == n / 2 ? NAN : v;
+        }
+        memset(&rj, 0, sizeof rj);
+        rj.c = c; rj.ef = 1; rj.compact = 1;
+        for (isa = 0; isa < 2; isa++) {
+            Y[isa] = (double *)malloc(sizeof(double) * (size_t)n);
+            memcpy(Y[isa], X, sizeof(double) * (size_t)n);
+            memset(&en[isa], 0, sizeof en[isa]);
+            en[isa].bad = -1;
+            vt__force_isa = isa;
+            vt__fuse_row_lazy(&rj, &en[isa], Y[isa], n, 1000 * rep, W, 0x1p-50, fuse_bnd, &W);
+            vt__force_isa = -1;
+        }
+        compared += n;
+        looked += en[0].n;
+        if ((!same_bits(Y[0], Y[1], n) || en[0].n != en[1].n || en[0].bad != en[1].bad ||
+             (en[0].n && memcmp(en[0].e, en[1].e, sizeof(vt__entry) * (size_t)en[0].n))) && !differ++)
+            CHECK(0, "a fused row of %lld: values or entries differ between AVX2 and AVX-512 (%lld and %lld entries)", (long long)n,
+                  (long long)en[0].n, (long long)en[1].n);
+        free(X); free(Y[0]); free(Y[1]); free(en[0].e); free(en[1].e);
     }
     vt_destroy(c);
     CHECK(looked > 0, "no entries in the rounding checks: the comparison says little");
