@@ -8648,8 +8648,8 @@ static double vt__ln_fwd_bnd(const void *arg, int64_t i, double x) {
    scalar expressions' operations in their order (-ffp-contract=off: no
    fused multiply-add in either): the same values; and the magnitudes
    mag[0..2] = sum |dn|, sum |dn xh|, sum |dn| dxhat, each term formed four
-   at a time and added one after another in element order (as one scalar
-   loop added them: the same sums, in a third of its instructions) */
+   at a time and added one after another in element order, as one scalar
+   loop added them: the same sums */
 static void vt__ln_bwd_terms(const vt__ord *o, const vt__ln_stats *s, const double *d, const double *dy, const double *W,
                              double *xh, double *dn, double *dxh, int64_t C, double *mag) {
     int64_t i = 0;
