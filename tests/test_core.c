@@ -1109,6 +1109,65 @@ TEST(verify_passes_avx512_match) {
     NOTE("%lld values compared, %lld entries", (long long)compared, (long long)looked);
 }
 
+/* fp64's NaN check (vt__find_nan: the first NaN of a span, or -1) and an
+   exact point's casts (vt__cast_task: RNE32 and the first NaN) against a
+   scalar search and scalar casts: spans of 0 to 599 from offsets 0 to 6,
+   with no NaN, one, a negative one last, and one just before the span
+   (not its business); under both kernel choices (vt__force_isa), which
+   run the same code today and hold an AVX-512 form, if one is added, to
+   the same (one was tried in stop 40: no faster on a Zen 4) */
+TEST(nan_checks_and_casts_match_scalar) {
+    int64_t compared = 0, differ = 0;
+    int isa, rep;
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    d.order.threads = 1;
+    c = vt_create(&d);
+    if (!c) { CHECK(0, "%s", vt_last_error()); return; }
+    for (rep = 0; rep < 300; rep++) {
+        int64_t n = rep % 600, lo = rep % 7, i, want = -1, got[2];
+        double *X = (double *)malloc(sizeof(double) * (size_t)(n + lo + 1));
+        for (i = 0; i < n + lo; i++) X[i] = (double)(float)vt_rng_normal(48, (uint64_t)rep, (uint64_t)i);
+        if (rep % 4 && n > 0) X[lo + (int64_t)(vt_rng_u64(49, (uint64_t)rep, 0) % (uint64_t)n)] = NAN;
+        if (rep % 8 == 3 && n > 1) X[lo + n - 1] = -NAN;
+        if (lo > 0) X[lo - 1] = NAN; /* (before the span: not its business) */
+        for (i = lo; i < lo + n && want < 0; i++)
+            if (X[i] != X[i]) want = i;
+        for (isa = 0; isa < 2; isa++) {
+            vt__force_isa = isa;
+            got[isa] = vt__find_nan(X, lo, lo + n);
+            vt__force_isa = -1;
+        }
+        for (isa = 0; isa < 2; isa++) { /* the casts of an exact point (vt__cast_task): values and first NaN */
+            double *Y = (double *)malloc(sizeof(double) * (size_t)(n + lo + 1));
+            vt__rjob rj;
+            for (i = 0; i < n + lo; i++) Y[i] = X[i] * (1 + 0x1p-30); /* (binary32 values no more, NaN kept) */
+            memset(&rj, 0, sizeof rj);
+            rj.c = c; rj.x = Y;
+            c->tents[0].bad = -1;
+            vt__force_isa = isa;
+            vt__cast_task(&rj, lo, lo + n, 0);
+            vt__force_isa = -1;
+            for (i = lo; i < lo + n; i++) {
+                double r = (double)(float)(X[i] * (1 + 0x1p-30));
+                if (X[i] == X[i] && memcmp(&Y[i], &r, 8) != 0) break;
+            }
+            if ((i < lo + n || c->tents[0].bad != want) && !differ++)
+                CHECK(0, "a cast of %lld from %lld (%s): value %lld wrong, or first NaN %lld where %lld", (long long)n, (long long)lo,
+                      isa ? "AVX-512" : "AVX2", (long long)i, (long long)c->tents[0].bad, (long long)want);
+            free(Y);
+        }
+        compared += n;
+        if ((got[0] != want || got[1] != want) && !differ++)
+            CHECK(0, "a span of %lld from %lld: first NaN %lld, found %lld (AVX2) and %lld (AVX-512)", (long long)n, (long long)lo,
+                  (long long)want, (long long)got[0], (long long)got[1]);
+        free(X);
+    }
+    vt_destroy(c);
+    CHECK(differ == 0, "%lld of the spans differ", (long long)differ);
+    NOTE("%lld values compared", (long long)compared);
+}
+
 /* --- causal products (vt__mm_serial's tri, the attention kernels) ----------
    Each micro-tile of a causal product runs only the k range where A is
    nonzero, and scores skip the tiles above the diagonal. Against the full
@@ -1730,6 +1789,7 @@ int main(int argc, char **argv) {
     RUN(absdot_rows4_is_rdots);
     RUN(gemm_causal_bit_identical);
     RUN(verify_passes_avx512_match);
+    RUN(nan_checks_and_casts_match_scalar);
     RUN(column_sums_four_at_once);
     RUN(bounded_column_sums_match_the_definition);
     RUN(stat_rows4_matches_one_at_a_time);
