@@ -3623,6 +3623,21 @@ VT__T512 static int64_t vt__round_pass512(double *x, const double *e, double *ke
 #endif
 
 /* the trainer's rule for x[0, n), element b0 of the point, bounds e[0, n), n <= 256 */
+#ifdef VT__AVX2
+/* vt__round_span's pass on x[0, 4): the two ends of each value's width
+   (e ef2 + 2^-50 |x|) differ (into *acc) or are NaN (into *nan); the old
+   values into keep, the low end (the cast where the ends agree) into x */
+static VT__INLINE void vt__round4(double *x, const double *e, double *keep, __m256d f2, __m128i *acc, __m128 *nan) {
+    const __m256d sign = _mm256_set1_pd(-0.0), tiny = _mm256_set1_pd(0x1p-50);
+    __m256d xv = _mm256_loadu_pd(x);
+    __m256d w = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(e), f2), _mm256_mul_pd(_mm256_andnot_pd(sign, xv), tiny));
+    __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
+    *acc = _mm_or_si128(*acc, _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)));
+    *nan = _mm_or_ps(*nan, _mm_cmpunord_ps(l, l)); /* x or its width NaN: a look (never a NaN cast) */
+    _mm256_storeu_pd(keep, xv);
+    _mm256_storeu_pd(x, _mm256_cvtps_pd(l));
+}
+#endif
 static void vt__round_span(const vt__rjob *j, vt__ents *t, double *x, const double *e, int64_t b0, int64_t n) {
     int64_t i, nv;
     double keep[256];
@@ -3637,37 +3652,17 @@ static void vt__round_span(const vt__rjob *j, vt__ents *t, double *x, const doub
                narrower one (the look applies the exact rule). Where the two
                ends agree the cast of x is that end (x lies between them), so
                the pass writes it at once and keeps the old value for a look */
-            const __m256d sign = _mm256_set1_pd(-0.0), tiny = _mm256_set1_pd(0x1p-50);
             const __m256d f2 = _mm256_set1_pd(ef2);
             __m128i acc = _mm_setzero_si128();
             __m128 nan = _mm_setzero_ps();
 #ifdef VT__AVX512
             if (vt__isa512()) i = vt__round_pass512(x, e, keep, n, ef2, &any);
 #endif
-            for (; i + 8 <= n; i += 8) { /* (two vectors a trip: the loop below, twice) */
-                __m256d xv = _mm256_loadu_pd(x + i), ev = _mm256_loadu_pd(e + i);
-                __m256d yv = _mm256_loadu_pd(x + i + 4), fv = _mm256_loadu_pd(e + i + 4);
-                __m256d w = _mm256_add_pd(_mm256_mul_pd(ev, f2), _mm256_mul_pd(_mm256_andnot_pd(sign, xv), tiny));
-                __m256d w2 = _mm256_add_pd(_mm256_mul_pd(fv, f2), _mm256_mul_pd(_mm256_andnot_pd(sign, yv), tiny));
-                __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
-                __m128 l2 = _mm256_cvtpd_ps(_mm256_sub_pd(yv, w2)), h2 = _mm256_cvtpd_ps(_mm256_add_pd(yv, w2));
-                acc = _mm_or_si128(acc, _mm_or_si128(_mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)),
-                                                     _mm_xor_si128(_mm_castps_si128(l2), _mm_castps_si128(h2))));
-                nan = _mm_or_ps(nan, _mm_cmpunord_ps(l, l2)); /* (either NaN) */
-                _mm256_storeu_pd(keep + i, xv);
-                _mm256_storeu_pd(keep + i + 4, yv);
-                _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
-                _mm256_storeu_pd(x + i + 4, _mm256_cvtps_pd(l2));
+            for (; i + 8 <= n; i += 8) { /* (two vectors a trip: the loop's own instructions were a quarter of it) */
+                vt__round4(x + i, e + i, keep + i, f2, &acc, &nan);
+                vt__round4(x + i + 4, e + i + 4, keep + i + 4, f2, &acc, &nan);
             }
-            for (; i + 4 <= n; i += 4) {
-                __m256d xv = _mm256_loadu_pd(x + i), ev = _mm256_loadu_pd(e + i);
-                __m256d w = _mm256_add_pd(_mm256_mul_pd(ev, f2), _mm256_mul_pd(_mm256_andnot_pd(sign, xv), tiny));
-                __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
-                acc = _mm_or_si128(acc, _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)));
-                nan = _mm_or_ps(nan, _mm_cmpunord_ps(l, l)); /* x or its width NaN: a look (never a NaN cast) */
-                _mm256_storeu_pd(keep + i, xv);
-                _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
-            }
+            for (; i + 4 <= n; i += 4) vt__round4(x + i, e + i, keep + i, f2, &acc, &nan);
             any |= !_mm_testz_si128(acc, acc) || _mm_movemask_ps(nan) != 0;
         }
 #endif
@@ -4022,17 +4017,27 @@ static void vt__look1(const vt__rjob *j, vt__ents *t, double *x, double e, int64
     *x = (double)(float)*x;
 }
 #ifdef VT__AVX2
-/* vt__fuse_row_lazy's test on the group x[i, i + 4): its ends agree (and no
-   NaN) and it takes that end, or a look for each of its elements */
+/* vt__fuse_row_lazy's test on x[0, 4): nonzero where a value's ends under
+   W + c |x| differ; *l the low ends (NaN where x or its width is: the
+   caller's look, vt__fuse_nan) */
+static VT__INLINE __m128i vt__fuse_ends(const double *x, __m256d wv, __m256d cv, __m128 *l) {
+    const __m256d sign = _mm256_set1_pd(-0.0);
+    __m256d xv = _mm256_loadu_pd(x);
+    __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, xv)));
+    __m128 h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
+    *l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w));
+    return _mm_xor_si128(_mm_castps_si128(*l), _mm_castps_si128(h));
+}
+/* nonzero where a or b is NaN */
+static VT__INLINE __m128i vt__fuse_nan(__m128 a, __m128 b) { return _mm_castps_si128(_mm_cmpunord_ps(a, b)); }
+/* ... on the group x[i, i + 4): where no value asks, the ends (the casts);
+   else a look for each of its elements */
 static VT__INLINE void vt__fuse_group(const vt__rjob *j, vt__ents *t, double *x, int64_t i, int64_t b0, __m256d wv, __m256d cv,
                                       vt__bnd_fn bnd, const void *arg) {
-    const __m256d sign = _mm256_set1_pd(-0.0);
-    __m256d xv = _mm256_loadu_pd(x + i);
-    __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, xv)));
-    __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
-    __m128i d = _mm_or_si128(_mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)),
-                             _mm_castps_si128(_mm_cmpunord_ps(l, l))); /* (x or its width NaN: a look) */
+    __m128 l;
+    __m128i d = vt__fuse_ends(x + i, wv, cv, &l);
     int64_t q;
+    d = _mm_or_si128(d, vt__fuse_nan(l, l));
     if (_mm_testz_si128(d, d)) _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
     else
         for (q = i; q < i + 4; q++) vt__look1(j, t, x + q, bnd(arg, q, x[q]), b0 + q);
@@ -4040,7 +4045,7 @@ static VT__INLINE void vt__fuse_group(const vt__rjob *j, vt__ents *t, double *x,
 #endif
 #ifdef VT__AVX512
 /* vt__fuse_row_lazy's pass eight at a time (vt__isa512) while no element
-   asks: the same operations per element as vt__fuse_group's test (the
+   asks: the same operations per element as vt__fuse_ends (the
    masked conversion, all lanes on, as in >>gemm); returns where it stopped
    (at a group of eight that asked, or the end) */
 VT__T512 static int64_t vt__fuse_pass512(double *x, int64_t n, double W, double c) {
@@ -4063,20 +4068,15 @@ static VT__INLINE void vt__fuse_row_lazy(const vt__rjob *j, vt__ents *t, double 
                                          vt__bnd_fn bnd, const void *arg) {
     int64_t i = 0;
 #ifdef VT__AVX2
-    const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W), cv = _mm256_set1_pd(c);
+    const __m256d wv = _mm256_set1_pd(W), cv = _mm256_set1_pd(c);
 #ifdef VT__AVX512
     if (n >= 8 && vt__isa512()) i = vt__fuse_pass512(x, n, W, c);
 #endif
     while (i + 8 <= n) {
         for (; i + 8 <= n; i += 8) { /* two groups a trip while neither asks (vt__fuse_group's test on each) */
-            __m256d xv = _mm256_loadu_pd(x + i), yv = _mm256_loadu_pd(x + i + 4);
-            __m256d w = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, xv)));
-            __m256d w2 = _mm256_add_pd(wv, _mm256_mul_pd(cv, _mm256_andnot_pd(sign, yv)));
-            __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, w)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, w));
-            __m128 l2 = _mm256_cvtpd_ps(_mm256_sub_pd(yv, w2)), h2 = _mm256_cvtpd_ps(_mm256_add_pd(yv, w2));
-            __m128i d = _mm_or_si128(_mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)),
-                                     _mm_xor_si128(_mm_castps_si128(l2), _mm_castps_si128(h2)));
-            d = _mm_or_si128(d, _mm_castps_si128(_mm_cmpunord_ps(l, l2))); /* (either NaN) */
+            __m128 l, l2;
+            __m128i d = _mm_or_si128(vt__fuse_ends(x + i, wv, cv, &l), vt__fuse_ends(x + i + 4, wv, cv, &l2));
+            d = _mm_or_si128(d, vt__fuse_nan(l, l2));
             if (!_mm_testz_si128(d, d)) break;
             _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
             _mm256_storeu_pd(x + i + 4, _mm256_cvtps_pd(l2));
@@ -6213,6 +6213,20 @@ static void vt__pstat_wait(vt__lazy *z) {
 #endif
 }
 
+#ifdef VT__AVX2
+/* vt__lazy_rows's pass on x[0, 4), one width wv for the row: the two ends
+   differ (into *acc), or |x| is above xcap or NaN (into *out); the old
+   values into keep, the low end (the cast where the ends agree) into x */
+static VT__INLINE void vt__lazy4(double *x, double *keep, __m256d wv, __m256d xc, __m128i *acc, __m256d *out) {
+    const __m256d sign = _mm256_set1_pd(-0.0);
+    __m256d xv = _mm256_loadu_pd(x);
+    __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, wv)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, wv));
+    *acc = _mm_or_si128(*acc, _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)));
+    *out = _mm256_or_pd(*out, _mm256_cmp_pd(_mm256_andnot_pd(sign, xv), xc, _CMP_NLE_UQ));
+    _mm256_storeu_pd(keep, xv);
+    _mm256_storeu_pd(x, _mm256_cvtps_pd(l));
+}
+#endif
 /* the trainer's rule on rows [r0, r1), columns [c0, c1) of a point with a
    lazy bound, in blocks of up to 256 columns from c0 (where a block starts
    changes no value, entry or NaN: each element is cast, or looked at with
@@ -6243,35 +6257,17 @@ static void vt__lazy_rows(const vt__rjob *j, vt__ents *t, int64_t r0, int64_t r1
             i = 0;
 #ifdef VT__AVX2
             if (!any) { /* as in vt__round_task: the agreeing end is the cast */
-                const __m256d sign = _mm256_set1_pd(-0.0), wv = _mm256_set1_pd(W + xcap * 0x1p-50);
-                const __m256d xc = _mm256_set1_pd(xcap);
+                const __m256d wv = _mm256_set1_pd(W + xcap * 0x1p-50), xc = _mm256_set1_pd(xcap);
                 __m128i acc = _mm_setzero_si128();
                 __m256d out = _mm256_setzero_pd();
 #ifdef VT__AVX512
                 if (vt__isa512()) i = vt__lazy_pass512(x, keep, n, W + xcap * 0x1p-50, xcap, &any);
 #endif
-                for (; i + 8 <= n; i += 8) { /* two vectors a trip (the loop below, twice; the loop's own
-                                                instructions were a quarter of it) */
-                    __m256d xv = _mm256_loadu_pd(x + i), yv = _mm256_loadu_pd(x + i + 4);
-                    __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, wv)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, wv));
-                    __m128 l2 = _mm256_cvtpd_ps(_mm256_sub_pd(yv, wv)), h2 = _mm256_cvtpd_ps(_mm256_add_pd(yv, wv));
-                    acc = _mm_or_si128(acc, _mm_or_si128(_mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)),
-                                                         _mm_xor_si128(_mm_castps_si128(l2), _mm_castps_si128(h2))));
-                    out = _mm256_or_pd(out, _mm256_or_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, xv), xc, _CMP_NLE_UQ),
-                                                         _mm256_cmp_pd(_mm256_andnot_pd(sign, yv), xc, _CMP_NLE_UQ)));
-                    _mm256_storeu_pd(keep + i, xv);
-                    _mm256_storeu_pd(keep + i + 4, yv);
-                    _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
-                    _mm256_storeu_pd(x + i + 4, _mm256_cvtps_pd(l2));
+                for (; i + 8 <= n; i += 8) { /* (two vectors a trip: the loop's own instructions were a quarter of it) */
+                    vt__lazy4(x + i, keep + i, wv, xc, &acc, &out);
+                    vt__lazy4(x + i + 4, keep + i + 4, wv, xc, &acc, &out);
                 }
-                for (; i + 4 <= n; i += 4) {
-                    __m256d xv = _mm256_loadu_pd(x + i);
-                    __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, wv)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, wv));
-                    acc = _mm_or_si128(acc, _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h)));
-                    out = _mm256_or_pd(out, _mm256_cmp_pd(_mm256_andnot_pd(sign, xv), xc, _CMP_NLE_UQ));
-                    _mm256_storeu_pd(keep + i, xv);
-                    _mm256_storeu_pd(x + i, _mm256_cvtps_pd(l));
-                }
+                for (; i + 4 <= n; i += 4) vt__lazy4(x + i, keep + i, wv, xc, &acc, &out);
                 any |= !_mm_testz_si128(acc, acc) || _mm256_movemask_pd(out) != 0;
             }
 #endif
