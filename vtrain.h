@@ -7513,11 +7513,17 @@ static int vt__xent_cmp(const void *p, const void *q) {
    line j starts at p[j] with stride s[j] and has kend[j] terms */
 static void vt__xgather(double *buf, const double *const *p, const int64_t *s, const int64_t *kend, int nl, int64_t k0,
                         int64_t k1) {
-    int64_t k;
+    int64_t k, kb, ke;
     int l;
-    for (k = k0; k < k1; k++)
-        for (l = 0; l < nl; l++)
-            if (p[l] && k < kend[l]) buf[(int64_t)l * VT__XK + (k - k0)] = p[l][k * s[l]];
+    for (kb = k0; kb < k1; kb += 8) /* eight k a line: a piece's cache line written whole, where one value a line
+                                       and a line every 4 KiB kept L1's few sets of them thrashing */
+        for (l = 0; l < nl; l++) {
+            const double *src = p[l];
+            double *dst = buf + (int64_t)l * VT__XK - k0;
+            if (!src) continue;
+            ke = VT__MIN(VT__MIN(k1, kb + 8), kend[l]);
+            for (k = kb; k < ke; k++) dst[k] = src[k * s[l]];
+        }
 }
 
 typedef struct {
