@@ -1340,16 +1340,20 @@ static vt_status bcast_step(vt_ctx *c, int64_t s, void *u) {
 TEST(fused_casts_same_bits) {
     static const vt_mode modes[] = {VT_MODE_FP64, VT_MODE_NATIVE, VT_MODE_ROUND_ONLY, VT_MODE_VERIFIED};
     static const char *ords[] = {"threads:1", "threads:2", "threads:2,chaos:3"};
-    int64_t casts = vt__gcast, rows = vt__fused_points;
+    int64_t casts = vt__gcast, rows = vt__fused_points, clips = vt__gclip;
     int m, o;
+    vt_program q = {flat_setup, flat_step, NULL, NULL};
     for (m = 0; m < 4; m++)
         for (o = 0; o < 3; o++) {
             vt_report r[2];
             same_bits_both_ways("products", gpt_program(), modes[m], ords[o], 20, &vt__no_gfuse, "gc", r);
             same_bits_both_ways("causal rows", gpt_program(), modes[m], ords[o], 20, &vt__no_fuse, "fc", r);
+            g_flat_sgd = 0; g_flat_late = 1; g_flat_clip = 0.01; /* clipped every step: scaled and cast in one pass */
+            same_bits_both_ways("clipped gradients", q, modes[m], ords[o], 12, &vt__no_gfuse, "gk", r);
         }
     CHECK(vt__gcast > casts, "no product was cast in its GEMM: the test compares the pass with itself");
     CHECK(vt__fused_points > rows, "no causal point was cast row by row: the test compares the pass with itself");
+    CHECK(vt__gclip > clips, "no clipped gradient was cast as it was scaled: the test compares the pass with itself");
 }
 
 /* ... and a NaN stops the step at the same point and element either way:
