@@ -4821,6 +4821,35 @@ static void vt__pack_rows(double *p, int64_t ps, int64_t np, const double *src, 
     }
 }
 
+/* a partial panel: p[k w + c] = src[c ld + k] for the r < w streams there
+   are, 0 for the rest of its w, k in [klo, khi) (vt__pack_streams's
+   transposes for whole groups of four streams; the last panel of a product
+   whose rows are not a whole number of panels went value by value) */
+static void vt__pack_part(double *p, int w, const double *src, int64_t ld, int64_t klo, int64_t khi, int r) {
+    int64_t k = klo, q;
+    int c;
+#ifdef VT__AVX2
+    for (; k + 4 <= khi; k += 4) {
+        for (c = 0; c + 4 <= r; c += 4) {
+            const double *s = src + c * ld + k;
+            __m256d v[4];
+            for (q = 0; q < 4; q++) v[q] = _mm256_loadu_pd(s + q * ld);
+            vt__tr4(v);
+            for (q = 0; q < 4; q++) _mm256_storeu_pd(p + (k + q) * w + c, v[q]);
+        }
+        for (q = 0; q < 4; q++) {
+            int cc;
+            for (cc = c; cc < r; cc++) p[(k + q) * w + cc] = src[cc * ld + k + q];
+            for (; cc < w; cc++) p[(k + q) * w + cc] = 0.0;
+        }
+    }
+#endif
+    for (; k < khi; k++) {
+        for (c = 0; c < r; c++) p[k * w + c] = src[c * ld + k];
+        for (; c < w; c++) p[k * w + c] = 0.0;
+    }
+}
+
 static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
     int i, MR = g->ks->mr;
@@ -4838,6 +4867,14 @@ static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, 
         else if (full && g->sam == 1) { /* columns contiguous along m (a causal product: its panels' own k) */
             if (!g->tri) continue; /* done above */
             vt__pack_rows(p, 0, 1, g->A + k0 * g->sak + m0 + ir, g->sak, klo, khi, MR);
+        } else if (g->sak == 1) /* the last panel, partial */
+            vt__pack_part(p, MR, g->A + (m0 + ir) * g->sam + k0, g->sam, klo, khi, (int)(mb - ir));
+        else if (g->sam == 1) { /* the last panel, partial, its rows along m: a run of each line of A, zeros after */
+            int r = (int)(mb - ir);
+            for (k = klo; k < khi; k++) {
+                memcpy(p + k * MR, g->A + (k0 + k) * g->sak + m0 + ir, sizeof(double) * (size_t)r);
+                for (i = r; i < MR; i++) p[k * MR + i] = 0.0;
+            }
         } else {
             for (k = klo; k < khi; k++)
                 for (i = 0; i < MR; i++)
@@ -4855,6 +4892,10 @@ static void vt__pack_b64(const vt__gemm *g, double *bp, int64_t n0, int64_t nb, 
         for (jr = 0; jr < nfull; jr += NR) vt__pack_streams(bp + jr * kb, g->B + (n0 + jr) * g->sbn + k0, g->sbn, 0, kb, NR);
     for (jr = nfull; jr < nb; jr += NR) {
         double *p = bp + jr * kb;
+        if (g->sbk == 1) { /* the last panel, partial: streams as above */
+            vt__pack_part(p, NR, g->B + (n0 + jr) * g->sbn + k0, g->sbn, 0, kb, (int)(nb - jr));
+            continue;
+        }
         for (k = 0; k < kb; k++)
             for (j = 0; j < NR; j++)
                 p[k * NR + j] = (jr + j < nb) ? g->B[(k0 + k) * g->sbk + (n0 + jr + j) * g->sbn] : 0.0;
