@@ -4755,6 +4755,19 @@ static void vt__tr4(__m256d *v) {
 }
 #endif
 
+#ifdef VT__AVX2
+/* streams c .. c + 3 of a panel of w, k .. k + 3: p[(k + q) w + c + i] =
+   src[(c + i) ld + k + q], as one 4 x 4 transpose */
+static VT__INLINE void vt__pack_group4(double *p, int w, const double *src, int64_t ld, int64_t k, int c) {
+    const double *s = src + c * ld + k;
+    __m256d v[4];
+    int q;
+    for (q = 0; q < 4; q++) v[q] = _mm256_loadu_pd(s + q * ld);
+    vt__tr4(v);
+    for (q = 0; q < 4; q++) _mm256_storeu_pd(p + (k + q) * w + c, v[q]);
+}
+#endif
+
 /* p[k w + c] = src[c ld + k] for c < w, k in [klo, khi): w streams along k
    into one interleaved panel (w = 6, 8, 12 or 16: the tile sizes), four k
    at a time as 4 x 4 transposes in registers where AVX2 has them */
@@ -4763,14 +4776,7 @@ static void vt__pack_streams(double *p, const double *src, int64_t ld, int64_t k
     int c;
 #ifdef VT__AVX2
     for (; k + 4 <= khi; k += 4) {
-        for (c = 0; c + 4 <= w; c += 4) {
-            const double *s = src + c * ld + k;
-            __m256d v[4];
-            int q;
-            for (q = 0; q < 4; q++) v[q] = _mm256_loadu_pd(s + q * ld);
-            vt__tr4(v);
-            for (q = 0; q < 4; q++) _mm256_storeu_pd(p + (k + q) * w + c, v[q]);
-        }
+        for (c = 0; c + 4 <= w; c += 4) vt__pack_group4(p, w, src, ld, k, c);
         if (c + 2 == w) { /* the last two streams (w = 6) */
             const double *s = src + c * ld + k;
             __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + ld);
@@ -4826,17 +4832,12 @@ static void vt__pack_rows(double *p, int64_t ps, int64_t np, const double *src, 
    transposes for whole groups of four streams; the last panel of a product
    whose rows are not a whole number of panels went value by value) */
 static void vt__pack_part(double *p, int w, const double *src, int64_t ld, int64_t klo, int64_t khi, int r) {
-    int64_t k = klo, q;
+    int64_t k = klo;
     int c;
 #ifdef VT__AVX2
     for (; k + 4 <= khi; k += 4) {
-        for (c = 0; c + 4 <= r; c += 4) {
-            const double *s = src + c * ld + k;
-            __m256d v[4];
-            for (q = 0; q < 4; q++) v[q] = _mm256_loadu_pd(s + q * ld);
-            vt__tr4(v);
-            for (q = 0; q < 4; q++) _mm256_storeu_pd(p + (k + q) * w + c, v[q]);
-        }
+        int64_t q;
+        for (c = 0; c + 4 <= r; c += 4) vt__pack_group4(p, w, src, ld, k, c);
         for (q = 0; q < 4; q++) {
             int cc;
             for (cc = c; cc < r; cc++) p[(k + q) * w + cc] = src[cc * ld + k + q];
