@@ -8775,6 +8775,49 @@ static void vt__ln_bwd_dx(const vt__kout *o, int64_t b0, const vt__ln_dx *l, con
     }
 }
 
+/* A LAYERNORM BACKWARD ROW (the CPU's verified trainer): a row of dx, added
+   to old values or not, is rounded by A LAZY CAUSAL ROW's filter as soon as
+   it is written, with no bound written (it was a second array as large as
+   dx, and a pass of its own at the point). The width: every operation of
+   vt__ln_dx_e is a correctly rounded sum or product of nonnegative values,
+   so di, written in its order with the row's maxima Dn, Xh, Dx of |dn|,
+   |xh| and dxhat for each element's, is at least every element's di.
+   |inner| rstd, computed, is |v| (v = rstd inner: the same product), so
+   e_v <= 1.01 (rstd Dmax + (rho + u) |v|) (1 + u)^4. Where dx is added to
+   old values (vt__put): s = old + v rounds, so |v| <= |s| / (1 - u) + Om
+   with Om the row's max |old|, and e = e_v + u |s|. So
+   W = 1.01 (rstd Dmax + (rho + u) Om) ef2 and c = 1.01 (rho + 2u) ef2 +
+   2^-50, each times 1 + 2^-30 (the few roundings of e, of W and c, and
+   the filter's own: at most 10 u), give W + c |x| >= e ef2 + |x| 2^-50 for
+   every element x (v, or s) of the row: the width the filter asks for. A
+   NaN among the maxima asks everywhere; the elements it looks at get their
+   own e (vt__ln_bwd_e: what vt__ln_bwd_dx writes, vt__put's term with it). */
+typedef struct { const vt__ln_dx *l; const double *xh, *dn, *dxh; int acc; } vt__ln_bbnd;
+static double vt__ln_bwd_e(const void *arg, int64_t i, double x) {
+    const vt__ln_bbnd *b = (const vt__ln_bbnd *)arg;
+    const vt__ln_dx *l = b->l;
+    double inner = b->dn[i] - l->m1 - b->xh[i] * l->m2, v = l->rstd * inner, e = vt__ln_dx_e(l, b->dn[i], b->xh[i], b->dxh[i], inner, v);
+    if (b->acc && e > 0) e += VT__U * fabs(x); /* (x is s = old + v) */
+    return e;
+}
+/* the row's width (W, c) as above; om: max |old| (0 where not added to) */
+static void vt__ln_bwd_width(const vt__ln_dx *l, const double *xh, const double *dn, const double *dxh, int64_t C, double om,
+                             double ef2, double *W, double *c) {
+    double Dn = 0, Xh = 0, Dx = 0, di;
+    int64_t i;
+    int nan = om != om;
+    for (i = 0; i < C; i++) {
+        double a = fabs(dn[i]), b = fabs(xh[i]), x = dxh[i];
+        Dn = a > Dn ? a : Dn;
+        Xh = b > Xh ? b : Xh;
+        Dx = x > Dx ? x : Dx;
+        nan |= a != a || b != b || x != x;
+    }
+    di = VT__U * Dn + l->dm1 + Xh * l->dm2 + fabs(l->m2) * Dx + 3 * VT__U * (Dn + fabs(l->m1) + Xh * fabs(l->m2)); /* vt__ln_dx_e's */
+    *W = nan ? NAN : 1.01 * (l->rstd * di + (l->rho + VT__U) * om) * ef2 * (1 + 0x1p-30);
+    *c = (1.01 * (l->rho + 2 * VT__U) * ef2 + 0x1p-50) * (1 + 0x1p-30);
+}
+
 static void vt__ln_task(void *arg, int64_t lo, int64_t hi, int tid) {
     vt__ln_job *j = (vt__ln_job *)arg;
     vt__kern *k = j->k;
@@ -8823,7 +8866,20 @@ static void vt__ln_task(void *arg, int64_t lo, int64_t hi, int tid) {
             dm2 = (magx + vt__g(k->o, C + 2) * mag2) / (double)C + VT__U * fabs(m2);
             if (k->out[0].x && !k->out[0].e) /* (apart, so that without bounds none is computed) */
                 for (i = 0; i < C; i++) vt__put(&k->out[0], r * C + i, s.rstd * (dn[i] - m1 - xh[i] * m2), 0);
-            else if (k->out[0].x) {
+            else if (k->out[0].x && j->fuse) { /* A LAYERNORM BACKWARD ROW: the values, then the row's rule */
+                vt__ln_dx ld;
+                vt__ln_bbnd bb;
+                vt__kout ox = k->out[0];
+                double *xr = ox.x + r * C, om = 0, W, cw;
+                ld.m1 = m1; ld.m2 = m2; ld.dm1 = dm1; ld.dm2 = dm2; ld.rstd = s.rstd; ld.rho = s.rho;
+                if (ox.acc)
+                    for (i = 0; i < C; i++) om = fabs(xr[i]) > om || xr[i] != xr[i] ? fabs(xr[i]) : om; /* (a NaN stays) */
+                vt__ln_bwd_width(&ld, xh, dn, dxh, C, om, 2 * j->rj.ef * VT__SAFE, &W, &cw);
+                ox.e = NULL;
+                vt__ln_bwd_dx(&ox, r * C, &ld, xh, dn, dxh, C); /* the values alone */
+                bb.l = &ld; bb.xh = xh; bb.dn = dn; bb.dxh = dxh; bb.acc = ox.acc;
+                vt__fuse_row_lazy(&j->rj, &k->c->tents[tid], xr, C, r * C, W, cw, vt__ln_bwd_e, &bb);
+            } else if (k->out[0].x) {
                 vt__ln_dx ld;
                 ld.m1 = m1; ld.m2 = m2; ld.dm1 = dm1; ld.dm2 = dm2; ld.rstd = s.rstd; ld.rho = s.rho;
                 vt__ln_bwd_dx(&k->out[0], r * C, &ld, xh, dn, dxh, C);
@@ -8877,6 +8933,8 @@ static void vt__k_layernorm(vt__kern *k) {
     j.bnd = k->out[0].e || k->out[1].e || k->out[2].e;
     if (!k->bwd && !(vt__no_lazy && k->out[0].e)) /* A LAYERNORM ROW (vt__no_lazy: the written bounds and the pass) */
         j.fuse = k->out[0].fused = vt__fuse_block_begin(k->c, &k->out[0], &j.rj, k->c->tents, 0);
+    else if (k->bwd && k->out[0].x && k->out[0].e && !vt__no_lazy) /* A LAYERNORM BACKWARD ROW (added to or not) */
+        j.fuse = k->out[0].fused = vt__fuse_block_begin(k->c, &k->out[0], &j.rj, k->c->tents, 1);
     if (j.fuse) {
         const double *W = vt__d(k->t->src[1]);
         int64_t i;

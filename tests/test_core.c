@@ -1463,6 +1463,60 @@ TEST(layernorm_rows_vector_equal_scalar) {
     NOTE("%lld values, bounds and maxima compared", (long long)compared);
 }
 
+/* A LAYERNORM BACKWARD ROW: the row's width (vt__ln_bwd_width) caps every
+   element's written bound (vt__ln_bwd_dx's e, with vt__put's term where dx
+   is added to old values): W + c |x| >= e ef2 + |x| 2^-50 as the filter
+   computes it, for rows of 1 to 70 values near binary32 midpoints and of
+   wide range, with and without old values; a NaN anywhere asks everywhere
+   (W NaN); and the bound a look computes (vt__ln_bwd_e) is the written one
+   bit for bit */
+TEST(layernorm_backward_row_width_covers_every_bound) {
+    int64_t compared = 0, under = 0, differ = 0, nanrows = 0, trial;
+    for (trial = 0; trial < 3000; trial++) {
+        int64_t C = 1 + trial % 70, i;
+        int acc = (int)(trial / 7) % 2, anynan = 0;
+        double xh[70], dn[70], dxh[70], old[70], X[70], E[70], W, cw, om = 0, ef2 = trial % 3 ? 2 * VT__SAFE : 1.0;
+        vt__ln_dx l;
+        vt__ln_bbnd bb;
+        vt__kout ko;
+        double scale = ldexp(1.0, (int)(vt_rng_u64(83, (uint64_t)trial, 0) % 60) - 30);
+        for (i = 0; i < C; i++) {
+            int wide = trial % 5 == 0;
+            xh[i] = wide ? ln_pick((uint64_t)trial, (uint64_t)(4 * i)) : (float)vt_rng_normal(84, (uint64_t)trial, (uint64_t)(4 * i));
+            dn[i] = wide ? ln_pick((uint64_t)trial, (uint64_t)(4 * i + 1)) : (float)(scale * vt_rng_normal(84, (uint64_t)trial, (uint64_t)(4 * i + 1)));
+            dxh[i] = fabs(vt_rng_normal(84, (uint64_t)trial, (uint64_t)(4 * i + 2))) * 1e-15 * (1 + (double)(trial % 4) * 1e6);
+            old[i] = acc ? (float)(scale * vt_rng_normal(84, (uint64_t)trial, (uint64_t)(4 * i + 3))) : 0;
+            anynan |= xh[i] != xh[i] || dn[i] != dn[i];
+            om = fabs(old[i]) > om ? fabs(old[i]) : om;
+        }
+        l.m1 = scale * vt_rng_normal(85, (uint64_t)trial, 0);
+        l.m2 = scale * vt_rng_normal(85, (uint64_t)trial, 1);
+        l.dm1 = 1e-15 * fabs(l.m1) * (1 + (double)(trial % 3));
+        l.dm2 = 1e-15 * fabs(l.m2) * (1 + (double)(trial % 3));
+        l.rstd = 0.5 + fabs(vt_rng_normal(85, (uint64_t)trial, 2));
+        l.rho = fabs(vt_rng_normal(85, (uint64_t)trial, 3)) * 1e-15;
+        memcpy(X, old, sizeof(double) * (size_t)C);
+        memset(&ko, 0, sizeof ko);
+        ko.x = X; ko.e = E; ko.acc = acc;
+        vt__ln_bwd_dx(&ko, 0, &l, xh, dn, dxh, C); /* the written values and bounds */
+        vt__ln_bwd_width(&l, xh, dn, dxh, C, acc ? om : 0, ef2, &W, &cw);
+        bb.l = &l; bb.xh = xh; bb.dn = dn; bb.dxh = dxh; bb.acc = acc;
+        if (anynan) { nanrows++; differ += W == W; continue; }
+        for (i = 0; i < C; i++) {
+            double x = X[i], w = W + cw * fabs(x), need = E[i] * ef2 + (E[i] > 0 ? fabs(x) * 0x1p-50 : 0), eb = vt__ln_bwd_e(&bb, i, x);
+            if (x != x || E[i] != E[i]) continue; /* (the filter looks at a NaN value) */
+            under += !(w >= need);
+            differ += memcmp(&eb, &E[i], 8) != 0;
+            compared++;
+        }
+    }
+    CHECK(under == 0, "%lld of %lld elements' bounds exceed their row's width", (long long)under, (long long)compared);
+    CHECK(differ == 0, "%lld bounds a look computes differ from the written ones (or a NaN row's width is not NaN)", (long long)differ);
+    CHECK(compared > 50000 && nanrows > 0, "%lld elements, %lld rows with a NaN: the test tests too little", (long long)compared,
+          (long long)nanrows);
+    NOTE("%lld elements under their row's width, %lld rows with a NaN asked everywhere", (long long)compared, (long long)nanrows);
+}
+
 /* STATISTICS IN THE PRODUCT'S JOB: a lazy bound's statistics left pending
    (vt__gemm_lazy's defer) are computed by the product's own tasks (tiles,
    chunks, the chunk-parallel path; A read by rows and by columns, B by rows
@@ -1803,6 +1857,7 @@ int main(int argc, char **argv) {
     RUN(gemm_shared_panels_bit_identical);
     RUN(statistics_in_the_product_job);
     RUN(layernorm_rows_vector_equal_scalar);
+    RUN(layernorm_backward_row_width_covers_every_bound);
     RUN(gemm_bias_inside_bit_identical);
     RUN(gemm_chunks_added_in_the_kernel);
     RUN(native_gemm_matches_its_definition);

@@ -1040,17 +1040,17 @@ TEST(fused_products_same_bits) {
    byte for byte, on one thread and on three (the threads' entry lists
    merged), with entries in the causal points and in the blocks (else the
    comparison would say nothing). */
-static int64_t g_att_entries, g_blk_entries, g_ln_entries;
+static int64_t g_att_entries, g_blk_entries, g_ln_entries, g_lnb_entries;
 static void count_att_entries(vt_ctx *c, int64_t step, void *u) {
     static const int kinds[8] = {VT_OP_ATT_SCORES * 8, VT_OP_ATT_SOFTMAX * 8, VT_OP_ATT_SOFTMAX * 8 + 1, VT_OP_ATT_MIX * 8 + 1,
                                  VT_OP_ATT_MIX * 8, VT_OP_ATT_SCORES * 8 + 1, VT_OP_ATT_MIX * 8 + 2, VT_OP_LAYERNORM * 8};
     int i;
     (void)step; (void)u;
-    g_att_entries = g_blk_entries = g_ln_entries = 0;
-    for (i = 0; i < 8; i++) {
-        vt_log_stats st;
+    vt_log_stats st;
+    g_att_entries = g_blk_entries = g_ln_entries = g_lnb_entries = 0;
+    for (i = 0; i < 8; i++)
         if (vt_log_kind_stats(c, kinds[i], &st, NULL, 0)) *(i < 4 ? &g_att_entries : i < 7 ? &g_blk_entries : &g_ln_entries) += st.entries;
-    }
+    if (vt_log_kind_stats(c, VT_OP_LAYERNORM * 8 + 1, &st, NULL, 0)) g_lnb_entries = st.entries; /* the layer norms' dx */
 }
 TEST(fused_causal_points_log_what_the_pass_logs) {
     static const char *ords[2] = {"threads:1", "threads:3"};
@@ -1063,7 +1063,7 @@ TEST(fused_causal_points_log_what_the_pass_logs) {
     for (oi = 0; oi < 2; oi++) {
         unsigned char *lg[2], *cm[2];
         size_t nl[2] = {0, 0}, nc[2] = {0, 0};
-        int64_t att[2] = {0, 0}, blk[2] = {0, 0}, ln[2] = {0, 0};
+        int64_t att[2] = {0, 0}, blk[2] = {0, 0}, ln[2] = {0, 0}, lnb[2] = {0, 0};
         for (fuse = 0; fuse < 2; fuse++) {
             vt_desc d = vt_desc_default();
             vt_report r;
@@ -1076,12 +1076,15 @@ TEST(fused_causal_points_log_what_the_pass_logs) {
             vt_run(&d, &p, 40, &r);
             vt__no_fuse = 0;
             /* 2 layers: 7 points each per step (scores, softmax, its gradient, datt; P V, dq and dk, dv) and
-               2 layer norms (A LAYERNORM ROW), and the final layer norm */
-            CHECK(vt__fused_points == (fuse ? 40 * (2 * (7 + 2) + 1) : 0), "%s: %lld points fused", ords[oi], (long long)vt__fused_points);
+               2 layer norms, forward and backward (A LAYERNORM ROW, A LAYERNORM BACKWARD ROW), and the final
+               layer norm both ways */
+            CHECK(vt__fused_points == (fuse ? 40 * (2 * (7 + 2 * 2) + 2) : 0), "%s: %lld points fused", ords[oi],
+                  (long long)vt__fused_points);
             CHECK(r.status == VT_OK, "%s, %s: %s", ords[oi], fuse ? "fused" : "pass", r.message);
             att[fuse] = g_att_entries;
             blk[fuse] = g_blk_entries;
             ln[fuse] = g_ln_entries;
+            lnb[fuse] = g_lnb_entries;
             lg[fuse] = slurp(path, &nl[fuse]);
             snprintf(path, sizeof path, "build/t_fuse%d.vtlog.commits", fuse);
             cm[fuse] = slurp(path, &nc[fuse]);
@@ -1092,11 +1095,13 @@ TEST(fused_causal_points_log_what_the_pass_logs) {
               ords[oi], (long long)blk[0], (long long)blk[1]);
         CHECK(ln[0] > 0 && ln[0] == ln[1], "%s: %lld and %lld entries in the layer norms (none: the test tests nothing)",
               ords[oi], (long long)ln[0], (long long)ln[1]);
+        CHECK(lnb[0] > 0 && lnb[0] == lnb[1], "%s: %lld and %lld entries in the layer norms' dx (none: the test tests nothing)",
+              ords[oi], (long long)lnb[0], (long long)lnb[1]);
         CHECK(lg[0] && lg[1] && nl[0] == nl[1] && !memcmp(lg[0], lg[1], nl[0]), "%s: the logs differ (%zu and %zu bytes)",
               ords[oi], nl[0], nl[1]);
         CHECK(cm[0] && cm[1] && nc[0] == nc[1] && !memcmp(cm[0], cm[1], nc[0]), "%s: the commitments differ", ords[oi]);
-        NOTE("%s: 40 steps, %lld entries in the causal points, %lld in the blocks and %lld in the layer norms, logs of %zu bytes",
-             ords[oi], (long long)att[1], (long long)blk[1], (long long)ln[1], nl[1]);
+        NOTE("%s: 40 steps, %lld entries in the causal points, %lld in the blocks, %lld in the layer norms and %lld in their dx, "
+             "logs of %zu bytes", ords[oi], (long long)att[1], (long long)blk[1], (long long)ln[1], (long long)lnb[1], nl[1]);
         free(lg[0]); free(lg[1]); free(cm[0]); free(cm[1]);
     }
     gpt_program(); /* the other tests' GPT */
