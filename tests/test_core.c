@@ -1468,14 +1468,14 @@ TEST(layernorm_rows_vector_equal_scalar) {
    is added to old values): W + c |x| >= e ef2 + |x| 2^-50 as the filter
    computes it, for rows of 1 to 70 values near binary32 midpoints and of
    wide range, with and without old values; a NaN anywhere asks everywhere
-   (W NaN); and the bound a look computes (vt__ln_bwd_e) is the written one
-   bit for bit */
+   (W NaN); the bound a look computes (vt__ln_bwd_e) is the written one bit
+   for bit; and the values written without bounds are those written with */
 TEST(layernorm_backward_row_width_covers_every_bound) {
     int64_t compared = 0, under = 0, differ = 0, nanrows = 0, trial;
     for (trial = 0; trial < 3000; trial++) {
         int64_t C = 1 + trial % 70, i;
         int acc = (int)(trial / 7) % 2, anynan = 0;
-        double xh[70], dn[70], dxh[70], old[70], X[70], E[70], W, cw, om = 0, ef2 = trial % 3 ? 2 * VT__SAFE : 1.0;
+        double xh[70], dn[70], dxh[70], old[70], X[70], X2[70], E[70], W, cw, om = 0, ef2 = trial % 3 ? 2 * VT__SAFE : 1.0;
         vt__ln_dx l;
         vt__ln_bbnd bb;
         vt__kout ko;
@@ -1499,6 +1499,10 @@ TEST(layernorm_backward_row_width_covers_every_bound) {
         memset(&ko, 0, sizeof ko);
         ko.x = X; ko.e = E; ko.acc = acc;
         vt__ln_bwd_dx(&ko, 0, &l, xh, dn, dxh, C); /* the written values and bounds */
+        memcpy(X2, old, sizeof(double) * (size_t)C);
+        ko.x = X2; ko.e = NULL;
+        vt__ln_bwd_dx(&ko, 0, &l, xh, dn, dxh, C); /* the values alone */
+        for (i = 0; i < C; i++) differ += memcmp(&X[i], &X2[i], 8) != 0;
         vt__ln_bwd_width(&l, xh, dn, dxh, C, acc ? om : 0, ef2, &W, &cw);
         bb.l = &l; bb.xh = xh; bb.dn = dn; bb.dxh = dxh; bb.acc = acc;
         if (anynan) { nanrows++; differ += W == W; continue; }
@@ -1511,7 +1515,7 @@ TEST(layernorm_backward_row_width_covers_every_bound) {
         }
     }
     CHECK(under == 0, "%lld of %lld elements' bounds exceed their row's width", (long long)under, (long long)compared);
-    CHECK(differ == 0, "%lld bounds a look computes differ from the written ones (or a NaN row's width is not NaN)", (long long)differ);
+    CHECK(differ == 0, "%lld bounds a look computes or values written without bounds differ from the written ones (or a NaN row's width is not NaN)", (long long)differ);
     CHECK(compared > 50000 && nanrows > 0, "%lld elements, %lld rows with a NaN: the test tests too little", (long long)compared,
           (long long)nanrows);
     NOTE("%lld elements under their row's width, %lld rows with a NaN asked everywhere", (long long)compared, (long long)nanrows);
