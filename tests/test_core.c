@@ -1515,7 +1515,8 @@ TEST(layernorm_backward_row_width_covers_every_bound) {
         }
     }
     CHECK(under == 0, "%lld of %lld elements' bounds exceed their row's width", (long long)under, (long long)compared);
-    CHECK(differ == 0, "%lld bounds a look computes or values written without bounds differ from the written ones (or a NaN row's width is not NaN)", (long long)differ);
+    CHECK(differ == 0, "%lld bounds a look computes or values written without bounds differ from the written ones (or a NaN "
+          "row's width is not NaN)", (long long)differ);
     CHECK(compared > 50000 && nanrows > 0, "%lld elements, %lld rows with a NaN: the test tests too little", (long long)compared,
           (long long)nanrows);
     NOTE("%lld elements under their row's width, %lld rows with a NaN asked everywhere", (long long)compared, (long long)nanrows);
