@@ -8751,13 +8751,6 @@ static void vt__ln_bwd_dx(const vt__kout *o, int64_t b0, const vt__ln_dx *l, con
     const __m256d m1 = _mm256_set1_pd(l->m1), m2 = _mm256_set1_pd(l->m2), dm1 = _mm256_set1_pd(l->dm1), dm2 = _mm256_set1_pd(l->dm2);
     const __m256d am1 = _mm256_set1_pd(fabs(l->m1)), am2 = _mm256_set1_pd(fabs(l->m2)), rv = _mm256_set1_pd(l->rstd);
     const __m256d rho = _mm256_set1_pd(l->rho), c101 = _mm256_set1_pd(1.01), zero = _mm256_setzero_pd();
-    if (!o->e) /* the values alone (A LAYERNORM BACKWARD ROW), by the same operations */
-        for (; i + 4 <= C; i += 4) {
-            __m256d inner = _mm256_sub_pd(_mm256_sub_pd(_mm256_loadu_pd(dn + i), m1), _mm256_mul_pd(_mm256_loadu_pd(xh + i), m2));
-            __m256d v = _mm256_mul_pd(rv, inner);
-            if (o->acc) v = _mm256_add_pd(_mm256_loadu_pd(o->x + b0 + i), v);
-            _mm256_storeu_pd(o->x + b0 + i, v);
-        }
     for (; i + 4 <= C; i += 4) {
         __m256d n = _mm256_loadu_pd(dn + i), x = _mm256_loadu_pd(xh + i), an = _mm256_andnot_pd(sign, n), ax = _mm256_andnot_pd(sign, x);
         __m256d inner = _mm256_sub_pd(_mm256_sub_pd(n, m1), _mm256_mul_pd(x, m2)), v = _mm256_mul_pd(rv, inner), di, e;
@@ -8807,13 +8800,68 @@ static double vt__ln_bwd_e(const void *arg, int64_t i, double x) {
     if (b->acc && e > 0) e += VT__U * fabs(x); /* (x is s = old + v) */
     return e;
 }
+/* vt__ln_bwd_dx's values alone, by the same operations (o->e unused), and
+   the largest |old| of the values added to (NaN if one is; 0 if none) */
+static double vt__ln_bwd_vals(const vt__kout *o, int64_t b0, const vt__ln_dx *l, const double *xh, const double *dn, int64_t C) {
+    int64_t i = 0;
+    double om = 0;
+    int nan = 0;
+#ifdef VT__AVX2
+    const __m256d sign = _mm256_set1_pd(-0.0), m1 = _mm256_set1_pd(l->m1), m2 = _mm256_set1_pd(l->m2), rv = _mm256_set1_pd(l->rstd);
+    __m256d mo = _mm256_setzero_pd(), bad = mo;
+    double t[4];
+    for (; i + 4 <= C; i += 4) {
+        __m256d inner = _mm256_sub_pd(_mm256_sub_pd(_mm256_loadu_pd(dn + i), m1), _mm256_mul_pd(_mm256_loadu_pd(xh + i), m2));
+        __m256d v = _mm256_mul_pd(rv, inner);
+        if (o->acc) {
+            __m256d old = _mm256_loadu_pd(o->x + b0 + i);
+            mo = _mm256_max_pd(_mm256_andnot_pd(sign, old), mo);
+            bad = _mm256_or_pd(bad, _mm256_cmp_pd(old, old, _CMP_UNORD_Q));
+            v = _mm256_add_pd(old, v);
+        }
+        _mm256_storeu_pd(o->x + b0 + i, v);
+    }
+    _mm256_storeu_pd(t, mo);
+    om = VT__MAX(VT__MAX(t[0], t[1]), VT__MAX(t[2], t[3]));
+    nan = _mm256_movemask_pd(bad) != 0;
+#endif
+    for (; i < C; i++) {
+        double inner = dn[i] - l->m1 - xh[i] * l->m2, v = l->rstd * inner;
+        if (o->acc) {
+            double old = o->x[b0 + i];
+            om = fabs(old) > om ? fabs(old) : om;
+            nan |= old != old;
+            v = old + v;
+        }
+        o->x[b0 + i] = v;
+    }
+    return nan ? NAN : om;
+}
 /* the row's width (W, c) as above; om: max |old| (0 where not added to) */
 static void vt__ln_bwd_width(const vt__ln_dx *l, const double *xh, const double *dn, const double *dxh, int64_t C, double om,
                              double ef2, double *W, double *c) {
     double Dn = 0, Xh = 0, Dx = 0, di;
-    int64_t i;
+    int64_t i = 0;
     int nan = om != om;
-    for (i = 0; i < C; i++) {
+#ifdef VT__AVX2
+    {   /* the maxima four at a time (a NaN left out of them, and noted) */
+        const __m256d sign = _mm256_set1_pd(-0.0);
+        __m256d mn = _mm256_setzero_pd(), mx = mn, md = mn, bad = mn;
+        double t[12];
+        int q;
+        for (; i + 4 <= C; i += 4) {
+            __m256d a = _mm256_loadu_pd(dn + i), b = _mm256_loadu_pd(xh + i), x = _mm256_loadu_pd(dxh + i);
+            mn = _mm256_max_pd(_mm256_andnot_pd(sign, a), mn);
+            mx = _mm256_max_pd(_mm256_andnot_pd(sign, b), mx);
+            md = _mm256_max_pd(x, md);
+            bad = _mm256_or_pd(bad, _mm256_or_pd(_mm256_cmp_pd(a, b, _CMP_UNORD_Q), _mm256_cmp_pd(x, x, _CMP_UNORD_Q)));
+        }
+        _mm256_storeu_pd(t, mn); _mm256_storeu_pd(t + 4, mx); _mm256_storeu_pd(t + 8, md);
+        for (q = 0; q < 4; q++) { Dn = VT__MAX(Dn, t[q]); Xh = VT__MAX(Xh, t[4 + q]); Dx = VT__MAX(Dx, t[8 + q]); }
+        nan |= _mm256_movemask_pd(bad) != 0;
+    }
+#endif
+    for (; i < C; i++) {
         double a = fabs(dn[i]), b = fabs(xh[i]), x = dxh[i];
         Dn = a > Dn ? a : Dn;
         Xh = b > Xh ? b : Xh;
@@ -8876,16 +8924,12 @@ static void vt__ln_task(void *arg, int64_t lo, int64_t hi, int tid) {
             else if (k->out[0].x && j->fuse) { /* A LAYERNORM BACKWARD ROW: the values, then the row's rule */
                 vt__ln_dx ld;
                 vt__ln_bbnd bb;
-                vt__kout ox = k->out[0];
-                double *xr = ox.x + r * C, om = 0, W, cw;
+                double om, W, cw;
                 ld.m1 = m1; ld.m2 = m2; ld.dm1 = dm1; ld.dm2 = dm2; ld.rstd = s.rstd; ld.rho = s.rho;
-                if (ox.acc)
-                    for (i = 0; i < C; i++) om = fabs(xr[i]) > om || xr[i] != xr[i] ? fabs(xr[i]) : om; /* (a NaN stays) */
+                om = vt__ln_bwd_vals(&k->out[0], r * C, &ld, xh, dn, C); /* the values, and max |old| */
                 vt__ln_bwd_width(&ld, xh, dn, dxh, C, om, 2 * j->rj.ef * VT__SAFE, &W, &cw);
-                ox.e = NULL;
-                vt__ln_bwd_dx(&ox, r * C, &ld, xh, dn, dxh, C); /* the values alone */
-                bb.l = &ld; bb.xh = xh; bb.dn = dn; bb.dxh = dxh; bb.acc = ox.acc;
-                vt__fuse_row_lazy(&j->rj, &k->c->tents[tid], xr, C, r * C, W, cw, vt__ln_bwd_e, &bb);
+                bb.l = &ld; bb.xh = xh; bb.dn = dn; bb.dxh = dxh; bb.acc = k->out[0].acc;
+                vt__fuse_row_lazy(&j->rj, &k->c->tents[tid], k->out[0].x + r * C, C, r * C, W, cw, vt__ln_bwd_e, &bb);
             } else if (k->out[0].x) {
                 vt__ln_dx ld;
                 ld.m1 = m1; ld.m2 = m2; ld.dm1 = dm1; ld.dm2 = dm2; ld.rstd = s.rstd; ld.rho = s.rho;
