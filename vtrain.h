@@ -4851,6 +4851,17 @@ static void vt__pack_part(double *p, int w, const double *src, int64_t ld, int64
     }
 }
 
+/* a partial panel whose streams lie side by side in each source line:
+   p[k w + c] = src[k ld + c] for c < r, 0 for the rest of its w */
+static void vt__pack_runs(double *p, int w, const double *src, int64_t ld, int64_t klo, int64_t khi, int r) {
+    int64_t k;
+    int c;
+    for (k = klo; k < khi; k++) {
+        memcpy(p + k * w, src + k * ld, sizeof(double) * (size_t)r);
+        for (c = r; c < w; c++) p[k * w + c] = 0.0;
+    }
+}
+
 static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, int64_t k0, int64_t kb) {
     int64_t ir, k;
     int i, MR = g->ks->mr;
@@ -4870,13 +4881,9 @@ static void vt__pack_a64(const vt__gemm *g, double *ap, int64_t m0, int64_t mb, 
             vt__pack_rows(p, 0, 1, g->A + k0 * g->sak + m0 + ir, g->sak, klo, khi, MR);
         } else if (g->sak == 1) /* the last panel, partial */
             vt__pack_part(p, MR, g->A + (m0 + ir) * g->sam + k0, g->sam, klo, khi, (int)(mb - ir));
-        else if (g->sam == 1) { /* the last panel, partial, its rows along m: a run of each line of A, zeros after */
-            int r = (int)(mb - ir);
-            for (k = klo; k < khi; k++) {
-                memcpy(p + k * MR, g->A + (k0 + k) * g->sak + m0 + ir, sizeof(double) * (size_t)r);
-                for (i = r; i < MR; i++) p[k * MR + i] = 0.0;
-            }
-        } else {
+        else if (g->sam == 1) /* the last panel, partial, its rows along m */
+            vt__pack_runs(p, MR, g->A + k0 * g->sak + m0 + ir, g->sak, klo, khi, (int)(mb - ir));
+        else {
             for (k = klo; k < khi; k++)
                 for (i = 0; i < MR; i++)
                     p[k * MR + i] = (ir + i < mb) ? g->A[(m0 + ir + i) * g->sam + (k0 + k) * g->sak] : 0.0;
@@ -4893,8 +4900,9 @@ static void vt__pack_b64(const vt__gemm *g, double *bp, int64_t n0, int64_t nb, 
         for (jr = 0; jr < nfull; jr += NR) vt__pack_streams(bp + jr * kb, g->B + (n0 + jr) * g->sbn + k0, g->sbn, 0, kb, NR);
     for (jr = nfull; jr < nb; jr += NR) {
         double *p = bp + jr * kb;
-        if (g->sbk == 1) { /* the last panel, partial: streams as above */
-            vt__pack_part(p, NR, g->B + (n0 + jr) * g->sbn + k0, g->sbn, 0, kb, (int)(nb - jr));
+        if (g->sbk == 1 || g->sbn == 1) { /* the last panel, partial: streams or runs as above */
+            if (g->sbk == 1) vt__pack_part(p, NR, g->B + (n0 + jr) * g->sbn + k0, g->sbn, 0, kb, (int)(nb - jr));
+            else vt__pack_runs(p, NR, g->B + k0 * g->sbk + n0 + jr, g->sbk, 0, kb, (int)(nb - jr));
             continue;
         }
         for (k = 0; k < kb; k++)
@@ -7784,20 +7792,23 @@ static int vt__cast_fuse_ctx_ok(const vt_ctx *c) { /* (the context's part: a tra
 static int vt__cast_fuse_ok(const vt__kern *k, const vt__kout *o, const double *C, int64_t M, int64_t N, int64_t K) {
     return !o->e && C == o->x && M * N == o->n && !o->acc && !o->fused && K > 0 && M > 0 && N > 0 && vt__cast_fuse_ctx_ok(k->c);
 }
-static void vt__cast_fuse_begin(vt__kern *k, double *C, int64_t N, vt__rjob *rj) {
-    vt_ctx *c = k->c;
+static void vt__cast_fuse_begin(vt_ctx *c, double *C, int64_t N, vt__rjob *rj) {
     int t;
     for (t = 0; t < c->pool.n; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
     memset(rj, 0, sizeof *rj);
     rj->c = c; rj->x = C; rj->ef = 1; rj->ld = N;
     rj->cast = c->d.mode == VT_MODE_FP64 ? 1 : 2; /* as vt__round: fp64 checks, the others cast (in a step or not) */
 }
+/* the threads' entries and first NaN into output slot's own list (vt__fents_take) */
+static void vt__fents_gather(vt_ctx *c, int slot) {
+    c->fents[slot].n = 0;
+    c->fbad[slot] = vt__ents_gather(c, &c->fents[slot]);
+}
 static void vt__fused_end(vt__kern *k, vt__kout *o) {
     vt_ctx *c = k->c;
     int slot = (int)(o - k->out);
     c->gfuse = NULL;
-    c->fents[slot].n = 0;
-    c->fbad[slot] = vt__ents_gather(c, &c->fents[slot]);
+    vt__fents_gather(c, slot);
     o->fused = 2 + slot;
     if (o->e) vt__gfused++;
     else vt__gcast++;
@@ -7831,7 +7842,7 @@ static void vt__mm_src(vt__kern *k, vt__kout *o, int64_t M, int64_t N, int64_t K
     } else if (E) vt__gemm_bound(k->c, ob, M, N, K, A, sam, sak, B, sbk, sbn, o->acc ? C : NULL, N, bias, kchunk, E);
     else if (vt__cast_fuse_ok(k, o, C, M, N, K)) {
         fuse = 1;
-        vt__cast_fuse_begin(k, C, N, &rj);
+        vt__cast_fuse_begin(k->c, C, N, &rj);
         k->c->gfuse = &rj; /* the product's vt__gemm_go takes it */
     }
     if (!o->acc && !bias)
@@ -7918,7 +7929,7 @@ static void vt__mm_batch(vt__kern *k, vt__kout *o, int64_t nb, int64_t M, int64_
     if (vt__cast_fuse_ok(k, o, o->x, nb, mn, K)) { /* A FUSED CAST over the images' products: each
                                                      tile's index offset by its image's */
         vt__rjob rj;
-        vt__cast_fuse_begin(k, o->x, nc, &rj);
+        vt__cast_fuse_begin(k->c, o->x, nc, &rj);
         for (b = 0; b < nb && c->status == VT_OK; b++) {
             rj.off = b * mn;
             c->gfuse = &rj;
@@ -8330,7 +8341,7 @@ static void vt__parallel_ew(vt__kern *k, int64_t n, int64_t cost, vt__task_fn fn
         return;
     }
     w.fn = fn; w.arg = arg;
-    vt__cast_fuse_begin(k, o->x, n, &w.rj);
+    vt__cast_fuse_begin(k->c, o->x, n, &w.rj);
     vt__parallel(&k->c->pool, n, cost, vt__ewc_task, &w);
     vt__fused_end(k, o);
 }
@@ -8739,6 +8750,11 @@ static void vt__ln_bwd_terms(const vt__ord *o, const vt__ln_stats *s, const doub
    old value, and the bound's term for it, where o is added to), four at a
    time by the scalar expressions' operations in their order */
 typedef struct { double m1, m2, dm1, dm2, rstd, rho; } vt__ln_dx;
+/* dx's value v = rstd inner, inner = dn - m1 - xh m2 (the vector forms below: the same operations) */
+static double vt__ln_dx_v(const vt__ln_dx *l, double dn, double xh, double *inner) {
+    *inner = dn - l->m1 - xh * l->m2;
+    return l->rstd * *inner;
+}
 static double vt__ln_dx_e(const vt__ln_dx *l, double dn, double xh, double dxh, double inner, double v) {
     double di = VT__U * fabs(dn) + l->dm1 + fabs(xh) * l->dm2 + fabs(l->m2) * dxh + 3 * VT__U * (fabs(dn) + fabs(l->m1) + fabs(xh * l->m2));
     return 1.01 * (l->rstd * di + fabs(inner) * l->rstd * l->rho + VT__U * fabs(v));
@@ -8770,7 +8786,7 @@ static void vt__ln_bwd_dx(const vt__kout *o, int64_t b0, const vt__ln_dx *l, con
     }
 #endif
     for (; i < C; i++) {
-        double inner = dn[i] - l->m1 - xh[i] * l->m2, v = l->rstd * inner;
+        double inner, v = vt__ln_dx_v(l, dn[i], xh[i], &inner);
         vt__put(o, b0 + i, v, vt__ln_dx_e(l, dn[i], xh[i], dxh[i], inner, v));
     }
 }
@@ -8796,7 +8812,7 @@ typedef struct { const vt__ln_dx *l; const double *xh, *dn, *dxh; int acc; } vt_
 static double vt__ln_bwd_e(const void *arg, int64_t i, double x) {
     const vt__ln_bbnd *b = (const vt__ln_bbnd *)arg;
     const vt__ln_dx *l = b->l;
-    double inner = b->dn[i] - l->m1 - b->xh[i] * l->m2, v = l->rstd * inner, e = vt__ln_dx_e(l, b->dn[i], b->xh[i], b->dxh[i], inner, v);
+    double inner, v = vt__ln_dx_v(l, b->dn[i], b->xh[i], &inner), e = vt__ln_dx_e(l, b->dn[i], b->xh[i], b->dxh[i], inner, v);
     if (b->acc && e > 0) e += VT__U * fabs(x); /* (x is s = old + v) */
     return e;
 }
@@ -8826,7 +8842,7 @@ static double vt__ln_bwd_vals(const vt__kout *o, int64_t b0, const vt__ln_dx *l,
     nan = _mm256_movemask_pd(bad) != 0;
 #endif
     for (; i < C; i++) {
-        double inner = dn[i] - l->m1 - xh[i] * l->m2, v = l->rstd * inner;
+        double inner, v = vt__ln_dx_v(l, dn[i], xh[i], &inner);
         if (o->acc) {
             double old = o->x[b0 + i];
             om = fabs(old) > om ? fabs(old) : om;
@@ -11864,16 +11880,11 @@ static void vt__scale_cast_task(void *arg, int64_t lo, int64_t hi, int tid) {
 }
 static void vt__cpu_scale_cast(vt_ctx *c, double *g, double s, int64_t n) {
     vt__scast_job j;
-    int t;
-    for (t = 0; t < c->pool.n; t++) { c->tents[t].n = 0; c->tents[t].bad = -1; }
-    memset(&j.rj, 0, sizeof j.rj);
-    j.rj.c = c; j.rj.x = g; j.rj.ef = 1; j.rj.ld = n;
-    j.rj.cast = c->d.mode == VT_MODE_FP64 ? 1 : 2; /* as vt__cast_fuse_begin */
+    vt__cast_fuse_begin(c, g, n, &j.rj);
     j.s.g = g; j.s.s = s;
     vt__parallel(&c->pool, n, 2 * n, vt__scale_cast_task, &j);
     vt__gclip++;
-    c->fents[0].n = 0;
-    c->fbad[0] = vt__ents_gather(c, &c->fents[0]);
+    vt__fents_gather(c, 0);
 }
 
 /* --- the CPU backend's table (>>backend): host memory, the kernels of >>cpu,
