@@ -5467,6 +5467,7 @@ typedef struct {
     const double *X; int64_t s_outer, s_k; int64_t K;
     double *n1, *n2, *mx, *th;
     int *lsb;
+    int cap; /* 1: mx only (A's lines of a lazy bound: A ROW CAPS), n1, n2 and th left as they were */
 } vt__stat_job;
 
 #ifdef VT__AVX512
@@ -5662,6 +5663,73 @@ static int64_t vt__stat_rows4(const vt__stat_job *j, int64_t r, int64_t hi, int 
 }
 #endif
 
+/* A ROW CAPS. A lazy bound's row cap needs only max |a| of A's line: the
+   product's e[m,n] = G min(a2 b2, am b1, a1 bm) (+ |bias|) is at most
+   G (am cap1 (+ capb)), cap1 the largest column sum of magnitudes of B
+   (correctly rounded products and sums of nonnegative values are monotone),
+   so vt__lazy_rows takes that as the row's width and computes the line's
+   other statistics (n1, n2, th) only for a row it looks at (vt__lazy_astat,
+   by this walk on that line alone). A maximum is exact in any order: mx is
+   the full walk's wherever the line holds no NaN, and a NaN in A's line
+   makes every output of the row NaN, which the rule looks at whatever the
+   width. The walk is one max per value where the full one is six
+   operations (sums of magnitudes and squares, the maximum, the smallest
+   nonzero magnitude). */
+static void vt__stat_caps(const vt__stat_job *j, int64_t lo, int64_t hi) {
+    int64_t r, k;
+    if (j->s_outer == 1 && j->s_k != 1) { /* lines are columns: rows of 16 at a time, as the full walk */
+        int64_t k0;
+        for (r = lo; r < hi; r++) j->mx[r] = 0;
+        for (k0 = 0; k0 < j->K; k0 += 16) {
+            int64_t nk = VT__MIN(16, j->K - k0), q;
+            const double *x = j->X + k0 * j->s_k;
+            r = lo;
+#ifdef VT__AVX2
+            {
+                const __m256d sign = _mm256_set1_pd(-0.0);
+                for (; r + 8 <= hi; r += 8) {
+                    __m256d m0 = _mm256_loadu_pd(j->mx + r), m1 = _mm256_loadu_pd(j->mx + r + 4);
+                    for (q = 0; q < nk; q++) {
+                        m0 = _mm256_max_pd(m0, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r)));
+                        m1 = _mm256_max_pd(m1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r + 4)));
+                    }
+                    _mm256_storeu_pd(j->mx + r, m0); _mm256_storeu_pd(j->mx + r + 4, m1);
+                }
+            }
+#endif
+            for (; r < hi; r++)
+                for (q = 0; q < nk; q++) {
+                    double a = fabs(x[q * j->s_k + r]);
+                    if (a > j->mx[r]) j->mx[r] = a;
+                }
+        }
+        return;
+    }
+    for (r = lo; r < hi; r++) {
+        const double *x = j->X + r * j->s_outer;
+        double m = 0;
+        k = 0;
+#ifdef VT__AVX2
+        if (j->s_k == 1 && j->K >= 8) {
+            const __m256d sign = _mm256_set1_pd(-0.0);
+            __m256d m0 = _mm256_setzero_pd(), m1 = _mm256_setzero_pd();
+            double l[4];
+            for (; k + 8 <= j->K; k += 8) {
+                m0 = _mm256_max_pd(m0, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)));
+                m1 = _mm256_max_pd(m1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 4)));
+            }
+            _mm256_storeu_pd(l, _mm256_max_pd(m0, m1));
+            m = VT__MAX(VT__MAX(l[0], l[1]), VT__MAX(l[2], l[3]));
+        }
+#endif
+        for (; k < j->K; k++) {
+            double a = fabs(x[k * j->s_k]);
+            if (a > m) m = a;
+        }
+        j->mx[r] = m;
+    }
+}
+
 /* Lines [lo, hi). tri (CAUSAL PRODUCTS): a causal operand whose zeros the
    caller has checked. VT__TRI_KLE, lines that are rows: line r is zero
    beyond k = r, and the walk stops at the first multiple of 4 past r (each
@@ -5673,6 +5741,7 @@ static int64_t vt__stat_rows4(const vt__stat_job *j, int64_t r, int64_t hi, int 
    another tri, or another orientation, walks everything. */
 static void vt__stat_lines(const vt__stat_job *j, int64_t lo, int64_t hi, int tri) {
     int64_t r, r0, k;
+    if (j->cap) { vt__stat_caps(j, lo, hi); return; } /* (a lazy bound's A: VT__TRI_NONE) */
     if (j->s_outer == 1 && j->s_k != 1) { /* lines are columns: walk rows, update all lines */
         int *L = j->lsb + lo, anycoarse = 0, kge = tri == VT__TRI_KGE;
         double *mn = j->th; /* smallest nonzero magnitudes, until th is computed */
@@ -6020,7 +6089,7 @@ static void vt__gemm_bound_setup(vt__pool *pool, int tid, const vt__ord *o, int6
     int64_t kc = (kchunk <= 0 || kchunk > K) ? K : kchunk, nch = K > 0 ? (K + kc - 1) / kc : 1, n;
     sa->lsb = ls;
     sb->lsb = ls + M;
-    sa->X = A; sa->s_outer = sam; sa->s_k = sak; sa->K = K;
+    sa->X = A; sa->s_outer = sam; sa->s_k = sak; sa->K = K; sa->cap = sb->cap = 0;
     sa->n1 = st; sa->n2 = st + M; sa->mx = st + 2 * M; sa->th = st + 3 * M;
     sb->X = B; sb->s_outer = sbn; sb->s_k = sbk; sb->K = K;
     sb->n1 = st + 4 * M; sb->n2 = sb->n1 + N; sb->mx = sb->n2 + N; sb->th = sb->mx + N;
@@ -6107,6 +6176,7 @@ static void vt__gemm_bound(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, in
    e ef2 (a non-finite old value makes capc infinite: the row is looked
    at everywhere). */
 static int vt__no_lazy; /* tests: write every bound out, to compare the two */
+static VT__UNUSED int vt__no_acap; /* tests: a lazy bound's A lines with all their statistics (no A ROW CAPS) */
 typedef struct vt__lazy {
     vt__stat_job sa, sb;
     vt__gbound_job gb;
@@ -6132,12 +6202,36 @@ static void vt__lazy_row(const vt__lazy *z, int64_t r, vt__gbound_job *g, vt__st
     *n0 = 0;
 }
 
+/* A's line m's statistics for a look (a[0..3]: n1, n2, mx, th 2^-53): the
+   job's, or under A ROW CAPS the full walk's on that line alone, which are
+   the values the walk over all lines gives it (a rows walk's line does not
+   depend on the others; a columns walk takes the line's group of 8 from a
+   multiple of 8, the last one short, as vt__stat2_task's chunks) */
+static void vt__lazy_astat(const vt__lazy *z, int64_t m, double *a) {
+    const vt__stat_job *sa = &z->sa;
+    if (!sa->cap) {
+        a[0] = sa->n1[m]; a[1] = sa->n2[m]; a[2] = sa->mx[m]; a[3] = sa->th[m] * 0x1p-53;
+    } else {
+        vt__stat_job s = *sa;
+        double st[4][8];
+        int ls[8];
+        int64_t g0 = m, cnt = 1;
+        if (sa->s_outer == 1 && sa->s_k != 1) { g0 = m / 8 * 8; cnt = VT__MIN(8, z->M - g0); }
+        s.cap = 0; s.X = sa->X + g0 * sa->s_outer;
+        s.n1 = st[0]; s.n2 = st[1]; s.mx = st[2]; s.th = st[3]; s.lsb = ls;
+        vt__stat_lines(&s, 0, cnt, VT__TRI_NONE);
+        a[0] = st[0][m - g0]; a[1] = st[1][m - g0]; a[2] = st[2][m - g0]; a[3] = st[3][m - g0] * 0x1p-53;
+    }
+}
+
 static double vt__lazy_e(const vt__lazy *z, int64_t i) {
     vt__gbound_job g;
     vt__stat_job sb;
     int64_t r = i / z->nc, m = r % z->M, n0;
+    double a[4];
     vt__lazy_row(z, r, &g, &sb, &n0);
-    return vt__gb_e(&g, g.a->n1[m], g.a->n2[m], g.a->mx[m], g.a->th[m] * 0x1p-53, m, n0 + i % z->nc);
+    vt__lazy_astat(z, m, a);
+    return vt__gb_e(&g, a[0], a[1], a[2], a[3], m, n0 + i % z->nc);
 }
 
 #ifdef VT__AVX512
@@ -6288,12 +6382,17 @@ static void vt__lazy_rows(const vt__rjob *j, vt__ents *t, int64_t r0, int64_t r1
     int64_t r, m, n0, i, nv;
     for (r = r0; r < r1; r++) {
         int64_t cb; /* the look's first column of its job's B statistics */
-        double a1, a2, am, ath, s, W, xcap;
+        double a[4], s, W, xcap;
+        int have = 0; /* a holds the row's statistics */
         vt__gbound_job gr;
         vt__stat_job sr;
         m = r % z->M;
-        a1 = g->a->n1[m]; a2 = g->a->n2[m]; am = g->a->mx[m]; ath = g->a->th[m] * 0x1p-53;
-        s = vt__lazy_cap(a1, a2, am, z->cap1, z->cap2, z->capm);
+        if (z->sa.cap) s = g->a->mx[m] * z->cap1; /* A ROW CAPS */
+        else {
+            vt__lazy_astat(z, m, a);
+            have = 1;
+            s = vt__lazy_cap(a[0], a[1], a[2], z->cap1, z->cap2, z->capm);
+        }
         if (z->c0) s += z->capc[r];
         W = g->G * (s + z->capb) * ef2;
         /* |x| is at most about s + capb; an element above xcap (or NaN) is
@@ -6329,12 +6428,16 @@ static void vt__lazy_rows(const vt__rjob *j, vt__ents *t, int64_t r0, int64_t r1
             /* a look: its job (built only then), then the groups that asked, or the whole block where the
                statistics are NaN or infinite (no pass ran); else the rest of the casts (this form, not one
                nested if, is 0.14 M instructions a C64 step cheaper as gcc 12 lays it out) */
-            if (any) vt__lazy_row(z, r, &gr, &sr, &cb);
-            if (any && W < INFINITY && xcap < INFINITY) vt__lazy_groups(j, t, &gr, a1, a2, am, ath, m, cb + n0, r * z->nc + n0, x, keep,
-                                                                      nv, n, W, xcap);
+            if (any) {
+                vt__lazy_row(z, r, &gr, &sr, &cb);
+                if (!have) vt__lazy_astat(z, m, a);
+                have = 1;
+            }
+            if (any && W < INFINITY && xcap < INFINITY) vt__lazy_groups(j, t, &gr, a[0], a[1], a[2], a[3], m, cb + n0, r * z->nc + n0, x,
+                                                                      keep, nv, n, W, xcap);
             else if (any) {
                 memcpy(x, keep, sizeof(double) * (size_t)nv);
-                vt__gb_row(&gr, a1, a2, am, ath, m, cb + n0, n, e);
+                vt__gb_row(&gr, a[0], a[1], a[2], a[3], m, cb + n0, n, e);
                 vt__round_look(j, t, x, e, n, r * z->nc + n0);
                 vt__cast_block(x, n);
             } else vt__cast_block(x + nv, n - nv);
@@ -6388,6 +6491,7 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
                          VT__TRI_NONE, ws ? NULL : &z->s2);
     z->gb.a = &z->sa; z->gb.b = &z->sb;
     z->M = M; z->N = N; z->nb = 1; z->nc = N; z->c0 = NULL; z->capc = NULL;
+    z->sa.cap = !ws && !z->gb.C0 && !vt__no_acap; /* A ROW CAPS where the bound is lazy (no old value: none written out) */
     if (!ws) { /* the statistics' job (its lines point to z's own): now, or in the product's */
         z->s2.a = &z->sa; z->s2.b = &z->sb;
         z->nchunk = VT__MIN(z->s2.n, (int64_t)VT__CHUNKS_PER_THREAD * c->pool.n);
@@ -9926,7 +10030,7 @@ static void vt__wstat_pix_task(void *arg, int64_t lo, int64_t hi, int tid) {
     int64_t HW = w->H * w->W, NHW = w->N * HW, n;
     for (n = lo; n < hi; n++) {
         vt__stat_job j;
-        j.X = w->S + n * w->C * HW; j.s_outer = 1; j.s_k = HW; j.K = w->C;
+        j.X = w->S + n * w->C * HW; j.s_outer = 1; j.s_k = HW; j.K = w->C; j.cap = 0;
         j.n1 = w->pix + n * HW; j.n2 = j.n1 + NHW; j.mx = j.n2 + NHW; j.th = j.mx + NHW;
         j.lsb = (int *)(w->pix + 4 * NHW) + n * HW;
         vt__stat_task(&j, 0, HW, tid);

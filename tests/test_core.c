@@ -717,6 +717,7 @@ TEST(stat_rows4_matches_one_at_a_time) {
                 vt__stat_job j;
                 st[one] = (double *)malloc(sizeof(double) * (size_t)(4 * R + 4));
                 for (i = 0; i < 4 * R + 4; i++) st[one][i] = NAN;
+                memset(&j, 0, sizeof j);
                 j.X = X; j.K = K; j.lsb = ls; j.s_outer = ld; j.s_k = 1;
                 j.n1 = st[one]; j.n2 = st[one] + R; j.mx = st[one] + 2 * R; j.th = st[one] + 3 * R;
                 vt__stat_one = one;
@@ -734,6 +735,76 @@ TEST(stat_rows4_matches_one_at_a_time) {
     }
     CHECK(differ == 0, "%lld of %lld statistics differ", (long long)differ, (long long)compared);
     NOTE("%lld statistics compared", (long long)compared);
+}
+
+/* A ROW CAPS: a lazy bound's A lines get only max |a| from the statistics'
+   job (vt__stat_caps), and a look takes the line's other statistics from
+   the full walk on that line alone (vt__lazy_astat). Against the full walk
+   as the product's job runs it (vt__stat2_task, in chunks of one task and of
+   all): every statistic of every line on every bit, lines as rows and as
+   columns (the columns walk's groups of 8 and its short last group, which
+   sum squares differently), shapes with M not a multiple of 8, the mix of
+   pass_value (zeros, subnormals, few-bit lines, infinities, NaNs); and the
+   cap is the full walk's maximum wherever the line holds no NaN. */
+TEST(a_row_caps_and_lines_on_demand) {
+    int64_t compared = 0, differ = 0, capped = 0;
+    int rep, isa, have512 = 0;
+#ifdef VT__AVX512
+    __builtin_cpu_init();
+    have512 = __builtin_cpu_supports("avx512f") != 0;
+#endif
+    if (!have512) NOTE("no AVX-512 on this machine or in this build: the AVX2 forms only");
+    for (rep = 0; rep < 60; rep++)
+        for (isa = 0; isa <= have512; isa++) {
+            int col = rep % 2;
+            int64_t M = 1 + rep * 7 % 45, K = rep % 3 == 0 ? 1 + rep % 9 : 8 + rep * 13 % 300, ld = (col ? M : K) + rep % 3;
+            int64_t i, k, m, nx = col ? K * ld : M * ld;
+            double *X = (double *)malloc(sizeof(double) * (size_t)(nx + 1)), *full = (double *)malloc(sizeof(double) * (size_t)(4 * M + 4));
+            double *cap = (double *)malloc(sizeof(double) * (size_t)(4 * M + 4));
+            int *ls = (int *)malloc(sizeof(int) * (size_t)(M + 1));
+            vt__stat_job j, jc;
+            vt__stat2_job s2;
+            vt__lazy z;
+            for (i = 0; i < nx; i++) {
+                double v = rep % 4 == 1 ? (double)(float)vt_rng_normal(53, (uint64_t)rep, (uint64_t)i) : pass_value((uint64_t)(2000 + rep), (uint64_t)i);
+                if (rep % 4 == 3) v = (double)(float)(vt_rng_normal(54, (uint64_t)rep, (uint64_t)i) * ldexp(1.0, (int)(i % 61) - 30));
+                X[i] = v;
+            }
+            memset(&j, 0, sizeof j);
+            j.X = X; j.K = K; j.lsb = ls; j.s_outer = col ? 1 : ld; j.s_k = col ? ld : 1;
+            j.n1 = full; j.n2 = full + M; j.mx = full + 2 * M; j.th = full + 3 * M;
+            memset(&s2, 0, sizeof s2); /* (no B lines: ta tasks of A only) */
+            s2.a = &j; s2.b = &j; s2.M = M; s2.ga = vt__stat_group(&j); s2.ta = (M + s2.ga - 1) / s2.ga; s2.n = s2.ta; s2.tri = VT__TRI_NONE;
+            vt__force_isa = isa;
+            if (rep % 3 == 1) vt__stat2_task(&s2, 0, s2.n, 0);
+            else for (i = 0; i < s2.n; i++) vt__stat2_task(&s2, i, i + 1, 0);
+            jc = j;
+            jc.cap = 1; jc.n1 = cap; jc.n2 = cap + M; jc.mx = cap + 2 * M; jc.th = cap + 3 * M;
+            for (i = 0; i < 4 * M + 4; i++) cap[i] = NAN;
+            s2.a = s2.b = &jc;
+            for (i = 0; i < s2.n; i++) vt__stat2_task(&s2, i, i + 1, 0);
+            memset(&z, 0, sizeof z);
+            z.sa = jc; z.M = M;
+            for (m = 0; m < M; m++) {
+                double a[4], want[4] = {full[m], full[M + m], full[2 * M + m], full[3 * M + m] * 0x1p-53};
+                int nan = 0;
+                vt__lazy_astat(&z, m, a);
+                for (k = 0; k < K; k++) nan |= X[col ? k * ld + m : m * ld + k] != X[col ? k * ld + m : m * ld + k];
+                for (k = 0; k < 4; k++)
+                    if (memcmp(&a[k], &want[k], 8) && !differ++)
+                        CHECK(0, "%s %lld x %lld (isa %d), line %lld: statistic %d on demand %a, the walk's %a", col ? "columns" : "rows",
+                              (long long)M, (long long)K, isa, (long long)m, (int)k, a[k], want[k]);
+                if (!nan && memcmp(&cap[2 * M + m], &full[2 * M + m], 8) && !differ++)
+                    CHECK(0, "%s %lld x %lld, line %lld: the cap %a is not the walk's maximum %a", col ? "columns" : "rows", (long long)M,
+                          (long long)K, (long long)m, cap[2 * M + m], full[2 * M + m]);
+                capped += !nan;
+                compared += 4;
+            }
+            vt__force_isa = -1;
+            free(X); free(full); free(cap); free(ls);
+        }
+    CHECK(differ == 0, "%lld of %lld statistics differ", (long long)differ, (long long)compared);
+    NOTE("%lld statistics on demand, %lld caps compared", (long long)compared, (long long)capped);
 }
 
 /* The bound's workspace (VT__BOUND_WS) holds everything the bound writes:
@@ -996,6 +1067,7 @@ TEST(verify_passes_avx512_match) {
                     vt__stat_job j;
                     st[isa] = (double *)malloc(sizeof(double) * (size_t)(4 * R + 4));
                     for (i = 0; i < 4 * R + 4; i++) st[isa][i] = NAN;
+                    memset(&j, 0, sizeof j);
                     j.X = X; j.K = K; j.lsb = ls;
                     /* lines as rows: X is R x K; as columns: X read as K x R, line r its column r */
                     if (col) { j.s_outer = 1; j.s_k = R; } else { j.s_outer = K; j.s_k = 1; }
@@ -1523,6 +1595,97 @@ TEST(layernorm_backward_row_width_covers_every_bound) {
     NOTE("%lld elements under their row's width, %lld rows with a NaN asked everywhere", (long long)compared, (long long)nanrows);
 }
 
+/* A ROW CAPS look wherever the written bound looks: products whose outputs
+   are moved next to binary32 midpoints at 0.3, 0.99, 1.01 and 3 times their
+   own width (the written bound's e ef2 + 2^-50 |x|), rounded by the written
+   rule (vt__round_span over vt__gbound_task's bounds) and by the lazy rule
+   with the caps and without them: the same values, entries and first NaN.
+   Rows and columns of constant magnitude make the cap tight (a1 = K am,
+   a2 = sqrt(K) am, and the same for B: every candidate of the minimum is
+   K am bm, the cap am cap1 in every column), so a row width 2% narrower
+   than the cap would miss the 0.99 ones; normal values, A by rows and by
+   columns, a bias, and a NaN (which fails the point: the same first NaN). */
+TEST(a_row_caps_look_where_the_written_bound_looks) {
+    vt_ctx *c = order_ctx("threads:2", VT_MODE_VERIFIED);
+    int64_t compared = 0, differ = 0, ents = 0;
+    int rep;
+    for (rep = 0; rep < 24; rep++) {
+        int ta = rep % 2, konst = rep % 3 != 2, hasb = rep % 4 == 1, v;
+        int64_t M = 5 + rep * 7 % 40, N = 9 + rep * 11 % 70, K = 130 + rep * 37 % 300, i, m, n;
+        double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
+        double *X = (double *)malloc(sizeof(double) * (size_t)(M * N)), *E = (double *)malloc(sizeof(double) * (size_t)(M * N));
+        double *Y[3], bias[80];
+        vt__ents en[3];
+        for (m = 0; m < M; m++)
+            for (i = 0; i < K; i++) { /* A (M x K), stored K x M when ta */
+                double a = konst ? (double)(float)(1.0 / 3) * ldexp(1.0, (int)(m % 5) - 2) * (vt_rng_u64(71, rep, m * K + i) & 1 ? 1 : -1)
+                                 : (double)(float)vt_rng_normal(72, (uint64_t)rep, (uint64_t)(m * K + i));
+                A[ta ? i * M + m : m * K + i] = a;
+            }
+        for (i = 0; i < K; i++)
+            for (n = 0; n < N; n++)
+                B[i * N + n] = konst ? (double)(float)(1.0 / 7) * (vt_rng_u64(73, rep, i * N + n) & 1 ? 1 : -1)
+                                     : (double)(float)vt_rng_normal(74, (uint64_t)rep, (uint64_t)(i * N + n));
+        for (n = 0; n < N; n++) bias[n] = (double)(float)vt_rng_normal(75, (uint64_t)rep, (uint64_t)n);
+        if (hasb) vt__gemm_run_bias(c, &c->ord, M, N, K, A, ta ? 1 : K, ta ? M : 1, B, N, 1, X, N, 0, bias, 0);
+        else vt__gemm_set(c, &c->ord, M, N, K, A, ta ? 1 : K, ta ? M : 1, B, N, 1, X, N, 0);
+        {   /* the written bound, then each output moved next to a midpoint at a multiple of its own width */
+            vt__stat_job sa, sb;
+            vt__gbound_job gb;
+            double *ws = (double *)vt__scratch(c, sizeof(double) * (size_t)VT__BOUND_WS(M, N));
+            vt__gemm_bound_prep(NULL, 0, &c->ord, M, N, K, A, ta ? 1 : K, ta ? M : 1, B, N, 1, NULL, N, hasb ? bias : NULL, 0, ws, &sa, &sb,
+                                &gb, NULL, VT__TRI_NONE);
+            gb.E = E; gb.lde = N;
+            vt__gbound_task(&gb, 0, M, 0);
+            vt__arena_reset(&c->scratch);
+        }
+        for (i = 0; i < M * N; i++) { /* one multiple for each group of four in a row (a look takes the groups that ask) */
+            static const double t[4] = {0.3, 0.99, 1.01, 3};
+            float f = (float)X[i];
+            double up = (double)nextafterf(f, INFINITY), mid = ((double)f + up) / 2, w = 2 * VT__SAFE * E[i] + fabs(mid) * 0x1p-50;
+            X[i] = mid + (i % 2 ? 1 : -1) * t[(i % N / 4 + i / N) % 4] * w;
+        }
+        if (rep == 5) X[M * N / 3] = NAN;
+        for (v = 0; v < 3; v++) { /* 0: written; 1: lazy with the caps; 2: lazy without */
+            vt__rjob rj;
+            Y[v] = (double *)malloc(sizeof(double) * (size_t)(M * N));
+            memcpy(Y[v], X, sizeof(double) * (size_t)(M * N));
+            memset(&en[v], 0, sizeof en[v]);
+            en[v].bad = -1;
+            if (v == 0) {
+                memset(&rj, 0, sizeof rj);
+                rj.c = c; rj.x = Y[v]; rj.e = E; rj.ef = 1; rj.compact = 0;
+                for (i = 0; i < M * N; i += 256) vt__round_span(&rj, &en[v], Y[v] + i, E + i, i, VT__MIN(256, M * N - i));
+            } else {
+                vt__lazy *z;
+                vt__no_acap = v == 2;
+                z = vt__gemm_lazy(c, &c->ord, M, N, K, A, ta ? 1 : K, ta ? M : 1, B, N, 1, NULL, hasb ? bias : NULL, 0, NULL, 0);
+                vt__no_acap = 0;
+                CHECK(z && z->sa.cap == (v == 1), "rep %d: the lazy bound's caps are %d", rep, z ? z->sa.cap : -1);
+                if (z) en[v].bad = vt__lazy_round(c, Y[v], z, 1, 0, &en[v]);
+                vt__arena_reset(&c->scratch);
+            }
+        }
+        for (v = 1; v < 3; v++) {
+            int same = en[v].bad == en[0].bad && (en[0].bad >= 0 || (en[v].n == en[0].n && same_bits(Y[v], Y[0], M * N)));
+            for (i = 0; same && en[0].bad < 0 && i < en[0].n; i++) /* (a NaN fails the point: its first index is what counts) */
+                same = en[v].e[i].i == en[0].e[i].i && !memcmp(&en[v].e[i].r, &en[0].e[i].r, 4) && en[v].e[i].full == en[0].e[i].full;
+            if (!same && !differ++)
+                CHECK(0, "rep %d (%lld x %lld x %lld, ta %d): the lazy rule %s the caps: %lld entries, first NaN %lld; written: %lld, %lld",
+                      rep, (long long)M, (long long)N, (long long)K, ta, v == 1 ? "with" : "without", (long long)en[v].n,
+                      (long long)en[v].bad, (long long)en[0].n, (long long)en[0].bad);
+        }
+        compared += M * N;
+        ents += en[0].n;
+        for (v = 0; v < 3; v++) { free(Y[v]); free(en[v].e); }
+        free(A); free(B); free(X); free(E);
+    }
+    CHECK(differ == 0, "%lld of 48 products differ from the written rule", (long long)differ);
+    CHECK(ents > compared / 4, "only %lld entries in %lld outputs: the outputs are not next to midpoints", (long long)ents, (long long)compared);
+    NOTE("%lld outputs, %lld entries, the same under the three rules", (long long)compared, (long long)ents);
+    vt_destroy(c);
+}
+
 /* STATISTICS IN THE PRODUCT'S JOB: a lazy bound's statistics left pending
    (vt__gemm_lazy's defer) are computed by the product's own tasks (tiles,
    chunks, the chunk-parallel path; A read by rows and by columns, B by rows
@@ -1580,7 +1743,11 @@ TEST(statistics_in_the_product_job) {
                             vt__pstat_wait(z);
                         }
                         if (fz) bad[d] = vt__ents_gather(c, &en[d]);
-                        memcpy(st[d], z->sa.n1, sizeof(double) * (size_t)(4 * M));
+                        for (i = 0; i < M; i++) { /* A's lines: their statistics as a look takes them (A ROW CAPS) */
+                            double a[4];
+                            vt__lazy_astat(z, i, a);
+                            st[d][i] = a[0]; st[d][M + i] = a[1]; st[d][2 * M + i] = a[2]; st[d][3 * M + i] = a[3];
+                        }
                         memcpy(st[d] + 4 * M, z->sb.n1, sizeof(double) * (size_t)(4 * N));
                         caps[d][0] = z->cap1; caps[d][1] = z->cap2; caps[d][2] = z->capm; caps[d][3] = z->capb;
                         vt__arena_reset(&c->scratch);
@@ -1857,6 +2024,8 @@ int main(int argc, char **argv) {
     RUN(column_sums_four_at_once);
     RUN(bounded_column_sums_match_the_definition);
     RUN(stat_rows4_matches_one_at_a_time);
+    RUN(a_row_caps_and_lines_on_demand);
+    RUN(a_row_caps_look_where_the_written_bound_looks);
     RUN(bound_workspace_holds_the_statistics);
     RUN(gemm_matches_reference);
     RUN(gemm_tiles_even);
