@@ -5463,6 +5463,7 @@ static VT__NOINLINE int vt__coarse_scan(const double *x, int64_t s, int64_t K) {
 static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
     return K > 0 && x[0] != 0 && vt__many_bits(x[0]) ? 0 : vt__coarse_scan(x, s, K);
 }
+static VT__UNUSED int vt__no_acap; /* tests: a lazy bound's A lines with all their statistics (no A ROW CAPS) */
 typedef struct {
     const double *X; int64_t s_outer, s_k; int64_t K;
     double *n1, *n2, *mx, *th;
@@ -6129,6 +6130,18 @@ static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64
     vt__gemm_bound_setup(pool, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, C0, ldc, bias, kchunk, st, sa, sb, gb, ws, tri, NULL);
 }
 
+/* vt__gemm_bound_prep for a lazy bound the calling task owns (no old
+   value, no bias): A's lines under A ROW CAPS (vt__no_acap: all their
+   statistics), B's in full, on the calling thread */
+static void vt__gemm_bound_own(int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam, int64_t sak,
+                               const double *B, int64_t sbk, int64_t sbn, int64_t ldc, double *st, vt__stat_job *sa, vt__stat_job *sb,
+                               vt__gbound_job *gb, int tri) {
+    vt__stat2_job s2;
+    vt__gemm_bound_setup(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, NULL, ldc, NULL, 0, st, sa, sb, gb, NULL, tri, &s2);
+    sa->cap = !vt__no_acap;
+    if (s2.n > 0) vt__stat2_task(&s2, 0, s2.n, tid);
+}
+
 static void vt__gemm_bound_ws(vt__pool *pool, int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A,
                               int64_t sam, int64_t sak, const double *B, int64_t sbk, int64_t sbn, const double *C0,
                               int64_t ldc, const double *bias, int64_t kchunk, double *E, int64_t lde, double *st, int tri) {
@@ -6176,7 +6189,6 @@ static void vt__gemm_bound(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, in
    e ef2 (a non-finite old value makes capc infinite: the row is looked
    at everywhere). */
 static int vt__no_lazy; /* tests: write every bound out, to compare the two */
-static VT__UNUSED int vt__no_acap; /* tests: a lazy bound's A lines with all their statistics (no A ROW CAPS) */
 typedef struct vt__lazy {
     vt__stat_job sa, sb;
     vt__gbound_job gb;
@@ -6303,6 +6315,11 @@ static double vt__lazy_cap(double a1, double a2, double am, double p1, double p2
     s = t < s ? t : s;
     return u < s ? u : s;
 }
+/* row m's cap from A's statistics: under A ROW CAPS (mx alone) am p1, the
+   candidate vt__lazy_cap's minimum is at most */
+static double vt__row_cap(const vt__stat_job *a, int64_t m, double p1, double p2, double pm) {
+    return a->cap ? a->mx[m] * p1 : vt__lazy_cap(a->n1[m], a->n2[m], a->mx[m], p1, p2, pm);
+}
 
 /* the caps over B's columns (and the bias) of a lazy bound, from its statistics */
 static void vt__lazy_caps(vt__lazy *z) {
@@ -6383,16 +6400,11 @@ static void vt__lazy_rows(const vt__rjob *j, vt__ents *t, int64_t r0, int64_t r1
     for (r = r0; r < r1; r++) {
         int64_t cb; /* the look's first column of its job's B statistics */
         double a[4], s, W, xcap;
-        int have = 0; /* a holds the row's statistics */
+        int have = 0; /* a holds the row's statistics (a look's) */
         vt__gbound_job gr;
         vt__stat_job sr;
         m = r % z->M;
-        if (z->sa.cap) s = g->a->mx[m] * z->cap1; /* A ROW CAPS */
-        else {
-            vt__lazy_astat(z, m, a);
-            have = 1;
-            s = vt__lazy_cap(a[0], a[1], a[2], z->cap1, z->cap2, z->capm);
-        }
+        s = vt__row_cap(g->a, m, z->cap1, z->cap2, z->capm);
         if (z->c0) s += z->capc[r];
         W = g->G * (s + z->capb) * ef2;
         /* |x| is at most about s + capb; an element above xcap (or NaN) is
@@ -9379,7 +9391,11 @@ static void vt__att_put_scaled(int acc, double *x, double *e, int64_t ldx, const
    t: every candidate of vt__gb_e (a product of nonnegative statistics,
    the minimum of three, times G) is monotone in them. A margin of 2^-30
    covers the roundings in forming the width another way. */
-typedef struct { const vt__gbound_job *gb; double scale; int64_t m; } vt__att_bnd; /* row m of the product in gb */
+typedef struct {
+    const vt__gbound_job *gb; double scale; int64_t m; /* row m of the product in gb */
+    int tri; int64_t M, g0;                             /* under A ROW CAPS: the product's tri and A's lines, the last group
+                                                           walked on demand (or -1) */
+} vt__att_bnd;
 /* the width W + c |x| of a lazy attention row whose statistic s caps every
    element's (vt__lazy_cap): C itself (scale 0), bound e_G = G s at most;
    scale C, bound 1.01 (scale e_G + u |x|), and u |x| more where it is added
@@ -9394,9 +9410,25 @@ static void vt__att_width(double G, double s, double scale, int acc, double ef2,
         *c = 0x1p-50 * (1 + 0x1p-30);
     }
 }
+/* A ROW CAPS in a product a task owns (an attention head's, whose
+   statistics lie in the task's own workspace): line m's full statistics
+   written over its cap, by the full walk on the line's group (a columns
+   walk's 8 from a multiple of 8; the product's tri: the walk takes a line's
+   causal zeros by its index, which the group keeps), once per group */
+static void vt__own_astat(const vt__stat_job *a, int64_t M, int64_t m, int tri, int64_t *g0) {
+    int64_t lo = m, hi = m + 1;
+    vt__stat_job s;
+    if (a->s_outer == 1 && a->s_k != 1) { lo = m / 8 * 8; hi = VT__MIN(lo + 8, M); }
+    if (*g0 == lo) return;
+    s = *a;
+    s.cap = 0;
+    vt__stat_lines(&s, lo, hi, tri);
+    *g0 = lo;
+}
 static double vt__att_e(const vt__att_bnd *b, int64_t i) {
     const vt__stat_job *a = b->gb->a;
     int64_t m = b->m;
+    if (a->cap) vt__own_astat(a, b->M, m, b->tri, &((vt__att_bnd *)b)->g0); /* (b is the caller's, not const) */
     return vt__gb_e(b->gb, a->n1[m], a->n2[m], a->mx[m], a->th[m] * 0x1p-53, m, i);
 }
 static double vt__att_scores_bnd(const void *arg, int64_t i, double x) {
@@ -9415,14 +9447,14 @@ static void vt__att_lazy_rows(const vt__att_job *j, int tid, const vt__gbound_jo
     double ef2 = 2 * j->rj.ef * VT__SAFE, p1 = 0, p2 = 0, pm = 0, W, c;
     vt__att_bnd b;
     int64_t t, t2;
-    b.gb = gb; b.scale = scale;
+    b.gb = gb; b.scale = scale; b.tri = VT__TRI_NONE; b.M = T; b.g0 = -1; /* (both callers' products: VT__TRI_NONE) */
     for (t = 0; t < T; t++) {
         if (scale > 0)
             for (t2 = 0; t2 <= t; t2++) X[t * T + t2] = scale * P[t * T + t2];
         memset(X + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
         p1 = VT__MAX(p1, gb->b->n1[t]); p2 = VT__MAX(p2, gb->b->n2[t]); pm = VT__MAX(pm, gb->b->mx[t]);
         b.m = t;
-        vt__att_width(gb->G, vt__lazy_cap(gb->a->n1[t], gb->a->n2[t], gb->a->mx[t], p1, p2, pm), scale, 0, ef2, &W, &c);
+        vt__att_width(gb->G, vt__row_cap(gb->a, t, p1, p2, pm), scale, 0, ef2, &W, &c);
         vt__fuse_row_lazy(&j->rj, &j->rj.c->tents[tid], X + t * T, t + 1, b0 + t * T, W, c,
                           scale > 0 ? vt__att_scores_bnd : vt__att_datt_bnd, &b);
     }
@@ -9486,7 +9518,7 @@ static void vt__att_block(const vt__att_job *j, int tid, const vt__rjob *rj, vt_
         lazy = !nz;
         j->nwritten[tid] += nz != 0;
     }
-    if (lazy) vt__gemm_bound_prep(NULL, tid, k->o, T, hs, T, A, sam, sak, B, sbk, 1, NULL, lc, NULL, 0, ws, &sa, &sb, &gb, NULL, tri);
+    if (lazy) vt__gemm_bound_own(tid, k->o, T, hs, T, A, sam, sak, B, sbk, 1, lc, ws, &sa, &sb, &gb, tri);
     vt__mm_serial(k->o, tid, 0, tri, T, hs, T, A, sam, sak, B, sbk, 1, C, lc, lazy || rj->cast ? NULL : PE, hs, ws, j->tb[tid]);
     if (scale > 0) { /* X (+)= scale C; written bounds into PE over C's, row by row (PE's rows are hs apart, X's ld) */
         if (lazy || rj->cast) vt__att_put_scaled(acc, X, NULL, ld, P, NULL, hs, T, hs, scale);
@@ -9506,10 +9538,10 @@ static void vt__att_block(const vt__att_job *j, int tid, const vt__rjob *rj, vt_
         double ef2 = 2 * rj->ef * VT__SAFE, p1 = 0, p2 = 0, pm = 0, W, c;
         vt__att_bnd bd;
         for (n = 0; n < hs; n++) { p1 = VT__MAX(p1, sb.n1[n]); p2 = VT__MAX(p2, sb.n2[n]); pm = VT__MAX(pm, sb.mx[n]); }
-        bd.gb = &gb; bd.scale = scale;
+        bd.gb = &gb; bd.scale = scale; bd.tri = tri; bd.M = T; bd.g0 = -1;
         for (m = 0; m < T; m++) {
             bd.m = m;
-            vt__att_width(gb.G, vt__lazy_cap(sa.n1[m], sa.n2[m], sa.mx[m], p1, p2, pm), scale, acc, ef2, &W, &c);
+            vt__att_width(gb.G, vt__row_cap(&sa, m, p1, p2, pm), scale, acc, ef2, &W, &c);
             vt__fuse_row_lazy(rj, t, X + m * ld, hs, b0 + m * ld, W, c,
                               scale > 0 ? (acc ? vt__att_dqk_acc_bnd : vt__att_scores_bnd) : vt__att_datt_bnd, &bd);
         }
@@ -9529,7 +9561,7 @@ static void vt__att_scores_task(void *arg, int64_t lo, int64_t hi, int tid) {
             double *pre = k->out[0].x + bh * T * T;
             vt__stat_job sa, sb;
             vt__gbound_job gb;
-            vt__gemm_bound_prep(NULL, tid, k->o, T, T, hs, Q, C3, 1, K, 1, C3, NULL, T, NULL, 0, ws, &sa, &sb, &gb, NULL, VT__TRI_NONE);
+            vt__gemm_bound_own(tid, k->o, T, T, hs, Q, C3, 1, K, 1, C3, T, ws, &sa, &sb, &gb, VT__TRI_NONE);
             vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, Q, C3, 1, K, 1, C3, P, T, NULL, T, ws, tb);
             vt__att_lazy_rows(j, tid, &gb, pre, P, T, j->scale, bh * T * T);
         } else if (!k->bwd) {
@@ -9748,8 +9780,7 @@ static void vt__att_mix_task(void *arg, int64_t lo, int64_t hi, int tid) {
                 if (j->fuse && PEu && !vt__no_lazy) { /* A LAZY CAUSAL ROW: the statistics, no bounds written */
                     vt__stat_job sa, sb;
                     vt__gbound_job gb;
-                    vt__gemm_bound_prep(NULL, tid, k->o, T, T, hs, dout, C, 1, V, 1, C3, NULL, T, NULL, 0, ws, &sa, &sb, &gb, NULL,
-                                        VT__TRI_NONE);
+                    vt__gemm_bound_own(tid, k->o, T, T, hs, dout, C, 1, V, 1, C3, T, ws, &sa, &sb, &gb, VT__TRI_NONE);
                     vt__mm_serial(k->o, tid, 0, VT__TRI_OUT, T, T, hs, dout, C, 1, V, 1, C3, X, T, NULL, T, ws, tb);
                     vt__att_lazy_rows(j, tid, &gb, X, NULL, T, 0, bh * T * T);
                 } else {

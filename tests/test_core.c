@@ -745,7 +745,9 @@ TEST(stat_rows4_matches_one_at_a_time) {
    columns (the columns walk's groups of 8 and its short last group, which
    sum squares differently), shapes with M not a multiple of 8, the mix of
    pass_value (zeros, subnormals, few-bit lines, infinities, NaNs); and the
-   cap is the full walk's maximum wherever the line holds no NaN. */
+   cap is the full walk's maximum wherever the line holds no NaN. The same
+   for a task's own product (vt__own_astat, in place over the caps), causal
+   lines as rows and as columns. */
 TEST(a_row_caps_and_lines_on_demand) {
     int64_t compared = 0, differ = 0, capped = 0;
     int rep, isa, have512 = 0;
@@ -798,6 +800,45 @@ TEST(a_row_caps_and_lines_on_demand) {
                     CHECK(0, "%s %lld x %lld, line %lld: the cap %a is not the walk's maximum %a", col ? "columns" : "rows", (long long)M,
                           (long long)K, (long long)m, cap[2 * M + m], full[2 * M + m]);
                 capped += !nan;
+                compared += 4;
+            }
+            vt__force_isa = -1;
+            free(X); free(full); free(cap); free(ls);
+        }
+    /* a task's own product (attention's heads: vt__own_astat over the caps, in place), causal lines included:
+       rows zero beyond their index (VT__TRI_KLE), columns zero before it (VT__TRI_KGE) */
+    for (rep = 0; rep < 48; rep++)
+        for (isa = 0; isa <= have512; isa++) {
+            int col = rep % 2, tri = rep % 3 == 0 ? VT__TRI_NONE : col ? VT__TRI_KGE : VT__TRI_KLE;
+            int64_t M = 8 + rep * 5 % 70, K = tri ? M : 16 + rep % 5 * 16, i, k, m, g0 = -1;
+            double *X = (double *)malloc(sizeof(double) * (size_t)(M * K)), *full = (double *)malloc(sizeof(double) * (size_t)(4 * M));
+            double *cap = (double *)malloc(sizeof(double) * (size_t)(4 * M));
+            int *ls = (int *)malloc(sizeof(int) * (size_t)(M + 1));
+            vt__stat_job j, jc;
+            for (m = 0; m < M; m++) /* line m, value k: X[k M + m] (columns) or X[m K + k] (rows) */
+                for (k = 0; k < K; k++) {
+                    int zero = tri == VT__TRI_KLE ? k > m : tri == VT__TRI_KGE ? k < m : 0;
+                    double v = rep % 4 == 1 ? pass_value((uint64_t)(3000 + rep), (uint64_t)(m * K + k))
+                                            : (double)(float)vt_rng_normal(55, (uint64_t)rep, (uint64_t)(m * K + k));
+                    X[col ? k * M + m : m * K + k] = zero ? 0.0 : v;
+                }
+            memset(&j, 0, sizeof j);
+            j.X = X; j.K = K; j.lsb = ls; j.s_outer = col ? 1 : K; j.s_k = col ? M : 1;
+            j.n1 = full; j.n2 = full + M; j.mx = full + 2 * M; j.th = full + 3 * M;
+            vt__force_isa = isa;
+            vt__stat_lines(&j, 0, M, tri); /* (as vt__gemm_bound_own's one task) */
+            jc = j;
+            jc.n1 = cap; jc.n2 = cap + M; jc.mx = cap + 2 * M; jc.th = cap + 3 * M;
+            for (i = 0; i < 4 * M; i++) cap[i] = NAN;
+            jc.cap = 1;
+            vt__stat_lines(&jc, 0, M, tri);
+            for (m = 0; m < M; m++) {
+                vt__own_astat(&jc, M, m, tri, &g0);
+                for (k = 0; k < 4; k++)
+                    if (memcmp(&cap[k * M + m], &full[k * M + m], 8) && !differ++)
+                        CHECK(0, "own %s %lld x %lld (tri %d, isa %d), line %lld: statistic %d on demand %a, the walk's %a",
+                              col ? "columns" : "rows", (long long)M, (long long)K, tri, isa, (long long)m, (int)k, cap[k * M + m],
+                              full[k * M + m]);
                 compared += 4;
             }
             vt__force_isa = -1;
