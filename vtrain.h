@@ -5464,11 +5464,13 @@ static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
     return K > 0 && x[0] != 0 && vt__many_bits(x[0]) ? 0 : vt__coarse_scan(x, s, K);
 }
 static VT__UNUSED int vt__no_acap; /* tests: a lazy bound's A lines with all their statistics (no A ROW CAPS) */
+static VT__UNUSED int vt__no_bsum; /* tests: and B's columns (no B COLUMN SUMS) */
 typedef struct {
     const double *X; int64_t s_outer, s_k; int64_t K;
     double *n1, *n2, *mx, *th;
     int *lsb;
-    int cap; /* 1: mx only (A's lines of a lazy bound: A ROW CAPS), n1, n2 and th left as they were */
+    int cap; /* 1: mx only (A's lines of a lazy bound: A ROW CAPS); 2: n1 only (B's columns: B COLUMN SUMS); the others
+                left as they were */
 } vt__stat_job;
 
 #ifdef VT__AVX512
@@ -5678,6 +5680,31 @@ static int64_t vt__stat_rows4(const vt__stat_job *j, int64_t r, int64_t hi, int 
    nonzero magnitude). */
 static void vt__stat_caps(const vt__stat_job *j, int64_t lo, int64_t hi) {
     int64_t r, k;
+    if (j->cap == 2) { /* B COLUMN SUMS (lines that are columns): each n1 in k order, as the full walk adds it */
+        int64_t k0;
+        for (r = lo; r < hi; r++) j->n1[r] = 0;
+        for (k0 = 0; k0 < j->K; k0 += 16) {
+            int64_t nk = VT__MIN(16, j->K - k0), q;
+            const double *x = j->X + k0 * j->s_k;
+            r = lo;
+#ifdef VT__AVX2
+            {
+                const __m256d sign = _mm256_set1_pd(-0.0);
+                for (; r + 8 <= hi; r += 8) {
+                    __m256d s0 = _mm256_loadu_pd(j->n1 + r), s1 = _mm256_loadu_pd(j->n1 + r + 4);
+                    for (q = 0; q < nk; q++) {
+                        s0 = _mm256_add_pd(s0, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r)));
+                        s1 = _mm256_add_pd(s1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r + 4)));
+                    }
+                    _mm256_storeu_pd(j->n1 + r, s0); _mm256_storeu_pd(j->n1 + r + 4, s1);
+                }
+            }
+#endif
+            for (; r < hi; r++)
+                for (q = 0; q < nk; q++) j->n1[r] += fabs(x[q * j->s_k + r]);
+        }
+        return;
+    }
     if (j->s_outer == 1 && j->s_k != 1) { /* lines are columns: rows of 16 at a time, as the full walk */
         int64_t k0;
         for (r = lo; r < hi; r++) j->mx[r] = 0;
@@ -6200,6 +6227,7 @@ typedef struct vt__lazy {
     vt__stat2_job s2;                /* STATISTICS IN THE PRODUCT'S JOB: the statistics' tasks, */
     int64_t nchunk, next, done;      /* in nchunk chunks: how many are claimed, how many finished */
     int pend, ready;                 /* pend: computed in the job; ready: they and the caps are */
+    int *bst;                        /* B COLUMN SUMS: per group of 8 columns, 0 sums only, 1 being walked, 2 walked */
 } vt__lazy;
 
 /* the job of row r's look: batch b's columns of B's statistics and its old values */
@@ -6236,6 +6264,40 @@ static void vt__lazy_astat(const vt__lazy *z, int64_t m, double *a) {
     }
 }
 
+/* B COLUMN SUMS. Under A ROW CAPS a lazy bound's row width needs only
+   cap1, the largest of B's column sums n1, which a columns walk adds in k
+   order, line by line: the statistics' job forms n1 alone (vt__stat_caps,
+   the same additions in the same order: the same n1), and a look makes
+   sure of its columns' other statistics first (vt__lazy_bcols): each
+   group of 8 columns is walked in full once, by the thread that claims it,
+   while the others wait for it; the walk's n1 is the job's. Only with GCC's
+   atomics (a claim), and only for B's lines that are columns (weights in
+   a forward product, activations in a weight gradient). */
+static void vt__lazy_bcols(const vt__lazy *z, int64_t n0, int64_t n1) {
+#if VT__SPIN
+    int64_t g;
+    if (z->sb.cap != 2) return;
+    for (g = n0 / 8; g * 8 < n1; g++) {
+        int *st = &z->bst[g], want = 0, spins = 0;
+        if (VT__LOAD(st) == 2) continue;
+        if (VT__CAS(st, &want, 1)) {
+            vt__stat_job s = z->sb;
+            double loc[4][8];
+            int ls[8];
+            int64_t lo = g * 8, cnt = VT__MIN(8, z->N - lo), i;
+            s.cap = 0; s.X = z->sb.X + lo; /* (s_outer 1) */
+            s.n1 = loc[0]; s.n2 = loc[1]; s.mx = loc[2]; s.th = loc[3]; s.lsb = ls;
+            vt__stat_lines(&s, 0, cnt, VT__TRI_NONE);
+            for (i = 0; i < cnt; i++) { z->sb.n2[lo + i] = loc[1][i]; z->sb.mx[lo + i] = loc[2][i]; z->sb.th[lo + i] = loc[3][i]; }
+            VT__STORE(st, 2);
+        } else
+            while (VT__LOAD(st) != 2) vt__spin(++spins);
+    }
+#else
+    (void)z; (void)n0; (void)n1;
+#endif
+}
+
 static double vt__lazy_e(const vt__lazy *z, int64_t i) {
     vt__gbound_job g;
     vt__stat_job sb;
@@ -6243,6 +6305,7 @@ static double vt__lazy_e(const vt__lazy *z, int64_t i) {
     double a[4];
     vt__lazy_row(z, r, &g, &sb, &n0);
     vt__lazy_astat(z, m, a);
+    vt__lazy_bcols(z, n0 + i % z->nc, n0 + i % z->nc + 1);
     return vt__gb_e(&g, a[0], a[1], a[2], a[3], m, n0 + i % z->nc);
 }
 
@@ -6283,6 +6346,7 @@ VT__T512 static int64_t vt__lazy_pass512(double *x, double *keep, int64_t n, dou
 static void vt__lazy_groups(const vt__rjob *j, vt__ents *t, const vt__gbound_job *gr, double a1, double a2, double am, double ath,
                             int64_t m, int64_t n0, int64_t b0, double *x, const double *keep, int64_t nv, int64_t n, double W,
                             double xcap) {
+    const vt__lazy *z = j->lz;
     int64_t i = 0, q;
 #ifndef VT__AVX2
     (void)W; (void)xcap; /* (no pass: nv is 0, every element is looked at) */
@@ -6293,6 +6357,7 @@ static void vt__lazy_groups(const vt__rjob *j, vt__ents *t, const vt__gbound_job
         __m128 l = _mm256_cvtpd_ps(_mm256_sub_pd(xv, wv)), h = _mm256_cvtpd_ps(_mm256_add_pd(xv, wv));
         __m128i d = _mm_xor_si128(_mm_castps_si128(l), _mm_castps_si128(h));
         if (_mm_testz_si128(d, d) && !_mm256_movemask_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, xv), xc, _CMP_NLE_UQ))) continue;
+        vt__lazy_bcols(z, n0 + i, n0 + i + 4);
         for (q = i; q < i + 4; q++) {
             double e = vt__gb_e(gr, a1, a2, am, ath, m, n0 + q);
             vt__round_look(j, t, keep + q, &e, 1, b0 + q);
@@ -6300,6 +6365,7 @@ static void vt__lazy_groups(const vt__rjob *j, vt__ents *t, const vt__gbound_job
         }
     }
 #endif
+    vt__lazy_bcols(z, n0 + i, n0 + n);
     for (q = i; q < n; q++) { /* (the pass's elements from nv on are not cast yet, and x holds them) */
         double xv = q < nv ? keep[q] : x[q], e = vt__gb_e(gr, a1, a2, am, ath, m, n0 + q);
         vt__round_look(j, t, &xv, &e, 1, b0 + q);
@@ -6326,9 +6392,11 @@ static void vt__lazy_caps(vt__lazy *z) {
     int64_t n;
     z->cap2 = z->cap1 = z->capm = z->capb = 0;
     for (n = 0; n < z->N; n++) {
-        z->cap2 = VT__MAX(z->cap2, z->sb.n2[n]);
+        if (z->sb.cap != 2) { /* (B COLUMN SUMS: n1 alone, and A ROW CAPS take cap1 alone) */
+            z->cap2 = VT__MAX(z->cap2, z->sb.n2[n]);
+            z->capm = VT__MAX(z->capm, z->sb.mx[n]);
+        }
         z->cap1 = VT__MAX(z->cap1, z->sb.n1[n]);
-        z->capm = VT__MAX(z->capm, z->sb.mx[n]);
         if (z->gb.bias) z->capb = VT__MAX(z->capb, fabs(z->gb.bias[n]));
     }
 }
@@ -6449,6 +6517,7 @@ static void vt__lazy_rows(const vt__rjob *j, vt__ents *t, int64_t r0, int64_t r1
                                                                       keep, nv, n, W, xcap);
             else if (any) {
                 memcpy(x, keep, sizeof(double) * (size_t)nv);
+                vt__lazy_bcols(z, cb + n0, cb + n0 + n);
                 vt__gb_row(&gr, a[0], a[1], a[2], a[3], m, cb + n0, n, e);
                 vt__round_look(j, t, x, e, n, r * z->nc + n0);
                 vt__cast_block(x, n);
@@ -6504,6 +6573,13 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
     z->gb.a = &z->sa; z->gb.b = &z->sb;
     z->M = M; z->N = N; z->nb = 1; z->nc = N; z->c0 = NULL; z->capc = NULL;
     z->sa.cap = !ws && !z->gb.C0 && !vt__no_acap; /* A ROW CAPS where the bound is lazy (no old value: none written out) */
+    z->bst = NULL;
+#if VT__SPIN
+    if (z->sa.cap && z->sb.s_outer == 1 && z->sb.s_k != 1 && !vt__no_bsum) { /* B COLUMN SUMS */
+        z->bst = (int *)vt__scratch(c, sizeof(int) * (size_t)((N + 7) / 8 + 1));
+        if (z->bst) { memset(z->bst, 0, sizeof(int) * (size_t)((N + 7) / 8 + 1)); z->sb.cap = 2; }
+    }
+#endif
     if (!ws) { /* the statistics' job (its lines point to z's own): now, or in the product's */
         z->s2.a = &z->sa; z->s2.b = &z->sb;
         z->nchunk = VT__MIN(z->s2.n, (int64_t)VT__CHUNKS_PER_THREAD * c->pool.n);

@@ -802,6 +802,28 @@ TEST(a_row_caps_and_lines_on_demand) {
                 capped += !nan;
                 compared += 4;
             }
+#if VT__SPIN
+            if (col) { /* B COLUMN SUMS: the job's n1 alone, then every group walked in full by vt__lazy_bcols */
+                int *bst = (int *)calloc((size_t)(M + 8), sizeof(int));
+                for (i = 0; i < 4 * M + 4; i++) cap[i] = NAN;
+                jc.cap = 2;
+                for (i = 0; i < s2.n; i++) vt__stat2_task(&s2, i, i + 1, 0);
+                for (m = 0; m < M; m++)
+                    if (memcmp(&cap[m], &full[m], 8) && !differ++)
+                        CHECK(0, "columns %lld x %lld (isa %d), line %lld: the column sum %a, the walk's %a", (long long)M, (long long)K, isa,
+                              (long long)m, cap[m], full[m]);
+                memset(&z, 0, sizeof z);
+                z.sb = jc; z.N = M; z.bst = bst;
+                for (m = M - 1; m >= 0; m -= 3) vt__lazy_bcols(&z, m, m + 1);
+                vt__lazy_bcols(&z, 0, M);
+                for (i = 0; i < 4 * M; i++)
+                    if (memcmp(&cap[i], &full[i], 8) && !differ++)
+                        CHECK(0, "columns %lld x %lld (isa %d): statistic %d of line %lld after the looks' walk %a, the walk's %a", (long long)M,
+                              (long long)K, isa, (int)(i / M), (long long)(i % M), cap[i], full[i]);
+                compared += 4 * M;
+                free(bst);
+            }
+#endif
             vt__force_isa = -1;
             free(X); free(full); free(cap); free(ls);
         }
@@ -1640,11 +1662,12 @@ TEST(layernorm_backward_row_width_covers_every_bound) {
    are moved next to binary32 midpoints at 0.3, 0.99, 1.01 and 3 times their
    own width (the written bound's e ef2 + 2^-50 |x|), rounded by the written
    rule (vt__round_span over vt__gbound_task's bounds) and by the lazy rule
-   with the caps and without them: the same values, entries and first NaN.
-   Rows and columns of constant magnitude make the cap tight (a1 = K am,
-   a2 = sqrt(K) am, and the same for B: every candidate of the minimum is
-   K am bm, the cap am cap1 in every column), so a row width 2% narrower
-   than the cap would miss the 0.99 ones; normal values, A by rows and by
+   with the caps and B COLUMN SUMS, the caps alone, and neither: the same
+   values, entries and first NaN. Rows and columns of constant magnitude
+   make the cap tight (a1 = K am, a2 = sqrt(K) am, and the same for B:
+   every candidate of the minimum is K am bm, the cap am cap1 in every
+   column), so a row width 10% narrower than the cap would miss the 0.99
+   ones (the pass's 2^-50 xcap adds a few percent); normal values, A by rows and by
    columns, a bias, and a NaN (which fails the point: the same first NaN). */
 TEST(a_row_caps_look_where_the_written_bound_looks) {
     vt_ctx *c = order_ctx("threads:2", VT_MODE_VERIFIED);
@@ -1655,8 +1678,8 @@ TEST(a_row_caps_look_where_the_written_bound_looks) {
         int64_t M = 5 + rep * 7 % 40, N = 9 + rep * 11 % 70, K = 130 + rep * 37 % 300, i, m, n;
         double *A = (double *)malloc(sizeof(double) * (size_t)(M * K)), *B = (double *)malloc(sizeof(double) * (size_t)(K * N));
         double *X = (double *)malloc(sizeof(double) * (size_t)(M * N)), *E = (double *)malloc(sizeof(double) * (size_t)(M * N));
-        double *Y[3], bias[80];
-        vt__ents en[3];
+        double *Y[4], bias[80];
+        vt__ents en[4];
         for (m = 0; m < M; m++)
             for (i = 0; i < K; i++) { /* A (M x K), stored K x M when ta */
                 double a = konst ? (double)(float)(1.0 / 3) * ldexp(1.0, (int)(m % 5) - 2) * (vt_rng_u64(71, rep, m * K + i) & 1 ? 1 : -1)
@@ -1687,7 +1710,7 @@ TEST(a_row_caps_look_where_the_written_bound_looks) {
             X[i] = mid + (i % 2 ? 1 : -1) * t[(i % N / 4 + i / N) % 4] * w;
         }
         if (rep == 5) X[M * N / 3] = NAN;
-        for (v = 0; v < 3; v++) { /* 0: written; 1: lazy with the caps; 2: lazy without */
+        for (v = 0; v < 4; v++) { /* 0: written; 1: lazy with the caps and sums; 2: lazy without; 3: the caps alone */
             vt__rjob rj;
             Y[v] = (double *)malloc(sizeof(double) * (size_t)(M * N));
             memcpy(Y[v], X, sizeof(double) * (size_t)(M * N));
@@ -1700,30 +1723,33 @@ TEST(a_row_caps_look_where_the_written_bound_looks) {
             } else {
                 vt__lazy *z;
                 vt__no_acap = v == 2;
+                vt__no_bsum = v == 3;
                 z = vt__gemm_lazy(c, &c->ord, M, N, K, A, ta ? 1 : K, ta ? M : 1, B, N, 1, NULL, hasb ? bias : NULL, 0, NULL, 0);
-                vt__no_acap = 0;
-                CHECK(z && z->sa.cap == (v == 1), "rep %d: the lazy bound's caps are %d", rep, z ? z->sa.cap : -1);
+                vt__no_acap = vt__no_bsum = 0;
+                CHECK(z && z->sa.cap == (v != 2) && z->sb.cap == (v == 1 && VT__SPIN ? 2 : 0), "rep %d: the lazy bound's caps are %d, %d",
+                      rep, z ? z->sa.cap : -1, z ? z->sb.cap : -1);
                 if (z) en[v].bad = vt__lazy_round(c, Y[v], z, 1, 0, &en[v]);
                 vt__arena_reset(&c->scratch);
             }
         }
-        for (v = 1; v < 3; v++) {
+        for (v = 1; v < 4; v++) {
             int same = en[v].bad == en[0].bad && (en[0].bad >= 0 || (en[v].n == en[0].n && same_bits(Y[v], Y[0], M * N)));
             for (i = 0; same && en[0].bad < 0 && i < en[0].n; i++) /* (a NaN fails the point: its first index is what counts) */
                 same = en[v].e[i].i == en[0].e[i].i && !memcmp(&en[v].e[i].r, &en[0].e[i].r, 4) && en[v].e[i].full == en[0].e[i].full;
             if (!same && !differ++)
-                CHECK(0, "rep %d (%lld x %lld x %lld, ta %d): the lazy rule %s the caps: %lld entries, first NaN %lld; written: %lld, %lld",
-                      rep, (long long)M, (long long)N, (long long)K, ta, v == 1 ? "with" : "without", (long long)en[v].n,
+                CHECK(0, "rep %d (%lld x %lld x %lld, ta %d): the lazy rule %s: %lld entries, first NaN %lld; written: %lld, %lld",
+                      rep, (long long)M, (long long)N, (long long)K, ta, v == 1 ? "with caps and sums" : v == 2 ? "without" : "with caps",
+                      (long long)en[v].n,
                       (long long)en[v].bad, (long long)en[0].n, (long long)en[0].bad);
         }
         compared += M * N;
         ents += en[0].n;
-        for (v = 0; v < 3; v++) { free(Y[v]); free(en[v].e); }
+        for (v = 0; v < 4; v++) { free(Y[v]); free(en[v].e); }
         free(A); free(B); free(X); free(E);
     }
-    CHECK(differ == 0, "%lld of 48 products differ from the written rule", (long long)differ);
+    CHECK(differ == 0, "%lld of 72 products differ from the written rule", (long long)differ);
     CHECK(ents > compared / 4, "only %lld entries in %lld outputs: the outputs are not next to midpoints", (long long)ents, (long long)compared);
-    NOTE("%lld outputs, %lld entries, the same under the three rules", (long long)compared, (long long)ents);
+    NOTE("%lld outputs, %lld entries, the same under the four rules", (long long)compared, (long long)ents);
     vt_destroy(c);
 }
 
@@ -1789,6 +1815,7 @@ TEST(statistics_in_the_product_job) {
                             vt__lazy_astat(z, i, a);
                             st[d][i] = a[0]; st[d][M + i] = a[1]; st[d][2 * M + i] = a[2]; st[d][3 * M + i] = a[3];
                         }
+                        vt__lazy_bcols(z, 0, N); /* (B COLUMN SUMS: every column's other statistics, as looks take them) */
                         memcpy(st[d] + 4 * M, z->sb.n1, sizeof(double) * (size_t)(4 * N));
                         caps[d][0] = z->cap1; caps[d][1] = z->cap2; caps[d][2] = z->capm; caps[d][3] = z->capb;
                         vt__arena_reset(&c->scratch);
