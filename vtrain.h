@@ -6159,13 +6159,15 @@ static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64
 
 /* vt__gemm_bound_prep for a lazy bound the calling task owns (no old
    value, no bias): A's lines under A ROW CAPS (vt__no_acap: all their
-   statistics), B's in full, on the calling thread */
+   statistics), B's columns (at most 512) as sums alone (B COLUMN SUMS),
+   its other lines in full, on the calling thread */
 static void vt__gemm_bound_own(int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam, int64_t sak,
                                const double *B, int64_t sbk, int64_t sbn, int64_t ldc, double *st, vt__stat_job *sa, vt__stat_job *sb,
                                vt__gbound_job *gb, int tri) {
     vt__stat2_job s2;
     vt__gemm_bound_setup(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, NULL, ldc, NULL, 0, st, sa, sb, gb, NULL, tri, &s2);
     sa->cap = !vt__no_acap;
+    if (sa->cap && sb->s_outer == 1 && sb->s_k != 1 && N <= 512 && !vt__no_bsum) sb->cap = 2; /* B COLUMN SUMS (vt__own_bcols) */
     if (s2.n > 0) vt__stat2_task(&s2, 0, s2.n, tid);
 }
 
@@ -9471,6 +9473,7 @@ typedef struct {
     const vt__gbound_job *gb; double scale; int64_t m; /* row m of the product in gb */
     int tri; int64_t M, g0;                             /* under A ROW CAPS: the product's tri and A's lines, the last group
                                                            walked on demand (or -1) */
+    uint64_t bdone;                                     /* under B COLUMN SUMS: B's groups of 8 columns walked in full */
 } vt__att_bnd;
 /* the width W + c |x| of a lazy attention row whose statistic s caps every
    element's (vt__lazy_cap): C itself (scale 0), bound e_G = G s at most;
@@ -9501,10 +9504,23 @@ static void vt__own_astat(const vt__stat_job *a, int64_t M, int64_t m, int tri, 
     vt__stat_lines(&s, lo, hi, tri);
     *g0 = lo;
 }
+/* B COLUMN SUMS in a product a task owns: column n's group of 8 walked in
+   full, in place (B's lines take no tri), once per group (done: a bit a
+   group; vt__gemm_bound_own sums at most 64 groups) */
+static void vt__own_bcols(const vt__stat_job *b, int64_t N, int64_t n, uint64_t *done) {
+    int64_t g = n / 8;
+    vt__stat_job s;
+    if ((*done >> g) & 1) return;
+    s = *b;
+    s.cap = 0;
+    vt__stat_lines(&s, g * 8, VT__MIN(g * 8 + 8, N), VT__TRI_NONE);
+    *done |= (uint64_t)1 << g;
+}
 static double vt__att_e(const vt__att_bnd *b, int64_t i) {
     const vt__stat_job *a = b->gb->a;
     int64_t m = b->m;
     if (a->cap) vt__own_astat(a, b->M, m, b->tri, &((vt__att_bnd *)b)->g0); /* (b is the caller's, not const) */
+    if (b->gb->b->cap == 2) vt__own_bcols(b->gb->b, b->gb->N, i, &((vt__att_bnd *)b)->bdone);
     return vt__gb_e(b->gb, a->n1[m], a->n2[m], a->mx[m], a->th[m] * 0x1p-53, m, i);
 }
 static double vt__att_scores_bnd(const void *arg, int64_t i, double x) {
@@ -9523,12 +9539,13 @@ static void vt__att_lazy_rows(const vt__att_job *j, int tid, const vt__gbound_jo
     double ef2 = 2 * j->rj.ef * VT__SAFE, p1 = 0, p2 = 0, pm = 0, W, c;
     vt__att_bnd b;
     int64_t t, t2;
-    b.gb = gb; b.scale = scale; b.tri = VT__TRI_NONE; b.M = T; b.g0 = -1; /* (both callers' products: VT__TRI_NONE) */
+    b.gb = gb; b.scale = scale; b.tri = VT__TRI_NONE; b.M = T; b.g0 = -1; b.bdone = 0; /* (both callers': VT__TRI_NONE) */
     for (t = 0; t < T; t++) {
         if (scale > 0)
             for (t2 = 0; t2 <= t; t2++) X[t * T + t2] = scale * P[t * T + t2];
         memset(X + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
-        p1 = VT__MAX(p1, gb->b->n1[t]); p2 = VT__MAX(p2, gb->b->n2[t]); pm = VT__MAX(pm, gb->b->mx[t]);
+        p1 = VT__MAX(p1, gb->b->n1[t]);
+        if (gb->b->cap != 2) { p2 = VT__MAX(p2, gb->b->n2[t]); pm = VT__MAX(pm, gb->b->mx[t]); } /* (B COLUMN SUMS: p1 alone) */
         b.m = t;
         vt__att_width(gb->G, vt__row_cap(gb->a, t, p1, p2, pm), scale, 0, ef2, &W, &c);
         vt__fuse_row_lazy(&j->rj, &j->rj.c->tents[tid], X + t * T, t + 1, b0 + t * T, W, c,
@@ -9613,8 +9630,11 @@ static void vt__att_block(const vt__att_job *j, int tid, const vt__rjob *rj, vt_
     {
         double ef2 = 2 * rj->ef * VT__SAFE, p1 = 0, p2 = 0, pm = 0, W, c;
         vt__att_bnd bd;
-        for (n = 0; n < hs; n++) { p1 = VT__MAX(p1, sb.n1[n]); p2 = VT__MAX(p2, sb.n2[n]); pm = VT__MAX(pm, sb.mx[n]); }
-        bd.gb = &gb; bd.scale = scale; bd.tri = tri; bd.M = T; bd.g0 = -1;
+        for (n = 0; n < hs; n++) {
+            p1 = VT__MAX(p1, sb.n1[n]);
+            if (sb.cap != 2) { p2 = VT__MAX(p2, sb.n2[n]); pm = VT__MAX(pm, sb.mx[n]); } /* (B COLUMN SUMS: p1 alone is read) */
+        }
+        bd.gb = &gb; bd.scale = scale; bd.tri = tri; bd.M = T; bd.g0 = -1; bd.bdone = 0;
         for (m = 0; m < T; m++) {
             bd.m = m;
             vt__att_width(gb.G, vt__row_cap(&sa, m, p1, p2, pm), scale, acc, ef2, &W, &c);

@@ -747,7 +747,7 @@ TEST(stat_rows4_matches_one_at_a_time) {
    pass_value (zeros, subnormals, few-bit lines, infinities, NaNs); and the
    cap is the full walk's maximum wherever the line holds no NaN. The same
    for a task's own product (vt__own_astat, in place over the caps), causal
-   lines as rows and as columns. */
+   lines as rows and as columns, and its B's columns (vt__own_bcols). */
 TEST(a_row_caps_and_lines_on_demand) {
     int64_t compared = 0, differ = 0, capped = 0;
     int rep, isa, have512 = 0;
@@ -862,6 +862,23 @@ TEST(a_row_caps_and_lines_on_demand) {
                               col ? "columns" : "rows", (long long)M, (long long)K, tri, isa, (long long)m, (int)k, cap[k * M + m],
                               full[k * M + m]);
                 compared += 4;
+            }
+            if (col && tri == VT__TRI_NONE && M <= 512) { /* B COLUMN SUMS in place (vt__own_bcols), groups in any order */
+                uint64_t done = 0;
+                for (i = 0; i < 4 * M; i++) cap[i] = NAN;
+                jc.cap = 2;
+                vt__stat_lines(&jc, 0, M, VT__TRI_NONE);
+                for (m = 0; m < M; m++)
+                    if (memcmp(&cap[m], &full[m], 8) && !differ++)
+                        CHECK(0, "own columns %lld x %lld (isa %d), line %lld: the sum %a, the walk's %a", (long long)M, (long long)K, isa,
+                              (long long)m, cap[m], full[m]);
+                for (m = M - 1; m >= 0; m -= 5) vt__own_bcols(&jc, M, m, &done);
+                for (m = 0; m < M; m++) vt__own_bcols(&jc, M, m, &done);
+                for (i = 0; i < 4 * M; i++)
+                    if (memcmp(&cap[i], &full[i], 8) && !differ++)
+                        CHECK(0, "own columns %lld x %lld (isa %d): statistic %d of line %lld after the walks %a, the walk's %a", (long long)M,
+                              (long long)K, isa, (int)(i / M), (long long)(i % M), cap[i], full[i]);
+                compared += 4 * M;
             }
             vt__force_isa = -1;
             free(X); free(full); free(cap); free(ls);
