@@ -5678,59 +5678,47 @@ static int64_t vt__stat_rows4(const vt__stat_job *j, int64_t r, int64_t hi, int 
    width. The walk is one max per value where the full one is six
    operations (sums of magnitudes and squares, the maximum, the smallest
    nonzero magnitude). */
+/* the caps' walk of lines that are columns, rows of 16 at a time as the
+   full walk: t[r] the line's max |x| (sum 0) or its sum of |x| in k order
+   (sum 1: B COLUMN SUMS, the full walk's additions) */
+static void vt__stat_caps_cols(const vt__stat_job *j, int64_t lo, int64_t hi, double *t, int sum) {
+    int64_t r, k0;
+    for (r = lo; r < hi; r++) t[r] = 0;
+    for (k0 = 0; k0 < j->K; k0 += 16) {
+        int64_t nk = VT__MIN(16, j->K - k0), q;
+        const double *x = j->X + k0 * j->s_k;
+        r = lo;
+#ifdef VT__AVX2
+        {
+            const __m256d sign = _mm256_set1_pd(-0.0);
+            for (; r + 8 <= hi; r += 8) {
+                __m256d v0 = _mm256_loadu_pd(t + r), v1 = _mm256_loadu_pd(t + r + 4);
+                if (sum)
+                    for (q = 0; q < nk; q++) {
+                        v0 = _mm256_add_pd(v0, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r)));
+                        v1 = _mm256_add_pd(v1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r + 4)));
+                    }
+                else
+                    for (q = 0; q < nk; q++) {
+                        v0 = _mm256_max_pd(v0, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r)));
+                        v1 = _mm256_max_pd(v1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r + 4)));
+                    }
+                _mm256_storeu_pd(t + r, v0); _mm256_storeu_pd(t + r + 4, v1);
+            }
+        }
+#endif
+        for (; r < hi; r++)
+            for (q = 0; q < nk; q++) {
+                double a = fabs(x[q * j->s_k + r]);
+                if (sum) t[r] += a;
+                else if (a > t[r]) t[r] = a;
+            }
+    }
+}
 static void vt__stat_caps(const vt__stat_job *j, int64_t lo, int64_t hi) {
     int64_t r, k;
-    if (j->cap == 2) { /* B COLUMN SUMS (lines that are columns): each n1 in k order, as the full walk adds it */
-        int64_t k0;
-        for (r = lo; r < hi; r++) j->n1[r] = 0;
-        for (k0 = 0; k0 < j->K; k0 += 16) {
-            int64_t nk = VT__MIN(16, j->K - k0), q;
-            const double *x = j->X + k0 * j->s_k;
-            r = lo;
-#ifdef VT__AVX2
-            {
-                const __m256d sign = _mm256_set1_pd(-0.0);
-                for (; r + 8 <= hi; r += 8) {
-                    __m256d s0 = _mm256_loadu_pd(j->n1 + r), s1 = _mm256_loadu_pd(j->n1 + r + 4);
-                    for (q = 0; q < nk; q++) {
-                        s0 = _mm256_add_pd(s0, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r)));
-                        s1 = _mm256_add_pd(s1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r + 4)));
-                    }
-                    _mm256_storeu_pd(j->n1 + r, s0); _mm256_storeu_pd(j->n1 + r + 4, s1);
-                }
-            }
-#endif
-            for (; r < hi; r++)
-                for (q = 0; q < nk; q++) j->n1[r] += fabs(x[q * j->s_k + r]);
-        }
-        return;
-    }
-    if (j->s_outer == 1 && j->s_k != 1) { /* lines are columns: rows of 16 at a time, as the full walk */
-        int64_t k0;
-        for (r = lo; r < hi; r++) j->mx[r] = 0;
-        for (k0 = 0; k0 < j->K; k0 += 16) {
-            int64_t nk = VT__MIN(16, j->K - k0), q;
-            const double *x = j->X + k0 * j->s_k;
-            r = lo;
-#ifdef VT__AVX2
-            {
-                const __m256d sign = _mm256_set1_pd(-0.0);
-                for (; r + 8 <= hi; r += 8) {
-                    __m256d m0 = _mm256_loadu_pd(j->mx + r), m1 = _mm256_loadu_pd(j->mx + r + 4);
-                    for (q = 0; q < nk; q++) {
-                        m0 = _mm256_max_pd(m0, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r)));
-                        m1 = _mm256_max_pd(m1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r + 4)));
-                    }
-                    _mm256_storeu_pd(j->mx + r, m0); _mm256_storeu_pd(j->mx + r + 4, m1);
-                }
-            }
-#endif
-            for (; r < hi; r++)
-                for (q = 0; q < nk; q++) {
-                    double a = fabs(x[q * j->s_k + r]);
-                    if (a > j->mx[r]) j->mx[r] = a;
-                }
-        }
+    if (j->cap == 2 || (j->s_outer == 1 && j->s_k != 1)) { /* (cap 2, B COLUMN SUMS: lines that are columns) */
+        vt__stat_caps_cols(j, lo, hi, j->cap == 2 ? j->n1 : j->mx, j->cap == 2);
         return;
     }
     for (r = lo; r < hi; r++) {
@@ -6249,20 +6237,27 @@ static void vt__lazy_row(const vt__lazy *z, int64_t r, vt__gbound_job *g, vt__st
    the values the walk over all lines gives it (a rows walk's line does not
    depend on the others; a columns walk takes the line's group of 8 from a
    multiple of 8, the last one short, as vt__stat2_task's chunks) */
+/* the full walk (no tri) of line m's group of vt__stat_group lines, from a
+   multiple of it (of M lines, the last group short), into st[4][8] at the
+   line's place less *lo, the group's first line */
+static void vt__stat_group_local(const vt__stat_job *j, int64_t M, int64_t m, double st[4][8], int64_t *lo) {
+    vt__stat_job s = *j;
+    int ls[8];
+    int64_t g = vt__stat_group(j);
+    *lo = m / g * g;
+    s.cap = 0; s.X = j->X + *lo * j->s_outer;
+    s.n1 = st[0]; s.n2 = st[1]; s.mx = st[2]; s.th = st[3]; s.lsb = ls;
+    vt__stat_lines(&s, 0, VT__MIN(g, M - *lo), VT__TRI_NONE);
+}
 static void vt__lazy_astat(const vt__lazy *z, int64_t m, double *a) {
     const vt__stat_job *sa = &z->sa;
     if (!sa->cap) {
         a[0] = sa->n1[m]; a[1] = sa->n2[m]; a[2] = sa->mx[m]; a[3] = sa->th[m] * 0x1p-53;
     } else {
-        vt__stat_job s = *sa;
         double st[4][8];
-        int ls[8];
-        int64_t g0 = m, cnt = 1;
-        if (sa->s_outer == 1 && sa->s_k != 1) { g0 = m / 8 * 8; cnt = VT__MIN(8, z->M - g0); }
-        s.cap = 0; s.X = sa->X + g0 * sa->s_outer;
-        s.n1 = st[0]; s.n2 = st[1]; s.mx = st[2]; s.th = st[3]; s.lsb = ls;
-        vt__stat_lines(&s, 0, cnt, VT__TRI_NONE);
-        a[0] = st[0][m - g0]; a[1] = st[1][m - g0]; a[2] = st[2][m - g0]; a[3] = st[3][m - g0] * 0x1p-53;
+        int64_t lo;
+        vt__stat_group_local(sa, z->M, m, st, &lo);
+        a[0] = st[0][m - lo]; a[1] = st[1][m - lo]; a[2] = st[2][m - lo]; a[3] = st[3][m - lo] * 0x1p-53;
     }
 }
 
@@ -6283,14 +6278,10 @@ static void vt__lazy_bcols(const vt__lazy *z, int64_t n0, int64_t n1) {
         int *st = &z->bst[g], want = 0, spins = 0;
         if (VT__LOAD(st) == 2) continue;
         if (VT__CAS(st, &want, 1)) {
-            vt__stat_job s = z->sb;
             double loc[4][8];
-            int ls[8];
-            int64_t lo = g * 8, cnt = VT__MIN(8, z->N - lo), i;
-            s.cap = 0; s.X = z->sb.X + lo; /* (s_outer 1) */
-            s.n1 = loc[0]; s.n2 = loc[1]; s.mx = loc[2]; s.th = loc[3]; s.lsb = ls;
-            vt__stat_lines(&s, 0, cnt, VT__TRI_NONE);
-            for (i = 0; i < cnt; i++) { z->sb.n2[lo + i] = loc[1][i]; z->sb.mx[lo + i] = loc[2][i]; z->sb.th[lo + i] = loc[3][i]; }
+            int64_t lo, i;
+            vt__stat_group_local(&z->sb, z->N, g * 8, loc, &lo); /* (groups of 8: B's lines are columns) */
+            for (i = 0; i < VT__MIN(8, z->N - lo); i++) { z->sb.n2[lo + i] = loc[1][i]; z->sb.mx[lo + i] = loc[2][i]; z->sb.th[lo + i] = loc[3][i]; }
             VT__STORE(st, 2);
         } else
             while (VT__LOAD(st) != 2) vt__spin(++spins);
@@ -9494,26 +9485,24 @@ static void vt__att_width(double G, double s, double scale, int acc, double ef2,
    written over its cap, by the full walk on the line's group (a columns
    walk's 8 from a multiple of 8; the product's tri: the walk takes a line's
    causal zeros by its index, which the group keeps), once per group */
-static void vt__own_astat(const vt__stat_job *a, int64_t M, int64_t m, int tri, int64_t *g0) {
-    int64_t lo = m, hi = m + 1;
-    vt__stat_job s;
-    if (a->s_outer == 1 && a->s_k != 1) { lo = m / 8 * 8; hi = VT__MIN(lo + 8, M); }
-    if (*g0 == lo) return;
-    s = *a;
+static void vt__own_group(const vt__stat_job *a, int64_t M, int64_t lo, int tri) { /* lines [lo, lo + group) in place */
+    vt__stat_job s = *a;
     s.cap = 0;
-    vt__stat_lines(&s, lo, hi, tri);
+    vt__stat_lines(&s, lo, VT__MIN(lo + vt__stat_group(a), M), tri);
+}
+static void vt__own_astat(const vt__stat_job *a, int64_t M, int64_t m, int tri, int64_t *g0) {
+    int64_t lo = m / vt__stat_group(a) * vt__stat_group(a);
+    if (*g0 == lo) return;
+    vt__own_group(a, M, lo, tri);
     *g0 = lo;
 }
 /* B COLUMN SUMS in a product a task owns: column n's group of 8 walked in
    full, in place (B's lines take no tri), once per group (done: a bit a
    group; vt__gemm_bound_own sums at most 64 groups) */
 static void vt__own_bcols(const vt__stat_job *b, int64_t N, int64_t n, uint64_t *done) {
-    int64_t g = n / 8;
-    vt__stat_job s;
+    int64_t g = n / 8; /* (B's lines are columns: groups of 8) */
     if ((*done >> g) & 1) return;
-    s = *b;
-    s.cap = 0;
-    vt__stat_lines(&s, g * 8, VT__MIN(g * 8 + 8, N), VT__TRI_NONE);
+    vt__own_group(b, N, g * 8, VT__TRI_NONE);
     *done |= (uint64_t)1 << g;
 }
 static double vt__att_e(const vt__att_bnd *b, int64_t i) {
