@@ -8782,13 +8782,35 @@ static void vt__k_mse(vt__kern *k) {
    e_i = 1.01 (|w_i| dxhat_i + u|xhat_i w_i| + u|y_i|). */
 typedef struct { double mu, dmu, rstd, rho, var, dvar; } vt__ln_stats;
 
-/* (bnd 0: no bound will be computed from it, and dmu is left 0) */
-static vt__ln_stats vt__ln_row(const vt__ord *o, uint64_t key, const double *x, int64_t C, double eps, double *d, int bnd) {
+/* sum |x| of each of n rows (n <= 8, row q at x + q C), each added in
+   element order as one row's loop adds it: the same sums. One row's chain
+   of additions waits on each add's latency; eight rows' chains side by side
+   keep the adders busy (layernorm's rows are a few dozen to a few hundred
+   wide, and the sum was most of the forward's cost beyond fp64's) */
+static void vt__abs_sums(const double *x, int64_t C, int n, double *mag) {
+    double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i;
+    int q;
+    if (n == 8)
+        for (i = 0; i < C; i++)
+            for (q = 0; q < 8; q++) s[q] += fabs(x[q * C + i]);
+    else
+        for (q = 0; q < n; q++)
+            for (i = 0; i < C; i++) s[q] += fabs(x[q * C + i]);
+    for (q = 0; q < n; q++) mag[q] = s[q];
+}
+
+/* (bnd 0: no bound will be computed from it, and dmu is left 0; magp: sum
+   |x| from vt__abs_sums, or NULL to add it here) */
+static vt__ln_stats vt__ln_row(const vt__ord *o, uint64_t key, const double *x, int64_t C, double eps, double *d, int bnd,
+                               const double *magp) {
     vt__ln_stats s;
     int64_t i;
     double mag = 0, var, dvar, v;
-    if (bnd)
-        for (i = 0; i < C; i++) mag += fabs(x[i]);
+    if (bnd && magp)
+        mag = *magp;
+    else if (bnd)
+        vt__abs_sums(x, C, 1, &mag);
     s.mu = VT__ACC(o, vt__rsum(o, key, x, 1, C) / (double)C);
     s.dmu = vt__g(o, C + 1) * mag / (double)C;
     for (i = 0; i < C; i++) d[i] = VT__ACC(o, x[i] - s.mu);
@@ -8822,7 +8844,19 @@ typedef struct {
     vt__kern *k; int64_t R, C, chunk, nch; double eps; double *scr, *pw, *pb, *mw, *mb;
     int fuse; vt__rjob rj; double wmax; /* forward: A LAYERNORM ROW (rj its rule), wmax = max |w| */
     int bnd;                            /* an output has bounds (fp64 and native: none) */
+    vt__ln_stats *keep;                 /* the rows' statistics: the forward writes them, the backward reads them */
+    int kept;                           /* ... the backward: they are there (and have dmu where it needs it) */
 } vt__ln_job;
+/* KEPT ROW STATISTICS: the primary forward run keeps each row's statistics
+   (t->extra, the step arena; kbnd: with dmu), and the backward in the same
+   order reads them instead of adding the row's mean, |x| and variance again:
+   the same operations in the same order gave them, so the same values; d is
+   x - mu again, one subtraction a value. A backward without them (a
+   calibration's rerun in another order, or a forward without dmu under a
+   backward with bounds) computes them as the forward did. */
+typedef struct { int bnd; vt__ln_stats s[1]; } vt__ln_kept;
+static VT__UNUSED int vt__ln_no_keep;     /* tests: every backward computes its rows' statistics again */
+static VT__UNUSED int64_t vt__ln_kept_rows; /* tests: rows whose backward read the forward's statistics */
 
 /* A LAYERNORM ROW (CPU backend; the trainer in verified mode, or the cast or
    fp64's check in the other modes): the forward rounds each row of y as soon
@@ -9080,9 +9114,18 @@ static void vt__ln_task(void *arg, int64_t lo, int64_t hi, int tid) {
     int64_t C = j->C, r, i;
     double *d = j->scr + (int64_t)tid * 4 * C, *xh = d + C, *dn = xh + C, *dxh = dn + C;
     const double *X = vt__d(k->t->src[0]), *W = vt__d(k->t->src[1]), *Bb = vt__d(k->t->src[2]);
+    double mags[8];
     for (r = lo; r < hi; r++) {
         const double *x = X + r * C;
-        vt__ln_stats s = vt__ln_row(k->o, (uint64_t)r, x, C, j->eps, d, j->bnd);
+        vt__ln_stats s;
+        if (j->kept) { /* the forward's */
+            s = j->keep[r];
+            for (i = 0; i < C; i++) d[i] = VT__ACC(k->o, x[i] - s.mu);
+        } else {
+            if (j->bnd && (r - lo) % 8 == 0) vt__abs_sums(x, C, (int)VT__MIN(8, hi - r), mags); /* the next eight rows' sum |x| */
+            s = vt__ln_row(k->o, (uint64_t)r, x, C, j->eps, d, j->bnd, mags + (r - lo) % 8);
+            if (j->keep) j->keep[r] = s;
+        }
         if (!k->bwd && j->fuse) { /* A LAYERNORM ROW */
             double *y = k->out[0].x + r * C, m[3], ef2 = 2 * j->rj.ef * VT__SAFE, T;
             vt__ln_bnd bd;
@@ -9183,6 +9226,24 @@ static void vt__k_layernorm(vt__kern *k) {
     j.pw = j.mw = NULL;
     j.fuse = 0;
     j.bnd = k->out[0].e || k->out[1].e || k->out[2].e;
+    j.keep = NULL;
+    j.kept = 0;
+    if (k->o == &k->c->ord) { /* KEPT ROW STATISTICS */
+        vt__ln_kept *kp = (vt__ln_kept *)k->t->extra;
+        if (!k->bwd) {
+            kp = (vt__ln_kept *)vt__arena_alloc(&k->c->step, sizeof(vt__ln_kept) + sizeof(vt__ln_stats) * (size_t)j.R);
+            k->t->extra = kp;
+            if (kp) { kp->bnd = j.bnd; j.keep = kp->s; }
+        } else if (kp && (kp->bnd || !j.bnd) && !vt__ln_no_keep) {
+            j.keep = kp->s;
+            j.kept = 1;
+#if VT__SPIN
+            VT__ADD(&vt__ln_kept_rows, j.R);
+#else
+            vt__ln_kept_rows += j.R;
+#endif
+        }
+    }
     if (!k->bwd && !(vt__no_lazy && k->out[0].e)) /* A LAYERNORM ROW (vt__no_lazy: the written bounds and the pass) */
         j.fuse = k->out[0].fused = vt__fuse_block_begin(k->c, &k->out[0], &j.rj, k->c->tents, 0);
     else if (k->bwd && k->out[0].x && k->out[0].e && !vt__no_lazy) /* A LAYERNORM BACKWARD ROW (added to or not) */
@@ -10742,7 +10803,7 @@ static void vt__bnstat_task(void *arg, int64_t lo, int64_t hi, int tid) {
     for (ch = lo; ch < hi; ch++) {
         vt__bn_gather(j, X, ch, xg);
         if (!k->bwd) {
-            vt__ln_stats s = vt__ln_row(k->o, (uint64_t)ch, xg, j->M, 1.0, d, 1);
+            vt__ln_stats s = vt__ln_row(k->o, (uint64_t)ch, xg, j->M, 1.0, d, 1, NULL);
             const vt__kout *o = &k->out[0];
             o->x[ch] = s.mu;
             o->x[j->C + ch] = s.var;

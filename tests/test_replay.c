@@ -970,6 +970,69 @@ TEST(lazy_bound_logs_what_the_written_bound_logs) {
     free(b2);
 }
 
+/* KEPT ROW STATISTICS: layer norm's backward reads the rows' statistics its
+   forward kept instead of computing them again; training with them and
+   without them gives the same log byte for byte and the same weights, in
+   the default order on two threads and in a chaos order (where the sums'
+   order is the row's own); and the backward did read them. The grouped sum
+   of |x| (vt__abs_sums, eight rows side by side) is each row's own sum bit
+   for bit, NaN, infinities and subnormals among the values. */
+TEST(layernorm_kept_statistics_change_nothing) {
+    static const char *ords[2] = {"threads:2", "chaos:5"};
+    int oi, keep;
+    int64_t bad = 0, sums = 0;
+    for (oi = 0; oi < 2; oi++) {
+        vt_report r[2];
+        unsigned char *b[2];
+        size_t n[2];
+        char path[2][64];
+        int64_t kept = vt__ln_kept_rows;
+        for (keep = 0; keep < 2; keep++) {
+            vt_desc d = vt_desc_default();
+            vt_program p = gpt_program();
+            snprintf(path[keep], sizeof path[keep], "build/t_lnkeep%d%d.vtlog", oi, keep);
+            d.log_path = path[keep];
+            vt_order_parse(&d.order, ords[oi]);
+            vt__ln_no_keep = !keep;
+            vt_run(&d, &p, 40, &r[keep]);
+            vt__ln_no_keep = 0;
+            CHECK(r[keep].status == VT_OK, "%s", r[keep].message);
+            if (!keep) CHECK(vt__ln_kept_rows == kept, "the backward read kept statistics while told not to");
+        }
+        CHECK(vt__ln_kept_rows > kept, "order %s: no backward read the forward's statistics: the test tests nothing", ords[oi]);
+        CHECK(r[1].log.entries > 0, "order %s: no log entries in 40 steps: the comparison would say little", ords[oi]);
+        b[0] = slurp(path[0], &n[0]);
+        b[1] = slurp(path[1], &n[1]);
+        CHECK(b[0] && b[1] && n[0] == n[1] && !memcmp(b[0], b[1], n[0]), "order %s: the logs with and without kept statistics differ",
+              ords[oi]);
+        CHECK(!memcmp(r[0].digest, r[1].digest, 32), "order %s: the weights with and without kept statistics differ", ords[oi]);
+        free(b[0]);
+        free(b[1]);
+    }
+    {
+        static double x[8 * 70];
+        int64_t C, i;
+        int nr, q;
+        for (C = 1; C <= 70; C++)
+            for (nr = 1; nr <= 8; nr++) {
+                double g[8], one;
+                for (i = 0; i < nr * C; i++) {
+                    uint64_t h = vt_rng_u64(91, (uint64_t)(C * 9 + nr), (uint64_t)i);
+                    x[i] = h % 97 == 0 ? NAN : h % 89 == 0 ? -INFINITY : h % 13 == 0 ? 0x1p-1060 * (double)(h >> 40)
+                                                                                      : vt_rng_normal(92, (uint64_t)C, (uint64_t)i) * 1e3;
+                }
+                vt__abs_sums(x, C, nr, g);
+                for (q = 0; q < nr; q++) {
+                    vt__abs_sums(x + q * C, C, 1, &one);
+                    bad += memcmp(&g[q], &one, 8) != 0 && !(g[q] != g[q] && one != one);
+                    sums++;
+                }
+            }
+    }
+    CHECK(bad == 0, "%lld of %lld grouped sums of |x| differ from the row's own", (long long)bad, (long long)sums);
+    NOTE("logs and weights identical in 2 orders; %lld grouped sums equal", (long long)sums);
+}
+
 /* A ROW CAPS where A holds a NaN or an infinity: the cap (a maximum, which
    may drop a NaN) makes the row's width finite where the full statistics
    made it NaN; every output of such a row is NaN or infinite and is looked
@@ -2170,6 +2233,7 @@ int main(int argc, char **argv) {
     RUN(calibrated_and_probabilistic);
     RUN(calibrated_forgery_refused);
     RUN(lazy_bound_logs_what_the_written_bound_logs);
+    RUN(layernorm_kept_statistics_change_nothing);
     RUN(a_row_caps_nan_and_infinity);
     RUN(fused_products_same_bits);
     RUN(fused_casts_same_bits);
