@@ -5469,7 +5469,7 @@ typedef struct {
     const double *X; int64_t s_outer, s_k; int64_t K;
     double *n1, *n2, *mx, *th;
     int *lsb;
-    int cap; /* 1: mx only (A's lines of a lazy bound: A ROW CAPS); 2: n1 only (B's columns: B COLUMN SUMS); the others
+    int cap; /* 1: mx only (A's lines of a lazy bound: A ROW CAPS); 2: n1 only (B's lines: B COLUMN SUMS, B ROW SUMS); the others
                 left as they were */
 } vt__stat_job;
 
@@ -5715,10 +5715,60 @@ static void vt__stat_caps_cols(const vt__stat_job *j, int64_t lo, int64_t hi, do
             }
     }
 }
+/* B ROW SUMS: a line that is a row (s_k = 1: a forward product's weight,
+   B = W^T) gets its sum of |x| alone, added as the full walk adds it (four
+   lanes over k from 0, the lanes added to 0 one after another, then the
+   last K mod 4 values in order; one chain in k order without AVX2, or with
+   another stride or K < 8): the same n1. Its other statistics wait for a
+   look (vt__lazy_bcols), and their smallest set bit was a scalar loop over
+   every value of a line of binary32 values: most of the full walk. */
+static double vt__line_n1(const double *x, int64_t s, int64_t K) {
+    double s1 = 0;
+    int64_t k = 0;
+#ifdef VT__AVX2
+    if (s == 1 && K >= 8) {
+        const __m256d sign = _mm256_set1_pd(-0.0);
+        __m256d v1 = _mm256_setzero_pd();
+        double l[4];
+        for (; k + 4 <= K; k += 4) v1 = _mm256_add_pd(v1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)));
+        _mm256_storeu_pd(l, v1);
+        s1 += l[0];
+        s1 += l[1];
+        s1 += l[2];
+        s1 += l[3];
+    }
+#endif
+    for (; k < K; k++) s1 += fabs(x[k * s]);
+    return s1;
+}
 static void vt__stat_caps(const vt__stat_job *j, int64_t lo, int64_t hi) {
     int64_t r, k;
-    if (j->cap == 2 || (j->s_outer == 1 && j->s_k != 1)) { /* (cap 2, B COLUMN SUMS: lines that are columns) */
+    if (j->s_outer == 1 && j->s_k != 1) { /* lines that are columns (cap 2: B COLUMN SUMS) */
         vt__stat_caps_cols(j, lo, hi, j->cap == 2 ? j->n1 : j->mx, j->cap == 2);
+        return;
+    }
+    if (j->cap == 2) { /* B ROW SUMS */
+        r = lo;
+#ifdef VT__AVX2
+        if (j->s_k == 1 && j->K >= 8 && j->K % 4 == 0) { /* four lines at once: each line's lanes as vt__line_n1's,
+                                                            then lane q of the four added in one register (a transpose) */
+            const __m256d sign = _mm256_set1_pd(-0.0);
+            for (; r + 4 <= hi; r += 4) {
+                __m256d v[4], a1 = _mm256_setzero_pd();
+                int q;
+                for (q = 0; q < 4; q++) {
+                    const double *x = j->X + (r + q) * j->s_outer;
+                    __m256d v1 = _mm256_setzero_pd();
+                    for (k = 0; k < j->K; k += 4) v1 = _mm256_add_pd(v1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)));
+                    v[q] = v1;
+                }
+                vt__tr4(v);
+                for (q = 0; q < 4; q++) a1 = _mm256_add_pd(a1, v[q]);
+                _mm256_storeu_pd(j->n1 + r, a1);
+            }
+        }
+#endif
+        for (; r < hi; r++) j->n1[r] = vt__line_n1(j->X + r * j->s_outer, j->s_k, j->K);
         return;
     }
     for (r = lo; r < hi; r++) {
@@ -6155,7 +6205,7 @@ static void vt__gemm_bound_own(int tid, const vt__ord *o, int64_t M, int64_t N, 
     vt__stat2_job s2;
     vt__gemm_bound_setup(NULL, tid, o, M, N, K, A, sam, sak, B, sbk, sbn, NULL, ldc, NULL, 0, st, sa, sb, gb, NULL, tri, &s2);
     sa->cap = !vt__no_acap;
-    if (sa->cap && sb->s_outer == 1 && sb->s_k != 1 && N <= 512 && !vt__no_bsum) sb->cap = 2; /* B COLUMN SUMS (vt__own_bcols) */
+    if (sa->cap && N <= 64 * vt__stat_group(sb) && !vt__no_bsum) sb->cap = 2; /* B COLUMN (ROW) SUMS (vt__own_bcols: 64 groups) */
     if (s2.n > 0) vt__stat2_task(&s2, 0, s2.n, tid);
 }
 
@@ -6217,7 +6267,7 @@ typedef struct vt__lazy {
     vt__stat2_job s2;                /* STATISTICS IN THE PRODUCT'S JOB: the statistics' tasks, */
     int64_t nchunk, next, done;      /* in nchunk chunks: how many are claimed, how many finished */
     int pend, ready;                 /* pend: computed in the job; ready: they and the caps are */
-    int *bst;                        /* B COLUMN SUMS: per group of 8 columns, 0 sums only, 1 being walked, 2 walked */
+    int *bst;                        /* B COLUMN (ROW) SUMS: per group of 8 columns (a row), 0 sums only, 1 being walked, 2 walked */
 } vt__lazy;
 
 /* the job of row r's look: batch b's columns of B's statistics and its old values */
@@ -6272,16 +6322,17 @@ static void vt__lazy_astat(const vt__lazy *z, int64_t m, double *a) {
    a forward product, activations in a weight gradient). */
 static void vt__lazy_bcols(const vt__lazy *z, int64_t n0, int64_t n1) {
 #if VT__SPIN
-    int64_t g;
+    int64_t g, gs;
     if (z->sb.cap != 2) return;
-    for (g = n0 / 8; g * 8 < n1; g++) {
+    gs = vt__stat_group(&z->sb); /* (8 columns, or 1 row: B ROW SUMS) */
+    for (g = n0 / gs; g * gs < n1; g++) {
         int *st = &z->bst[g], want = 0, spins = 0;
         if (VT__LOAD(st) == 2) continue;
         if (VT__CAS(st, &want, 1)) {
             double loc[4][8];
             int64_t lo, i;
-            vt__stat_group_local(&z->sb, z->N, g * 8, loc, &lo); /* (groups of 8: B's lines are columns) */
-            for (i = 0; i < VT__MIN(8, z->N - lo); i++) { z->sb.n2[lo + i] = loc[1][i]; z->sb.mx[lo + i] = loc[2][i]; z->sb.th[lo + i] = loc[3][i]; }
+            vt__stat_group_local(&z->sb, z->N, g * gs, loc, &lo);
+            for (i = 0; i < VT__MIN(gs, z->N - lo); i++) { z->sb.n2[lo + i] = loc[1][i]; z->sb.mx[lo + i] = loc[2][i]; z->sb.th[lo + i] = loc[3][i]; }
             VT__STORE(st, 2);
         } else
             while (VT__LOAD(st) != 2) vt__spin(++spins);
@@ -6568,9 +6619,10 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
     z->sa.cap = !ws && !z->gb.C0 && !vt__no_acap; /* A ROW CAPS where the bound is lazy (no old value: none written out) */
     z->bst = NULL;
 #if VT__SPIN
-    if (z->sa.cap && z->sb.s_outer == 1 && z->sb.s_k != 1 && !vt__no_bsum) { /* B COLUMN SUMS */
-        z->bst = (int *)vt__scratch(c, sizeof(int) * (size_t)((N + 7) / 8 + 1));
-        if (z->bst) { memset(z->bst, 0, sizeof(int) * (size_t)((N + 7) / 8 + 1)); z->sb.cap = 2; }
+    if (z->sa.cap && !vt__no_bsum) { /* B COLUMN SUMS, B ROW SUMS: a claim per group of vt__stat_group lines */
+        size_t ng = (size_t)((N + vt__stat_group(&z->sb) - 1) / vt__stat_group(&z->sb) + 1);
+        z->bst = (int *)vt__scratch(c, sizeof(int) * ng);
+        if (z->bst) { memset(z->bst, 0, sizeof(int) * ng); z->sb.cap = 2; }
     }
 #endif
     if (!ws) { /* the statistics' job (its lines point to z's own): now, or in the product's */
@@ -9525,7 +9577,7 @@ typedef struct {
     const vt__gbound_job *gb; double scale; int64_t m; /* row m of the product in gb */
     int tri; int64_t M, g0;                             /* under A ROW CAPS: the product's tri and A's lines, the last group
                                                            walked on demand (or -1) */
-    uint64_t bdone;                                     /* under B COLUMN SUMS: B's groups of 8 columns walked in full */
+    uint64_t bdone;                                     /* under B COLUMN (ROW) SUMS: B's groups walked in full */
 } vt__att_bnd;
 /* the width W + c |x| of a lazy attention row whose statistic s caps every
    element's (vt__lazy_cap): C itself (scale 0), bound e_G = G s at most;
@@ -9557,13 +9609,14 @@ static void vt__own_astat(const vt__stat_job *a, int64_t M, int64_t m, int tri, 
     vt__own_group(a, M, lo, tri);
     *g0 = lo;
 }
-/* B COLUMN SUMS in a product a task owns: column n's group of 8 walked in
-   full, in place (B's lines take no tri), once per group (done: a bit a
-   group; vt__gemm_bound_own sums at most 64 groups) */
+/* B COLUMN SUMS (B ROW SUMS) in a product a task owns: line n's group (8
+   columns, or the row) walked in full, in place (B's lines take no tri),
+   once per group (done: a bit a group; vt__gemm_bound_own sums at most 64
+   groups) */
 static void vt__own_bcols(const vt__stat_job *b, int64_t N, int64_t n, uint64_t *done) {
-    int64_t g = n / 8; /* (B's lines are columns: groups of 8) */
+    int64_t gs = vt__stat_group(b), g = n / gs;
     if ((*done >> g) & 1) return;
-    vt__own_group(b, N, g * 8, VT__TRI_NONE);
+    vt__own_group(b, N, g * gs, VT__TRI_NONE);
     *done |= (uint64_t)1 << g;
 }
 static double vt__att_e(const vt__att_bnd *b, int64_t i) {

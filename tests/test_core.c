@@ -759,7 +759,8 @@ TEST(a_row_caps_and_lines_on_demand) {
     for (rep = 0; rep < 60; rep++)
         for (isa = 0; isa <= have512; isa++) {
             int col = rep % 2;
-            int64_t M = 1 + rep * 7 % 45, K = rep % 3 == 0 ? 1 + rep % 9 : 8 + rep * 13 % 300, ld = (col ? M : K) + rep % 3;
+            int64_t M = 1 + rep * 7 % 45, K = rep % 3 == 0 ? 1 + rep % 9 : rep % 5 == 0 ? 16 + rep % 7 * 8 : 8 + rep * 13 % 300;
+            int64_t ld = (col ? M : K) + rep % 3;
             int64_t i, k, m, nx = col ? K * ld : M * ld;
             double *X = (double *)malloc(sizeof(double) * (size_t)(nx + 1)), *full = (double *)malloc(sizeof(double) * (size_t)(4 * M + 4));
             double *cap = (double *)malloc(sizeof(double) * (size_t)(4 * M + 4));
@@ -769,9 +770,13 @@ TEST(a_row_caps_and_lines_on_demand) {
             vt__lazy z;
             for (i = 0; i < nx; i++) {
                 double v = rep % 4 == 1 ? (double)(float)vt_rng_normal(53, (uint64_t)rep, (uint64_t)i) : pass_value((uint64_t)(2000 + rep), (uint64_t)i);
-                if (rep % 4 == 3) v = (double)(float)(vt_rng_normal(54, (uint64_t)rep, (uint64_t)i) * ldexp(1.0, (int)(i % 61) - 30));
+                if (rep % 4 >= 2) /* (wide: sums of |x| that round, rows and columns) */
+                    v = (double)(float)(vt_rng_normal(54, (uint64_t)rep, (uint64_t)i) * ldexp(1.0, (int)(i % 61) - 30));
                 X[i] = v;
             }
+            if (!col && rep % 4 == 2) /* rows whose lane sums, 1 and three of 2^-53, add to another sum in another order */
+                for (m = 0; m < M; m += 2)
+                    for (k = 0; k < K; k++) X[m * ld + k] = k == 0 ? 1.0 : k < 4 ? 0x1p-53 : 0.0;
             memset(&j, 0, sizeof j);
             j.X = X; j.K = K; j.lsb = ls; j.s_outer = col ? 1 : ld; j.s_k = col ? ld : 1;
             j.n1 = full; j.n2 = full + M; j.mx = full + 2 * M; j.th = full + 3 * M;
@@ -803,23 +808,24 @@ TEST(a_row_caps_and_lines_on_demand) {
                 compared += 4;
             }
 #if VT__SPIN
-            if (col) { /* B COLUMN SUMS: the job's n1 alone, then every group walked in full by vt__lazy_bcols */
+            { /* B COLUMN SUMS (B ROW SUMS): the job's n1 alone, then every group walked in full by vt__lazy_bcols */
                 int *bst = (int *)calloc((size_t)(M + 8), sizeof(int));
                 for (i = 0; i < 4 * M + 4; i++) cap[i] = NAN;
                 jc.cap = 2;
-                for (i = 0; i < s2.n; i++) vt__stat2_task(&s2, i, i + 1, 0);
+                if (rep % 5 == 0) vt__stat2_task(&s2, 0, s2.n, 0); /* (rows four at a time) */
+                else for (i = 0; i < s2.n; i++) vt__stat2_task(&s2, i, i + 1, 0);
                 for (m = 0; m < M; m++)
                     if (memcmp(&cap[m], &full[m], 8) && !differ++)
-                        CHECK(0, "columns %lld x %lld (isa %d), line %lld: the column sum %a, the walk's %a", (long long)M, (long long)K, isa,
-                              (long long)m, cap[m], full[m]);
+                        CHECK(0, "%s %lld x %lld (isa %d), line %lld: the line's sum %a, the walk's %a", col ? "columns" : "rows", (long long)M,
+                              (long long)K, isa, (long long)m, cap[m], full[m]);
                 memset(&z, 0, sizeof z);
                 z.sb = jc; z.N = M; z.bst = bst;
                 for (m = M - 1; m >= 0; m -= 3) vt__lazy_bcols(&z, m, m + 1);
                 vt__lazy_bcols(&z, 0, M);
                 for (i = 0; i < 4 * M; i++)
                     if (memcmp(&cap[i], &full[i], 8) && !differ++)
-                        CHECK(0, "columns %lld x %lld (isa %d): statistic %d of line %lld after the looks' walk %a, the walk's %a", (long long)M,
-                              (long long)K, isa, (int)(i / M), (long long)(i % M), cap[i], full[i]);
+                        CHECK(0, "%s %lld x %lld (isa %d): statistic %d of line %lld after the looks' walk %a, the walk's %a", col ? "columns" : "rows",
+                              (long long)M, (long long)K, isa, (int)(i / M), (long long)(i % M), cap[i], full[i]);
                 compared += 4 * M;
                 free(bst);
             }
@@ -863,21 +869,21 @@ TEST(a_row_caps_and_lines_on_demand) {
                               full[k * M + m]);
                 compared += 4;
             }
-            if (col && tri == VT__TRI_NONE && M <= 512) { /* B COLUMN SUMS in place (vt__own_bcols), groups in any order */
+            if (tri == VT__TRI_NONE && M <= 64 * vt__stat_group(&j)) { /* B COLUMN (ROW) SUMS in place (vt__own_bcols), groups in any order */
                 uint64_t done = 0;
                 for (i = 0; i < 4 * M; i++) cap[i] = NAN;
                 jc.cap = 2;
                 vt__stat_lines(&jc, 0, M, VT__TRI_NONE);
                 for (m = 0; m < M; m++)
                     if (memcmp(&cap[m], &full[m], 8) && !differ++)
-                        CHECK(0, "own columns %lld x %lld (isa %d), line %lld: the sum %a, the walk's %a", (long long)M, (long long)K, isa,
-                              (long long)m, cap[m], full[m]);
+                        CHECK(0, "own %s %lld x %lld (isa %d), line %lld: the sum %a, the walk's %a", col ? "columns" : "rows", (long long)M,
+                              (long long)K, isa, (long long)m, cap[m], full[m]);
                 for (m = M - 1; m >= 0; m -= 5) vt__own_bcols(&jc, M, m, &done);
                 for (m = 0; m < M; m++) vt__own_bcols(&jc, M, m, &done);
                 for (i = 0; i < 4 * M; i++)
                     if (memcmp(&cap[i], &full[i], 8) && !differ++)
-                        CHECK(0, "own columns %lld x %lld (isa %d): statistic %d of line %lld after the walks %a, the walk's %a", (long long)M,
-                              (long long)K, isa, (int)(i / M), (long long)(i % M), cap[i], full[i]);
+                        CHECK(0, "own %s %lld x %lld (isa %d): statistic %d of line %lld after the walks %a, the walk's %a", col ? "columns" : "rows",
+                              (long long)M, (long long)K, isa, (int)(i / M), (long long)(i % M), cap[i], full[i]);
                 compared += 4 * M;
             }
             vt__force_isa = -1;
