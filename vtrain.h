@@ -5464,7 +5464,7 @@ static int vt__coarse_line(const double *x, int64_t s, int64_t K) {
     return K > 0 && x[0] != 0 && vt__many_bits(x[0]) ? 0 : vt__coarse_scan(x, s, K);
 }
 static VT__UNUSED int vt__no_acap; /* tests: a lazy bound's A lines with all their statistics (no A ROW CAPS) */
-static VT__UNUSED int vt__no_bsum; /* tests: and B's columns (no B COLUMN SUMS) */
+static VT__UNUSED int vt__no_bsum; /* tests: and B's lines (no B COLUMN SUMS, no B ROW SUMS) */
 typedef struct {
     const double *X; int64_t s_outer, s_k; int64_t K;
     double *n1, *n2, *mx, *th;
@@ -5722,16 +5722,24 @@ static void vt__stat_caps_cols(const vt__stat_job *j, int64_t lo, int64_t hi, do
    another stride or K < 8): the same n1. Its other statistics wait for a
    look (vt__lazy_bcols), and their smallest set bit was a scalar loop over
    every value of a line of binary32 values: most of the full walk. */
+#ifdef VT__AVX2
+/* the full rows walk's four lanes of sum |x| over x[0, K4) (K4 a multiple of 4) */
+static __m256d vt__abs_lanes(const double *x, int64_t K4) {
+    const __m256d sign = _mm256_set1_pd(-0.0);
+    __m256d v1 = _mm256_setzero_pd();
+    int64_t k;
+    for (k = 0; k < K4; k += 4) v1 = _mm256_add_pd(v1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)));
+    return v1;
+}
+#endif
 static double vt__line_n1(const double *x, int64_t s, int64_t K) {
     double s1 = 0;
     int64_t k = 0;
 #ifdef VT__AVX2
     if (s == 1 && K >= 8) {
-        const __m256d sign = _mm256_set1_pd(-0.0);
-        __m256d v1 = _mm256_setzero_pd();
         double l[4];
-        for (; k + 4 <= K; k += 4) v1 = _mm256_add_pd(v1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)));
-        _mm256_storeu_pd(l, v1);
+        k = K / 4 * 4;
+        _mm256_storeu_pd(l, vt__abs_lanes(x, k));
         s1 += l[0];
         s1 += l[1];
         s1 += l[2];
@@ -5750,23 +5758,16 @@ static void vt__stat_caps(const vt__stat_job *j, int64_t lo, int64_t hi) {
     if (j->cap == 2) { /* B ROW SUMS */
         r = lo;
 #ifdef VT__AVX2
-        if (j->s_k == 1 && j->K >= 8 && j->K % 4 == 0) { /* four lines at once: each line's lanes as vt__line_n1's,
-                                                            then lane q of the four added in one register (a transpose) */
-            const __m256d sign = _mm256_set1_pd(-0.0);
+        if (j->s_k == 1 && j->K >= 8 && j->K % 4 == 0) /* four lines at once: each line's lanes as vt__line_n1's,
+                                                           then lane q of the four added in one register (a transpose) */
             for (; r + 4 <= hi; r += 4) {
                 __m256d v[4], a1 = _mm256_setzero_pd();
                 int q;
-                for (q = 0; q < 4; q++) {
-                    const double *x = j->X + (r + q) * j->s_outer;
-                    __m256d v1 = _mm256_setzero_pd();
-                    for (k = 0; k < j->K; k += 4) v1 = _mm256_add_pd(v1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)));
-                    v[q] = v1;
-                }
+                for (q = 0; q < 4; q++) v[q] = vt__abs_lanes(j->X + (r + q) * j->s_outer, j->K);
                 vt__tr4(v);
                 for (q = 0; q < 4; q++) a1 = _mm256_add_pd(a1, v[q]);
                 _mm256_storeu_pd(j->n1 + r, a1);
             }
-        }
 #endif
         for (; r < hi; r++) j->n1[r] = vt__line_n1(j->X + r * j->s_outer, j->s_k, j->K);
         return;
@@ -6197,8 +6198,9 @@ static void vt__gemm_bound_prep(vt__pool *pool, int tid, const vt__ord *o, int64
 
 /* vt__gemm_bound_prep for a lazy bound the calling task owns (no old
    value, no bias): A's lines under A ROW CAPS (vt__no_acap: all their
-   statistics), B's columns (at most 512) as sums alone (B COLUMN SUMS),
-   its other lines in full, on the calling thread */
+   statistics), B's lines as sums alone (B COLUMN SUMS for at most 512
+   columns, B ROW SUMS for at most 64 rows: a bit a group in
+   vt__own_bcols), else in full, on the calling thread */
 static void vt__gemm_bound_own(int tid, const vt__ord *o, int64_t M, int64_t N, int64_t K, const double *A, int64_t sam, int64_t sak,
                                const double *B, int64_t sbk, int64_t sbn, int64_t ldc, double *st, vt__stat_job *sa, vt__stat_job *sb,
                                vt__gbound_job *gb, int tri) {
@@ -6317,9 +6319,9 @@ static void vt__lazy_astat(const vt__lazy *z, int64_t m, double *a) {
    the same additions in the same order: the same n1), and a look makes
    sure of its columns' other statistics first (vt__lazy_bcols): each
    group of 8 columns is walked in full once, by the thread that claims it,
-   while the others wait for it; the walk's n1 is the job's. Only with GCC's
-   atomics (a claim), and only for B's lines that are columns (weights in
-   a forward product, activations in a weight gradient). */
+   while the others wait for it; the walk's n1 is the job's. B ROW SUMS
+   (vt__line_n1) do the same for B's lines that are rows, a claim a row.
+   Only with GCC's atomics (a claim). */
 static void vt__lazy_bcols(const vt__lazy *z, int64_t n0, int64_t n1) {
 #if VT__SPIN
     int64_t g, gs;
@@ -6431,16 +6433,18 @@ static double vt__row_cap(const vt__stat_job *a, int64_t m, double p1, double p2
     return a->cap ? a->mx[m] * p1 : vt__lazy_cap(a->n1[m], a->n2[m], a->mx[m], p1, p2, pm);
 }
 
+/* B's line n into the caps p1, p2, pm (the maxima of n1, n2 and mx); under
+   B COLUMN (ROW) SUMS n1 alone is formed, and A ROW CAPS read p1 alone */
+static void vt__caps_line(const vt__stat_job *b, int64_t n, double *p1, double *p2, double *pm) {
+    *p1 = VT__MAX(*p1, b->n1[n]);
+    if (b->cap != 2) { *p2 = VT__MAX(*p2, b->n2[n]); *pm = VT__MAX(*pm, b->mx[n]); }
+}
 /* the caps over B's columns (and the bias) of a lazy bound, from its statistics */
 static void vt__lazy_caps(vt__lazy *z) {
     int64_t n;
     z->cap2 = z->cap1 = z->capm = z->capb = 0;
     for (n = 0; n < z->N; n++) {
-        if (z->sb.cap != 2) { /* (B COLUMN SUMS: n1 alone, and A ROW CAPS take cap1 alone) */
-            z->cap2 = VT__MAX(z->cap2, z->sb.n2[n]);
-            z->capm = VT__MAX(z->capm, z->sb.mx[n]);
-        }
-        z->cap1 = VT__MAX(z->cap1, z->sb.n1[n]);
+        vt__caps_line(&z->sb, n, &z->cap1, &z->cap2, &z->capm);
         if (z->gb.bias) z->capb = VT__MAX(z->capb, fabs(z->gb.bias[n]));
     }
 }
@@ -8900,7 +8904,7 @@ typedef struct {
     int kept;                           /* ... the backward: they are there (and have dmu where it needs it) */
 } vt__ln_job;
 /* KEPT ROW STATISTICS: the primary forward run keeps each row's statistics
-   (t->extra, the step arena; kbnd: with dmu), and the backward in the same
+   (t->extra, the step arena; bnd: with dmu), and the backward in the same
    order reads them instead of adding the row's mean, |x| and variance again:
    the same operations in the same order gave them, so the same values; d is
    x - mu again, one subtraction a value. A backward without them (a
@@ -9175,7 +9179,7 @@ static void vt__ln_task(void *arg, int64_t lo, int64_t hi, int tid) {
             for (i = 0; i < C; i++) d[i] = VT__ACC(k->o, x[i] - s.mu);
         } else {
             if (j->bnd && (r - lo) % 8 == 0) vt__abs_sums(x, C, (int)VT__MIN(8, hi - r), mags); /* the next eight rows' sum |x| */
-            s = vt__ln_row(k->o, (uint64_t)r, x, C, j->eps, d, j->bnd, mags + (r - lo) % 8);
+            s = vt__ln_row(k->o, (uint64_t)r, x, C, j->eps, d, j->bnd, j->bnd ? mags + (r - lo) % 8 : NULL);
             if (j->keep) j->keep[r] = s;
         }
         if (!k->bwd && j->fuse) { /* A LAYERNORM ROW */
@@ -9647,8 +9651,7 @@ static void vt__att_lazy_rows(const vt__att_job *j, int tid, const vt__gbound_jo
         if (scale > 0)
             for (t2 = 0; t2 <= t; t2++) X[t * T + t2] = scale * P[t * T + t2];
         memset(X + t * T + t + 1, 0, sizeof(double) * (size_t)(T - t - 1));
-        p1 = VT__MAX(p1, gb->b->n1[t]);
-        if (gb->b->cap != 2) { p2 = VT__MAX(p2, gb->b->n2[t]); pm = VT__MAX(pm, gb->b->mx[t]); } /* (B COLUMN SUMS: p1 alone) */
+        vt__caps_line(gb->b, t, &p1, &p2, &pm);
         b.m = t;
         vt__att_width(gb->G, vt__row_cap(gb->a, t, p1, p2, pm), scale, 0, ef2, &W, &c);
         vt__fuse_row_lazy(&j->rj, &j->rj.c->tents[tid], X + t * T, t + 1, b0 + t * T, W, c,
@@ -9733,10 +9736,7 @@ static void vt__att_block(const vt__att_job *j, int tid, const vt__rjob *rj, vt_
     {
         double ef2 = 2 * rj->ef * VT__SAFE, p1 = 0, p2 = 0, pm = 0, W, c;
         vt__att_bnd bd;
-        for (n = 0; n < hs; n++) {
-            p1 = VT__MAX(p1, sb.n1[n]);
-            if (sb.cap != 2) { p2 = VT__MAX(p2, sb.n2[n]); pm = VT__MAX(pm, sb.mx[n]); } /* (B COLUMN SUMS: p1 alone is read) */
-        }
+        for (n = 0; n < hs; n++) vt__caps_line(&sb, n, &p1, &p2, &pm);
         bd.gb = &gb; bd.scale = scale; bd.tri = tri; bd.M = T; bd.g0 = -1; bd.bdone = 0;
         for (m = 0; m < T; m++) {
             bd.m = m;
