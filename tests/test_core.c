@@ -764,7 +764,8 @@ TEST(a_row_caps_and_lines_on_demand) {
             int64_t i, k, m, nx = col ? K * ld : M * ld;
             double *X = (double *)malloc(sizeof(double) * (size_t)(nx + 1)), *full = (double *)malloc(sizeof(double) * (size_t)(4 * M + 4));
             double *cap = (double *)malloc(sizeof(double) * (size_t)(4 * M + 4));
-            int *ls = (int *)malloc(sizeof(int) * (size_t)(M + 1));
+            int *ls = (int *)malloc(sizeof(int) * (size_t)(M + 1)), *ast = (int *)calloc((size_t)(M + 8), sizeof(int)), once;
+            double *amx = (double *)malloc(sizeof(double) * (size_t)M);
             vt__stat_job j, jc;
             vt__stat2_job s2;
             vt__lazy z;
@@ -790,12 +791,20 @@ TEST(a_row_caps_and_lines_on_demand) {
             for (i = 0; i < 4 * M + 4; i++) cap[i] = NAN;
             s2.a = s2.b = &jc;
             for (i = 0; i < s2.n; i++) vt__stat2_task(&s2, i, i + 1, 0);
-            memset(&z, 0, sizeof z);
-            z.sa = jc; z.M = M;
-            for (m = 0; m < M; m++) {
-                double a[4], want[4] = {full[m], full[M + m], full[2 * M + m], full[3 * M + m] * 0x1p-53};
+            for (once = 0; once <= (VT__SPIN > 0); once++) /* each look walking its line, then LINES WALKED ONCE */
+            for (i = 0; i < M; i++) {
+                double a[4], want[4];
                 int nan = 0;
+                if (i == 0) {
+                    memset(&z, 0, sizeof z);
+                    z.sa = jc; z.M = M;
+                    if (once) { z.ast = ast; z.amx = amx; }
+                    memset(ast, 0, sizeof(int) * (size_t)(M + 8));
+                }
+                m = once ? M - 1 - i : i; /* (the other way: a group claimed at its last line) */
+                want[0] = full[m]; want[1] = full[M + m]; want[2] = full[2 * M + m]; want[3] = full[3 * M + m] * 0x1p-53;
                 vt__lazy_astat(&z, m, a);
+                if (once) vt__lazy_astat(&z, m, a); /* (and again: the arrays' values) */
                 for (k = 0; k < K; k++) nan |= X[col ? k * ld + m : m * ld + k] != X[col ? k * ld + m : m * ld + k];
                 for (k = 0; k < 4; k++)
                     if (memcmp(&a[k], &want[k], 8) && !differ++)
@@ -831,7 +840,7 @@ TEST(a_row_caps_and_lines_on_demand) {
             }
 #endif
             vt__force_isa = -1;
-            free(X); free(full); free(cap); free(ls);
+            free(X); free(full); free(cap); free(ls); free(ast); free(amx);
         }
     /* a task's own product (attention's heads: vt__own_astat over the caps, in place), causal lines included:
        rows zero beyond their index (VT__TRI_KLE), columns zero before it (VT__TRI_KGE) */
@@ -1696,6 +1705,7 @@ TEST(a_row_caps_look_where_the_written_bound_looks) {
     vt_ctx *c = order_ctx("threads:2", VT_MODE_VERIFIED);
     int64_t compared = 0, differ = 0, ents = 0;
     int rep;
+    vt__lzh_force = 1; /* (the caps whatever the looks walked in the products before: CAPS BY HISTORY) */
     for (rep = 0; rep < 24; rep++) {
         int ta = rep % 2, konst = rep % 3 != 2, hasb = rep % 4 == 1, v;
         int64_t M = 5 + rep * 7 % 40, N = 9 + rep * 11 % 70, K = 130 + rep * 37 % 300, i, m, n;
@@ -1773,6 +1783,7 @@ TEST(a_row_caps_look_where_the_written_bound_looks) {
     CHECK(differ == 0, "%lld of 72 products differ from the written rule", (long long)differ);
     CHECK(ents > compared / 4, "only %lld entries in %lld outputs: the outputs are not next to midpoints", (long long)ents, (long long)compared);
     NOTE("%lld outputs, %lld entries, the same under the four rules", (long long)compared, (long long)ents);
+    vt__lzh_force = 0;
     vt_destroy(c);
 }
 
@@ -1791,6 +1802,7 @@ TEST(statistics_in_the_product_job) {
     int64_t compared = 0, differ = 0, deferred = 0, outside = 0, ents = 0;
     int oi, si, ta, fz;
     vt__pstat_early = 0;
+    vt__lzh_force = 1; /* (the caps and sums in every product: CAPS BY HISTORY would choose by the products before) */
     for (oi = 0; oi < 4; oi++) {
         vt_ctx *c = order_ctx(ords[oi], VT_MODE_VERIFIED);
         for (fz = 0; fz < 2; fz++)
@@ -1856,6 +1868,7 @@ TEST(statistics_in_the_product_job) {
         CHECK(vt_status_of(c) == VT_OK, "order %s: %s", ords[oi], vt_error_message(c));
         vt_destroy(c);
     }
+    vt__lzh_force = 0;
     CHECK(differ == 0, "%lld of %lld statistics, values and entries differ between the product's job and their own",
           (long long)differ, (long long)compared);
     CHECK(outside == 0, "%lld products left statistics for the caller", (long long)outside);

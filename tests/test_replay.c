@@ -970,6 +970,55 @@ TEST(lazy_bound_logs_what_the_written_bound_logs) {
     free(b2);
 }
 
+/* CAPS BY HISTORY: a product shape whose looks walked a quarter or more of
+   its lines' groups gets the job's full statistics from then on (A ROW CAPS
+   and B's sums otherwise). Training by the history, with the caps always
+   and with the full statistics always gives the same log byte for byte and
+   the same weights, in two orders; and the history gave some products
+   their full statistics and kept the sums for others. */
+TEST(caps_by_history_same_bits) {
+#if VT__SPIN
+    static const char *ords[2] = {"threads:2", "chaos:5"};
+    int oi, f;
+    for (oi = 0; oi < 2; oi++) {
+        vt_report r[3];
+        unsigned char *b[3];
+        size_t n[3];
+        char path[3][64];
+        int64_t full[3];
+        for (f = 0; f < 3; f++) { /* 0: by history, 1: caps always, 2: full statistics always */
+            vt_desc d = vt_desc_default();
+            vt_program p = gpt_program_wide();
+            int64_t f0 = vt__lzh_full;
+            snprintf(path[f], sizeof path[f], "build/t_lzh%d%d.vtlog", oi, f);
+            d.log_path = path[f];
+            vt_order_parse(&d.order, ords[oi]);
+            vt__lzh_force = f;
+            vt_run(&d, &p, 30, &r[f]);
+            vt__lzh_force = 0;
+            full[f] = vt__lzh_full - f0;
+            CHECK(r[f].status == VT_OK, "%s", r[f].message);
+            b[f] = slurp(path[f], &n[f]);
+        }
+        CHECK(full[1] == 0, "order %s: %lld products took full statistics under caps always", ords[oi], (long long)full[1]);
+        CHECK(full[0] > 0 && full[0] < full[2], "order %s: the history gave %lld of %lld products full statistics: the test tests "
+              "nothing", ords[oi], (long long)full[0], (long long)full[2]);
+        CHECK(r[0].log.entries > 0, "order %s: no log entries in 30 steps", ords[oi]);
+        for (f = 1; f < 3; f++) {
+            CHECK(b[0] && b[f] && n[0] == n[f] && !memcmp(b[0], b[f], n[0]), "order %s: the logs by history and with %s differ",
+                  ords[oi], f == 1 ? "caps always" : "full statistics always");
+            CHECK(!memcmp(r[0].digest, r[f].digest, 32), "order %s: the weights by history and with %s differ", ords[oi],
+                  f == 1 ? "caps always" : "full statistics always");
+        }
+        NOTE("order %s: %lld of %lld products by history took full statistics; %lld entries", ords[oi], (long long)full[0],
+             (long long)full[2], (long long)r[0].log.entries);
+        for (f = 0; f < 3; f++) free(b[f]);
+    }
+#else
+    NOTE("skipped: built without GCC's atomics (no history, no sums)");
+#endif
+}
+
 /* KEPT ROW STATISTICS: layer norm's backward reads the rows' statistics its
    forward kept instead of computing them again; training with them and
    without them gives the same log byte for byte and the same weights, in
@@ -2234,6 +2283,7 @@ int main(int argc, char **argv) {
     RUN(calibrated_forgery_refused);
     RUN(lazy_bound_logs_what_the_written_bound_logs);
     RUN(layernorm_kept_statistics_change_nothing);
+    RUN(caps_by_history_same_bits);
     RUN(a_row_caps_nan_and_infinity);
     RUN(fused_products_same_bits);
     RUN(fused_casts_same_bits);
