@@ -6317,17 +6317,19 @@ static void vt__gemm_bound(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, in
    are looked at grows with K (the bound's width), with the other side
    (outputs a line) and with the data, so each product shape keeps a
    record: the share of its groups the looks walked, halved toward each
-   new product's share; a side whose share is VT__LZH_FULL or more gets its
-   full statistics from the job instead (A in full takes B in full: the row
-   caps use B's n2 and mx then), and every VT__LZH_PROBE-th product of the
-   shape tries the caps again. Which walk forms a statistic changes no
+   new product's share; a side whose share is VT__LZH_FULL or more, and
+   that holds vt__lzh_big values or more (1 MiB: a smaller one stays in the
+   cache, where a look's walk is cheap), gets its full statistics from the
+   job instead (A in full takes B in full: the row caps use B's n2 and mx
+   then), and every VT__LZH_PROBE-th product of the shape tries the caps
+   again. Which walk forms a statistic changes no
    value (every walk gives the full walk's: LINES WALKED ONCE), only the
    time: a step's work may depend on the steps before it, its values and
    entries cannot. Only with GCC's atomics (the looks' counts). At width
    512 on an Intel Xeon (one thread) the looks walked 50-100% of most
    products' groups, and caps everywhere made a verified step 6% slower
-   than the job's full statistics; at width 64 (1-3% of A's rows walked)
-   the caps are 2% faster. */
+   than the job's full statistics; at width 64 (1-3% of A's rows walked,
+   up to 75% of a small B's) the caps are 2% faster. */
 typedef struct vt__lzh {
     int64_t M, N, K, sam, sak, sbk, sbn; /* the shape */
     int64_t ag, bg; /* the last product's groups of A under caps and of B as sums (0: not) */
@@ -6338,6 +6340,7 @@ typedef struct vt__lzh {
 #define VT__LZH 64
 #define VT__LZH_FULL 0.25
 #define VT__LZH_PROBE 16
+static VT__UNUSED int64_t vt__lzh_big = (int64_t)1 << 17; /* a side of fewer values keeps the caps (tests: 0) */
 static VT__UNUSED int vt__lzh_force;    /* tests: 0 by history, 1 caps and sums always, 2 the job's full statistics always */
 static VT__UNUSED int64_t vt__lzh_full; /* tests: products whose history gave a side its full statistics */
 /* A LAZY BOUND. The bound of a product that writes its whole output (no old
@@ -6788,8 +6791,8 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
         int bsum = z->sa.cap && !vt__no_bsum;
         if (z->sa.cap && (z->h = vt__lzh_of(c, M, N, K, sam, sak, sbk, sbn))) { /* CAPS BY HISTORY */
             int probe = z->h->n++ % VT__LZH_PROBE == 0;
-            z->sa.cap = vt__lzh_force == 1 || (vt__lzh_force == 0 && (probe || z->h->fa < VT__LZH_FULL));
-            bsum &= z->sa.cap && (vt__lzh_force == 1 || (vt__lzh_force == 0 && (probe || z->h->fb < VT__LZH_FULL)));
+            z->sa.cap = vt__lzh_force == 1 || (vt__lzh_force == 0 && (probe || z->h->fa < VT__LZH_FULL || M * K < vt__lzh_big));
+            bsum &= z->sa.cap && (vt__lzh_force == 1 || (vt__lzh_force == 0 && (probe || z->h->fb < VT__LZH_FULL || N * K < vt__lzh_big)));
             if (!bsum) VT__ADD(&vt__lzh_full, 1); /* (contexts may run in threads of their own) */
         }
         if (z->sa.cap) { /* LINES WALKED ONCE */
