@@ -5484,27 +5484,6 @@ typedef struct {
 VT__T512 static int64_t vt__stat_cols512(const vt__stat_job *j, const double *x, double *mn, int64_t r, int64_t rg, int64_t nk) {
     const __m512i one = _mm512_set1_epi64(1);
     int64_t q;
-    for (; r + 16 <= rg; r += 16) { /* two groups a trip, each line's operations as below (the chains' latency bound one group) */
-        __m512d s1 = _mm512_loadu_pd(j->n1 + r), s2 = _mm512_loadu_pd(j->n2 + r);
-        __m512d vm = _mm512_loadu_pd(j->mx + r), vn = _mm512_loadu_pd(mn + r);
-        __m512d t1 = _mm512_loadu_pd(j->n1 + r + 8), t2 = _mm512_loadu_pd(j->n2 + r + 8);
-        __m512d wm = _mm512_loadu_pd(j->mx + r + 8), wn = _mm512_loadu_pd(mn + r + 8);
-        for (q = 0; q < nk; q++) {
-            __m512d a = _mm512_abs_pd(_mm512_loadu_pd(x + q * j->s_k + r)), b = _mm512_abs_pd(_mm512_loadu_pd(x + q * j->s_k + r + 8));
-            s1 = _mm512_add_pd(s1, a);
-            t1 = _mm512_add_pd(t1, b);
-            s2 = _mm512_fmadd_pd(a, a, s2);
-            t2 = _mm512_fmadd_pd(b, b, t2);
-            vm = _mm512_mask_max_pd(vm, 0xff, vm, a);
-            wm = _mm512_mask_max_pd(wm, 0xff, wm, b);
-            vn = _mm512_mask_min_pd(vn, 0xff, _mm512_castsi512_pd(_mm512_sub_epi64(_mm512_castpd_si512(a), one)), vn);
-            wn = _mm512_mask_min_pd(wn, 0xff, _mm512_castsi512_pd(_mm512_sub_epi64(_mm512_castpd_si512(b), one)), wn);
-        }
-        _mm512_storeu_pd(j->n1 + r, s1); _mm512_storeu_pd(j->n2 + r, s2);
-        _mm512_storeu_pd(j->mx + r, vm); _mm512_storeu_pd(mn + r, vn);
-        _mm512_storeu_pd(j->n1 + r + 8, t1); _mm512_storeu_pd(j->n2 + r + 8, t2);
-        _mm512_storeu_pd(j->mx + r + 8, wm); _mm512_storeu_pd(mn + r + 8, wn);
-    }
     for (; r < rg; r += 8) {
         __m512d s1 = _mm512_loadu_pd(j->n1 + r), s2 = _mm512_loadu_pd(j->n2 + r);
         __m512d vm = _mm512_loadu_pd(j->mx + r), vn = _mm512_loadu_pd(mn + r);
@@ -5713,24 +5692,6 @@ static void vt__stat_caps_cols(const vt__stat_job *j, int64_t lo, int64_t hi, do
 #ifdef VT__AVX2
         {
             const __m256d sign = _mm256_set1_pd(-0.0);
-#define VT__A4(o) _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r + (o)))
-            for (; r + 16 <= hi; r += 16) { /* four vectors a trip (four chains in flight), each line's operations as below */
-                __m256d v0 = _mm256_loadu_pd(t + r), v1 = _mm256_loadu_pd(t + r + 4);
-                __m256d v2 = _mm256_loadu_pd(t + r + 8), v3 = _mm256_loadu_pd(t + r + 12);
-                if (sum)
-                    for (q = 0; q < nk; q++) {
-                        v0 = _mm256_add_pd(v0, VT__A4(0)); v1 = _mm256_add_pd(v1, VT__A4(4));
-                        v2 = _mm256_add_pd(v2, VT__A4(8)); v3 = _mm256_add_pd(v3, VT__A4(12));
-                    }
-                else
-                    for (q = 0; q < nk; q++) {
-                        v0 = _mm256_max_pd(v0, VT__A4(0)); v1 = _mm256_max_pd(v1, VT__A4(4));
-                        v2 = _mm256_max_pd(v2, VT__A4(8)); v3 = _mm256_max_pd(v3, VT__A4(12));
-                    }
-                _mm256_storeu_pd(t + r, v0); _mm256_storeu_pd(t + r + 4, v1);
-                _mm256_storeu_pd(t + r + 8, v2); _mm256_storeu_pd(t + r + 12, v3);
-            }
-#undef VT__A4
             for (; r + 8 <= hi; r += 8) {
                 __m256d v0 = _mm256_loadu_pd(t + r), v1 = _mm256_loadu_pd(t + r + 4);
                 if (sum)
@@ -5771,19 +5732,6 @@ static __m256d vt__abs_lanes(const double *x, int64_t K4) {
     for (k = 0; k < K4; k += 4) v1 = _mm256_add_pd(v1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)));
     return v1;
 }
-/* the same for four lines, so - apart, side by side (four chains in flight where one was) */
-static void vt__abs_lanes4(const double *x, int64_t so, int64_t K4, __m256d *v) {
-    const __m256d sign = _mm256_set1_pd(-0.0);
-    __m256d v0 = _mm256_setzero_pd(), v1 = v0, v2 = v0, v3 = v0;
-    int64_t k;
-    for (k = 0; k < K4; k += 4) {
-        v0 = _mm256_add_pd(v0, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)));
-        v1 = _mm256_add_pd(v1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + so + k)));
-        v2 = _mm256_add_pd(v2, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + 2 * so + k)));
-        v3 = _mm256_add_pd(v3, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + 3 * so + k)));
-    }
-    v[0] = v0; v[1] = v1; v[2] = v2; v[3] = v3;
-}
 #endif
 static double vt__line_n1(const double *x, int64_t s, int64_t K) {
     double s1 = 0;
@@ -5816,7 +5764,7 @@ static void vt__stat_caps(const vt__stat_job *j, int64_t lo, int64_t hi) {
             for (; r + 4 <= hi; r += 4) {
                 __m256d v[4], a1 = _mm256_setzero_pd();
                 int q;
-                vt__abs_lanes4(j->X + r * j->s_outer, j->s_outer, j->K, v);
+                for (q = 0; q < 4; q++) v[q] = vt__abs_lanes(j->X + (r + q) * j->s_outer, j->K);
                 vt__tr4(v);
                 for (q = 0; q < 4; q++) a1 = _mm256_add_pd(a1, v[q]);
                 _mm256_storeu_pd(j->n1 + r, a1);
@@ -5832,19 +5780,13 @@ static void vt__stat_caps(const vt__stat_job *j, int64_t lo, int64_t hi) {
 #ifdef VT__AVX2
         if (j->s_k == 1 && j->K >= 8) {
             const __m256d sign = _mm256_set1_pd(-0.0);
-            __m256d m0 = _mm256_setzero_pd(), m1 = _mm256_setzero_pd(), m2 = m0, m3 = m0;
+            __m256d m0 = _mm256_setzero_pd(), m1 = _mm256_setzero_pd();
             double l[4];
-            for (; k + 16 <= j->K; k += 16) { /* (four chains in flight: a maximum is exact in any order) */
-                m0 = _mm256_max_pd(m0, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)));
-                m1 = _mm256_max_pd(m1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 4)));
-                m2 = _mm256_max_pd(m2, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 8)));
-                m3 = _mm256_max_pd(m3, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 12)));
-            }
             for (; k + 8 <= j->K; k += 8) {
                 m0 = _mm256_max_pd(m0, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k)));
                 m1 = _mm256_max_pd(m1, _mm256_andnot_pd(sign, _mm256_loadu_pd(x + k + 4)));
             }
-            _mm256_storeu_pd(l, _mm256_max_pd(_mm256_max_pd(m0, m2), _mm256_max_pd(m1, m3)));
+            _mm256_storeu_pd(l, _mm256_max_pd(m0, m1));
             m = VT__MAX(VT__MAX(l[0], l[1]), VT__MAX(l[2], l[3]));
         }
 #endif
@@ -5897,28 +5839,6 @@ static void vt__stat_lines(const vt__stat_job *j, int64_t lo, int64_t hi, int tr
 #ifdef VT__AVX512
                 if (vt__isa512()) r = vt__stat_cols512(j, x, mn, r, rg, nk); /* [lo, r0) is whole groups of 8 */
 #endif
-                for (; r + 8 <= rg; r += 8) { /* two vectors a trip, each line's operations as below */
-                    __m256d s1 = _mm256_loadu_pd(j->n1 + r), s2 = _mm256_loadu_pd(j->n2 + r);
-                    __m256d vm = _mm256_loadu_pd(j->mx + r), vn = _mm256_loadu_pd(mn + r);
-                    __m256d t1 = _mm256_loadu_pd(j->n1 + r + 4), t2 = _mm256_loadu_pd(j->n2 + r + 4);
-                    __m256d wm = _mm256_loadu_pd(j->mx + r + 4), wn = _mm256_loadu_pd(mn + r + 4);
-                    for (q = 0; q < nk; q++) {
-                        __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r));
-                        __m256d b = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + q * j->s_k + r + 4));
-                        s1 = _mm256_add_pd(s1, a);
-                        t1 = _mm256_add_pd(t1, b);
-                        s2 = _mm256_fmadd_pd(a, a, s2);
-                        t2 = _mm256_fmadd_pd(b, b, t2);
-                        vm = _mm256_max_pd(vm, a);
-                        wm = _mm256_max_pd(wm, b);
-                        vn = _mm256_min_pd(vt__dec_bits(a, one), vn);
-                        wn = _mm256_min_pd(vt__dec_bits(b, one), wn);
-                    }
-                    _mm256_storeu_pd(j->n1 + r, s1); _mm256_storeu_pd(j->n2 + r, s2);
-                    _mm256_storeu_pd(j->mx + r, vm); _mm256_storeu_pd(mn + r, vn);
-                    _mm256_storeu_pd(j->n1 + r + 4, t1); _mm256_storeu_pd(j->n2 + r + 4, t2);
-                    _mm256_storeu_pd(j->mx + r + 4, wm); _mm256_storeu_pd(mn + r + 4, wn);
-                }
                 for (; r < rg; r += 4) {
                     __m256d s1 = _mm256_loadu_pd(j->n1 + r), s2 = _mm256_loadu_pd(j->n2 + r);
                     __m256d vm = _mm256_loadu_pd(j->mx + r), vn = _mm256_loadu_pd(mn + r);
