@@ -6242,10 +6242,9 @@ static void vt__gemm_bound(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N, in
    cache, where a look's walk is cheap), gets its full statistics from the
    job instead (A in full takes B in full: the row caps use B's n2 and mx
    then), and every VT__LZH_PROBE-th product of the shape tries the caps
-   again. Which walk forms a statistic changes no
-   value (every walk gives the full walk's: LINES WALKED ONCE), only the
-   time: a step's work may depend on the steps before it, its values and
-   entries cannot. Only with GCC's atomics (the looks' counts). At width
+   again. Which walk forms a statistic changes no value (every walk gives
+   the full walk's: LINES WALKED ONCE), only the time: a step's work may
+   depend on the steps before it, its values and entries cannot. Only with GCC's atomics (the looks' counts). At width
    512 on an Intel Xeon (one thread) the looks walked 50-100% of most
    products' groups, and caps everywhere made a verified step 6% slower
    than the job's full statistics; at width 64 (1-3% of A's rows walked,
@@ -6685,6 +6684,21 @@ static vt__lzh *vt__lzh_of(vt_ctx *c, int64_t M, int64_t N, int64_t K, int64_t s
     VT__STORE(&h->bw, 0);
     return h;
 }
+/* the record's choice for a side of `values` values whose looks walked
+   `share` of its groups: 1 the caps (A) or the sums (B), 0 the job's full
+   statistics */
+static int vt__lzh_caps(int probe, double share, int64_t values) {
+    return vt__lzh_force == 1 || (vt__lzh_force == 0 && (probe || share < VT__LZH_FULL || values < vt__lzh_big));
+}
+/* a claim per group of j's lines (LINES WALKED ONCE), all 0, and how many
+   groups there are (*ng); NULL out of scratch memory */
+static int *vt__group_claims(vt_ctx *c, const vt__stat_job *j, int64_t lines, int64_t *ng) {
+    int *st;
+    *ng = (lines + vt__stat_group(j) - 1) / vt__stat_group(j);
+    st = (int *)vt__scratch(c, sizeof(int) * (size_t)(*ng + 1)); /* (+ 1: no lines) */
+    if (st) memset(st, 0, sizeof(int) * (size_t)(*ng + 1));
+    return st;
+}
 #endif
 
 /* the statistics of C = A B (+ C0) (+ bias) in scratch memory (NULL when out
@@ -6709,24 +6723,20 @@ static vt__lazy *vt__gemm_lazy(vt_ctx *c, const vt__ord *o, int64_t M, int64_t N
 #if VT__SPIN
     {
         int bsum = z->sa.cap && !vt__no_bsum;
+        int64_t ng;
         if (z->sa.cap && (z->h = vt__lzh_of(c, M, N, K, sam, sak, sbk, sbn))) { /* CAPS BY HISTORY */
             int probe = z->h->n++ % VT__LZH_PROBE == 0;
-            z->sa.cap = vt__lzh_force == 1 || (vt__lzh_force == 0 && (probe || z->h->fa < VT__LZH_FULL || M * K < vt__lzh_big));
-            bsum &= z->sa.cap && (vt__lzh_force == 1 || (vt__lzh_force == 0 && (probe || z->h->fb < VT__LZH_FULL || N * K < vt__lzh_big)));
+            z->sa.cap = vt__lzh_caps(probe, z->h->fa, M * K);
+            bsum &= z->sa.cap && vt__lzh_caps(probe, z->h->fb, N * K);
             if (!bsum) VT__ADD(&vt__lzh_full, 1); /* (contexts may run in threads of their own) */
         }
-        if (z->sa.cap) { /* LINES WALKED ONCE */
-            size_t ng = (size_t)((M + vt__stat_group(&z->sa) - 1) / vt__stat_group(&z->sa) + 1); /* (+ 1: M = 0) */
-            z->amx = (double *)vt__scratch(c, sizeof(double) * (size_t)M);
-            z->ast = z->amx ? (int *)vt__scratch(c, sizeof(int) * ng) : NULL;
-            if (z->ast) memset(z->ast, 0, sizeof(int) * ng);
-            if (z->ast && z->h) z->h->ag = (int64_t)ng - 1;
-        }
-        if (bsum) { /* B COLUMN SUMS, B ROW SUMS: a claim per group of vt__stat_group lines */
-            size_t ng = (size_t)((N + vt__stat_group(&z->sb) - 1) / vt__stat_group(&z->sb) + 1); /* (+ 1: N = 0) */
-            z->bst = (int *)vt__scratch(c, sizeof(int) * ng);
-            if (z->bst) { memset(z->bst, 0, sizeof(int) * ng); z->sb.cap = 2; }
-            if (z->bst && z->h) z->h->bg = (int64_t)ng - 1;
+        /* LINES WALKED ONCE; B COLUMN SUMS, B ROW SUMS */
+        if (z->sa.cap && (z->amx = (double *)vt__scratch(c, sizeof(double) * (size_t)M)) &&
+            (z->ast = vt__group_claims(c, &z->sa, M, &ng)) && z->h)
+            z->h->ag = ng;
+        if (bsum && (z->bst = vt__group_claims(c, &z->sb, N, &ng))) {
+            z->sb.cap = 2;
+            if (z->h) z->h->bg = ng;
         }
     }
 #endif
