@@ -845,6 +845,11 @@ static void crowded_sleep_task(void *arg, int64_t lo, int64_t hi, int tid) {
         ((crowded_job *)arg)->ran[i]++;
     }
 }
+static void crowded_dummy_task(void *arg, int64_t lo, int64_t hi, int tid) { /* (no stall) */
+    int64_t i;
+    (void)tid;
+    for (i = lo; i < hi; i++) ((crowded_job *)arg)->ran[i]++;
+}
 TEST(crowded_pool_runs_solo_same_results) {
     vt_desc d = vt_desc_default();
     vt_ctx *c;
@@ -860,6 +865,7 @@ TEST(crowded_pool_runs_solo_same_results) {
     seventh_midpoints(n, &x, &e);
     vt__pool_solo_on = 1;
     vt__pool_solo = 0;
+    vt__pool_os = 0; /* (the OS's word on the machine: crowded_os_extends_spells) */
     for (r = 0; r < 30 && !k; r++) { /* stalls of 0 to 15 ms before a worker's chunk, and a job of the sleeping
                                         kind every third round to make sure some jobs run on the caller alone */
         if (r % 3 == 0) { /* two at once: the second starts within the spell the first began */
@@ -884,7 +890,53 @@ TEST(crowded_pool_runs_solo_same_results) {
     CHECK(vt__pool_solo == before, "a job after the spell still ran on the caller alone");
     for (i = 0; i < 16; i++) CHECK(job.ran[i] == 1, "task %lld ran %d times", (long long)i, job.ran[i]);
     vt__pool_solo_on = 0;
+    vt__pool_os = -1;
     free(out.e); free(x); free(e);
+    vt_destroy(c);
+}
+
+/* At a spell's end the pool asks the OS whether the machine is still
+   crowded (vt__os_crowded): while it says so, the next spell follows
+   without a parallel job; once it does not, the pool is back after the
+   spell. The answer read from /proc/loadavg's fourth field. */
+TEST(crowded_os_extends_spells) {
+    vt_desc d = vt_desc_default();
+    vt_ctx *c;
+    int64_t i, before;
+    int r;
+    struct timespec wait = {0, 300000000};
+    crowded_job job;
+    CHECK(vt__loadavg_running("0.52 0.58 0.59 3/467 12345\n") == 3, "the running count of a loadavg line");
+    CHECK(vt__loadavg_running("12.00 9.10 8.00 17/2000 1") == 17, "two-digit counts");
+    CHECK(vt__loadavg_running("0.52 0.58 0.59 3") == -1, "a count without its total");
+    CHECK(vt__loadavg_running("0.52 0.58 3/467 12345") == -1, "a line with a field short");
+    CHECK(vt__loadavg_running("") == -1 && vt__loadavg_running("x y z w/1") == -1, "garbage");
+    vt_order_parse(&d.order, "threads:2");
+    c = vt_create(&d);
+    vt__pool_solo_on = 1;
+    vt__pool_os = 1;
+    vt__pool_solo = 0;
+    for (r = 0; r < 10 && vt__pool_solo == 0; r++) { /* a stalled worker (200 ms) starts a spell */
+        memset(&job, 0, sizeof job);
+        vt__parallel(&c->pool, 16, 1 << 20, crowded_sleep_task, &job);
+        vt__parallel(&c->pool, 16, 1 << 20, crowded_sleep_task, &job);
+    }
+    CHECK(vt__pool_solo > 0, "stalls of 200 ms never sent a job to the caller alone");
+    nanosleep(&wait, NULL); /* past the longest spell: a job now finds the machine crowded still */
+    before = vt__pool_solo;
+    memset(&job, 0, sizeof job);
+    vt__parallel(&c->pool, 16, 1 << 20, crowded_sleep_task, &job);
+    CHECK(vt__pool_solo == before + 1, "a job after a spell, the OS saying crowded, did not run on the caller alone");
+    for (i = 0; i < 16; i++) CHECK(job.ran[i] == 1, "task %lld ran %d times", (long long)i, job.ran[i]);
+    vt__pool_os = 0; /* the other process gone: the pool back after this spell */
+    nanosleep(&wait, NULL);
+    before = vt__pool_solo;
+    memset(&job, 0, sizeof job);
+    vt__parallel(&c->pool, 16, 1 << 20, crowded_dummy_task, &job);
+    CHECK(vt__pool_solo == before, "a job after the last spell still ran on the caller alone");
+    for (i = 0; i < 16; i++) CHECK(job.ran[i] == 1, "task %lld ran %d times", (long long)i, job.ran[i]);
+    vt__pool_solo_on = 0;
+    vt__pool_os = -1;
     vt_destroy(c);
 }
 
@@ -2298,6 +2350,7 @@ int main(int argc, char **argv) {
     RUN(stalled_threads_same_log);
     RUN(stalled_threads_entries_in_order);
     RUN(crowded_pool_runs_solo_same_results);
+    RUN(crowded_os_extends_spells);
     RUN(tamper_changed_entry);
     RUN(tamper_chunk_not_recommitted);
     RUN(tamper_deleted_record);
