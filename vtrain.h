@@ -2481,12 +2481,11 @@ static void vt__parallel(vt__pool *p, int64_t ntask, int64_t work, vt__task_fn f
 #ifndef VTRAIN_NO_THREADS
     if (pooled && p->solo_until > 0) { /* in a spell, or just past one */
         double now = vt__now();
-        if (now >= p->solo_until && vt__os_crowded(p->n)) { /* still crowded: the next spell, twice as long */
-            p->solo_len = VT__MIN(2 * p->solo_len, 0.256);
-            p->solo_until = now + p->solo_len;
-        } else if (now >= p->solo_until) {
+        if (now >= p->solo_until) {
             p->solo_until = 0;
             p->par_since = now;
+            if (vt__os_crowded(p->n)) vt__pool_spell(p, now); /* the OS's word a sign at the pool's return: the next
+                                                                 spell at once, twice as long */
         }
     }
     if (pooled && p->solo_until == 0) {

@@ -850,13 +850,25 @@ static void crowded_dummy_task(void *arg, int64_t lo, int64_t hi, int tid) { /* 
     (void)tid;
     for (i = lo; i < hi; i++) ((crowded_job *)arg)->ran[i]++;
 }
+/* past the longest spell (256 ms), one job of 16 tasks of fn: every task
+   must run once; the number of jobs that ran on the caller alone meanwhile */
+static int64_t crowded_job_after_spell(vt_ctx *c, vt__task_fn fn) {
+    struct timespec wait = {0, 300000000};
+    crowded_job job;
+    int64_t i, before;
+    nanosleep(&wait, NULL);
+    before = vt__pool_solo;
+    memset(&job, 0, sizeof job);
+    vt__parallel(&c->pool, 16, 1 << 20, fn, &job);
+    for (i = 0; i < 16; i++) CHECK(job.ran[i] == 1, "task %lld ran %d times", (long long)i, job.ran[i]);
+    return vt__pool_solo - before;
+}
 TEST(crowded_pool_runs_solo_same_results) {
     vt_desc d = vt_desc_default();
     vt_ctx *c;
-    int64_t n = 1 << 16, i, k = 0, before;
+    int64_t n = 1 << 16, i, k = 0;
     int r;
     double *x, *e;
-    struct timespec wait = {0, 300000000};
     crowded_job job;
     vt__ents out;
     memset(&out, 0, sizeof out);
@@ -883,12 +895,7 @@ TEST(crowded_pool_runs_solo_same_results) {
     }
     CHECK(vt__pool_solo > 0, "stalls of 200 ms never sent a job to the caller alone");
     NOTE("%lld jobs on the caller alone in %d rounds", (long long)vt__pool_solo, r);
-    nanosleep(&wait, NULL); /* past the longest spell (256 ms) */
-    before = vt__pool_solo;
-    memset(&job, 0, sizeof job);
-    vt__parallel(&c->pool, 16, 1 << 20, crowded_sleep_task, &job);
-    CHECK(vt__pool_solo == before, "a job after the spell still ran on the caller alone");
-    for (i = 0; i < 16; i++) CHECK(job.ran[i] == 1, "task %lld ran %d times", (long long)i, job.ran[i]);
+    CHECK(crowded_job_after_spell(c, crowded_sleep_task) == 0, "a job after the spell still ran on the caller alone");
     vt__pool_solo_on = 0;
     vt__pool_os = -1;
     free(out.e); free(x); free(e);
@@ -902,9 +909,7 @@ TEST(crowded_pool_runs_solo_same_results) {
 TEST(crowded_os_extends_spells) {
     vt_desc d = vt_desc_default();
     vt_ctx *c;
-    int64_t i, before;
     int r;
-    struct timespec wait = {0, 300000000};
     crowded_job job;
     CHECK(vt__loadavg_running("0.52 0.58 0.59 3/467 12345\n") == 3, "the running count of a loadavg line");
     CHECK(vt__loadavg_running("12.00 9.10 8.00 17/2000 1") == 17, "two-digit counts");
@@ -922,19 +927,11 @@ TEST(crowded_os_extends_spells) {
         vt__parallel(&c->pool, 16, 1 << 20, crowded_sleep_task, &job);
     }
     CHECK(vt__pool_solo > 0, "stalls of 200 ms never sent a job to the caller alone");
-    nanosleep(&wait, NULL); /* past the longest spell: a job now finds the machine crowded still */
-    before = vt__pool_solo;
-    memset(&job, 0, sizeof job);
-    vt__parallel(&c->pool, 16, 1 << 20, crowded_sleep_task, &job);
-    CHECK(vt__pool_solo == before + 1, "a job after a spell, the OS saying crowded, did not run on the caller alone");
-    for (i = 0; i < 16; i++) CHECK(job.ran[i] == 1, "task %lld ran %d times", (long long)i, job.ran[i]);
+    /* a job after the spell finds the machine crowded still */
+    CHECK(crowded_job_after_spell(c, crowded_sleep_task) == 1,
+          "a job after a spell, the OS saying crowded, did not run on the caller alone");
     vt__pool_os = 0; /* the other process gone: the pool back after this spell */
-    nanosleep(&wait, NULL);
-    before = vt__pool_solo;
-    memset(&job, 0, sizeof job);
-    vt__parallel(&c->pool, 16, 1 << 20, crowded_dummy_task, &job);
-    CHECK(vt__pool_solo == before, "a job after the last spell still ran on the caller alone");
-    for (i = 0; i < 16; i++) CHECK(job.ran[i] == 1, "task %lld ran %d times", (long long)i, job.ran[i]);
+    CHECK(crowded_job_after_spell(c, crowded_dummy_task) == 0, "a job after the last spell still ran on the caller alone");
     vt__pool_solo_on = 0;
     vt__pool_os = -1;
     vt_destroy(c);
